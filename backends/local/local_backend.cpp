@@ -1,0 +1,55 @@
+#include "backends/local/local_backend.hpp"
+
+#include "core/error.hpp"
+
+namespace minictx {
+namespace {
+
+class LocalBackend final : public AttentionBackend {
+ public:
+  LocalBackend(Device& device, const RunConfig& cfg) : device_(device) {
+    layout_ = SequenceLayout(LayoutKind::contiguous, cfg.sequence.length, 1);
+  }
+
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+               Tensor& lse) override {
+    const auto pos = layout_.positions(0);
+    device_.attn_init(o, lse);
+    device_.attn_fwd(s, {block(q, pos), block(k, pos), block(v, pos), &o, &lse});
+  }
+
+  void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+                const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
+    const auto pos = layout_.positions(0);
+    Tensor delta = device_.alloc(lse.shape());
+    device_.attn_bwd_delta(s, o, dout, delta);
+    device_.fill(dq, 0.0f);
+    device_.fill(dk, 0.0f);
+    device_.fill(dv, 0.0f);
+    device_.attn_bwd(s, {block(q, pos), block(k, pos), block(v, pos), &dout, &lse, &delta, &dq, &dk, &dv});
+  }
+
+ private:
+  static SeqBlock block(const Tensor& t, const std::vector<int64_t>& pos) {
+    return {&t, 0, int64_t(pos.size()), pos.data()};
+  }
+  Device& device_;
+};
+
+void validate(const RunConfig&, int world) {
+  if (world != 1)
+    input_error("attention.backend local runs on 1 rank, not " + std::to_string(world) +
+                " (choose ring, ulysses, usp, allgather, double_ring or burst)");
+}
+
+std::unique_ptr<AttentionBackend> create(Comm&, Device& device, const RunConfig& cfg) {
+  return std::make_unique<LocalBackend>(device, cfg);
+}
+
+}  // namespace
+
+BackendInfo local_backend_info() {
+  return {"local", "whole-sequence attention on one rank (the single-device reference)", validate, create};
+}
+
+}  // namespace minictx

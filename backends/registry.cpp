@@ -1,0 +1,21 @@
+#include "backends/backend.hpp"
+#include "backends/local/local_backend.hpp"
+#include "core/error.hpp"
+
+namespace minictx {
+
+const std::vector<BackendInfo>& backend_registry() {
+  static const std::vector<BackendInfo> registry = {local_backend_info()};
+  return registry;
+}
+
+const BackendInfo& find_backend(const std::string& name) {
+  std::string known;
+  for (const auto& b : backend_registry()) {
+    if (b.name == name) return b;
+    known += (known.empty() ? "" : ", ") + b.name;
+  }
+  input_error("attention.backend '" + name + "' is not available in this build (available: " + known + ")");
+}
+
+}  // namespace minictx

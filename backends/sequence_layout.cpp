@@ -1,0 +1,62 @@
+#include "backends/sequence_layout.hpp"
+
+#include "core/error.hpp"
+
+namespace minictx {
+
+LayoutKind layout_kind(const std::string& ring_type) {
+  if (ring_type == "basic") return LayoutKind::contiguous;
+  if (ring_type == "zigzag") return LayoutKind::zigzag;
+  if (ring_type == "stripe") return LayoutKind::stripe;
+  input_error("unknown ring_type '" + ring_type + "' (basic, zigzag, stripe)");
+}
+
+SequenceLayout::SequenceLayout(LayoutKind kind, int64_t real_len, int outer, int inner)
+    : kind_(kind), real_len_(real_len), outer_(outer), inner_(inner) {
+  require(real_len > 0 && outer > 0 && inner > 0, "sequence layout needs a positive length and part counts");
+  // Every outer share must split into whole chunks (2 per part for zigzag) and every
+  // share into `inner` equal pieces.
+  const int64_t unit = int64_t(kind == LayoutKind::zigzag ? 2 : 1) * outer * inner;
+  padded_len_ = (real_len + unit - 1) / unit * unit;
+}
+
+int64_t SequenceLayout::outer_position(int o, int64_t row) const {
+  const int64_t share = outer_len();
+  switch (kind_) {
+    case LayoutKind::contiguous:
+      return int64_t(o) * share + row;
+    case LayoutKind::zigzag: {
+      const int64_t chunk = share / 2;
+      const int64_t c = row < chunk ? o : 2 * int64_t(outer_) - 1 - o;
+      return c * chunk + row % chunk;
+    }
+    case LayoutKind::stripe:
+      return row * outer_ + o;
+  }
+  return 0;
+}
+
+int64_t SequenceLayout::global_position(int part, int64_t local_row) const {
+  const int o = part / inner_, i = part % inner_;
+  return outer_position(o, int64_t(i) * local_len() + local_row);
+}
+
+std::vector<int64_t> SequenceLayout::positions(int part) const {
+  std::vector<int64_t> pos(static_cast<size_t>(local_len()));
+  for (int64_t r = 0; r < local_len(); ++r) pos[size_t(r)] = global_position(part, r);
+  return pos;
+}
+
+std::vector<int64_t> SequenceLayout::outer_positions(int o) const {
+  std::vector<int64_t> pos(static_cast<size_t>(outer_len()));
+  for (int64_t r = 0; r < outer_len(); ++r) pos[size_t(r)] = outer_position(o, r);
+  return pos;
+}
+
+int64_t SequenceLayout::real_tokens(int part) const {
+  int64_t n = 0;
+  for (int64_t r = 0; r < local_len(); ++r) n += global_position(part, r) < real_len_;
+  return n;
+}
+
+}  // namespace minictx

@@ -1,0 +1,349 @@
+#include "app/cli.hpp"
+
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
+#include "app/labels.hpp"
+#include "app/provenance.hpp"
+#include "backends/backend.hpp"
+#include "bench/calibration.hpp"
+#include "bench/runner.hpp"
+#include "build_info.hpp"
+#include "comm/mpi_comm.hpp"
+#include "config/deck.hpp"
+#include "core/error.hpp"
+#include "device/device.hpp"
+#include "driver/verification.hpp"
+#include "io/report.hpp"
+#include "io/results_reader.hpp"
+#include "io/results_writer.hpp"
+#include "io/table.hpp"
+
+namespace minictx {
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// Runs `f` on every rank. If it throws anywhere, every rank learns the first failing
+// rank's message, rank 0 prints it as one line, and all return false together: bad
+// input never leaves one rank hanging while another exits.
+bool agree(const std::function<void()>& f) {
+  std::string message;
+  int failed_rank = INT_MAX;
+  try {
+    f();
+  } catch (const std::exception& e) {
+    message = e.what();
+    failed_rank = world_rank();
+  }
+  int first = INT_MAX;
+  MPI_Allreduce(&failed_rank, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == INT_MAX) return true;
+  int len = int(message.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, MPI_COMM_WORLD);
+  message.resize(size_t(len));
+  MPI_Bcast(message.data(), len, MPI_CHAR, first, MPI_COMM_WORLD);
+  if (world_rank() == 0) std::fprintf(stderr, "minictx: error: %s\n", message.c_str());
+  return false;
+}
+
+struct DeckOptions {
+  std::string deck;
+  std::vector<std::string> sets;
+};
+
+void add_deck_options(CLI::App* cmd, DeckOptions& o) {
+  cmd->add_option("deck", o.deck, "input deck (YAML); none = the built-in quickstart deck");
+  cmd->add_option("--set", o.sets, "override a deck key: --set sequence.length=4096 (repeatable)");
+}
+
+Deck load_deck(const DeckOptions& o) {
+  Deck deck = o.deck.empty() ? Deck::builtin_quickstart() : Deck::from_file(o.deck);
+  for (const auto& s : o.sets) deck.set(s);
+  return deck;
+}
+
+std::string default_output_path() {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return std::string("outputs/minictx-") + stamp + ".h5";
+}
+
+std::string point_name(size_t i) {
+  char name[32];
+  std::snprintf(name, sizeof name, "point_%04zu", i);
+  return name;
+}
+
+// The peak FLOP/s of this device when the deck says `machine.profile: measure`: each
+// rank calibrates its own core; the mean is used.
+double measured_peak(Comm& world, Device& device) {
+  double tflops = measure_gemm_tflops(device);
+  world.all_reduce_sum(&tflops, 1);
+  return tflops / world.size();
+}
+
+std::string fom_line(const PointResult& p) {
+  auto metric = [&](const char* key, int decimals, double scale = 1.0) {
+    const auto it = p.metrics.find(key);
+    return it == p.metrics.end() ? std::string("n/a") : format_number(it->second * scale, decimals);
+  };
+  std::ostringstream s;
+  s << "FOM backend=" << p.labels.at("backend") << " ring_type=" << p.labels.at("ring_type")
+    << " world=" << p.labels.at("world_size") << " seq=" << p.labels.at("seq_len")
+    << " tokens/s=" << metric("tokens_per_s", 1) << " TFLOPS/device=" << metric("tflops_per_device", 4)
+    << " MFU=" << metric("mfu", 2, 100.0) << "% peak_MB=" << metric("peak_memory_mb", 1) << " " << p.verdict;
+  return s.str();
+}
+
+void print_verification(const Verification& v) {
+  Table t;
+  t.header = {"tensor", "max abs err", "max rel err", "rmse", "tolerance", "ok"};
+  for (const auto& r : v.rows)
+    t.rows.push_back({r.tensor, format_number(r.max_abs_err, 3), format_number(r.max_rel_err, 3),
+                      format_number(r.rmse, 3), format_number(r.tolerance, 3), r.pass ? "yes" : "NO"});
+  std::printf("%s", render(t, TableFormat::markdown).c_str());
+}
+
+struct RunOptions {
+  DeckOptions deck;
+  std::string output;
+  bool force = false;
+  bool resume = false;
+};
+
+int cmd_run(const RunOptions& o, const std::string& command_line) {
+  const int rank = world_rank();
+  std::vector<SweepPoint> points;
+  std::vector<std::string> skipped;
+  std::unique_ptr<MpiComm> world;
+  std::unique_ptr<Device> device;
+  std::unique_ptr<ResultsWriter> writer;
+  std::string deck_yaml;
+  if (!agree([&] {
+        const Deck deck = load_deck(o.deck);
+        deck_yaml = deck.to_yaml();
+        points = deck.expand();
+        world = MpiComm::world(points.front().config.topology.ranks_per_node);
+        // A point this world size cannot run: an error for a single point, a recorded
+        // skip inside a sweep.
+        for (const auto& p : points) {
+          std::string reason;
+          try {
+            find_backend(p.config.attention.backend).validate(p.config, world->size());
+          } catch (const InputError& e) {
+            if (points.size() == 1) throw;
+            reason = e.what();
+          }
+          skipped.push_back(reason);
+        }
+        device = make_device(points.front().config.run.device);
+        if (rank == 0) {
+          std::string path = o.output;
+          if (path.empty()) path = points.front().config.output.file;
+          if (path.empty()) path = default_output_path();
+          const auto dir = std::filesystem::path(path).parent_path();
+          if (!dir.empty()) std::filesystem::create_directories(dir);
+          const bool overwrite = o.force || points.front().config.output.overwrite;
+          writer = std::make_unique<ResultsWriter>(path, collect_provenance(*world, *device, command_line, deck_yaml),
+                                                   overwrite, o.resume);
+        } else {
+          collect_provenance(*world, *device, command_line, deck_yaml);
+        }
+      }))
+    return 2;
+
+  double peak = 0;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<PointResult> done;
+  for (size_t i = 0; i < points.size(); ++i) {
+    RunConfig cfg = points[i].config;
+    const std::string name = point_name(i);
+    int resumed = rank == 0 && writer->has_point(name);
+    MPI_Bcast(&resumed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (resumed) continue;
+    if (cfg.machine.profile == "measure" && cfg.machine.peak_tflops <= 0) {
+      if (peak <= 0) peak = measured_peak(*world, *device);
+      cfg.machine.peak_tflops = peak;
+    }
+    if (rank == 0) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::printf("[%zu/%zu] %s %s (elapsed %.1f s)\n", i + 1, points.size(), name.c_str(),
+                  points[i].label.empty() ? cfg.attention.backend.c_str() : points[i].label.c_str(), elapsed);
+      std::fflush(stdout);
+    }
+    PointResult result;
+    if (!skipped[i].empty()) {
+      result.skipped_reason = skipped[i];
+      result.verdict = "SKIPPED";
+    } else {
+      result = run_point(cfg, *world, *device);
+      result.verdict = "UNVERIFIED";
+      if (cfg.run.verify) {
+        const Verification v = verify_point(cfg, *world, *device, cfg.run.reference);
+        result.verdict = v.valid ? "VALID" : "INVALID";
+        result.reference = v.reference;
+        result.verification = v.rows;
+      }
+    }
+    result.name = name;
+    result.deck = points[i].resolved_yaml;
+    result.labels = point_labels(cfg, world->size());
+    if (rank == 0) {
+      writer->add_point(result);
+      if (result.skipped_reason.empty()) std::printf("%s\n", fom_line(result).c_str());
+    }
+    done.push_back(result);
+  }
+  if (rank == 0) {
+    std::printf("\n%s\nresults: %s\n", render(summary_table(writer->points()), TableFormat::markdown).c_str(),
+                writer->path().c_str());
+  }
+  return 0;
+}
+
+struct VerifyOptions {
+  DeckOptions deck;
+  std::string reference;
+  std::string dump;
+};
+
+int cmd_verify(const VerifyOptions& o) {
+  std::vector<SweepPoint> points;
+  std::unique_ptr<MpiComm> world;
+  std::unique_ptr<Device> device;
+  if (!agree([&] {
+        const Deck deck = load_deck(o.deck);
+        points = deck.expand();
+        world = MpiComm::world(points.front().config.topology.ranks_per_node);
+        for (const auto& p : points) find_backend(p.config.attention.backend).validate(p.config, world->size());
+        if (!o.dump.empty() && points.size() > 1) input_error("--dump takes a deck with a single point");
+        if (!o.dump.empty() && std::filesystem::exists(o.dump))
+          input_error("--dump " + o.dump + ": file exists; remove it or choose another name");
+        if (!o.reference.empty() && o.reference != "fp64" && o.reference != "single-device")
+          input_error("--reference must be fp64 or single-device, not '" + o.reference + "'");
+        device = make_device(points.front().config.run.device);
+      }))
+    return 2;
+  bool all_valid = true;
+  for (const auto& p : points) {
+    const std::string reference = o.reference.empty() ? p.config.run.reference : o.reference;
+    const Verification v = verify_point(p.config, *world, *device, reference, o.dump);
+    all_valid = all_valid && v.valid;
+    if (world_rank() == 0) {
+      std::printf("verify %s backend=%s world=%d against %s%s%s\n", p.config.run.mode == Mode::model ? "model" : "attention",
+                  p.config.attention.backend.c_str(), world->size(), reference.c_str(),
+                  p.label.empty() ? "" : " at ", p.label.c_str());
+      print_verification(v);
+      std::printf("%s\n", v.valid ? "VALID" : "INVALID");
+      std::fflush(stdout);
+    }
+  }
+  return all_valid ? 0 : 1;
+}
+
+struct ReportOptions {
+  std::vector<std::string> files;
+  std::string format = "md";
+  std::string columns = "summary";
+};
+
+int cmd_report(const ReportOptions& o) {
+  if (world_rank() != 0) return 0;
+  std::vector<PointResult> points;
+  for (const auto& f : o.files) {
+    ResultsFile r = read_results(f);
+    points.insert(points.end(), r.points.begin(), r.points.end());
+  }
+  std::printf("%s", render(make_table(o.columns, points), parse_table_format(o.format)).c_str());
+  return 0;
+}
+
+int cmd_list() {
+  if (world_rank() != 0) return 0;
+  std::printf("backends:\n");
+  for (const auto& b : backend_registry()) std::printf("  %-12s %s\n", b.name.c_str(), b.summary.c_str());
+  std::printf("devices:\n");
+  for (const auto& d : device_names()) std::printf("  %s\n", d.c_str());
+  std::printf("comms:\n  mpi\n");
+  std::printf("model presets:\n");
+  for (const auto& p : model_presets()) std::printf("  %s\n", p.c_str());
+  std::printf("report column sets:\n");
+  for (const auto& t : table_names()) std::printf("  %s\n", t.c_str());
+  return 0;
+}
+
+int dispatch(int argc, char** argv) {
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+
+  CLI::App app{"minictx: a mini-app for sequence-parallel long-context transformer training"};
+  app.set_version_flag("--version", std::string("minictx ") + build::version + " (" + build::git_sha + ")");
+  app.require_subcommand(1);
+  RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "run a deck (benchmark), write HDF5 results, print the table");
+  add_deck_options(run_cmd, run.deck);
+  run_cmd->add_option("-o,--output", run.output, "results file (default: output.file or outputs/minictx-<time>.h5)");
+  run_cmd->add_flag("--force", run.force, "replace an existing results file");
+  run_cmd->add_flag("--resume", run.resume, "keep the completed points of an existing results file, run the rest");
+  VerifyOptions verify;
+  auto* verify_cmd = app.add_subcommand("verify", "check a backend's outputs and gradients against a reference");
+  add_deck_options(verify_cmd, verify.deck);
+  verify_cmd->add_option("--reference", verify.reference, "fp64 (independent golden code) or single-device");
+  verify_cmd->add_option("--dump", verify.dump, "write global inputs, weights, outputs and gradients to this HDF5 file");
+  ReportOptions report;
+  auto* report_cmd = app.add_subcommand("report", "print the table of one or more results files");
+  report_cmd->add_option("files", report.files, "results files")->required();
+  report_cmd->add_option("--format", report.format, "md | csv");
+  report_cmd->add_option("--columns", report.columns, "column set: summary | usp | double_ring");
+  auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Every rank parsed the same arguments, so every rank exits alike.
+    if (world_rank() == 0) return app.exit(e);
+    return e.get_exit_code() == 0 ? 0 : 2;
+  }
+  if (*run_cmd) return cmd_run(run, command_line);
+  if (*verify_cmd) return cmd_verify(verify);
+  if (*report_cmd) {
+    int code = 0;
+    return agree([&] { code = cmd_report(report); }) ? code : 2;
+  }
+  if (*list_cmd) return cmd_list();
+  return 2;
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int code = 0;
+  try {
+    code = dispatch(argc, argv);
+  } catch (const std::exception& e) {
+    // A failure past the agreed checks may be on this rank alone: abort them all.
+    std::fprintf(stderr, "minictx: error on rank %d: %s\n", world_rank(), e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace minictx

@@ -1,0 +1,56 @@
+#include "app/provenance.hpp"
+
+#include <mpi.h>
+
+#include <ctime>
+#include <vector>
+
+#include "build_info.hpp"
+
+extern char** environ;
+
+namespace minictx {
+
+Provenance collect_provenance(const Comm& world, const Device& device, const std::string& command_line,
+                              const std::string& deck_yaml) {
+  Provenance p;
+  p.text["version"] = build::version;
+  p.text["git_sha"] = build::git_sha;
+  p.text["compiler"] = build::compiler;
+  p.text["cxx_flags"] = build::cxx_flags;
+  p.text["build_type"] = build::build_type;
+  char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(mpi, &len);
+  std::string mpi_text(mpi, size_t(len));
+  while (!mpi_text.empty() && (mpi_text.back() == '\n' || mpi_text.back() == ' ')) mpi_text.pop_back();
+  p.text["mpi_version"] = mpi_text;
+  p.text["device"] = device.name();
+  p.text["device_config"] = device.description();
+  p.text["command_line"] = command_line;
+  p.text["deck"] = deck_yaml;
+  char date[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  p.text["date"] = date;
+  // The batch system's view of the job (Slurm, PBS), when there is one.
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("SLURM_", 0) == 0 || kv.rfind("PBS_", 0) == 0) {
+      const auto eq = kv.find('=');
+      p.text["env." + kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  p.numbers["world_size"] = world.size();
+  p.numbers["ranks_per_node"] = world.topology().ranks_per_node;
+  p.numbers["nodes"] = world.topology().nodes();
+
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  MPI_Get_processor_name(name, &len);
+  std::vector<char> all(size_t(MPI_MAX_PROCESSOR_NAME) * size_t(world.size()));
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
+  for (int r = 0; r < world.size(); ++r) p.hostnames.emplace_back(all.data() + size_t(r) * MPI_MAX_PROCESSOR_NAME);
+  return p;
+}
+
+}  // namespace minictx

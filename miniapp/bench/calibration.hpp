@@ -1,0 +1,10 @@
+#pragma once
+#include "device/device.hpp"
+
+namespace minictx {
+
+// Peak FLOP/s of this device measured on the spot: the best of several square sgemm
+// runs through the device's GEMM (`machine.profile: measure`).
+double measure_gemm_tflops(Device& device, int n = 1024, int repeats = 5);
+
+}  // namespace minictx

@@ -1,0 +1,89 @@
+#include "bench/metrics.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "model/flops.hpp"
+
+namespace minictx {
+
+const std::vector<std::string>& phase_names() {
+  static const std::vector<std::string> names = {"forward",  "backward",  "attention_fwd",
+                                                 "attention_bwd", "recompute", "grad_allreduce"};
+  return names;
+}
+
+namespace {
+
+std::vector<double> gather_scalar(Comm& world, double value) {
+  std::vector<double> all(size_t(world.size()));
+  world.gather_doubles(&value, all.data(), 1);
+  return all;
+}
+
+double mean(const std::vector<double>& v) { return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
+double max_of(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+}  // namespace
+
+std::map<std::string, double> derive_metrics(const RunConfig& cfg, const PointResult& p) {
+  std::map<std::string, double> m;
+  const int ranks = p.ranks;
+  // A step lasts as long as its slowest rank.
+  double step = 0;
+  for (int i = 0; i < p.iters; ++i) {
+    double slowest = 0;
+    for (int r = 0; r < ranks; ++r) slowest = std::max(slowest, p.iter_seconds[size_t(i * ranks + r)]);
+    step += slowest;
+  }
+  step /= std::max(p.iters, 1);
+  const StepFlops f = step_flops(cfg);
+  const double tokens = double(cfg.sequence.batch) * double(cfg.sequence.length);
+  const double peak = cfg.machine.peak_tflops * 1e12;
+  m["step_seconds"] = step;
+  m["iters_per_s"] = 1.0 / step;
+  m["latency_ms"] = step * 1e3;
+  m["tokens_per_s"] = tokens / step;
+  m["tokens_per_s_per_device"] = tokens / step / ranks;
+  m["sequences_per_s"] = cfg.sequence.batch / step;
+  m["model_tflop_per_step"] = f.model / 1e12;
+  m["tflops_per_device"] = f.model / step / ranks / 1e12;
+  m["tflops_per_device_causal"] = f.model_causal / step / ranks / 1e12;
+  if (peak > 0) {
+    m["peak_tflops_per_device"] = cfg.machine.peak_tflops;
+    m["mfu"] = f.model / step / ranks / peak;
+    m["hfu"] = f.hardware / step / ranks / peak;
+    m["mfu_causal"] = f.model_causal / step / ranks / peak;
+    m["hfu_causal"] = f.hardware_causal / step / ranks / peak;
+  }
+  m["peak_memory_mb"] = max_of(p.peak_memory_bytes) / (1 << 20);
+  m["bytes_sent_intra_per_device"] = mean(p.bytes_sent_intra) / std::max(p.iters, 1);
+  m["bytes_sent_inter_per_device"] = mean(p.bytes_sent_inter) / std::max(p.iters, 1);
+  m["world_size"] = ranks;
+  return m;
+}
+
+PointResult gather_point(const RunConfig& cfg, Comm& world, const RankMeasurements& mine) {
+  PointResult p;
+  p.iters = int(mine.iter_seconds.size());
+  p.ranks = world.size();
+  std::vector<double> by_rank(size_t(p.iters * p.ranks));
+  world.gather_doubles(mine.iter_seconds.data(), by_rank.data(), p.iters);
+  p.iter_seconds.resize(by_rank.size());
+  for (int r = 0; r < p.ranks; ++r)
+    for (int i = 0; i < p.iters; ++i) p.iter_seconds[size_t(i * p.ranks + r)] = by_rank[size_t(r * p.iters + i)];
+  for (const auto& phase : phase_names()) {
+    const auto it = mine.phase_seconds.find(phase);
+    p.phase_seconds[phase] = gather_scalar(world, it == mine.phase_seconds.end() ? 0.0 : it->second);
+  }
+  p.peak_memory_bytes = gather_scalar(world, mine.peak_memory_bytes);
+  p.bytes_sent_intra = gather_scalar(world, mine.bytes_sent_intra);
+  p.bytes_sent_inter = gather_scalar(world, mine.bytes_sent_inter);
+  p.metrics = derive_metrics(cfg, p);
+  if (cfg.run.mode == Mode::model) p.metrics["loss"] = mine.loss;
+  const auto tokens = gather_scalar(world, mine.real_tokens);
+  p.metrics["real_tokens_counted"] = std::accumulate(tokens.begin(), tokens.end(), 0.0);
+  return p;
+}
+
+}  // namespace minictx

@@ -1,0 +1,16 @@
+#pragma once
+#include "comm/comm.hpp"
+#include "config/run_config.hpp"
+#include "device/device.hpp"
+#include "io/results.hpp"
+
+namespace minictx {
+
+// Warm-up and timed iterations of one configuration point on all ranks of `world`;
+// returns the gathered timings, memory, bytes and metrics (complete on every rank).
+PointResult run_point(const RunConfig& cfg, Comm& world, Device& device);
+
+// Per-rank memory estimate of a point, checked against the device before allocating.
+int64_t estimate_memory_bytes(const RunConfig& cfg, int world);
+
+}  // namespace minictx

@@ -1,0 +1,77 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace minictx {
+
+// Bytes this rank sent, split by whether the peer sits on the same node. Shared by a
+// communicator and every sub-group split from it.
+struct ByteCounter {
+  double intra = 0;
+  double inter = 0;
+  void reset() { intra = inter = 0; }
+};
+
+// Which node each world rank is on: world_rank / ranks_per_node.
+struct Topology {
+  int world_size = 1;
+  int ranks_per_node = 1;
+  int node_of(int world_rank) const { return world_rank / ranks_per_node; }
+  int nodes() const { return (world_size + ranks_per_node - 1) / ranks_per_node; }
+};
+
+// A started ring shift; complete it with Comm::wait.
+struct ShiftHandle {
+  int slot = -1;
+};
+
+// The communication the backends and the model use. Buffers are in the memory of the
+// device the communicator was made for. Counts are in elements of the given type; byte
+// accounting follows the conventions in README.md (Communication volume).
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual std::string name() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual int world_rank_of(int rank) const = 0;
+
+  // Post a non-blocking send of `count` floats to `dst` and a receive into `recv` from
+  // `src`; both complete in wait(). Posting both before waiting makes any ring
+  // deadlock-free, whatever its size.
+  virtual ShiftHandle shift_start(const float* send, float* recv, int64_t count, int dst, int src) = 0;
+  virtual void wait(ShiftHandle& handle) = 0;
+
+  // recv[p·count ...] = what rank p sent in its send[rank·count ...].
+  virtual void all_to_all(const float* send, float* recv, int64_t count_per_rank) = 0;
+  virtual void all_gather(const float* send, float* recv, int64_t count_per_rank) = 0;
+  virtual void all_reduce_sum(float* data, int64_t count) = 0;
+  virtual void all_reduce_sum(double* data, int64_t count) = 0;
+  virtual void reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) = 0;
+  // Bookkeeping (timings, verification): not counted in the byte totals.
+  virtual void gather_doubles(const double* send, double* recv, int64_t count_per_rank) = 0;
+  virtual void barrier() = 0;
+
+  // Ranks with the same colour form a sub-group, ordered by key.
+  virtual std::unique_ptr<Comm> split(int color, int key) = 0;
+
+  const Topology& topology() const { return topology_; }
+  ByteCounter& bytes() { return *bytes_; }
+  bool same_node(int rank_a, int rank_b) const {
+    return topology_.node_of(world_rank_of(rank_a)) == topology_.node_of(world_rank_of(rank_b));
+  }
+
+ protected:
+  Comm(Topology topology, std::shared_ptr<ByteCounter> bytes) : topology_(topology), bytes_(std::move(bytes)) {}
+  std::shared_ptr<ByteCounter> bytes_shared() const { return bytes_; }
+  // Count `bytes` sent from this rank to `peer`.
+  void count_sent(int peer, double bytes) { (same_node(rank(), peer) ? bytes_->intra : bytes_->inter) += bytes; }
+
+ private:
+  Topology topology_;
+  std::shared_ptr<ByteCounter> bytes_;
+};
+
+}  // namespace minictx

@@ -1,0 +1,131 @@
+#include "comm/mpi_comm.hpp"
+
+#include <climits>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace minictx {
+
+void check_mpi(int code, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  int rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  fail("rank " + std::to_string(rank) + ": " + call + " failed: " + std::string(text, size_t(len)));
+}
+
+namespace {
+
+int as_int_count(int64_t count) {
+  require(count >= 0 && count <= INT_MAX, "message of " + std::to_string(count) + " elements exceeds MPI's int count");
+  return int(count);
+}
+
+}  // namespace
+
+MpiComm::MpiComm(MPI_Comm comm, Topology topology, std::shared_ptr<ByteCounter> bytes, bool owned)
+    : Comm(topology, std::move(bytes)), comm_(comm), owned_(owned) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  int my_world = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &my_world);
+  world_ranks_.resize(size_t(size_));
+  check_mpi(MPI_Allgather(&my_world, 1, MPI_INT, world_ranks_.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+}
+
+MpiComm::~MpiComm() {
+  if (owned_) MPI_Comm_free(&comm_);
+}
+
+std::unique_ptr<MpiComm> MpiComm::world(int ranks_per_node) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (ranks_per_node <= 0) {
+    MPI_Comm node;
+    check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    int local = 1;
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    // Nodes of unequal size: take the smallest so no two nodes are merged.
+    check_mpi(MPI_Allreduce(&local, &ranks_per_node, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  }
+  Topology topo{size, ranks_per_node};
+  return std::make_unique<MpiComm>(MPI_COMM_WORLD, topo, std::make_shared<ByteCounter>(), false);
+}
+
+ShiftHandle MpiComm::shift_start(const float* send, float* recv, int64_t count, int dst, int src) {
+  std::vector<MPI_Request> reqs(2);
+  const int n = as_int_count(count);
+  check_mpi(MPI_Irecv(recv, n, MPI_FLOAT, src, 0, comm_, &reqs[0]), "MPI_Irecv");
+  check_mpi(MPI_Isend(send, n, MPI_FLOAT, dst, 0, comm_, &reqs[1]), "MPI_Isend");
+  count_sent(dst, double(count) * sizeof(float));
+  for (size_t slot = 0; slot < pending_.size(); ++slot) {
+    if (pending_[slot].empty()) {
+      pending_[slot] = std::move(reqs);
+      return {int(slot)};
+    }
+  }
+  pending_.push_back(std::move(reqs));
+  return {int(pending_.size() - 1)};
+}
+
+void MpiComm::wait(ShiftHandle& handle) {
+  require(handle.slot >= 0 && size_t(handle.slot) < pending_.size(), "wait on a shift that was not started");
+  auto& reqs = pending_[size_t(handle.slot)];
+  check_mpi(MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  reqs.clear();
+  handle.slot = -1;
+}
+
+void MpiComm::count_to_all_peers(double bytes_per_peer) {
+  for (int p = 0; p < size_; ++p)
+    if (p != rank_) count_sent(p, bytes_per_peer);
+}
+
+void MpiComm::all_to_all(const float* send, float* recv, int64_t count_per_rank) {
+  const int n = as_int_count(count_per_rank);
+  check_mpi(MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Alltoall");
+  count_to_all_peers(double(count_per_rank) * sizeof(float));
+}
+
+void MpiComm::all_gather(const float* send, float* recv, int64_t count_per_rank) {
+  const int n = as_int_count(count_per_rank);
+  check_mpi(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Allgather");
+  count_to_all_peers(double(count_per_rank) * sizeof(float));
+}
+
+// All-reduce and reduce-scatter are counted as the bandwidth-optimal ring algorithm
+// sends them: 2(P−1)/P and (P−1)/P of the buffer, spread evenly over the peers.
+void MpiComm::all_reduce_sum(float* data, int64_t count) {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_FLOAT, MPI_SUM, comm_), "MPI_Allreduce");
+  if (size_ > 1) count_to_all_peers(2.0 * double(count) * sizeof(float) / size_);
+}
+
+void MpiComm::all_reduce_sum(double* data, int64_t count) {
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
+  if (size_ > 1) count_to_all_peers(2.0 * double(count) * sizeof(double) / size_);
+}
+
+void MpiComm::reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) {
+  check_mpi(MPI_Reduce_scatter_block(send, recv, as_int_count(count_per_rank), MPI_FLOAT, MPI_SUM, comm_),
+            "MPI_Reduce_scatter_block");
+  count_to_all_peers(double(count_per_rank) * sizeof(float));
+}
+
+void MpiComm::gather_doubles(const double* send, double* recv, int64_t count_per_rank) {
+  const int n = as_int_count(count_per_rank);
+  check_mpi(MPI_Allgather(send, n, MPI_DOUBLE, recv, n, MPI_DOUBLE, comm_), "MPI_Allgather");
+}
+
+void MpiComm::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+std::unique_ptr<Comm> MpiComm::split(int color, int key) {
+  MPI_Comm sub;
+  check_mpi(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
+  return std::make_unique<MpiComm>(sub, topology(), bytes_shared(), true);
+}
+
+}  // namespace minictx

@@ -1,0 +1,55 @@
+#pragma once
+#include <mpi.h>
+
+#include <vector>
+
+#include "comm/comm.hpp"
+
+namespace minictx {
+
+// Comm over MPI on host memory.
+class MpiComm final : public Comm {
+ public:
+  // Wraps `comm` (not owned when `owned` is false, e.g. MPI_COMM_WORLD).
+  MpiComm(MPI_Comm comm, Topology topology, std::shared_ptr<ByteCounter> bytes, bool owned);
+  ~MpiComm() override;
+  MpiComm(const MpiComm&) = delete;
+  MpiComm& operator=(const MpiComm&) = delete;
+
+  // The world communicator; ranks_per_node 0 = from MPI_COMM_TYPE_SHARED.
+  static std::unique_ptr<MpiComm> world(int ranks_per_node);
+
+  std::string name() const override { return "mpi"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int world_rank_of(int rank) const override { return world_ranks_[size_t(rank)]; }
+
+  ShiftHandle shift_start(const float* send, float* recv, int64_t count, int dst, int src) override;
+  void wait(ShiftHandle& handle) override;
+  void all_to_all(const float* send, float* recv, int64_t count_per_rank) override;
+  void all_gather(const float* send, float* recv, int64_t count_per_rank) override;
+  void all_reduce_sum(float* data, int64_t count) override;
+  void all_reduce_sum(double* data, int64_t count) override;
+  void reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) override;
+  void gather_doubles(const double* send, double* recv, int64_t count_per_rank) override;
+  void barrier() override;
+  std::unique_ptr<Comm> split(int color, int key) override;
+
+  MPI_Comm handle() const { return comm_; }
+
+ private:
+  // Counts `bytes_per_peer` to every other rank of the group.
+  void count_to_all_peers(double bytes_per_peer);
+
+  MPI_Comm comm_;
+  bool owned_;
+  int rank_ = 0;
+  int size_ = 1;
+  std::vector<int> world_ranks_;
+  std::vector<std::vector<MPI_Request>> pending_;  // by ShiftHandle slot
+};
+
+// "MPI call failed" as one line naming the rank and the call.
+void check_mpi(int code, const char* call);
+
+}  // namespace minictx

@@ -1,0 +1,45 @@
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "core/rng.hpp"
+
+namespace minictx {
+
+// Which global tensor a generated value belongs to. Every global tensor is indexed
+// row-major over its global shape with the *real* (unpadded) sequence length, so a
+// value never depends on the world size, the layout or the padding.
+namespace tensor_id {
+inline constexpr uint64_t input_x = 1;      // model input            [B, S, d_model]
+inline constexpr uint64_t loss_weight = 2;  // loss coefficients      [B, S, d_model]
+inline constexpr uint64_t attn_q = 3;       // attention-mode inputs  [B, S, H, D]
+inline constexpr uint64_t attn_k = 4;       //                        [B, S, Hkv, D]
+inline constexpr uint64_t attn_v = 5;       //                        [B, S, Hkv, D]
+inline constexpr uint64_t attn_do = 6;      //                        [B, S, H, D]
+}  // namespace tensor_id
+
+// Weights of one decoder layer, each [in, out] row-major (y = x W); gains are [d_model].
+enum class Weight : int { g_attn = 0, wq, wk, wv, wo, g_mlp, w1, w3, w2, count };
+inline constexpr const char* weight_name(Weight w) {
+  constexpr const char* names[] = {"g_attn", "wq", "wk", "wv", "wo", "g_mlp", "w1", "w3", "w2"};
+  return names[int(w)];
+}
+inline constexpr uint64_t weight_tensor_id(int layer, Weight w) {
+  return 1000 + uint64_t(layer) * 16 + uint64_t(w);
+}
+inline constexpr bool is_gain(Weight w) { return w == Weight::g_attn || w == Weight::g_mlp; }
+
+// Value of element `index` of a weight with `fan_in` rows: U(-1,1)/sqrt(fan_in) for
+// matrices, 1 + 0.1·U(-1,1) for norm gains.
+inline double weight_value(uint64_t seed, int layer, Weight w, int64_t fan_in, uint64_t index) {
+  const double u = CounterRng(seed, weight_tensor_id(layer, w)).uniform(index);
+  if (is_gain(w)) return 1.0 + 0.1 * u;
+  return u / std::sqrt(double(fan_in));
+}
+
+// Inputs, attention inputs and loss coefficients: U(-1, 1).
+inline double data_value(uint64_t seed, uint64_t tensor, uint64_t index) {
+  return CounterRng(seed, tensor).uniform(index);
+}
+
+}  // namespace minictx

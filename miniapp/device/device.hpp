@@ -1,0 +1,113 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.hpp"
+
+namespace minictx {
+
+// Shape facts every attention block call shares. Tensors q/o/dq are [B, L, H, D] and
+// k/v/dk/dv are [B, L, Hkv, D] (row-major; rows are tokens of one rank's shard);
+// lse and delta are [B, H, L].
+struct AttnShape {
+  int batch = 1;
+  int heads = 1;
+  int kv_heads = 1;
+  int head_dim = 1;
+  bool causal = true;
+  int64_t real_len = 0;  // keys at global positions >= real_len are padding: always masked
+  int block_q = 64;       // tile sizes of the block kernel
+  int block_k = 256;
+};
+
+// Rows [begin, begin + len) of a [B, L, heads, D] tensor, and their global positions.
+// Positions increase with the row, which lets kernels skip fully masked tiles.
+struct SeqBlock {
+  const Tensor* tensor = nullptr;
+  int64_t begin = 0;
+  int64_t len = 0;
+  const int64_t* positions = nullptr;  // host array of `len` positions
+};
+
+// One block of attention: merge softmax(q kᵀ) v of these rows into the running
+// (o, lse) of the same query rows (the LSE merge of ALGORITHMS.md).
+struct AttnFwdBlock {
+  SeqBlock q, k, v;
+  Tensor* o = nullptr;    // [B, Lq, H, D] accumulator, rows as q.tensor
+  Tensor* lse = nullptr;  // [B, H, Lq] accumulator
+};
+
+// Gradients of one block given the *final* o/lse: accumulates into dq (rows as q) and
+// dk, dv (rows as k).
+struct AttnBwdBlock {
+  SeqBlock q, k, v;
+  const Tensor* dout = nullptr;   // rows as q
+  const Tensor* lse = nullptr;    // [B, H, Lq]
+  const Tensor* delta = nullptr;  // [B, H, Lq], rowsum(dO ∘ O)
+  Tensor* dq = nullptr;
+  Tensor* dk = nullptr;
+  Tensor* dv = nullptr;
+};
+
+// The compute operations the model and the backends need, on this device's memory.
+// 2-D operands are [rows, cols] row-major; higher-rank tensors are viewed that way by
+// flattening all leading dimensions.
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;  // library versions and configuration
+
+  virtual Tensor alloc(std::vector<int64_t> shape) = 0;  // uninitialised
+  Tensor zeros(std::vector<int64_t> shape);
+  MemoryTracker& memory() { return memory_; }
+  virtual int64_t capacity_bytes() const = 0;  // memory this device may use, for the estimate
+
+  virtual void upload(Tensor& dst, const float* host) = 0;
+  virtual void download(const Tensor& src, float* host) = 0;
+  virtual void copy(Tensor& dst, const Tensor& src) = 0;
+  // Copy `rows` rows of `cols` floats from src (row stride src_ld, starting at src_off)
+  // to dst (row stride dst_ld, starting at dst_off): the gather/scatter of sub-blocks.
+  virtual void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src,
+                         int64_t src_off, int64_t src_ld, int64_t rows, int64_t cols) = 0;
+  virtual void fill(Tensor& t, float value) = 0;
+  virtual void add(Tensor& y, const Tensor& x) = 0;  // y += x
+  virtual double dot(const Tensor& a, const Tensor& b) = 0;
+
+  // C = alpha · op(A) · op(B) + beta · C, op = transpose when the flag is set.
+  virtual void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                    float beta, Tensor& c) = 0;
+
+  // y = x / rms(x) · g per row; rstd [rows] keeps 1/rms for the backward.
+  virtual void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) = 0;
+  // dx += dL/dx; dg += dL/dg.
+  virtual void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
+                           Tensor& dx, Tensor& dg) = 0;
+  // Rotary embedding in place on [B·L, heads·D] rows at the given positions (one per
+  // row of a sequence, repeated over the batch); inverse = rotate back (the backward).
+  virtual void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                    bool inverse) = 0;
+  // m = silu(a) ∘ u, and its backward.
+  virtual void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) = 0;
+  virtual void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) = 0;
+
+  // o = 0, lse = -inf: the identity of the LSE merge.
+  virtual void attn_init(Tensor& o, Tensor& lse) = 0;
+  virtual void attn_fwd(const AttnShape&, const AttnFwdBlock&) = 0;
+  // delta = rowsum(dout ∘ o) per (b, h, row).
+  virtual void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) = 0;
+  virtual void attn_bwd(const AttnShape&, const AttnBwdBlock&) = 0;
+  // Merge a separately computed block result (o_b, lse_b) into (o, lse).
+  virtual void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) = 0;
+
+ protected:
+  MemoryTracker memory_;
+};
+
+// The devices compiled in, and the one the deck names.
+std::vector<std::string> device_names();
+std::unique_ptr<Device> make_device(const std::string& name);
+
+}  // namespace minictx

@@ -1,0 +1,16 @@
+#pragma once
+#include "device/device.hpp"
+
+// The tiled (flash-style) attention block kernels of the host device: never an S×S
+// matrix, only block_q × block_k tiles, with GEMMs through CBLAS. Used by the Kokkos
+// device; separate so the CPU kernel can be read and benchmarked on its own.
+namespace minictx::host {
+
+void attn_fwd(const AttnShape&, const AttnFwdBlock&);
+void attn_bwd(const AttnShape&, const AttnBwdBlock&);
+void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta);
+
+// One row of the overflow-free LSE merge: o ← o − σ(lse_b − lse)(o − o_b), lse ← log(e^lse + e^lse_b).
+void lse_merge_row(float* o, float& lse, const float* o_b, float lse_b, int n);
+
+}  // namespace minictx::host

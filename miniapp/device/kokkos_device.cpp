@@ -1,0 +1,235 @@
+#include "device/kokkos_device.hpp"
+
+#include <cblas.h>
+#include <unistd.h>
+
+#include <Kokkos_Core.hpp>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "device/host_attention.hpp"
+
+namespace minictx {
+namespace {
+
+using HostExec = Kokkos::DefaultHostExecutionSpace;
+
+// Kokkos is initialised once per process, on first use, and finalised at exit (after
+// every tensor is gone: they are owned by objects that die before main returns).
+void ensure_kokkos() {
+  if (Kokkos::is_initialized()) return;
+  Kokkos::InitArguments args;
+  args.num_threads = 1;  // one MPI rank per core
+  Kokkos::initialize(args);
+  std::atexit([] {
+    if (Kokkos::is_initialized()) Kokkos::finalize();
+  });
+}
+
+template <class F>
+void for_each(const char* label, int64_t n, F&& f) {
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<HostExec, Kokkos::IndexType<int64_t>>(0, n), f);
+}
+
+void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
+  require(a.numel() == b.numel(), std::string(op) + ": tensor sizes differ");
+}
+
+// [rows, cols] view of a tensor: all leading dimensions flattened into rows.
+int64_t cols_of(const Tensor& t) { return t.shape().empty() ? 1 : t.shape().back(); }
+int64_t rows_of(const Tensor& t) { return cols_of(t) ? t.numel() / cols_of(t) : 0; }
+
+}  // namespace
+
+KokkosDevice::KokkosDevice() {
+  ensure_kokkos();
+  openblas_set_num_threads(1);
+}
+
+std::string KokkosDevice::description() const {
+  std::ostringstream s;
+  s << "Kokkos " << KOKKOS_VERSION / 10000 << "." << (KOKKOS_VERSION / 100) % 100 << "." << KOKKOS_VERSION % 100
+    << " (" << HostExec::name() << "), BLAS: " << openblas_get_config();
+  return s.str();
+}
+
+Tensor KokkosDevice::alloc(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  const int64_t bytes = std::max<int64_t>(n, 1) * int64_t(sizeof(float));
+  auto* p = static_cast<float*>(Kokkos::kokkos_malloc<Kokkos::HostSpace>("minictx", size_t(bytes)));
+  if (!p) fail("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  memory_.add(bytes);
+  std::shared_ptr<float> storage(p, [this, bytes](float* q) {
+    Kokkos::kokkos_free<Kokkos::HostSpace>(q);
+    memory_.remove(bytes);
+  });
+  return Tensor(std::move(storage), std::move(shape));
+}
+
+int64_t KokkosDevice::capacity_bytes() const {
+  return int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
+}
+
+void KokkosDevice::upload(Tensor& dst, const float* host) { std::memcpy(dst.data(), host, size_t(dst.bytes())); }
+void KokkosDevice::download(const Tensor& src, float* host) { std::memcpy(host, src.data(), size_t(src.bytes())); }
+
+void KokkosDevice::copy(Tensor& dst, const Tensor& src) {
+  require_same_size(dst, src, "copy");
+  std::memcpy(dst.data(), src.data(), size_t(src.bytes()));
+}
+
+void KokkosDevice::copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
+                             int64_t src_ld, int64_t rows, int64_t cols) {
+  float* d = dst.data() + dst_off;
+  const float* s = src.data() + src_off;
+  for_each("minictx::copy_rows", rows,
+           [=](int64_t r) { std::memcpy(d + r * dst_ld, s + r * src_ld, size_t(cols) * sizeof(float)); });
+}
+
+void KokkosDevice::fill(Tensor& t, float value) {
+  float* p = t.data();
+  for_each("minictx::fill", t.numel(), [=](int64_t i) { p[i] = value; });
+}
+
+void KokkosDevice::add(Tensor& y, const Tensor& x) {
+  require_same_size(y, x, "add");
+  float* py = y.data();
+  const float* px = x.data();
+  for_each("minictx::add", y.numel(), [=](int64_t i) { py[i] += px[i]; });
+}
+
+double KokkosDevice::dot(const Tensor& a, const Tensor& b) {
+  require_same_size(a, b, "dot");
+  const float* pa = a.data();
+  const float* pb = b.data();
+  double sum = 0.0;
+  Kokkos::parallel_reduce(
+      "minictx::dot", Kokkos::RangePolicy<HostExec, Kokkos::IndexType<int64_t>>(0, a.numel()),
+      [=](int64_t i, double& acc) { acc += double(pa[i]) * double(pb[i]); }, sum);
+  return sum;
+}
+
+void KokkosDevice::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                        Tensor& c) {
+  const int64_t m = trans_a ? cols_of(a) : rows_of(a);
+  const int64_t k = trans_a ? rows_of(a) : cols_of(a);
+  const int64_t kb = trans_b ? cols_of(b) : rows_of(b);
+  const int64_t n = trans_b ? rows_of(b) : cols_of(b);
+  require(k == kb && rows_of(c) == m && cols_of(c) == n, "gemm: operand shapes do not conform");
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(m),
+              int(n), int(k), alpha, a.data(), int(cols_of(a)), b.data(), int(cols_of(b)), beta, c.data(),
+              int(cols_of(c)));
+}
+
+void KokkosDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
+  const int64_t n = cols_of(x);
+  const float *px = x.data(), *pg = g.data();
+  float *py = y.data(), *pr = rstd.data();
+  for_each("minictx::rmsnorm_fwd", rows_of(x), [=](int64_t r) {
+    const float* xr = px + r * n;
+    double ss = 0.0;
+    for (int64_t j = 0; j < n; ++j) ss += double(xr[j]) * xr[j];
+    const float inv = float(1.0 / std::sqrt(ss / double(n) + eps));
+    pr[r] = inv;
+    for (int64_t j = 0; j < n; ++j) py[r * n + j] = xr[j] * inv * pg[j];
+  });
+}
+
+void KokkosDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                               Tensor& dg) {
+  const int64_t n = cols_of(x);
+  const int64_t rows = rows_of(x);
+  const float *px = x.data(), *pg = g.data(), *pr = rstd.data(), *pdy = dy.data();
+  float *pdx = dx.data(), *pdg = dg.data();
+  // y_j = x_j r g_j with r = (mean x² + eps)^-1/2:
+  // dx_j = r (g_j dy_j − x_j r² · mean_k(x_k g_k dy_k)).
+  for_each("minictx::rmsnorm_bwd", rows, [=](int64_t row) {
+    const float* xr = px + row * n;
+    const float* dyr = pdy + row * n;
+    const float r = pr[row];
+    double dot = 0.0;
+    for (int64_t j = 0; j < n; ++j) dot += double(xr[j]) * pg[j] * dyr[j];
+    const float c = float(dot / double(n)) * r * r;
+    for (int64_t j = 0; j < n; ++j) pdx[row * n + j] += r * (pg[j] * dyr[j] - xr[j] * c);
+  });
+  // The gain gradient sums over rows: one column per iteration keeps writes disjoint.
+  for_each("minictx::rmsnorm_bwd_gain", n, [=](int64_t j) {
+    double acc = 0.0;
+    for (int64_t row = 0; row < rows; ++row) acc += double(pdy[row * n + j]) * px[row * n + j] * pr[row];
+    pdg[j] += float(acc);
+  });
+}
+
+void KokkosDevice::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse) {
+  const int64_t width = cols_of(x);
+  const int d = int(width / heads);
+  const int half = d / 2;
+  const int64_t seq = int64_t(positions.size());
+  float* px = x.data();
+  const int64_t* pos = positions.data();
+  const double sign = inverse ? -1.0 : 1.0;
+  for_each("minictx::rope", rows_of(x), [=](int64_t row) {
+    const double p = double(pos[row % seq]);
+    for (int i = 0; i < half; ++i) {
+      const double angle = sign * p * std::pow(theta, -2.0 * i / d);
+      const float c = float(std::cos(angle)), s = float(std::sin(angle));
+      for (int h = 0; h < heads; ++h) {
+        float* v = px + row * width + int64_t(h) * d;
+        const float a = v[i], b = v[i + half];
+        v[i] = a * c - b * s;
+        v[i + half] = a * s + b * c;
+      }
+    }
+  });
+}
+
+void KokkosDevice::swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) {
+  const float *pa = a.data(), *pu = u.data();
+  float* pm = m.data();
+  for_each("minictx::swiglu_fwd", a.numel(), [=](int64_t i) {
+    const float sig = 1.0f / (1.0f + std::exp(-pa[i]));
+    pm[i] = pa[i] * sig * pu[i];
+  });
+}
+
+void KokkosDevice::swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) {
+  const float *pa = a.data(), *pu = u.data(), *pdm = dm.data();
+  float *pda = da.data(), *pdu = du.data();
+  for_each("minictx::swiglu_bwd", a.numel(), [=](int64_t i) {
+    const float sig = 1.0f / (1.0f + std::exp(-pa[i]));
+    const float silu = pa[i] * sig;
+    pdu[i] = pdm[i] * silu;
+    pda[i] = pdm[i] * pu[i] * sig * (1.0f + pa[i] * (1.0f - sig));
+  });
+}
+
+void KokkosDevice::attn_init(Tensor& o, Tensor& lse) {
+  fill(o, 0.0f);
+  fill(lse, -std::numeric_limits<float>::infinity());
+}
+
+void KokkosDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& a) { host::attn_fwd(s, a); }
+void KokkosDevice::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
+  host::attn_bwd_delta(s, o, dout, delta);
+}
+void KokkosDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& a) { host::attn_bwd(s, a); }
+
+void KokkosDevice::lse_merge(const AttnShape& s, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) {
+  require_same_size(o, o_b, "lse_merge");
+  const int d = s.head_dim;
+  const int64_t len = lse.numel() / (int64_t(s.batch) * s.heads);
+  float *po = o.data(), *pl = lse.data();
+  const float *pob = o_b.data(), *plb = lse_b.data();
+  const int heads = s.heads;
+  for_each("minictx::lse_merge", lse.numel(), [=](int64_t idx) {
+    const int64_t b = idx / (heads * len), h = (idx / len) % heads, i = idx % len;
+    const int64_t off = ((b * len + i) * heads + h) * d;
+    host::lse_merge_row(po + off, pl[idx], pob + off, plb[idx], d);
+  });
+}
+
+}  // namespace minictx

@@ -1,0 +1,3 @@
+#include "app/cli.hpp"
+
+int main(int argc, char** argv) { return minictx::cli_main(argc, argv); }

@@ -1,0 +1,53 @@
+#include "model/attention_step.hpp"
+
+#include "core/synthetic_data.hpp"
+#include "model/shard_data.hpp"
+
+namespace minictx {
+
+AttnShape attention_shape(const RunConfig& cfg, const SequenceLayout& layout) {
+  AttnShape s;
+  s.batch = cfg.sequence.batch;
+  s.heads = cfg.model.heads;
+  s.kv_heads = cfg.model.kv_heads;
+  s.head_dim = cfg.model.head_dim;
+  s.causal = cfg.attention.causal;
+  s.real_len = layout.real_len();
+  s.block_q = cfg.attention.block_q;
+  s.block_k = cfg.attention.block_k;
+  return s;
+}
+
+AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBackend& backend, PhaseTimer& timer)
+    : dev_(device), backend_(backend), timer_(timer) {
+  const SequenceLayout& layout = backend.layout();
+  shape_ = attention_shape(cfg, layout);
+  const int64_t rows = int64_t(cfg.sequence.batch) * layout.local_len();
+  const int64_t qd = int64_t(shape_.heads) * shape_.head_dim, kvd = int64_t(shape_.kv_heads) * shape_.head_dim;
+  auto make = [&](int64_t width, uint64_t id) {
+    Tensor t = dev_.alloc({rows, width});
+    fill_shard(dev_, t, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, id);
+    return t;
+  };
+  q_ = make(qd, tensor_id::attn_q);
+  k_ = make(kvd, tensor_id::attn_k);
+  v_ = make(kvd, tensor_id::attn_v);
+  dout_ = make(qd, tensor_id::attn_do);
+  o_ = dev_.alloc({rows, qd});
+  lse_ = dev_.alloc({int64_t(shape_.batch), int64_t(shape_.heads), layout.local_len()});
+  dq_ = dev_.alloc({rows, qd});
+  dk_ = dev_.alloc({rows, kvd});
+  dv_ = dev_.alloc({rows, kvd});
+}
+
+void AttentionStep::step(bool with_backward) {
+  {
+    auto t = timer_.scope("attention_fwd");
+    backend_.forward(shape_, q_, k_, v_, o_, lse_);
+  }
+  if (!with_backward) return;
+  auto t = timer_.scope("attention_bwd");
+  backend_.backward(shape_, q_, k_, v_, o_, lse_, dout_, dq_, dk_, dv_);
+}
+
+}  // namespace minictx

@@ -1,0 +1,33 @@
+#pragma once
+#include "backends/backend.hpp"
+#include "config/run_config.hpp"
+#include "core/phase_timer.hpp"
+#include "device/device.hpp"
+
+namespace minictx {
+
+// Attention mode: the attention op alone on generated q, k, v and upstream gradient dO
+// (like the USP tables): forward, and backward unless fwd_only.
+class AttentionStep {
+ public:
+  AttentionStep(const RunConfig& cfg, Device& device, AttentionBackend& backend, PhaseTimer& timer);
+  void step(bool with_backward);
+
+  const Tensor& o() const { return o_; }
+  const Tensor& lse() const { return lse_; }
+  const Tensor& dq() const { return dq_; }
+  const Tensor& dk() const { return dk_; }
+  const Tensor& dv() const { return dv_; }
+
+ private:
+  Device& dev_;
+  AttentionBackend& backend_;
+  PhaseTimer& timer_;
+  AttnShape shape_;
+  Tensor q_, k_, v_, dout_, o_, lse_, dq_, dk_, dv_;
+};
+
+// The shape every attention call of this deck shares.
+AttnShape attention_shape(const RunConfig& cfg, const SequenceLayout& layout);
+
+}  // namespace minictx

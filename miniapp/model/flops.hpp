@@ -1,0 +1,23 @@
+#pragma once
+#include "config/run_config.hpp"
+
+namespace minictx {
+
+// FLOPs of one step, by the conventions the seed tables use (README: Metrics).
+struct StepFlops {
+  double model = 0;        // MFU numerator: MPT formula, 3× (fwd+bwd) or 1× (fwd_only)
+  double hardware = 0;     // HFU numerator: counts the recompute of checkpointing
+  double model_causal = 0;     // the same with the attention term halved (causal-exact)
+  double hardware_causal = 0;
+  double attention = 0;    // FlashAttention convention (attention mode)
+};
+
+// Attention op: fwd = 4·B·S²·H·D, halved when causal; bwd = 2.5× fwd.
+double attention_fwd_flops(const RunConfig&);
+
+// MPT: flops_per_seq = 2·n_params·S; attn_flops_per_seq = layers·2·2·d_model·S²;
+// model = 3·(both), hardware = 4·(both) with full checkpointing, 4·dense + 3·attention
+// with selective checkpointing (attention is not recomputed), 3·(both) without.
+StepFlops step_flops(const RunConfig&);
+
+}  // namespace minictx

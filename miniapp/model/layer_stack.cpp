@@ -1,0 +1,197 @@
+#include "model/layer_stack.hpp"
+
+#include "model/attention_step.hpp"
+#include "model/shard_data.hpp"
+
+namespace minictx {
+namespace {
+
+std::vector<int64_t> weight_shape(const ModelShape& m, Weight w) {
+  const int64_t d = m.d_model, qd = int64_t(m.heads) * m.head_dim, kvd = int64_t(m.kv_heads) * m.head_dim;
+  switch (w) {
+    case Weight::g_attn:
+    case Weight::g_mlp: return {d};
+    case Weight::wq: return {d, qd};
+    case Weight::wk:
+    case Weight::wv: return {d, kvd};
+    case Weight::wo: return {qd, d};
+    case Weight::w1:
+    case Weight::w3: return {d, m.ffn_hidden};
+    case Weight::w2: return {m.ffn_hidden, d};
+    case Weight::count: break;
+  }
+  return {};
+}
+
+}  // namespace
+
+LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend, PhaseTimer& timer)
+    : cfg_(cfg), dev_(device), comm_(comm), backend_(backend), timer_(timer) {
+  const ModelShape& m = cfg.model;
+  const SequenceLayout& layout = backend.layout();
+  shape_ = attention_shape(cfg, layout);
+  positions_ = layout.positions(backend.part());
+  rows_ = int64_t(cfg.sequence.batch) * layout.local_len();
+
+  layers_.resize(size_t(m.layers));
+  for (int l = 0; l < m.layers; ++l) {
+    for (size_t wi = 0; wi < kWeights; ++wi) {
+      const Weight w = Weight(wi);
+      auto shape = weight_shape(m, w);
+      Tensor t = dev_.alloc(shape);
+      std::vector<float> host(size_t(t.numel()));
+      for (size_t i = 0; i < host.size(); ++i) host[i] = float(weight_value(cfg.run.seed, l, w, shape[0], i));
+      dev_.upload(t, host.data());
+      layers_[size_t(l)].w[wi] = t;
+      layers_[size_t(l)].grad[wi] = dev_.zeros(shape);
+    }
+  }
+  x0_ = alloc_rows(m.d_model);
+  fill_shard(dev_, x0_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, tensor_id::input_x);
+  // dL/dy is the loss coefficient over B·S real tokens; padded rows carry zero.
+  loss_coef_ = alloc_rows(m.d_model);
+  const double tokens = double(cfg.sequence.batch) * double(layout.real_len());
+  fill_shard(dev_, loss_coef_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, tensor_id::loss_weight,
+             1.0 / tokens);
+  saved_.resize(size_t(m.layers));
+}
+
+Tensor LayerStack::alloc_rows(int64_t cols) { return dev_.alloc({rows_, cols}); }
+
+void LayerStack::forward_layer(int l, Activations& s, Tensor& y, bool reuse_attention) {
+  const ModelShape& m = cfg_.model;
+  auto& w = layers_[size_t(l)].w;
+  const int64_t qd = int64_t(m.heads) * m.head_dim, kvd = int64_t(m.kv_heads) * m.head_dim;
+  s.h1 = alloc_rows(m.d_model);
+  s.rstd1 = dev_.alloc({rows_});
+  dev_.rmsnorm_fwd(s.x, w[size_t(Weight::g_attn)], m.rms_eps, s.h1, s.rstd1);
+  s.q = alloc_rows(qd);
+  s.k = alloc_rows(kvd);
+  s.v = alloc_rows(kvd);
+  dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wq)], 0.0f, s.q);
+  dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wk)], 0.0f, s.k);
+  dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wv)], 0.0f, s.v);
+  dev_.rope(s.q, m.heads, positions_, m.rope_theta, false);
+  dev_.rope(s.k, m.kv_heads, positions_, m.rope_theta, false);
+  if (!reuse_attention) {
+    s.o = alloc_rows(qd);
+    s.lse = dev_.alloc({int64_t(cfg_.sequence.batch), int64_t(m.heads), backend_.layout().local_len()});
+    auto t = timer_.scope("attention_fwd");
+    backend_.forward(shape_, s.q, s.k, s.v, s.o, s.lse);
+    ++attention_forward_calls_;
+  }
+  s.x2 = alloc_rows(m.d_model);
+  dev_.copy(s.x2, s.x);
+  dev_.gemm(false, false, 1.0f, s.o, w[size_t(Weight::wo)], 1.0f, s.x2);
+  s.h2 = alloc_rows(m.d_model);
+  s.rstd2 = dev_.alloc({rows_});
+  dev_.rmsnorm_fwd(s.x2, w[size_t(Weight::g_mlp)], m.rms_eps, s.h2, s.rstd2);
+  s.a = alloc_rows(m.ffn_hidden);
+  s.u = alloc_rows(m.ffn_hidden);
+  dev_.gemm(false, false, 1.0f, s.h2, w[size_t(Weight::w1)], 0.0f, s.a);
+  dev_.gemm(false, false, 1.0f, s.h2, w[size_t(Weight::w3)], 0.0f, s.u);
+  s.m = alloc_rows(m.ffn_hidden);
+  dev_.swiglu_fwd(s.a, s.u, s.m);
+  y = alloc_rows(m.d_model);
+  dev_.copy(y, s.x2);
+  dev_.gemm(false, false, 1.0f, s.m, w[size_t(Weight::w2)], 1.0f, y);
+}
+
+void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor& dx) {
+  const ModelShape& m = cfg_.model;
+  auto& w = layers_[size_t(l)].w;
+  auto& g = layers_[size_t(l)].grad;
+  const int64_t qd = int64_t(m.heads) * m.head_dim, kvd = int64_t(m.kv_heads) * m.head_dim;
+  // MLP block: y = x2 + swiglu(h2 w1, h2 w3) w2.
+  Tensor dx2 = alloc_rows(m.d_model);
+  dev_.copy(dx2, dy);
+  dev_.gemm(true, false, 1.0f, s.m, dy, 1.0f, g[size_t(Weight::w2)]);
+  Tensor dm = alloc_rows(m.ffn_hidden);
+  dev_.gemm(false, true, 1.0f, dy, w[size_t(Weight::w2)], 0.0f, dm);
+  Tensor da = alloc_rows(m.ffn_hidden), du = alloc_rows(m.ffn_hidden);
+  dev_.swiglu_bwd(s.a, s.u, dm, da, du);
+  dm = Tensor();
+  dev_.gemm(true, false, 1.0f, s.h2, da, 1.0f, g[size_t(Weight::w1)]);
+  dev_.gemm(true, false, 1.0f, s.h2, du, 1.0f, g[size_t(Weight::w3)]);
+  Tensor dh2 = alloc_rows(m.d_model);
+  dev_.gemm(false, true, 1.0f, da, w[size_t(Weight::w1)], 0.0f, dh2);
+  dev_.gemm(false, true, 1.0f, du, w[size_t(Weight::w3)], 1.0f, dh2);
+  da = du = Tensor();
+  dev_.rmsnorm_bwd(s.x2, w[size_t(Weight::g_mlp)], s.rstd2, dh2, dx2, g[size_t(Weight::g_mlp)]);
+  // Attention block: x2 = x + attention(rope(h1 wq), rope(h1 wk), h1 wv) wo.
+  dev_.gemm(true, false, 1.0f, s.o, dx2, 1.0f, g[size_t(Weight::wo)]);
+  Tensor dout = alloc_rows(qd);
+  dev_.gemm(false, true, 1.0f, dx2, w[size_t(Weight::wo)], 0.0f, dout);
+  Tensor dq = alloc_rows(qd), dk = alloc_rows(kvd), dv = alloc_rows(kvd);
+  {
+    auto t = timer_.scope("attention_bwd");
+    backend_.backward(shape_, s.q, s.k, s.v, s.o, s.lse, dout, dq, dk, dv);
+  }
+  dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
+  dev_.rope(dk, m.kv_heads, positions_, m.rope_theta, true);
+  dev_.gemm(true, false, 1.0f, s.h1, dq, 1.0f, g[size_t(Weight::wq)]);
+  dev_.gemm(true, false, 1.0f, s.h1, dk, 1.0f, g[size_t(Weight::wk)]);
+  dev_.gemm(true, false, 1.0f, s.h1, dv, 1.0f, g[size_t(Weight::wv)]);
+  Tensor dh1 = alloc_rows(m.d_model);
+  dev_.gemm(false, true, 1.0f, dq, w[size_t(Weight::wq)], 0.0f, dh1);
+  dev_.gemm(false, true, 1.0f, dk, w[size_t(Weight::wk)], 1.0f, dh1);
+  dev_.gemm(false, true, 1.0f, dv, w[size_t(Weight::wv)], 1.0f, dh1);
+  dx = dx2;
+  dev_.rmsnorm_bwd(s.x, w[size_t(Weight::g_attn)], s.rstd1, dh1, dx, g[size_t(Weight::g_attn)]);
+}
+
+double LayerStack::step(bool with_backward) {
+  const Checkpointing ckpt = cfg_.run.checkpointing;
+  attention_forward_calls_ = 0;
+  Tensor x = x0_;
+  {
+    auto t = timer_.scope("forward");
+    for (int l = 0; l < layers(); ++l) {
+      Activations& s = saved_[size_t(l)];
+      s = Activations{};
+      s.x = x;
+      forward_layer(l, s, x, false);
+      // Checkpointing drops what the backward can recompute: everything but the layer
+      // input (full), or everything but the input and the attention output (selective).
+      if (!with_backward) {
+        s = Activations{};
+      } else if (ckpt != Checkpointing::none) {
+        Activations kept;
+        kept.x = s.x;
+        if (ckpt == Checkpointing::selective) {
+          kept.o = s.o;
+          kept.lse = s.lse;
+        }
+        s = kept;
+      }
+    }
+  }
+  y_ = x;
+  double loss = dev_.dot(loss_coef_, y_);
+  comm_.all_reduce_sum(&loss, 1);
+  if (!with_backward) return loss;
+
+  auto t = timer_.scope("backward");
+  for (auto& layer : layers_)
+    for (auto& grad : layer.grad) dev_.fill(grad, 0.0f);
+  Tensor dy = loss_coef_;
+  for (int l = layers() - 1; l >= 0; --l) {
+    Activations& s = saved_[size_t(l)];
+    if (ckpt != Checkpointing::none) {
+      auto r = timer_.scope("recompute");
+      Tensor unused;
+      forward_layer(l, s, unused, ckpt == Checkpointing::selective);
+    }
+    Tensor dx;
+    backward_layer(l, s, dy, dx);
+    s = Activations{};
+    dy = dx;
+  }
+  dx_ = dy;
+  auto r = timer_.scope("grad_allreduce");
+  for (auto& layer : layers_)
+    for (auto& grad : layer.grad) comm_.all_reduce_sum(grad.data(), grad.numel());
+  return loss;
+}
+
+}  // namespace minictx

@@ -1,0 +1,62 @@
+#pragma once
+#include <array>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "comm/comm.hpp"
+#include "config/run_config.hpp"
+#include "core/phase_timer.hpp"
+#include "core/synthetic_data.hpp"
+#include "device/device.hpp"
+
+namespace minictx {
+
+// The Llama-style decoder stack on this rank's tokens:
+//   x → RMSNorm → QKV → RoPE → attention (the backend) → out-proj → +x
+//     → RMSNorm → SwiGLU MLP → + ; loss = (1/(B·S)) Σ c ∘ y over real tokens.
+// Weights are replicated; their gradients are summed over the sequence-parallel group.
+class LayerStack {
+ public:
+  LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend, PhaseTimer& timer);
+
+  // One training step: forward, then backward unless fwd_only. Returns the global loss.
+  double step(bool with_backward);
+
+  const Tensor& output() const { return y_; }
+  const Tensor& input_grad() const { return dx_; }
+  const Tensor& weight_grad(int layer, Weight w) const { return layers_[size_t(layer)].grad[size_t(w)]; }
+  int layers() const { return int(layers_.size()); }
+  // Times the distributed attention ran in the last step (forward and recompute).
+  int attention_forward_calls() const { return attention_forward_calls_; }
+
+ private:
+  static constexpr size_t kWeights = size_t(Weight::count);
+  struct LayerParams {
+    std::array<Tensor, kWeights> w;
+    std::array<Tensor, kWeights> grad;
+  };
+  // What the backward of one layer needs.
+  struct Activations {
+    Tensor x, h1, rstd1, q, k, v, o, lse, x2, h2, rstd2, a, u, m;
+  };
+
+  Tensor alloc_rows(int64_t cols);
+  // Forward of layer l from acts.x; fills acts (attention outputs too, unless reuse_attention).
+  void forward_layer(int l, Activations& acts, Tensor& y, bool reuse_attention);
+  void backward_layer(int l, Activations& acts, const Tensor& dy, Tensor& dx);
+
+  const RunConfig& cfg_;
+  Device& dev_;
+  Comm& comm_;
+  AttentionBackend& backend_;
+  PhaseTimer& timer_;
+  AttnShape shape_;
+  std::vector<int64_t> positions_;
+  int64_t rows_ = 0;  // B · local length
+  std::vector<LayerParams> layers_;
+  std::vector<Activations> saved_;
+  Tensor x0_, loss_coef_, y_, dx_;
+  int attention_forward_calls_ = 0;
+};
+
+}  // namespace minictx

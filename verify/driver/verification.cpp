@@ -1,0 +1,245 @@
+#include "driver/verification.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "backends/backend.hpp"
+#include "core/phase_timer.hpp"
+#include "io/array_dump.hpp"
+#include "model/attention_step.hpp"
+#include "model/layer_stack.hpp"
+#include "reference/reference.hpp"
+
+namespace minictx {
+namespace {
+
+using Arrays = std::vector<DumpArray>;
+
+std::vector<double> download(Device& dev, const Tensor& t) {
+  std::vector<float> host(size_t(t.numel()));
+  dev.download(t, host.data());
+  return {host.begin(), host.end()};
+}
+
+// [B, H, L] per-row vectors to [B, L, H] rows, so they gather like activations.
+std::vector<double> heads_last(const std::vector<double>& v, int batch, int heads) {
+  const size_t len = v.size() / size_t(batch * heads);
+  std::vector<double> out(v.size());
+  for (size_t b = 0; b < size_t(batch); ++b)
+    for (size_t h = 0; h < size_t(heads); ++h)
+      for (size_t i = 0; i < len; ++i) out[(b * len + i) * heads + h] = v[(b * heads + h) * len + i];
+  return out;
+}
+
+// The global [B, S, width] tensor (real tokens only) from every rank's [B·L, width] rows.
+std::vector<double> gather_rows(Comm& world, const std::vector<double>& local, const SequenceLayout& layout,
+                                int part, int batch) {
+  const int64_t len = layout.local_len(), seq = layout.real_len();
+  const int64_t width = int64_t(local.size()) / (batch * len);
+  std::vector<double> mine(local);
+  mine.push_back(part);
+  const size_t n = mine.size();
+  std::vector<double> all(n * size_t(world.size()));
+  world.gather_doubles(mine.data(), all.data(), int64_t(n));
+  std::vector<double> global(size_t(batch * seq * width));
+  for (int r = 0; r < world.size(); ++r) {
+    const double* src = all.data() + size_t(r) * n;
+    const int p = int(src[n - 1]);
+    for (int b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < len; ++i) {
+        const int64_t pos = layout.global_position(p, i);
+        if (pos >= seq) continue;
+        std::copy_n(src + (b * len + i) * width, width, global.data() + (b * seq + pos) * width);
+      }
+  }
+  return global;
+}
+
+reference::Problem problem_of(const RunConfig& c) {
+  reference::Problem p;
+  p.batch = c.sequence.batch;
+  p.seq_len = c.sequence.length;
+  p.layers = c.model.layers;
+  p.d_model = c.model.d_model;
+  p.heads = c.model.heads;
+  p.kv_heads = c.model.kv_heads;
+  p.head_dim = c.model.head_dim;
+  p.ffn_hidden = c.model.ffn_hidden;
+  p.causal = c.attention.causal;
+  p.rms_eps = c.model.rms_eps;
+  p.rope_theta = c.model.rope_theta;
+  p.seed = c.run.seed;
+  return p;
+}
+
+std::string grad_name(int layer, Weight w) { return "grads/layer" + std::to_string(layer) + "/" + weight_name(w); }
+
+// One step of `cfg` on `comm`; the global outputs and gradients on every rank of it.
+Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
+  const BackendInfo& info = find_backend(cfg.attention.backend);
+  info.validate(cfg, comm.size());
+  auto backend = info.create(comm, dev, cfg);
+  const SequenceLayout& layout = backend->layout();
+  const int part = backend->part(), batch = cfg.sequence.batch;
+  const int64_t seq = cfg.sequence.length;
+  const int64_t h = cfg.model.heads, kvh = cfg.model.kv_heads, d = cfg.model.head_dim, dm = cfg.model.d_model;
+  auto rows = [&](const Tensor& t) { return gather_rows(comm, download(dev, t), layout, part, batch); };
+  PhaseTimer timer;
+  Arrays out;
+  if (cfg.run.mode == Mode::attention) {
+    AttentionStep step(cfg, dev, *backend, timer);
+    step.step(true);
+    out.push_back({"outputs/o", {batch, seq, h, d}, rows(step.o())});
+    out.push_back({"outputs/lse", {batch, seq, h},
+                   gather_rows(comm, heads_last(download(dev, step.lse()), batch, int(h)), layout, part, batch)});
+    out.push_back({"grads/q", {batch, seq, h, d}, rows(step.dq())});
+    out.push_back({"grads/k", {batch, seq, kvh, d}, rows(step.dk())});
+    out.push_back({"grads/v", {batch, seq, kvh, d}, rows(step.dv())});
+    return out;
+  }
+  LayerStack model(cfg, dev, comm, *backend, timer);
+  const double loss = model.step(true);
+  out.push_back({"outputs/loss", {1}, {loss}});
+  out.push_back({"outputs/y", {batch, seq, dm}, rows(model.output())});
+  out.push_back({"grads/x", {batch, seq, dm}, rows(model.input_grad())});
+  for (int l = 0; l < model.layers(); ++l)
+    for (int w = 0; w < int(Weight::count); ++w) {
+      const Tensor& g = model.weight_grad(l, Weight(w));
+      out.push_back({grad_name(l, Weight(w)), g.shape(), download(dev, g)});
+    }
+  return out;
+}
+
+// The fp64 golden values under the same names as run_app's.
+Arrays run_fp64(const RunConfig& cfg, const Arrays& like) {
+  const reference::Problem p = problem_of(cfg);
+  Arrays ref = like;
+  auto set = [&](const std::string& name, std::vector<double> v) {
+    for (auto& a : ref)
+      if (a.name == name) a.data = std::move(v);
+  };
+  if (cfg.run.mode == Mode::attention) {
+    const auto r = reference::attention(p);
+    set("outputs/o", r.o);
+    set("outputs/lse", heads_last(r.lse, p.batch, p.heads));
+    set("grads/q", r.dq);
+    set("grads/k", r.dk);
+    set("grads/v", r.dv);
+    return ref;
+  }
+  const auto r = reference::model(p);
+  set("outputs/loss", {r.loss});
+  set("outputs/y", r.y);
+  set("grads/x", r.dx);
+  for (int l = 0; l < p.layers; ++l)
+    for (int w = 0; w < int(Weight::count); ++w) set(grad_name(l, Weight(w)), r.weight_grads[size_t(l)][size_t(w)]);
+  return ref;
+}
+
+// The generated global inputs and weights, for --dump.
+Arrays global_inputs(const RunConfig& cfg) {
+  const reference::Problem p = problem_of(cfg);
+  Arrays in;
+  const int64_t b = p.batch, s = p.seq_len;
+  auto generated = [&](uint64_t id, int64_t width) {
+    std::vector<double> v(size_t(b * s * width));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = data_value(p.seed, id, i);
+    return v;
+  };
+  if (cfg.run.mode == Mode::attention) {
+    in.push_back({"inputs/q", {b, s, p.heads, p.head_dim}, generated(tensor_id::attn_q, int64_t(p.heads) * p.head_dim)});
+    in.push_back({"inputs/k", {b, s, p.kv_heads, p.head_dim}, generated(tensor_id::attn_k, int64_t(p.kv_heads) * p.head_dim)});
+    in.push_back({"inputs/v", {b, s, p.kv_heads, p.head_dim}, generated(tensor_id::attn_v, int64_t(p.kv_heads) * p.head_dim)});
+    in.push_back({"inputs/dout", {b, s, p.heads, p.head_dim}, generated(tensor_id::attn_do, int64_t(p.heads) * p.head_dim)});
+    return in;
+  }
+  in.push_back({"inputs/x", {b, s, p.d_model}, reference::make_input(p)});
+  in.push_back({"inputs/loss_weights", {b, s, p.d_model}, reference::make_loss_weights(p)});
+  const auto weights = reference::make_weights(p);
+  for (int l = 0; l < p.layers; ++l)
+    for (int w = 0; w < int(Weight::count); ++w) {
+      const auto& v = weights[size_t(l)][size_t(w)];
+      std::vector<int64_t> shape = {int64_t(v.size())};
+      in.push_back({"weights/layer" + std::to_string(l) + "/" + weight_name(Weight(w)), shape, v});
+    }
+  return in;
+}
+
+}  // namespace
+
+double verify_tolerance(const RunConfig& cfg) {
+  switch (cfg.run.dtype) {
+    case DType::f32: return 1e-4;
+    case DType::bf16: return cfg.model.kv_heads < cfg.model.heads ? 3.5e-2 : 2.5e-2;
+    case DType::f16: return 5e-3;
+  }
+  return 0;
+}
+
+VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got, const std::vector<double>& ref,
+                         double tolerance) {
+  VerifyRow row;
+  row.tensor = name;
+  row.tolerance = tolerance;
+  bool finite = got.size() == ref.size();
+  double max_ref = 0, sq = 0;
+  for (size_t i = 0; finite && i < got.size(); ++i) {
+    finite = std::isfinite(got[i]);
+    const double err = std::fabs(got[i] - ref[i]);
+    row.max_abs_err = std::max(row.max_abs_err, err);
+    max_ref = std::max(max_ref, std::fabs(ref[i]));
+    sq += err * err;
+  }
+  if (!finite) {
+    row.max_abs_err = row.max_rel_err = row.rmse = NAN;
+    row.pass = false;
+    return row;
+  }
+  row.rmse = got.empty() ? 0 : std::sqrt(sq / double(got.size()));
+  row.max_rel_err = max_ref > 0 ? row.max_abs_err / max_ref : row.max_abs_err;
+  row.pass = row.max_rel_err <= tolerance;
+  return row;
+}
+
+Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, const std::string& reference,
+                          const std::string& dump_path) {
+  Verification v;
+  v.reference = reference;
+  const Arrays got = run_app(cfg, world, device);
+  Arrays ref;
+  if (reference == "single-device") {
+    // Rank 0 alone reruns the whole sequence with the local backend.
+    auto self = world.split(world.rank() == 0 ? 0 : 1, world.rank());
+    if (world.rank() == 0) {
+      RunConfig single = cfg;
+      single.attention.backend = "local";
+      ref = run_app(single, *self, device);
+    }
+  } else if (world.rank() == 0) {
+    ref = run_fp64(cfg, got);
+  }
+  double failures = 0;
+  if (world.rank() == 0) {
+    const double tol = verify_tolerance(cfg);
+    for (size_t i = 0; i < got.size(); ++i) {
+      v.rows.push_back(compare_tensor(got[i].name, got[i].data, ref[i].data, tol));
+      failures += v.rows.back().pass ? 0 : 1;
+    }
+    if (!dump_path.empty()) {
+      Arrays dump = global_inputs(cfg);
+      for (const auto& a : got) dump.push_back(a);
+      for (auto a : ref) {
+        a.name = "reference/" + a.name;
+        dump.push_back(std::move(a));
+      }
+      write_array_dump(dump_path, dump, "minictx verify dump: inputs, weights, app outputs/grads, " + reference +
+                                            " reference outputs/grads");
+    }
+  }
+  world.all_reduce_sum(&failures, 1);
+  v.valid = failures == 0;
+  return v;
+}
+
+}  // namespace minictx

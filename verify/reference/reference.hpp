@@ -1,0 +1,56 @@
+#pragma once
+// Independent fp64 golden model of minictx: written from the math in DESIGN.md with
+// plain loops (materialised S×S attention, no tiling, no BLAS) and sharing nothing with
+// the app but the data generator, so that agreement between the two means something.
+#include <cstdint>
+#include <vector>
+
+#include "core/synthetic_data.hpp"
+
+namespace minictx::reference {
+
+struct Problem {
+  int batch = 1;
+  int64_t seq_len = 0;  // real tokens (no padding here)
+  int layers = 1, d_model = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn_hidden = 0;
+  bool causal = true;
+  double rms_eps = 1e-5, rope_theta = 10000.0;
+  uint64_t seed = 0;
+};
+
+struct AttentionResult {
+  std::vector<double> o, lse, dq, dk, dv;  // o, dq [B,S,H,D]; lse [B,H,S]; dk, dv [B,S,Hkv,D]
+};
+
+// Per layer, per int(Weight), flattened like the weight ([in, out] row-major; gains [d]).
+using Weights = std::vector<std::vector<std::vector<double>>>;
+
+struct ModelResult {
+  double loss = 0;
+  std::vector<double> y;   // final layer output [B,S,d_model]
+  std::vector<double> dx;  // dLoss/dx for the model input [B,S,d_model]
+  Weights weight_grads;    // [layer][int(Weight)] flattened like the weight
+};
+
+// Attention mode: q, k, v, dO from tensor_id::attn_q/k/v/do, positions 0..S-1; forward
+// and backward with dO as the upstream gradient (the "loss" is Σ dO∘O).
+AttentionResult attention(const Problem&);
+// Full layer stack, forward and backward of L = (1/(B·S)) Σ c∘y.
+ModelResult model(const Problem&);
+
+// Building blocks, exposed for tests and the finite-difference checks.
+// positions: global position of each sequence row (size S), shared by every batch entry.
+// attention_forward fills o and lse only; attention_on also runs the backward with dout.
+AttentionResult attention_forward(const Problem&, const std::vector<double>& q,
+                                  const std::vector<double>& k, const std::vector<double>& v,
+                                  const std::vector<int64_t>& positions);
+AttentionResult attention_on(const Problem&, const std::vector<double>& q,
+                             const std::vector<double>& k, const std::vector<double>& v,
+                             const std::vector<double>& dout,
+                             const std::vector<int64_t>& positions);
+double model_loss(const Problem&, const Weights& weights, const std::vector<double>& x);
+Weights make_weights(const Problem&);                   // from weight_value()
+std::vector<double> make_input(const Problem&);         // x [B,S,d] from tensor_id::input_x
+std::vector<double> make_loss_weights(const Problem&);  // c [B,S,d] from tensor_id::loss_weight
+
+}  // namespace minictx::reference

@@ -1,0 +1,163 @@
+// Materialised softmax attention with GQA: each (batch, head) builds its full S×S
+// probability matrix, so the result is the textbook formula with no online-softmax or
+// tiling that could share a bug with the app's kernels.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/error.hpp"
+#include "reference/reference.hpp"
+
+namespace minictx::reference {
+namespace {
+
+// Row-major [B, S, heads, D] indexing for q/dO/o (heads = H) and k/v (heads = Hkv).
+struct Layout {
+  int64_t S, D;
+  size_t at(int b, int64_t s, int heads, int h) const {
+    return size_t(((b * S + s) * heads + h) * D);
+  }
+};
+
+void check_shapes(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
+                  const std::vector<double>& v, const std::vector<int64_t>& positions) {
+  require(p.heads > 0 && p.kv_heads > 0 && p.heads % p.kv_heads == 0,
+          "reference: heads must be a positive multiple of kv_heads");
+  const size_t rows = size_t(p.batch) * p.seq_len;
+  require(q.size() == rows * p.heads * p.head_dim, "reference: q has the wrong size");
+  require(k.size() == rows * p.kv_heads * p.head_dim && v.size() == k.size(),
+          "reference: k/v have the wrong size");
+  require(positions.size() == size_t(p.seq_len),
+          "reference: positions needs one entry per sequence row, got " +
+              std::to_string(positions.size()));
+}
+
+// P[i*S + j] and lse[i] of one (batch b, head h); masked entries of P are exactly 0.
+void probabilities(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
+                   const std::vector<int64_t>& pos, int b, int h, std::vector<double>& P,
+                   double* lse) {
+  const int64_t S = p.seq_len, D = p.head_dim;
+  const Layout L{S, D};
+  const int g = h / (p.heads / p.kv_heads);
+  const double scale = 1.0 / std::sqrt(double(D));
+  const double masked = -std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < S; ++i) {
+    double* row = &P[size_t(i * S)];
+    const double* qi = &q[L.at(b, i, p.heads, h)];
+    double mx = masked;
+    for (int64_t j = 0; j < S; ++j) {
+      if (p.causal && pos[j] > pos[i]) {
+        row[j] = masked;
+        continue;
+      }
+      const double* kj = &k[L.at(b, j, p.kv_heads, g)];
+      double s = 0;
+      for (int64_t e = 0; e < D; ++e) s += qi[e] * kj[e];
+      row[j] = scale * s;
+      mx = std::max(mx, row[j]);
+    }
+    // Subtracting the row max only keeps exp() in range; it cancels exactly in P and lse.
+    double sum = 0;
+    for (int64_t j = 0; j < S; ++j) sum += row[j] == masked ? 0.0 : std::exp(row[j] - mx);
+    for (int64_t j = 0; j < S; ++j) row[j] = row[j] == masked ? 0.0 : std::exp(row[j] - mx) / sum;
+    lse[i] = mx + std::log(sum);
+  }
+}
+
+}  // namespace
+
+AttentionResult attention_forward(const Problem& p, const std::vector<double>& q,
+                                  const std::vector<double>& k, const std::vector<double>& v,
+                                  const std::vector<int64_t>& positions) {
+  check_shapes(p, q, k, v, positions);
+  const int64_t S = p.seq_len, D = p.head_dim;
+  const Layout L{S, D};
+  AttentionResult r;
+  r.o.assign(q.size(), 0.0);
+  r.lse.assign(size_t(p.batch) * p.heads * S, 0.0);
+  std::vector<double> P(size_t(S * S));
+  for (int b = 0; b < p.batch; ++b) {
+    for (int h = 0; h < p.heads; ++h) {
+      const int g = h / (p.heads / p.kv_heads);
+      probabilities(p, q, k, positions, b, h, P, &r.lse[size_t((int64_t(b) * p.heads + h) * S)]);
+      for (int64_t i = 0; i < S; ++i) {
+        double* oi = &r.o[L.at(b, i, p.heads, h)];
+        for (int64_t j = 0; j < S; ++j) {
+          const double* vj = &v[L.at(b, j, p.kv_heads, g)];
+          for (int64_t e = 0; e < D; ++e) oi[e] += P[size_t(i * S + j)] * vj[e];
+        }
+      }
+    }
+  }
+  return r;
+}
+
+AttentionResult attention_on(const Problem& p, const std::vector<double>& q,
+                             const std::vector<double>& k, const std::vector<double>& v,
+                             const std::vector<double>& dout,
+                             const std::vector<int64_t>& positions) {
+  AttentionResult r = attention_forward(p, q, k, v, positions);
+  require(dout.size() == q.size(), "reference: dO has the wrong size");
+  const int64_t S = p.seq_len, D = p.head_dim;
+  const Layout L{S, D};
+  const double scale = 1.0 / std::sqrt(double(D));
+  r.dq.assign(q.size(), 0.0);
+  r.dk.assign(k.size(), 0.0);
+  r.dv.assign(v.size(), 0.0);
+  std::vector<double> P(size_t(S * S)), dS(size_t(S * S)), lse(static_cast<size_t>(S));
+  for (int b = 0; b < p.batch; ++b) {
+    for (int h = 0; h < p.heads; ++h) {
+      const int g = h / (p.heads / p.kv_heads);
+      probabilities(p, q, k, positions, b, h, P, lse.data());
+      for (int64_t i = 0; i < S; ++i) {
+        const double* doi = &dout[L.at(b, i, p.heads, h)];
+        // dP_ij = dO_i·v_j, then dS_ij = P_ij (dP_ij − Σ_j' P_ij' dP_ij').
+        double row_dot = 0;
+        for (int64_t j = 0; j < S; ++j) {
+          const double* vj = &v[L.at(b, j, p.kv_heads, g)];
+          double dp = 0;
+          for (int64_t e = 0; e < D; ++e) dp += doi[e] * vj[e];
+          dS[size_t(i * S + j)] = dp;
+          row_dot += P[size_t(i * S + j)] * dp;
+        }
+        for (int64_t j = 0; j < S; ++j) {
+          const double pij = P[size_t(i * S + j)];
+          dS[size_t(i * S + j)] = pij * (dS[size_t(i * S + j)] - row_dot);
+        }
+      }
+      for (int64_t i = 0; i < S; ++i) {
+        const double* qi = &q[L.at(b, i, p.heads, h)];
+        const double* doi = &dout[L.at(b, i, p.heads, h)];
+        double* dqi = &r.dq[L.at(b, i, p.heads, h)];
+        for (int64_t j = 0; j < S; ++j) {
+          const size_t kj = L.at(b, j, p.kv_heads, g);
+          const double pij = P[size_t(i * S + j)], dsij = dS[size_t(i * S + j)];
+          // Heads sharing kv head g accumulate into the same dK/dV rows.
+          for (int64_t e = 0; e < D; ++e) {
+            dqi[e] += scale * dsij * k[kj + e];
+            r.dk[kj + e] += scale * dsij * qi[e];
+            r.dv[kj + e] += pij * doi[e];
+          }
+        }
+      }
+    }
+  }
+  return r;
+}
+
+AttentionResult attention(const Problem& p) {
+  const size_t rows = size_t(p.batch) * p.seq_len;
+  auto gen = [&](uint64_t tensor, int heads) {
+    std::vector<double> t(rows * heads * p.head_dim);
+    for (size_t i = 0; i < t.size(); ++i) t[i] = data_value(p.seed, tensor, i);
+    return t;
+  };
+  std::vector<int64_t> positions(size_t(p.seq_len));
+  for (int64_t s = 0; s < p.seq_len; ++s) positions[size_t(s)] = s;
+  return attention_on(p, gen(tensor_id::attn_q, p.heads), gen(tensor_id::attn_k, p.kv_heads),
+                      gen(tensor_id::attn_v, p.kv_heads), gen(tensor_id::attn_do, p.heads),
+                      positions);
+}
+
+}  // namespace minictx::reference

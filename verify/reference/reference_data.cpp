@@ -1,0 +1,63 @@
+// Global inputs and weights, element by element from the shared counter-based generator.
+#include <utility>
+
+#include "reference/reference.hpp"
+
+namespace minictx::reference {
+namespace {
+
+std::vector<double> generate(uint64_t seed, uint64_t tensor, size_t n) {
+  std::vector<double> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = data_value(seed, tensor, i);
+  return t;
+}
+
+// [rows, cols] of a weight; a gain is one row of d_model.
+std::pair<int64_t, int64_t> weight_shape(const Problem& p, Weight w) {
+  const int64_t d = p.d_model, qd = int64_t(p.heads) * p.head_dim,
+                kvd = int64_t(p.kv_heads) * p.head_dim, f = p.ffn_hidden;
+  switch (w) {
+    case Weight::wq:
+      return {d, qd};
+    case Weight::wk:
+    case Weight::wv:
+      return {d, kvd};
+    case Weight::wo:
+      return {qd, d};
+    case Weight::w1:
+    case Weight::w3:
+      return {d, f};
+    case Weight::w2:
+      return {f, d};
+    default:
+      return {1, d};  // gains
+  }
+}
+
+}  // namespace
+
+std::vector<double> make_input(const Problem& p) {
+  return generate(p.seed, tensor_id::input_x, size_t(p.batch) * p.seq_len * p.d_model);
+}
+
+std::vector<double> make_loss_weights(const Problem& p) {
+  return generate(p.seed, tensor_id::loss_weight, size_t(p.batch) * p.seq_len * p.d_model);
+}
+
+Weights make_weights(const Problem& p) {
+  Weights weights(p.layers, std::vector<std::vector<double>>(int(Weight::count)));
+  for (int l = 0; l < p.layers; ++l) {
+    for (int wi = 0; wi < int(Weight::count); ++wi) {
+      const Weight w = Weight(wi);
+      const auto [rows, cols] = weight_shape(p, w);
+      // Gains ignore fan_in; the convention is to pass d_model.
+      const int64_t fan_in = is_gain(w) ? p.d_model : rows;
+      auto& t = weights[l][wi];
+      t.resize(size_t(rows * cols));
+      for (size_t i = 0; i < t.size(); ++i) t[i] = weight_value(p.seed, l, w, fan_in, i);
+    }
+  }
+  return weights;
+}
+
+}  // namespace minictx::reference
