@@ -1,0 +1,349 @@
+// The key table and everything that reads or writes one value: type checks, limits,
+// nearest-name suggestions, canonical formatting.
+#include "config/deck_schema.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/error.hpp"
+
+namespace minictx::deck_detail {
+namespace {
+
+template <class T>
+void store(T& dst, const DeckScalar& v, const std::vector<std::string>& choices) {
+  if constexpr (std::is_enum_v<T>) {
+    const auto& s = std::get<std::string>(v);
+    dst = T(std::find(choices.begin(), choices.end(), s) - choices.begin());
+  } else if constexpr (std::is_same_v<T, bool>) {
+    dst = std::get<bool>(v);
+  } else if constexpr (std::is_integral_v<T>) {
+    dst = T(std::get<long long>(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    dst = std::get<double>(v);
+  } else {
+    dst = std::get<std::string>(v);
+  }
+}
+
+template <class T>
+DeckScalar load(const T& src) {
+  if constexpr (std::is_enum_v<T>) {
+    return std::string(to_string(src));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return src;
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<long long>(src);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<double>(src);
+  } else {
+    return src;
+  }
+}
+
+KeySpec named(const std::string& key, Kind kind) {
+  KeySpec s;
+  s.key = key;
+  s.section = key.substr(0, key.find('.'));
+  s.leaf = key.substr(key.find('.') + 1);
+  s.kind = kind;
+  return s;
+}
+
+// Binds a key to the RunConfig member cfg.*sec.*member; integer limits follow its C++ type.
+template <class Sec, class T>
+KeySpec member_key(const std::string& key, Sec RunConfig::*sec, T Sec::*member, Kind kind,
+                   std::vector<std::string> choices = {}) {
+  KeySpec s = named(key, kind);
+  s.choices = std::move(choices);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    s.max_int = static_cast<long long>(std::min<unsigned long long>(std::numeric_limits<T>::max(), LLONG_MAX));
+  }
+  s.apply = [sec, member, ch = s.choices](RunConfig& c, const DeckScalar& v) { store(c.*sec.*member, v, ch); };
+  s.read = [sec, member](const RunConfig& c) { return load(c.*sec.*member); };
+  return s;
+}
+
+template <class Sec, class T>
+KeySpec integer(const std::string& key, Sec RunConfig::*sec, T Sec::*member, long long min) {
+  KeySpec s = member_key(key, sec, member, Kind::integer);
+  s.min_int = min;
+  return s;
+}
+
+template <class Sec>
+KeySpec real(const std::string& key, Sec RunConfig::*sec, double Sec::*member, double min, bool exclusive) {
+  KeySpec s = member_key(key, sec, member, Kind::real);
+  s.min_real = min;
+  s.min_exclusive = exclusive;
+  return s;
+}
+
+// Enum choices are spelled by to_string, so parsing and printing cannot drift apart.
+template <class Sec, class T>
+KeySpec enumeration(const std::string& key, Sec RunConfig::*sec, T Sec::*member, int count) {
+  std::vector<std::string> choices;
+  for (int i = 0; i < count; ++i) choices.emplace_back(to_string(T(i)));
+  return member_key(key, sec, member, Kind::choice, std::move(choices));
+}
+
+std::vector<KeySpec> make_schema() {
+  using R = RunConfig;
+  std::vector<KeySpec> k;
+  k.push_back(member_key("model.preset", &R::model, &ModelShape::preset, Kind::choice, model_presets()));
+  k.push_back(integer("model.layers", &R::model, &ModelShape::layers, 1));
+  k.push_back(integer("model.d_model", &R::model, &ModelShape::d_model, 1));
+  k.push_back(integer("model.heads", &R::model, &ModelShape::heads, 1));
+  k.push_back(integer("model.kv_heads", &R::model, &ModelShape::kv_heads, 1));
+  k.push_back(integer("model.head_dim", &R::model, &ModelShape::head_dim, 2));
+  k.back().even = true;  // RoPE rotates pairs of dimensions
+  k.push_back(integer("model.ffn_hidden", &R::model, &ModelShape::ffn_hidden, 1));
+  k.push_back(real("model.rms_eps", &R::model, &ModelShape::rms_eps, 0, true));
+  k.push_back(real("model.rope_theta", &R::model, &ModelShape::rope_theta, 0, true));
+
+  k.push_back(integer("sequence.length", &R::sequence, &SequenceConfig::length, 1));
+  k.push_back(integer("sequence.batch", &R::sequence, &SequenceConfig::batch, 1));
+
+  k.push_back(member_key("attention.backend", &R::attention, &AttentionConfig::backend, Kind::choice,
+                         {"local", "ring", "ulysses", "usp", "allgather", "double_ring", "burst"}));
+  k.push_back(member_key("attention.causal", &R::attention, &AttentionConfig::causal, Kind::boolean));
+  k.push_back(member_key("attention.ring_type", &R::attention, &AttentionConfig::ring_type, Kind::choice,
+                         {"basic", "zigzag", "stripe"}));
+  k.push_back(integer("attention.ulysses_degree", &R::attention, &AttentionConfig::ulysses_degree, 1));
+  k.push_back(integer("attention.ring_degree", &R::attention, &AttentionConfig::ring_degree, 0));
+  k.push_back(integer("attention.window_size", &R::attention, &AttentionConfig::window_size, 0));
+  k.push_back(member_key("attention.intra", &R::attention, &AttentionConfig::intra, Kind::choice, {"ring", "ulysses"}));
+  k.push_back(member_key("attention.bwd_comm", &R::attention, &AttentionConfig::bwd_comm, Kind::choice, {"q", "kv"}));
+  k.push_back(integer("attention.block_q", &R::attention, &AttentionConfig::block_q, 1));
+  k.push_back(integer("attention.block_k", &R::attention, &AttentionConfig::block_k, 1));
+
+  k.push_back(enumeration("run.mode", &R::run, &RunSettings::mode, 2));
+  k.push_back(member_key("run.fwd_only", &R::run, &RunSettings::fwd_only, Kind::boolean));
+  k.push_back(integer("run.warmup", &R::run, &RunSettings::warmup, 0));
+  k.push_back(integer("run.iters", &R::run, &RunSettings::iters, 1));
+  k.push_back(enumeration("run.checkpointing", &R::run, &RunSettings::checkpointing, 3));
+  k.push_back(enumeration("run.dtype", &R::run, &RunSettings::dtype, 3));
+  k.push_back(member_key("run.device", &R::run, &RunSettings::device, Kind::choice, {"kokkos", "cuda"}));
+  k.push_back(member_key("run.comm", &R::run, &RunSettings::comm, Kind::choice, {"mpi", "nccl"}));
+  k.push_back(integer("run.seed", &R::run, &RunSettings::seed, 0));
+  k.push_back(member_key("run.verify", &R::run, &RunSettings::verify, Kind::boolean));
+  k.push_back(member_key("run.reference", &R::run, &RunSettings::reference, Kind::choice, {"fp64", "single-device"}));
+
+  k.push_back(member_key("machine.profile", &R::machine, &MachineConfig::profile, Kind::text));
+  k.push_back(real("machine.peak_tflops", &R::machine, &MachineConfig::peak_tflops, 0, false));
+
+  k.push_back(integer("topology.ranks_per_node", &R::topology, &TopologyConfig::ranks_per_node, 0));
+
+  k.push_back(member_key("output.file", &R::output, &OutputConfig::file, Kind::text));
+  k.push_back(member_key("output.overwrite", &R::output, &OutputConfig::overwrite, Kind::boolean));
+
+  k.push_back(named("sweep.zip", Kind::key_list));  // not a RunConfig member: shapes the sweep
+  return k;
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// Typos shorter than about three letters per edit are still recognisable.
+std::size_t close_enough(const std::string& word) { return std::clamp<std::size_t>(word.size() / 3, 1, 3); }
+
+// YAML allows a leading '+', from_chars does not.
+const char* after_plus(const std::string& t) { return t.data() + (t.size() > 1 && t[0] == '+' && t[1] != '-'); }
+
+bool is_integer_text(const std::string& t) {
+  const std::size_t sign = !t.empty() && (t[0] == '+' || t[0] == '-');
+  return t.size() > sign && std::all_of(t.begin() + sign, t.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+bool parse_real(const std::string& t, double& out) {
+  const char* e = t.data() + t.size();
+  auto [p, ec] = std::from_chars(after_plus(t), e, out);
+  return !t.empty() && ec == std::errc() && p == e && std::isfinite(out);
+}
+
+[[noreturn]] void bad(const std::string& where, const KeySpec& s, const std::string& what) {
+  input_error(where + ": " + s.key + " " + what);
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& schema() {
+  static const std::vector<KeySpec> table = make_schema();
+  return table;
+}
+
+const std::vector<std::string>& section_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& s : schema())
+      if (n.empty() || n.back() != s.section) n.push_back(s.section);
+    return n;
+  }();
+  return names;
+}
+
+const KeySpec* find_key(const std::string& dotted) {
+  for (const auto& s : schema())
+    if (s.key == dotted) return &s;
+  return nullptr;
+}
+
+// Optimal string alignment distance: Levenshtein plus adjacent transpositions, the
+// commonest typo ("modle").
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::string unknown_key_message(const std::string& dotted) {
+  const auto dot = dotted.find('.');
+  const std::string section = dot == std::string::npos ? "" : dotted.substr(0, dot);
+  const std::string leaf = dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+  // A leaf written under the wrong section ("attention.layers") is one edit away from
+  // the right key; a typo in either part counts its edits.
+  const KeySpec* best = nullptr;
+  std::size_t best_d = SIZE_MAX;
+  for (const auto& s : schema()) {
+    const std::size_t d =
+        std::min(edit_distance(dotted, s.key), edit_distance(leaf, s.leaf) + (s.section == section ? 0 : 1));
+    if (d < best_d || (d == best_d && s.section == section && best->section != section)) {
+      best = &s;
+      best_d = d;
+    }
+  }
+  std::string msg = "unknown key '" + dotted + "'";
+  if (best_d <= close_enough(leaf)) return msg + " (did you mean '" + best->key + "'?)";
+  std::vector<std::string> leaves;
+  for (const auto& s : schema())
+    if (s.section == section) leaves.push_back(s.leaf);
+  if (!leaves.empty()) msg += " (keys of " + section + ": " + join(leaves, ", ") + ")";
+  return msg;
+}
+
+std::string unknown_section_message(const std::string& section) {
+  std::string msg = "unknown section '" + section + "'";
+  if (const KeySpec* k = find_key(section))
+    return msg + " (write '" + k->leaf + ":' indented under '" + k->section + ":')";
+  std::string best;
+  std::size_t best_d = SIZE_MAX;
+  for (const auto& s : section_names()) {
+    const std::size_t d = edit_distance(section, s);
+    if (d < best_d) best = s, best_d = d;
+  }
+  if (best_d <= close_enough(section)) return msg + " (did you mean '" + best + "'?)";
+  return msg + " (sections: " + join(section_names(), ", ") + ")";
+}
+
+DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::string& where) {
+  if (node.IsNull()) {
+    if (s.kind == Kind::text) return std::string();  // "file:" means the default name
+    bad(where, s, "has no value");
+  }
+  if (!node.IsScalar())
+    bad(where, s, std::string("must be a single value, got a ") + (node.IsMap() ? "mapping" : "nested list"));
+  const std::string& t = node.Scalar();
+  switch (s.kind) {
+    case Kind::integer: {
+      if (!is_integer_text(t)) bad(where, s, "must be an integer, got '" + t + "'");
+      long long v = 0;
+      const bool fits = std::from_chars(after_plus(t), t.data() + t.size(), v).ec == std::errc();
+      if (fits ? v < s.min_int : t[0] == '-')
+        bad(where, s, "must be at least " + std::to_string(s.min_int) + ", got " + t);
+      if (!fits || v > s.max_int) bad(where, s, "must be at most " + std::to_string(s.max_int) + ", got " + t);
+      if (s.even && v % 2 != 0) bad(where, s, "must be even (RoPE rotates pairs of dimensions), got " + t);
+      return v;
+    }
+    case Kind::real: {
+      double v = 0;
+      if (!parse_real(t, v)) bad(where, s, "must be a number, got '" + t + "'");
+      if (s.min_exclusive ? v <= s.min_real : v < s.min_real)
+        bad(where, s,
+            std::string(s.min_exclusive ? "must be greater than " : "must be at least ") + format_value(s.min_real) +
+                ", got " + t);
+      return v;
+    }
+    case Kind::boolean:
+      if (t == "true" || t == "True" || t == "TRUE") return true;
+      if (t == "false" || t == "False" || t == "FALSE") return false;
+      bad(where, s, "must be true or false, got '" + t + "'");
+    case Kind::choice:
+      if (std::find(s.choices.begin(), s.choices.end(), t) == s.choices.end())
+        bad(where, s, "must be one of " + join(s.choices, ", ") + "; got '" + t + "'");
+      return t;
+    case Kind::text:
+    case Kind::key_list:
+      break;
+  }
+  return t;
+}
+
+DeckEntry parse_entry(const KeySpec& s, const YAML::Node& node, const std::string& where,
+                      const std::function<std::string(const YAML::Node&)>& item_where) {
+  DeckEntry e{s.key, {}, false, where};
+  if (s.kind == Kind::key_list) {
+    e.is_list = true;
+    if (node.IsNull()) return e;
+    if (!node.IsSequence()) bad(where, s, "must be a list of keys, e.g. [sequence.length, attention.backend]");
+    for (const auto& item : node) {
+      const std::string at = item_where(item);
+      if (!item.IsScalar()) bad(at, s, "must list dotted keys such as sequence.length");
+      const std::string k = item.Scalar();
+      if (!find_key(k)) input_error(at + ": " + s.key + " names an " + unknown_key_message(k));
+      if (k == s.key) bad(at, s, "cannot name itself");
+      for (const auto& prev : e.values)
+        if (std::get<std::string>(prev) == k) bad(at, s, "names '" + k + "' twice");
+      e.values.emplace_back(k);
+    }
+    return e;
+  }
+  if (!node.IsSequence()) {
+    e.values.push_back(parse_value(s, node, where));
+    return e;
+  }
+  if (node.size() == 0) bad(where, s, "has an empty sweep list");
+  e.is_list = true;
+  for (const auto& item : node) e.values.push_back(parse_value(s, item, item_where(item)));
+  return e;
+}
+
+// Shortest text that reads back to the same double, so resolved decks round-trip.
+std::string format_value(const DeckScalar& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const long long* i = std::get_if<long long>(&v)) return std::to_string(*i);
+  if (const double* d = std::get_if<double>(&v)) {
+    char buf[32];
+    auto [p, ec] = std::to_chars(buf, buf + sizeof buf, *d);
+    return std::string(buf, p);
+  }
+  return std::get<std::string>(v);
+}
+
+}  // namespace minictx::deck_detail
+
+namespace minictx {
+
+std::vector<std::string> deck_keys() {
+  std::vector<std::string> keys;
+  for (const auto& s : deck_detail::schema()) keys.push_back(s.key);
+  return keys;
+}
+
+}  // namespace minictx

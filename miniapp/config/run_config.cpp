@@ -1,0 +1,50 @@
+#include "config/run_config.hpp"
+
+namespace minictx {
+
+// The spellings are the deck's, so a printed value can be pasted back into a deck.
+const char* to_string(Mode m) {
+  switch (m) {
+    case Mode::attention:
+      return "attention";
+    case Mode::model:
+      return "model";
+  }
+  return "?";
+}
+
+const char* to_string(Checkpointing c) {
+  switch (c) {
+    case Checkpointing::none:
+      return "none";
+    case Checkpointing::full:
+      return "full";
+    case Checkpointing::selective:
+      return "selective";
+  }
+  return "?";
+}
+
+const char* to_string(DType t) {
+  switch (t) {
+    case DType::f32:
+      return "fp32";
+    case DType::bf16:
+      return "bf16";
+    case DType::f16:
+      return "fp16";
+  }
+  return "?";
+}
+
+int64_t ModelShape::n_params() const {
+  const int64_t d = d_model, q = int64_t(heads) * head_dim, kv = int64_t(kv_heads) * head_dim;
+  const int64_t per_layer = 2 * d                  // the two RMSNorm gains
+                            + d * q                // wq
+                            + 2 * d * kv           // wk, wv (GQA: kv_heads)
+                            + q * d                // wo
+                            + 3 * d * ffn_hidden;  // w1, w3, w2 (SwiGLU)
+  return layers * per_layer;
+}
+
+}  // namespace minictx

@@ -1,0 +1,142 @@
+// Sweep expansion: the deck's lists become points (a cartesian product in deck order,
+// zipped keys moving together), each resolved to a RunConfig and validated.
+#include <set>
+
+#include "config/deck_schema.hpp"
+#include "core/error.hpp"
+
+namespace minictx::deck_detail {
+namespace {
+
+// Far more points than any benchmark campaign runs; a typo like a 1000-long list in
+// each of three keys would otherwise build a billion configurations.
+constexpr std::size_t max_points = 10000;
+
+const DeckEntry* find_entry(const std::vector<DeckEntry>& entries, const std::string& key) {
+  for (const auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+// Sections in schema order, every key with its value; sweep.zip has no meaning for a point.
+std::string resolved_yaml(const RunConfig& cfg) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  for (const auto& section : section_names()) {
+    if (section == "sweep") continue;
+    out << YAML::Key << section << YAML::Value << YAML::BeginMap;
+    for (const auto& s : schema())
+      if (s.section == section) out << YAML::Key << s.leaf << YAML::Value << format_value(s.read(cfg));
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+// Checks between keys that no single value can make (a preset may have supplied either
+// side). `at` names the first of the keys the deck sets, for the error line.
+void check_point(const RunConfig& c, const std::function<std::string(std::initializer_list<const char*>)>& at) {
+  const ModelShape& m = c.model;
+  if (m.heads % m.kv_heads != 0)
+    input_error(at({"model.kv_heads", "model.heads", "model.preset"}) + ": model.heads (" + std::to_string(m.heads) +
+                ") must be a multiple of model.kv_heads (" + std::to_string(m.kv_heads) +
+                ") for grouped-query attention");
+  const AttentionConfig& a = c.attention;
+  const bool uses_ulysses =
+      a.backend == "usp" || a.backend == "double_ring" || (a.backend == "burst" && a.intra == "ulysses");
+  if (uses_ulysses && m.heads % a.ulysses_degree != 0)
+    input_error(at({"attention.ulysses_degree", "model.heads", "model.preset"}) + ": attention.ulysses_degree (" +
+                std::to_string(a.ulysses_degree) + ") must divide model.heads (" + std::to_string(m.heads) +
+                ") because Ulysses splits the heads across ranks");
+  if (c.run.comm == "nccl" && c.run.device != "cuda")
+    input_error(at({"run.comm", "run.device"}) + ": run.comm nccl needs run.device cuda (NCCL moves device memory)");
+}
+
+}  // namespace
+
+std::vector<SweepPoint> expand_entries(const std::vector<DeckEntry>& entries, const std::string& deck_name,
+                                       const std::filesystem::path& deck_dir) {
+  std::set<std::string> zipped;
+  if (const DeckEntry* zip = find_entry(entries, "sweep.zip")) {
+    const DeckEntry* first = nullptr;
+    for (const auto& v : zip->values) {
+      const std::string& k = std::get<std::string>(v);
+      const DeckEntry* e = find_entry(entries, k);
+      if (!e || !e->is_list)
+        input_error(zip->where + ": sweep.zip names '" + k + "', which is not a list in this deck");
+      if (first && e->values.size() != first->values.size())
+        input_error(zip->where + ": sweep.zip lists must have equal lengths, but " + first->key + " has " +
+                    std::to_string(first->values.size()) + " values and " + k + " has " +
+                    std::to_string(e->values.size()));
+      if (!first) first = e;
+      zipped.insert(k);
+    }
+  }
+
+  // One dimension per list in deck order; the zipped lists share the dimension placed
+  // where the first of them appears. The last dimension varies fastest.
+  std::vector<std::vector<std::size_t>> dims;
+  std::size_t zip_dim = SIZE_MAX;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i].is_list || entries[i].key == "sweep.zip") continue;
+    if (!zipped.count(entries[i].key)) {
+      dims.push_back({i});
+      continue;
+    }
+    if (zip_dim == SIZE_MAX) {
+      zip_dim = dims.size();
+      dims.emplace_back();
+    }
+    dims[zip_dim].push_back(i);
+  }
+  std::size_t count = 1;
+  for (const auto& d : dims) {
+    count *= entries[d[0]].values.size();
+    if (count > max_points)
+      input_error("deck " + deck_name + ": the sweep has more than " + std::to_string(max_points) +
+                  " points; split it into several decks");
+  }
+
+  std::vector<SweepPoint> points;
+  std::map<std::string, MachineProfile> profiles;
+  std::vector<std::size_t> odometer(dims.size(), 0);
+  for (std::size_t p = 0; p < count; ++p) {
+    std::vector<std::size_t> pick(entries.size(), 0);
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      for (std::size_t i : dims[d]) pick[i] = odometer[d];
+
+    SweepPoint pt;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (!entries[i].is_list || entries[i].key == "sweep.zip") continue;
+      const std::string text = format_value(entries[i].values[pick[i]]);
+      pt.label += (pt.label.empty() ? "" : " ") + entries[i].key + "=" + text;
+      pt.varied[entries[i].key] = text;
+    }
+
+    // The preset first, so that the deck's own model keys override it.
+    RunConfig& c = pt.config;
+    const DeckEntry* preset = find_entry(entries, "model.preset");
+    c.model = preset_shape(preset ? std::get<std::string>(preset->values[pick[preset - entries.data()]]) : "custom");
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (entries[i].key != "sweep.zip") find_key(entries[i].key)->apply(c, entries[i].values[pick[i]]);
+
+    const std::string point = pt.label.empty() ? "" : " (point " + pt.label + ")";
+    auto at = [&](std::initializer_list<const char*> keys) {
+      for (const char* k : keys)
+        if (const DeckEntry* e = find_entry(entries, k)) return e->where + point;
+      return "deck " + deck_name + point;
+    };
+    check_point(c, at);
+    resolve_machine(c, deck_dir, at({"machine.profile", "machine.peak_tflops"}), profiles);
+    pt.resolved_yaml = resolved_yaml(c);
+    points.push_back(std::move(pt));
+
+    for (std::size_t d = dims.size(); d-- > 0;) {
+      if (++odometer[d] < entries[dims[d][0]].values.size()) break;
+      odometer[d] = 0;
+    }
+  }
+  return points;
+}
+
+}  // namespace minictx::deck_detail

@@ -1,0 +1,34 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "io/results.hpp"
+#include "io/table.hpp"
+
+namespace minictx {
+
+// Column sets: each turns points into a Table, one row per point in the given order.
+// Cells come from PointResult::labels and ::metrics; a missing one prints "n/a", never a
+// made-up number. Conventions: metrics mfu/hfu are fractions, printed as percentages
+// (42.57 means 42.57 %); *_mb metrics are already MB; bytes metrics print as MB with
+// 1 MB = 2^20 bytes; fwd_only prints True/False as in the seeds.
+
+// The default `minictx report` / end-of-run table: point | backend | ring_type | mode |
+// world | seq_len | batch | fwd_only | iters/s | latency(ms) | tokens/s | tokens/s/device |
+// TFLOPS/device | MFU | HFU | peak MB/device | sent MB/device (intra) |
+// sent MB/device (inter) | verdict ("skipped: <reason>" for a skipped point).
+Table summary_table(const std::vector<PointResult>& points);
+
+// The USP seed table: ring type | seq_len | ulysses_degree | ring_degree | fwd_only |
+// throughput(iters/s) | latency(ms/iter) | peak memory(MB/device) | speed(TFLOPS).
+Table usp_table(const std::vector<PointResult>& points);
+
+// The LoongTrain double-ring seed table: as usp_table with context_size | window_size in
+// place of the two degrees.
+Table double_ring_table(const std::vector<PointResult>& points);
+
+// Column sets by name, for the command line: "summary", "usp", "double_ring".
+std::vector<std::string> table_names();
+Table make_table(const std::string& name, const std::vector<PointResult>& points);  // InputError if unknown
+
+}  // namespace minictx

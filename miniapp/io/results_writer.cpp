@@ -1,0 +1,185 @@
+#include "io/results_writer.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "core/error.hpp"
+#include "io/hdf5_util.hpp"
+#include "io/results_reader.hpp"
+#include "io/results_schema.hpp"
+
+namespace minictx {
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// A point or phase name becomes one HDF5 link name.
+void require_link_name(const std::string& name, const std::string& what) {
+  if (name.empty() || name == "." || name.find('/') != std::string::npos)
+    fail(what + " '" + name + "' cannot name an HDF5 group or dataset (empty, '.' or has '/')");
+}
+
+void fsync_path(const std::string& path, int extra_flags) {
+  const int fd = ::open(path.c_str(), O_RDONLY | extra_flags);
+  if (fd < 0) fail("cannot open '" + path + "' to sync it: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  // Some file systems cannot sync a directory (EINVAL); the file itself is synced already.
+  if (rc != 0 && !((extra_flags & O_DIRECTORY) && err == EINVAL))
+    fail("cannot sync '" + path + "': " + std::strerror(err));
+}
+
+std::string directory_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+void write_provenance(hid_t file, const Provenance& prov) {
+  h5::Handle group = h5::create_group(file, "provenance");
+  for (const auto& [key, value] : prov.text) h5::write_attribute(group.get(), key, value);
+  for (const auto& [key, value] : prov.numbers) h5::write_attribute(group.get(), key, value);
+  h5::write_strings(group.get(), "hostnames", prov.hostnames);
+}
+
+void write_verification(hid_t point, const std::vector<VerifyRow>& rows) {
+  // One 1-D dataset per column: each reads with one h5py line, no compound types.
+  h5::Handle group = h5::create_group(point, "verification");
+  std::vector<std::string> tensor;
+  std::vector<double> max_abs_err, max_rel_err, rmse, tolerance;
+  std::vector<int8_t> pass;
+  for (const VerifyRow& r : rows) {
+    tensor.push_back(r.tensor);
+    max_abs_err.push_back(r.max_abs_err);
+    max_rel_err.push_back(r.max_rel_err);
+    rmse.push_back(r.rmse);
+    tolerance.push_back(r.tolerance);
+    pass.push_back(r.pass ? 1 : 0);
+  }
+  const std::vector<hsize_t> n{rows.size()};
+  h5::write_strings(group.get(), "tensor", tensor);
+  h5::write_doubles(group.get(), "max_abs_err", max_abs_err, n);
+  h5::write_doubles(group.get(), "max_rel_err", max_rel_err, n);
+  h5::write_doubles(group.get(), "rmse", rmse, n);
+  h5::write_doubles(group.get(), "tolerance", tolerance, n);
+  h5::write_int8s(group.get(), "pass", pass);
+}
+
+void write_point(hid_t points, const PointResult& p, int64_t index) {
+  h5::Handle group = h5::create_group(points, p.name);
+  const hid_t g = group.get();
+  h5::write_attribute(g, "index", index);
+  h5::write_attribute(g, "deck", p.deck);
+  h5::write_attribute(g, "verdict", p.verdict);
+  h5::write_attribute(g, "reference", p.reference);
+  h5::write_attribute(g, "skipped_reason", p.skipped_reason);
+  h5::write_attribute(g, "iters", static_cast<int64_t>(p.iters));
+  h5::write_attribute(g, "ranks", static_cast<int64_t>(p.ranks));
+  {
+    h5::Handle labels = h5::create_group(g, "labels");
+    for (const auto& [key, value] : p.labels) h5::write_attribute(labels.get(), key, value);
+  }
+  {
+    h5::Handle metrics = h5::create_group(g, "metrics");
+    for (const auto& [key, value] : p.metrics) h5::write_attribute(metrics.get(), key, value);
+  }
+  const hsize_t ranks = static_cast<hsize_t>(p.ranks);
+  const hsize_t iters = p.iter_seconds.empty() ? 0 : static_cast<hsize_t>(p.iters);
+  h5::write_doubles(g, "iter_seconds", p.iter_seconds, {iters, ranks});
+  {
+    h5::Handle phases = h5::create_group(g, "phase_seconds");
+    for (const auto& [phase, seconds] : p.phase_seconds)
+      h5::write_doubles(phases.get(), phase, seconds, {seconds.size()});
+  }
+  h5::write_doubles(g, "peak_memory_bytes", p.peak_memory_bytes, {p.peak_memory_bytes.size()});
+  h5::write_doubles(g, "bytes_sent_intra", p.bytes_sent_intra, {p.bytes_sent_intra.size()});
+  h5::write_doubles(g, "bytes_sent_inter", p.bytes_sent_inter, {p.bytes_sent_inter.size()});
+  write_verification(g, p.verification);
+}
+
+void write_contents(hid_t file, const ResultsFile& contents) {
+  h5::write_attribute(file, "format", std::string(schema::kFormat));
+  h5::write_attribute(file, "format_version", static_cast<int64_t>(schema::kFormatVersion));
+  write_provenance(file, contents.provenance);
+  h5::Handle points = h5::create_group(file, "points");
+  for (size_t i = 0; i < contents.points.size(); ++i)
+    write_point(points.get(), contents.points[i], static_cast<int64_t>(i));
+}
+
+}  // namespace
+
+ResultsWriter::ResultsWriter(std::string path, Provenance prov, bool overwrite, bool resume)
+    : path_(std::move(path)) {
+  for (const auto& entry : prov.numbers)
+    if (prov.text.count(entry.first))
+      fail("provenance key '" + entry.first + "' is both text and a number");
+  if (exists(path_)) {
+    if (resume) {
+      contents_.points = read_results(path_).points;
+      prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
+    } else if (!overwrite) {
+      input_error("results file '" + path_ +
+                  "' already exists; pass overwrite (--force) to replace it, or choose "
+                  "another name");
+    }
+  }
+  contents_.provenance = std::move(prov);
+  commit();
+}
+
+bool ResultsWriter::has_point(const std::string& name) const {
+  return std::any_of(contents_.points.begin(), contents_.points.end(),
+                     [&](const PointResult& p) { return p.name == name; });
+}
+
+void ResultsWriter::add_point(const PointResult& p) {
+  require_link_name(p.name, "point name");
+  if (has_point(p.name))
+    fail("results file '" + path_ + "' already has a point '" + p.name + "'");
+  for (const auto& entry : p.phase_seconds) require_link_name(entry.first, "phase name");
+  if (!p.iter_seconds.empty() &&
+      p.iter_seconds.size() != static_cast<size_t>(p.iters) * static_cast<size_t>(p.ranks))
+    fail("point '" + p.name + "': iter_seconds has " + std::to_string(p.iter_seconds.size()) +
+         " values, not iters x ranks = " + std::to_string(p.iters) + " x " +
+         std::to_string(p.ranks));
+  contents_.points.push_back(p);
+  try {
+    commit();
+  } catch (...) {
+    contents_.points.pop_back();  // points() keeps matching what is on disk
+    throw;
+  }
+}
+
+void ResultsWriter::commit() const {
+  const std::string partial = path_ + ".partial";
+  try {
+    h5::QuietErrors quiet;
+    {
+      h5::Handle file = h5::create_file(partial);
+      write_contents(file.get(), contents_);
+      file.close("file");  // strong close degree: every byte is written
+    }
+    fsync_path(partial, 0);
+  } catch (const Error& e) {
+    std::remove(partial.c_str());
+    throw Error("results file '" + path_ + "': " + e.what());
+  }
+  // The commit point: rename is atomic, so readers see the old file or the new one.
+  if (std::rename(partial.c_str(), path_.c_str()) != 0)
+    fail("cannot rename '" + partial + "' onto '" + path_ + "': " + std::strerror(errno));
+  fsync_path(directory_of(path_), O_DIRECTORY);  // makes the rename itself durable
+}
+
+}  // namespace minictx

@@ -1,0 +1,651 @@
+// The input deck: defaults, presets, every kind of bad input, --set, sweeps, machine
+// profiles, round trips, and that the docs and the built-in quickstart match the code.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/deck.hpp"
+#include "config/deck_schema.hpp"
+#include "core/error.hpp"
+
+namespace fs = std::filesystem;
+using namespace minictx;
+
+namespace {
+
+const fs::path repo = fs::path(__FILE__).parent_path() / ".." / "..";
+
+// A site's MINICTX_DATA_DIR must not change what these tests see.
+struct CleanEnvironment : ::testing::Environment {
+  void SetUp() override { unsetenv("MINICTX_DATA_DIR"); }
+};
+const auto* const clean_env = ::testing::AddGlobalTestEnvironment(new CleanEnvironment);
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Deck deck(const std::string& yaml) { return Deck::from_string(yaml, "t.yaml"); }
+
+// Runs f, which must throw an InputError of one line; returns its message.
+template <class F>
+std::string input_error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    return msg;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not an InputError: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+std::string resolve_error(const std::string& yaml) {
+  return input_error_of([&] { deck(yaml).resolve(); });
+}
+
+void expect_same(const RunConfig& a, const RunConfig& b) {
+  EXPECT_EQ(a.model.preset, b.model.preset);
+  EXPECT_EQ(a.model.layers, b.model.layers);
+  EXPECT_EQ(a.model.d_model, b.model.d_model);
+  EXPECT_EQ(a.model.heads, b.model.heads);
+  EXPECT_EQ(a.model.kv_heads, b.model.kv_heads);
+  EXPECT_EQ(a.model.head_dim, b.model.head_dim);
+  EXPECT_EQ(a.model.ffn_hidden, b.model.ffn_hidden);
+  EXPECT_EQ(a.model.rms_eps, b.model.rms_eps);
+  EXPECT_EQ(a.model.rope_theta, b.model.rope_theta);
+  EXPECT_EQ(a.sequence.length, b.sequence.length);
+  EXPECT_EQ(a.sequence.batch, b.sequence.batch);
+  EXPECT_EQ(a.attention.backend, b.attention.backend);
+  EXPECT_EQ(a.attention.causal, b.attention.causal);
+  EXPECT_EQ(a.attention.ring_type, b.attention.ring_type);
+  EXPECT_EQ(a.attention.ulysses_degree, b.attention.ulysses_degree);
+  EXPECT_EQ(a.attention.ring_degree, b.attention.ring_degree);
+  EXPECT_EQ(a.attention.window_size, b.attention.window_size);
+  EXPECT_EQ(a.attention.intra, b.attention.intra);
+  EXPECT_EQ(a.attention.bwd_comm, b.attention.bwd_comm);
+  EXPECT_EQ(a.attention.block_q, b.attention.block_q);
+  EXPECT_EQ(a.attention.block_k, b.attention.block_k);
+  EXPECT_EQ(a.run.mode, b.run.mode);
+  EXPECT_EQ(a.run.fwd_only, b.run.fwd_only);
+  EXPECT_EQ(a.run.warmup, b.run.warmup);
+  EXPECT_EQ(a.run.iters, b.run.iters);
+  EXPECT_EQ(a.run.checkpointing, b.run.checkpointing);
+  EXPECT_EQ(a.run.dtype, b.run.dtype);
+  EXPECT_EQ(a.run.device, b.run.device);
+  EXPECT_EQ(a.run.comm, b.run.comm);
+  EXPECT_EQ(a.run.seed, b.run.seed);
+  EXPECT_EQ(a.run.verify, b.run.verify);
+  EXPECT_EQ(a.run.reference, b.run.reference);
+  EXPECT_EQ(a.machine.profile, b.machine.profile);
+  EXPECT_EQ(a.machine.peak_tflops, b.machine.peak_tflops);
+  EXPECT_EQ(a.machine.name, b.machine.name);
+  EXPECT_EQ(a.topology.ranks_per_node, b.topology.ranks_per_node);
+  EXPECT_EQ(a.output.file, b.output.file);
+  EXPECT_EQ(a.output.overwrite, b.output.overwrite);
+}
+
+// A scratch directory removed at the end of the test.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("minictx_test_deck_" + std::to_string(getpid()) + "_" +
+                                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+  void write(const std::string& rel, const std::string& text) const {
+    fs::create_directories((path / rel).parent_path());
+    std::ofstream(path / rel) << text;
+  }
+};
+
+}  // namespace
+
+TEST(Deck, EmptyDeckGivesTheStructDefaults) {
+  const RunConfig c = deck("").resolve();
+  RunConfig d;
+  d.model.preset = "custom";
+  d.machine.name = "generic CPU core";  // the default profile, generic-cpu, fp32
+  d.machine.peak_tflops = 0.05;
+  expect_same(c, d);
+  expect_same(deck("# only a comment\nmodel:\n").resolve(), d);
+}
+
+TEST(Deck, EnumNamesAreTheDeckSpellings) {
+  EXPECT_STREQ(to_string(Mode::attention), "attention");
+  EXPECT_STREQ(to_string(Mode::model), "model");
+  EXPECT_STREQ(to_string(Checkpointing::none), "none");
+  EXPECT_STREQ(to_string(Checkpointing::full), "full");
+  EXPECT_STREQ(to_string(Checkpointing::selective), "selective");
+  EXPECT_STREQ(to_string(DType::f32), "fp32");
+  EXPECT_STREQ(to_string(DType::bf16), "bf16");
+  EXPECT_STREQ(to_string(DType::f16), "fp16");
+  const RunConfig c = deck(
+                          "run: {mode: attention, checkpointing: selective, dtype: fp16}\n"
+                          "machine: {profile: measure}\n")
+                          .resolve();
+  EXPECT_EQ(c.run.mode, Mode::attention);
+  EXPECT_EQ(c.run.checkpointing, Checkpointing::selective);
+  EXPECT_EQ(c.run.dtype, DType::f16);
+}
+
+TEST(Deck, EveryKeyIsRead) {
+  const RunConfig c = deck(R"(
+model: {layers: 3, d_model: 64, heads: 4, kv_heads: 2, head_dim: 16, ffn_hidden: 100, rms_eps: 1e-6, rope_theta: 5e5}
+sequence: {length: 4097, batch: 2}
+attention: {backend: burst, causal: false, ring_type: zigzag, ulysses_degree: 2, ring_degree: 3,
+            window_size: 4, intra: ulysses, bwd_comm: kv, block_q: 32, block_k: 128}
+run: {mode: attention, fwd_only: true, warmup: 0, iters: 7, checkpointing: full, dtype: bf16,
+      device: cuda, comm: nccl, seed: 0, verify: true, reference: single-device}
+machine: {profile: a100-80gb, peak_tflops: 100.5}
+topology: {ranks_per_node: 4}
+output: {file: out/x.h5, overwrite: true}
+)")
+                          .resolve();
+  EXPECT_EQ(c.model.preset, "custom");
+  EXPECT_EQ(c.model.layers, 3);
+  EXPECT_EQ(c.model.d_model, 64);
+  EXPECT_EQ(c.model.heads, 4);
+  EXPECT_EQ(c.model.kv_heads, 2);
+  EXPECT_EQ(c.model.head_dim, 16);
+  EXPECT_EQ(c.model.ffn_hidden, 100);
+  EXPECT_EQ(c.model.rms_eps, 1e-6);
+  EXPECT_EQ(c.model.rope_theta, 5e5);
+  EXPECT_EQ(c.sequence.length, 4097);
+  EXPECT_EQ(c.sequence.batch, 2);
+  EXPECT_EQ(c.attention.backend, "burst");
+  EXPECT_FALSE(c.attention.causal);
+  EXPECT_EQ(c.attention.ring_type, "zigzag");
+  EXPECT_EQ(c.attention.ulysses_degree, 2);
+  EXPECT_EQ(c.attention.ring_degree, 3);
+  EXPECT_EQ(c.attention.window_size, 4);
+  EXPECT_EQ(c.attention.intra, "ulysses");
+  EXPECT_EQ(c.attention.bwd_comm, "kv");
+  EXPECT_EQ(c.attention.block_q, 32);
+  EXPECT_EQ(c.attention.block_k, 128);
+  EXPECT_EQ(c.run.mode, Mode::attention);
+  EXPECT_TRUE(c.run.fwd_only);
+  EXPECT_EQ(c.run.warmup, 0);
+  EXPECT_EQ(c.run.iters, 7);
+  EXPECT_EQ(c.run.checkpointing, Checkpointing::full);
+  EXPECT_EQ(c.run.dtype, DType::bf16);
+  EXPECT_EQ(c.run.device, "cuda");
+  EXPECT_EQ(c.run.comm, "nccl");
+  EXPECT_EQ(c.run.seed, 0u);
+  EXPECT_TRUE(c.run.verify);
+  EXPECT_EQ(c.run.reference, "single-device");
+  EXPECT_EQ(c.machine.profile, "a100-80gb");
+  EXPECT_EQ(c.machine.peak_tflops, 100.5);  // the deck's figure beats the datasheet's
+  EXPECT_EQ(c.machine.name, "A100-SXM4-80GB");
+  EXPECT_EQ(c.topology.ranks_per_node, 4);
+  EXPECT_EQ(c.output.file, "out/x.h5");
+  EXPECT_TRUE(c.output.overwrite);
+}
+
+TEST(Deck, PresetsFillTheModelAndExplicitKeysOverride) {
+  const ModelShape m = deck("model:\n  preset: llama-7b\n").resolve().model;
+  EXPECT_EQ(m.preset, "llama-7b");
+  EXPECT_EQ(m.layers, 32);
+  EXPECT_EQ(m.d_model, 4096);
+  EXPECT_EQ(m.heads, 32);
+  EXPECT_EQ(m.kv_heads, 32);
+  EXPECT_EQ(m.head_dim, 128);
+  EXPECT_EQ(m.ffn_hidden, 11008);
+  EXPECT_EQ(m.rope_theta, 10000.0);
+
+  // The explicit key wins wherever it stands relative to the preset.
+  const ModelShape o = deck("model:\n  layers: 4\n  preset: llama-13b\n").resolve().model;
+  EXPECT_EQ(o.preset, "llama-13b");
+  EXPECT_EQ(o.layers, 4);
+  EXPECT_EQ(o.d_model, 5120);
+  EXPECT_EQ(o.heads, 40);
+  EXPECT_EQ(o.ffn_hidden, 13824);
+
+  const ModelShape l3 = deck("model: {preset: llama-3-8b}\n").resolve().model;
+  EXPECT_EQ(l3.kv_heads, 8);
+  EXPECT_EQ(l3.ffn_hidden, 14336);
+  EXPECT_EQ(l3.rope_theta, 500000.0);
+
+  const ModelShape tiny = deck("model: {preset: tiny}\n").resolve().model;
+  EXPECT_EQ(tiny.layers, 2);
+  EXPECT_EQ(tiny.d_model, 256);
+  EXPECT_EQ(tiny.heads, 8);
+  EXPECT_EQ(tiny.kv_heads, 4);
+  EXPECT_EQ(tiny.head_dim, 32);
+  EXPECT_EQ(tiny.ffn_hidden, 688);
+}
+
+TEST(Deck, ParameterCount) {
+  // llama-7b, per layer: norms 2*4096 = 8,192; wq 4096*32*128 = 16,777,216;
+  // wk+wv 2*4096*32*128 = 33,554,432; wo 16,777,216; w1,w3,w2 3*4096*11008 = 135,266,304;
+  // sum 202,383,360; x 32 layers = 6,476,267,520. (Adding the 32000x4096 embedding and
+  // output matrices and the final norm gives 6,738,415,616, the published Llama-2-7B count.)
+  EXPECT_EQ(deck("model: {preset: llama-7b}").resolve().model.n_params(), 6476267520LL);
+  // tiny, per layer: 2*256 + 256*256 + 2*256*128 + 256*256 + 3*256*688
+  //                = 512 + 65,536 + 65,536 + 65,536 + 528,384 = 725,504; x 2 = 1,451,008.
+  EXPECT_EQ(deck("model: {preset: tiny}").resolve().model.n_params(), 1451008);
+}
+
+TEST(DeckErrors, UnknownKeySuggestsTheNearestName) {
+  EXPECT_EQ(resolve_error("# c\nattention:\n  ring_typ: zigzag\n"),
+            "deck t.yaml line 3: unknown key 'attention.ring_typ' (did you mean 'attention.ring_type'?)");
+  EXPECT_EQ(resolve_error("attention:\n  layers: 2\n"),
+            "deck t.yaml line 2: unknown key 'attention.layers' (did you mean 'model.layers'?)");
+  const std::string far = resolve_error("run:\n  banana: 2\n");
+  EXPECT_EQ(far.rfind("deck t.yaml line 2: unknown key 'run.banana' (keys of run: mode, fwd_only,", 0), 0u) << far;
+  EXPECT_EQ(resolve_error("modle:\n  layers: 2\n"),
+            "deck t.yaml line 1: unknown section 'modle' (did you mean 'model'?)");
+  EXPECT_EQ(resolve_error("model.layers: 2\n"),
+            "deck t.yaml line 1: unknown section 'model.layers' (write 'layers:' indented under 'model:')");
+}
+
+TEST(DeckErrors, WrongTypeNamesTheLine) {
+  EXPECT_EQ(resolve_error("# a deck\n\nsequence:\n  length: 10\nmodel:\n  layers: four\n"),
+            "deck t.yaml line 6: model.layers must be an integer, got 'four'");
+  EXPECT_EQ(resolve_error("model:\n  layers: 3.5\n"), "deck t.yaml line 2: model.layers must be an integer, got '3.5'");
+  EXPECT_EQ(resolve_error("attention:\n  causal: yes\n"),
+            "deck t.yaml line 2: attention.causal must be true or false, got 'yes'");
+  EXPECT_EQ(resolve_error("model:\n  rms_eps: small\n"),
+            "deck t.yaml line 2: model.rms_eps must be a number, got 'small'");
+  EXPECT_EQ(resolve_error("model:\n  layers:\n"), "deck t.yaml line 2: model.layers has no value");
+  EXPECT_EQ(resolve_error("model:\n  layers: {a: 1}\n"),
+            "deck t.yaml line 2: model.layers must be a single value, got a mapping");
+  EXPECT_EQ(resolve_error("model: 3\n"), "deck t.yaml line 1: section 'model' must hold 'key: value' lines");
+  // A list item reports its own line.
+  EXPECT_EQ(resolve_error("sequence:\n  length:\n    - 1024\n    - lots\n"),
+            "deck t.yaml line 4: sequence.length must be an integer, got 'lots'");
+}
+
+TEST(DeckErrors, BadEnumListsTheChoices) {
+  EXPECT_EQ(resolve_error("attention:\n  ring_type: zz\n"),
+            "deck t.yaml line 2: attention.ring_type must be one of basic, zigzag, stripe; got 'zz'");
+  EXPECT_EQ(resolve_error("attention:\n  backend: rings\n"),
+            "deck t.yaml line 2: attention.backend must be one of local, ring, ulysses, usp, allgather, "
+            "double_ring, burst; got 'rings'");
+  EXPECT_EQ(resolve_error("run:\n  dtype: f32\n"),
+            "deck t.yaml line 2: run.dtype must be one of fp32, bf16, fp16; got 'f32'");
+  EXPECT_EQ(
+      resolve_error("model:\n  preset: llama-65b\n"),
+      "deck t.yaml line 2: model.preset must be one of custom, tiny, llama-7b, llama-13b, llama-3-8b; got 'llama-65b'");
+}
+
+TEST(DeckErrors, ImpossibleValues) {
+  EXPECT_EQ(resolve_error("model:\n  layers: 0\n"), "deck t.yaml line 2: model.layers must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("model:\n  d_model: -8\n"), "deck t.yaml line 2: model.d_model must be at least 1, got -8");
+  EXPECT_EQ(resolve_error("model:\n  heads: 0\n"), "deck t.yaml line 2: model.heads must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("model:\n  kv_heads: 0\n"), "deck t.yaml line 2: model.kv_heads must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("model:\n  head_dim: 33\n"),
+            "deck t.yaml line 2: model.head_dim must be even (RoPE rotates pairs of dimensions), got 33");
+  EXPECT_EQ(resolve_error("model:\n  ffn_hidden: 0\n"),
+            "deck t.yaml line 2: model.ffn_hidden must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("model:\n  rms_eps: 0\n"), "deck t.yaml line 2: model.rms_eps must be greater than 0, got 0");
+  EXPECT_EQ(resolve_error("model:\n  layers: 3000000000\n"),
+            "deck t.yaml line 2: model.layers must be at most 2147483647, got 3000000000");
+  EXPECT_EQ(resolve_error("sequence:\n  length: 99999999999999999999\n"),
+            "deck t.yaml line 2: sequence.length must be at most 9223372036854775807, got 99999999999999999999");
+  EXPECT_EQ(resolve_error("model:\n  layers: +-3\n"), "deck t.yaml line 2: model.layers must be an integer, got '+-3'");
+  EXPECT_EQ(resolve_error("sequence:\n  length: 0\n"), "deck t.yaml line 2: sequence.length must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("sequence:\n  batch: 0\n"), "deck t.yaml line 2: sequence.batch must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("run:\n  iters: 0\n"), "deck t.yaml line 2: run.iters must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("run:\n  warmup: -1\n"), "deck t.yaml line 2: run.warmup must be at least 0, got -1");
+  EXPECT_EQ(resolve_error("run:\n  seed: -1\n"), "deck t.yaml line 2: run.seed must be at least 0, got -1");
+  EXPECT_EQ(resolve_error("attention:\n  block_k: 0\n"),
+            "deck t.yaml line 2: attention.block_k must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("machine:\n  peak_tflops: -1\n"),
+            "deck t.yaml line 2: machine.peak_tflops must be at least 0, got -1");
+  EXPECT_EQ(resolve_error("machine:\n  peak_tflops: .inf\n"),
+            "deck t.yaml line 2: machine.peak_tflops must be a number, got '.inf'");
+
+  // Between keys: the line is that of the first key involved that the deck sets.
+  EXPECT_EQ(resolve_error("model:\n  heads: 8\n  kv_heads: 3\n"),
+            "deck t.yaml line 3: model.heads (8) must be a multiple of model.kv_heads (3) for grouped-query attention");
+  EXPECT_EQ(
+      resolve_error("model:\n  preset: llama-3-8b\n  heads: 12\n"),
+      "deck t.yaml line 3: model.heads (12) must be a multiple of model.kv_heads (8) for grouped-query attention");
+  EXPECT_EQ(resolve_error("attention:\n  backend: usp\n  ulysses_degree: 3\n"),
+            "deck t.yaml line 3: attention.ulysses_degree (3) must divide model.heads (8) because Ulysses splits the "
+            "heads across ranks");
+  EXPECT_NO_THROW(deck("attention:\n  backend: ring\n  ulysses_degree: 3\n").resolve());  // unused by ring
+  EXPECT_EQ(resolve_error("run:\n  comm: nccl\n"),
+            "deck t.yaml line 2: run.comm nccl needs run.device cuda (NCCL moves device memory)");
+}
+
+TEST(DeckErrors, MachineProfiles) {
+  const std::string missing = resolve_error("machine:\n  profile: h100\n");
+  EXPECT_EQ(missing.rfind("deck t.yaml line 2: machine profile 'h100' not found (available: a100-80gb, a800-80gb, "
+                          "generic-cpu, h100-80gb, h800-80gb, rtx-4090d; searched: ",
+                          0),
+            0u)
+      << missing;
+  EXPECT_EQ(resolve_error("machine:\n  profile: ../secrets\n"),
+            "deck t.yaml line 2: machine.profile must be 'measure' or a profile name (letters, digits, '-', '_', '.'), "
+            "got '../secrets'");
+  EXPECT_EQ(resolve_error("run:\n  dtype: bf16\n"),
+            "deck t.yaml: machine profile 'generic-cpu' has no peak_tflops for bf16; set machine.peak_tflops or use "
+            "machine.profile: measure");
+  EXPECT_EQ(resolve_error("machine:\n  profile: measure\n  peak_tflops: 5\n"),
+            "deck t.yaml line 2: machine.peak_tflops is given, so machine.profile: measure has nothing to measure; "
+            "drop one of them");
+}
+
+TEST(DeckErrors, BadYamlAndStructure) {
+  EXPECT_EQ(resolve_error("model:\n  layers: [1, 2\n").rfind("deck t.yaml line 3: invalid YAML: ", 0), 0u);
+  EXPECT_EQ(resolve_error("model:\n  layers: 1\n   heads: 2\n").rfind("deck t.yaml line ", 0), 0u);
+  EXPECT_EQ(resolve_error("- model\n"), "deck t.yaml line 1: a deck is a mapping of sections (model:, sequence:, ...)");
+  EXPECT_EQ(resolve_error("model: {}\n---\nrun: {}\n"), "deck t.yaml: holds 2 YAML documents ('---'); a deck is one");
+  EXPECT_EQ(resolve_error("model:\n  layers: 2\n  layers: 3\n"),
+            "deck t.yaml line 3: model.layers is given twice (first at line 2)");
+  EXPECT_EQ(resolve_error("model: {}\nrun: {}\nmodel: {}\n"),
+            "deck t.yaml line 3: section 'model' is given twice (first at line 1)");
+  EXPECT_EQ(resolve_error("sequence:\n  length: []\n"), "deck t.yaml line 2: sequence.length has an empty sweep list");
+  EXPECT_EQ(resolve_error("sequence:\n  length: [[1, 2]]\n"),
+            "deck t.yaml line 2: sequence.length must be a single value, got a nested list");
+  EXPECT_EQ(input_error_of([] { Deck::from_file("/nonexistent/deck.yaml"); }),
+            "deck /nonexistent/deck.yaml: cannot read the file");
+}
+
+TEST(DeckSet, OverridesTakePrecedence) {
+  Deck d = deck("model:\n  preset: tiny\n  layers: 2\n");
+  d.set("model.layers=4");
+  d.set("run.iters=9");
+  d.set("model.layers=5");  // the last --set wins
+  d.set("output.file=");    // an empty value is the empty string
+  const RunConfig c = d.resolve();
+  EXPECT_EQ(c.model.layers, 5);
+  EXPECT_EQ(c.model.d_model, 256);
+  EXPECT_EQ(c.run.iters, 9);
+  EXPECT_EQ(c.output.file, "");
+
+  Deck s = deck("model:\n  preset: tiny\n");
+  s.set("sequence.length=[1024, 2048]");
+  const auto points = s.expand();
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[1].config.sequence.length, 2048);
+}
+
+TEST(DeckSet, Errors) {
+  Deck d = deck("");
+  EXPECT_EQ(input_error_of([&] { d.set("model.layerz=4"); }),
+            "--set model.layerz=4: unknown key 'model.layerz' (did you mean 'model.layers'?)");
+  EXPECT_EQ(input_error_of([&] { d.set("model.layers=four"); }),
+            "--set model.layers=four: model.layers must be an integer, got 'four'");
+  EXPECT_EQ(input_error_of([&] { d.set("model.layers"); }),
+            "--set model.layers: expected section.key=value, e.g. model.layers=4");
+  EXPECT_EQ(input_error_of([&] {
+              d.set("model.layers=[1,");
+            }).rfind("--set model.layers=[1,: the value is not valid YAML (", 0),
+            0u);
+  EXPECT_EQ(input_error_of([&] { d.set("model.layers={a: 1}"); }),
+            "--set model.layers={a: 1}: the value must be a single value or a list such as [1,2]");
+  EXPECT_EQ(
+      input_error_of([&] { d.set("sweep.zip=[model.layerz]"); }),
+      "--set sweep.zip=[model.layerz]: sweep.zip names an unknown key 'model.layerz' (did you mean 'model.layers'?)");
+  // Errors found at expansion name the --set that caused them.
+  d.set("model.kv_heads=3");
+  EXPECT_EQ(
+      input_error_of([&] { d.resolve(); }),
+      "--set model.kv_heads=3: model.heads (8) must be a multiple of model.kv_heads (3) for grouped-query attention");
+}
+
+TEST(DeckSweep, CartesianProductInDeckOrder) {
+  const auto points = deck(R"(
+sequence:
+  length: [1024, 2048, 4096]
+attention:
+  backend: ring
+  ring_type: [basic, zigzag]
+machine:
+  profile: measure
+)")
+                          .expand();
+  ASSERT_EQ(points.size(), 6u);
+  const std::vector<std::string> labels = {
+      "sequence.length=1024 attention.ring_type=basic", "sequence.length=1024 attention.ring_type=zigzag",
+      "sequence.length=2048 attention.ring_type=basic", "sequence.length=2048 attention.ring_type=zigzag",
+      "sequence.length=4096 attention.ring_type=basic", "sequence.length=4096 attention.ring_type=zigzag"};
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    EXPECT_EQ(points[i].label, labels[i]);
+    EXPECT_EQ(points[i].varied.size(), 2u);
+    EXPECT_EQ(points[i].config.attention.backend, "ring");
+  }
+  EXPECT_EQ(points[3].config.sequence.length, 2048);
+  EXPECT_EQ(points[3].config.attention.ring_type, "zigzag");
+  EXPECT_EQ(points[3].varied.at("sequence.length"), "2048");
+  EXPECT_EQ(points[3].varied.at("attention.ring_type"), "zigzag");
+
+  // A single point has no label; a one-item list is a single point too.
+  const auto one = deck("sequence:\n  length: [512]\n").expand();
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].label, "sequence.length=512");
+  EXPECT_EQ(deck("").expand()[0].label, "");
+  EXPECT_TRUE(deck("").expand()[0].varied.empty());
+}
+
+TEST(DeckSweep, ZipVariesKeysTogether) {
+  const auto points = deck(R"(
+sequence:
+  length: [1024, 2048, 4096]
+  batch: [4, 2, 1]
+attention:
+  ring_type: [basic, zigzag]
+sweep:
+  zip: [sequence.batch, sequence.length]
+)")
+                          .expand();
+  ASSERT_EQ(points.size(), 6u);
+  EXPECT_EQ(points[0].label, "sequence.length=1024 sequence.batch=4 attention.ring_type=basic");
+  EXPECT_EQ(points[1].label, "sequence.length=1024 sequence.batch=4 attention.ring_type=zigzag");
+  EXPECT_EQ(points[2].label, "sequence.length=2048 sequence.batch=2 attention.ring_type=basic");
+  EXPECT_EQ(points[5].label, "sequence.length=4096 sequence.batch=1 attention.ring_type=zigzag");
+  for (const auto& p : points) EXPECT_EQ(p.config.sequence.length * p.config.sequence.batch, 4096);
+
+  EXPECT_EQ(resolve_error(
+                "sequence:\n  length: [1, 2, 3]\n  batch: [1, 2]\nsweep:\n  zip: [sequence.length, sequence.batch]\n"),
+            "deck t.yaml line 5: sweep.zip lists must have equal lengths, but sequence.length has 3 values and "
+            "sequence.batch has 2");
+  EXPECT_EQ(resolve_error("sequence:\n  length: [1, 2]\nsweep:\n  zip: [sequence.length, sequence.batch]\n"),
+            "deck t.yaml line 4: sweep.zip names 'sequence.batch', which is not a list in this deck");
+  EXPECT_EQ(resolve_error("sweep:\n  zip: [sequence.lenght]\n"),
+            "deck t.yaml line 2: sweep.zip names an unknown key 'sequence.lenght' (did you mean 'sequence.length'?)");
+  EXPECT_EQ(resolve_error("sweep:\n  zip: sequence.length\n"),
+            "deck t.yaml line 2: sweep.zip must be a list of keys, e.g. [sequence.length, attention.backend]");
+}
+
+TEST(DeckSweep, EveryPointIsValidatedAndNamed) {
+  EXPECT_EQ(resolve_error("model:\n  kv_heads: 4\n  heads: [8, 6]\n"),
+            "deck t.yaml line 2 (point model.heads=6): model.heads (6) must be a multiple of model.kv_heads (4) for "
+            "grouped-query attention");
+  // A swept dtype meets a profile without that dtype.
+  EXPECT_EQ(resolve_error("run:\n  dtype: [fp32, bf16]\nmachine:\n  profile: generic-cpu\n"),
+            "deck t.yaml line 4 (point run.dtype=bf16): machine profile 'generic-cpu' has no peak_tflops for bf16; "
+            "set machine.peak_tflops or use machine.profile: measure");
+  EXPECT_EQ(resolve_error("sequence:\n  length: [1, 2]\n  batch: [1, 2, 3]\n"),
+            "deck t.yaml: sweeps sequence.length, sequence.batch (6 points), but one configuration is needed here");
+  const std::string big = input_error_of([] {
+    deck(
+        "sequence: {length: [1,2,3,4,5,6,7,8,9,10], batch: [1,2,3,4,5,6,7,8,9,10]}\n"
+        "run: {iters: [1,2,3,4,5,6,7,8,9,10], warmup: [0,1,2,3,4,5,6,7,8,9]}\n"
+        "attention: {block_q: [1,2]}\n")
+        .expand();
+  });
+  EXPECT_EQ(big, "deck t.yaml: the sweep has more than 10000 points; split it into several decks");
+}
+
+TEST(DeckRoundTrip, ResolvedYamlReadsBackToTheSameConfig) {
+  const auto points = deck(R"(
+model:
+  preset: llama-3-8b
+  layers: [2, 4]
+  rms_eps: 1e-6
+sequence:
+  length: [4096, 8192]
+run:
+  dtype: bf16
+  seed: 42
+machine:
+  profile: [h100-80gb, measure]
+output:
+  file: "results/sweep.h5"
+)")
+                          .expand();
+  ASSERT_EQ(points.size(), 8u);
+  for (const auto& p : points) {
+    SCOPED_TRACE(p.label);
+    const RunConfig again = Deck::from_string(p.resolved_yaml, "resolved").resolve();
+    expect_same(again, p.config);
+    // Every key but sweep.zip is written out.
+    for (const auto& k : deck_keys()) {
+      if (k == "sweep.zip") continue;
+      EXPECT_NE(p.resolved_yaml.find(k.substr(k.find('.') + 1) + ":"), std::string::npos) << k;
+    }
+  }
+  EXPECT_EQ(points[0].config.machine.name, "H100-SXM5-80GB");
+  EXPECT_EQ(points[0].config.machine.peak_tflops, 989);
+  EXPECT_EQ(points[1].config.machine.name, "measured");
+  EXPECT_EQ(points[1].config.machine.peak_tflops, 0);
+}
+
+TEST(DeckRoundTrip, ToYamlKeepsTheDeckAndTheOverrides) {
+  Deck d = deck(R"(
+sequence:
+  length: [1024, 2048]
+attention:
+  ring_type: [basic, zigzag, stripe]
+  backend: ring
+sweep:
+  zip: []
+)");
+  d.set("attention.ring_type=[zigzag, stripe]");
+  d.set("model.preset=tiny");
+  d.set("sequence.batch=[1, 2]");
+  d.set("sweep.zip=[sequence.length, sequence.batch]");
+  const std::string text = d.to_yaml();
+  EXPECT_EQ(text.rfind("# minictx deck t.yaml\n# --set attention.ring_type=[zigzag, stripe]\n", 0), 0u) << text;
+
+  const auto original = d.expand();
+  const auto again = Deck::from_string(text, "again").expand();
+  ASSERT_EQ(original.size(), 4u);
+  ASSERT_EQ(again.size(), original.size());
+  for (std::size_t i = 0; i < original.size(); ++i) {
+    EXPECT_EQ(again[i].label, original[i].label);
+    EXPECT_EQ(again[i].resolved_yaml, original[i].resolved_yaml);
+  }
+  EXPECT_EQ(original[0].label, "sequence.length=1024 sequence.batch=1 attention.ring_type=zigzag");
+}
+
+TEST(DeckBuiltin, QuickstartIsTheShippedFile) {
+  const fs::path file = repo / "inputs" / "quickstart.yaml";
+  EXPECT_EQ(std::string(deck_detail::quickstart_text()), read_text(file));
+
+  const Deck builtin = Deck::builtin_quickstart();
+  EXPECT_EQ(builtin.name(), "builtin:quickstart");
+  const RunConfig c = builtin.resolve();
+  expect_same(c, Deck::from_file(file.string()).resolve());
+  EXPECT_EQ(c.model.preset, "tiny");
+  EXPECT_EQ(c.model.layers, 2);
+  EXPECT_EQ(c.sequence.length, 1000);
+  EXPECT_EQ(c.sequence.batch, 1);
+  EXPECT_EQ(c.attention.backend, "local");
+  EXPECT_TRUE(c.attention.causal);
+  EXPECT_EQ(c.run.mode, Mode::model);
+  EXPECT_EQ(c.run.warmup, 1);
+  EXPECT_EQ(c.run.iters, 3);
+  EXPECT_EQ(c.run.seed, 1234u);
+  EXPECT_EQ(c.machine.profile, "measure");
+  EXPECT_EQ(c.machine.name, "measured");
+  EXPECT_EQ(c.machine.peak_tflops, 0);
+  EXPECT_EQ(c.output.file, "");
+}
+
+TEST(DeckMachines, ShippedProfilesAllLoad) {
+  const std::map<std::string, std::pair<std::string, double>> bf16 = {
+      {"a100-80gb", {"A100-SXM4-80GB", 312}}, {"a800-80gb", {"A800-SXM4-80GB", 312}},
+      {"h100-80gb", {"H100-SXM5-80GB", 989}}, {"h800-80gb", {"H800-SXM5-80GB", 989}},
+      {"rtx-4090d", {"RTX-4090D", 147.1}},
+  };
+  for (const auto& [profile, expected] : bf16) {
+    const RunConfig c = deck("run: {dtype: bf16}\nmachine: {profile: " + profile + "}\n").resolve();
+    EXPECT_EQ(c.machine.name, expected.first);
+    EXPECT_EQ(c.machine.peak_tflops, expected.second);
+  }
+  EXPECT_EQ(deck("machine: {profile: a100-80gb}").resolve().machine.peak_tflops, 19.5);
+  EXPECT_EQ(deck("run: {dtype: fp16}\nmachine: {profile: h100-80gb}").resolve().machine.peak_tflops, 989);
+  EXPECT_EQ(deck("machine: {profile: generic-cpu}").resolve().machine.peak_tflops, 0.05);
+  std::size_t files = 0;
+  for (const auto& f : fs::directory_iterator(repo / "inputs" / "machines")) {
+    ++files;
+    EXPECT_NO_THROW(deck("machine: {profile: " + f.path().stem().string() + "}").resolve()) << f.path();
+  }
+  EXPECT_EQ(files, 6u);
+}
+
+TEST(DeckMachines, SearchOrder) {
+  TempDir tmp;
+  tmp.write("decks/machines/site-gpu.yaml", "name: Site GPU\npeak_tflops: {fp32: 10}\n");
+  tmp.write("decks/d.yaml", "machine:\n  profile: site-gpu\n");
+  tmp.write("decks/a.yaml", "machine:\n  profile: a100-80gb\n");
+  tmp.write("data/machines/site-gpu.yaml", "name: Data GPU\npeak_tflops: {fp32: 20}\n");
+  tmp.write("bad/machines/broken.yaml", "name: Broken\npeak_tflops: {fp32: 0}\n");
+  tmp.write("bad/d.yaml", "machine:\n  profile: broken\n");
+  tmp.write("bad/e.yaml", "machine:\n  profile: extra\n");
+  tmp.write("bad/machines/extra.yaml", "name: X\nspeed: 3\n");
+  const std::string d = (tmp.path / "decks" / "d.yaml").string();
+
+  // <deck dir>/machines, and the source tree behind it for the shipped profiles.
+  EXPECT_EQ(Deck::from_file(d).resolve().machine.name, "Site GPU");
+  EXPECT_EQ(Deck::from_file((tmp.path / "decks" / "a.yaml").string()).resolve().machine.name, "A100-SXM4-80GB");
+  // A deck given as text has no directory of its own.
+  EXPECT_NE(resolve_error("machine:\n  profile: site-gpu\n").find("not found"), std::string::npos);
+
+  // $MINICTX_DATA_DIR/machines comes first.
+  setenv("MINICTX_DATA_DIR", (tmp.path / "data").c_str(), 1);
+  const RunConfig c = Deck::from_file(d).resolve();
+  unsetenv("MINICTX_DATA_DIR");
+  EXPECT_EQ(c.machine.name, "Data GPU");
+  EXPECT_EQ(c.machine.peak_tflops, 20);
+
+  const auto dirs = machine_profile_dirs(tmp.path / "decks");
+  ASSERT_EQ(dirs.size(), 2u);
+  EXPECT_EQ(dirs[0], fs::weakly_canonical(tmp.path / "decks" / "machines"));
+  EXPECT_EQ(dirs[1], fs::weakly_canonical(repo / "inputs" / "machines"));
+
+  const std::string broken = input_error_of([&] { Deck::from_file((tmp.path / "bad" / "d.yaml").string()).resolve(); });
+  EXPECT_NE(broken.find("broken.yaml line 2: peak_tflops.fp32 must be greater than 0, got 0"), std::string::npos)
+      << broken;
+  const std::string extra = input_error_of([&] { Deck::from_file((tmp.path / "bad" / "e.yaml").string()).resolve(); });
+  EXPECT_NE(extra.find("extra.yaml line 2: unknown key 'speed' (a profile has name and peak_tflops)"),
+            std::string::npos)
+      << extra;
+}
+
+TEST(DeckDocs, ReadmeDescribesEveryKeyAndPreset) {
+  const std::string readme = read_text(repo / "inputs" / "README.md");
+  ASSERT_FALSE(readme.empty());
+  // Each key has a table row "| `leaf` |" under its section's heading.
+  for (const auto& k : deck_keys()) {
+    const std::string section = k.substr(0, k.find('.'));
+    const std::string leaf = k.substr(k.find('.') + 1);
+    const auto heading = readme.find("### `" + section + "`");
+    ASSERT_NE(heading, std::string::npos) << section;
+    const auto next = readme.find("\n### ", heading + 1);
+    EXPECT_NE(readme.substr(heading, next - heading).find("| `" + leaf + "` |"), std::string::npos) << k;
+  }
+  for (const auto& p : model_presets()) EXPECT_NE(readme.find("`" + p + "`"), std::string::npos) << p;
+
+  // The example deck at the top is a valid sweep.
+  const auto start = readme.find("```yaml\n") + 8;
+  const auto example = Deck::from_string(readme.substr(start, readme.find("```", start) - start), "README").expand();
+  ASSERT_EQ(example.size(), 3u);
+  EXPECT_EQ(example[2].label, "sequence.length=65536");
+  EXPECT_EQ(example[2].config.model.layers, 4);
+  EXPECT_EQ(example[2].config.machine.peak_tflops, 989);
+}

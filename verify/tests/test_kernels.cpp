@@ -1,0 +1,205 @@
+// The host device's kernels against the independent fp64 reference: tiled attention
+// forward/backward (causal and not, GQA, odd lengths, tiles that do not divide the
+// length, arbitrary position sets, blocks merged by LSE), and the element-wise ops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "core/synthetic_data.hpp"
+#include "device/kokkos_device.hpp"
+#include "reference/reference.hpp"
+
+using namespace minictx;
+
+namespace {
+
+KokkosDevice& device() {
+  static KokkosDevice dev;
+  return dev;
+}
+
+Tensor upload(const std::vector<double>& v, std::vector<int64_t> shape) {
+  Tensor t = device().alloc(std::move(shape));
+  std::vector<float> host(v.begin(), v.end());
+  device().upload(t, host.data());
+  return t;
+}
+
+std::vector<double> download(const Tensor& t) {
+  std::vector<float> host(size_t(t.numel()));
+  device().download(t, host.data());
+  return {host.begin(), host.end()};
+}
+
+std::vector<double> generated(size_t n, uint64_t id) {
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = data_value(5, id, i);
+  return v;
+}
+
+// max |a − b| / max |b|: the verify metric.
+double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
+  double err = 0, ref = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    err = std::max(err, std::fabs(a[i] - b[i]));
+    ref = std::max(ref, std::fabs(b[i]));
+  }
+  return err / ref;
+}
+
+struct AttnCase {
+  int batch, heads, kv_heads, head_dim;
+  int64_t len;
+  bool causal;
+  int block_q, block_k;
+  int64_t stride;  // positions are offset + i·stride (1 = contiguous)
+};
+
+class Attention : public ::testing::TestWithParam<AttnCase> {};
+
+TEST_P(Attention, MatchesFp64Reference) {
+  const AttnCase c = GetParam();
+  reference::Problem p;
+  p.batch = c.batch;
+  p.seq_len = c.len;
+  p.heads = c.heads;
+  p.kv_heads = c.kv_heads;
+  p.head_dim = c.head_dim;
+  p.causal = c.causal;
+  const size_t qn = size_t(c.batch * c.len * c.heads * c.head_dim), kn = qn / size_t(c.heads / c.kv_heads);
+  const auto q = generated(qn, 1), k = generated(kn, 2), v = generated(kn, 3), dout = generated(qn, 4);
+  std::vector<int64_t> pos(static_cast<size_t>(c.len));
+  for (int64_t i = 0; i < c.len; ++i) pos[size_t(i)] = 3 + i * c.stride;
+  const auto ref = reference::attention_on(p, q, k, v, dout, pos);
+
+  AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, c.block_q, c.block_k};
+  const int64_t rows = c.batch * c.len;
+  Tensor tq = upload(q, {rows, c.heads * c.head_dim}), tk = upload(k, {rows, c.kv_heads * c.head_dim});
+  Tensor tv = upload(v, {rows, c.kv_heads * c.head_dim}), tdo = upload(dout, {rows, c.heads * c.head_dim});
+  Tensor o = device().alloc({rows, c.heads * c.head_dim}), lse = device().alloc({c.batch, c.heads, c.len});
+  device().attn_init(o, lse);
+  const SeqBlock qb{&tq, 0, c.len, pos.data()}, kb{&tk, 0, c.len, pos.data()}, vb{&tv, 0, c.len, pos.data()};
+  device().attn_fwd(s, {qb, kb, vb, &o, &lse});
+  EXPECT_LT(rel_err(download(o), ref.o), 1e-5);
+  EXPECT_LT(rel_err(download(lse), ref.lse), 1e-5);
+
+  Tensor delta = device().alloc({c.batch, c.heads, c.len});
+  device().attn_bwd_delta(s, o, tdo, delta);
+  Tensor dq = device().zeros(tq.shape()), dk = device().zeros(tk.shape()), dv = device().zeros(tv.shape());
+  device().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
+  EXPECT_LT(rel_err(download(dq), ref.dq), 1e-5);
+  EXPECT_LT(rel_err(download(dk), ref.dk), 1e-5);
+  EXPECT_LT(rel_err(download(dv), ref.dv), 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Attention,
+    ::testing::Values(AttnCase{1, 4, 4, 16, 64, true, 16, 16, 1},      // MHA, tiles divide
+                      AttnCase{2, 8, 2, 32, 97, true, 16, 24, 1},      // GQA 4:1, odd length, ragged tiles
+                      AttnCase{1, 4, 1, 8, 130, false, 32, 64, 1},     // MQA, not causal
+                      AttnCase{2, 6, 3, 64, 50, true, 64, 256, 1},     // one tile
+                      AttnCase{1, 2, 2, 128, 33, true, 8, 8, 1},       // head dim 128
+                      AttnCase{1, 4, 2, 16, 40, true, 16, 16, 3}));    // strided positions (stripe-like)
+
+// Attention over two key blocks merged by LSE equals attention over all keys at once: the
+// property every ring backend relies on.
+TEST(AttentionMerge, TwoKeyBlocksEqualOne) {
+  const int b = 1, h = 4, kvh = 2, d = 16;
+  const int64_t len = 48;
+  AttnShape s{b, h, kvh, d, true, 1 << 30, 16, 16};
+  const auto q = generated(size_t(len * h * d), 1), k = generated(size_t(len * kvh * d), 2);
+  const auto v = generated(size_t(len * kvh * d), 3);
+  std::vector<int64_t> pos(static_cast<size_t>(len));
+  std::iota(pos.begin(), pos.end(), 0);
+  Tensor tq = upload(q, {len, h * d}), tk = upload(k, {len, kvh * d}), tv = upload(v, {len, kvh * d});
+  Tensor whole = device().alloc({len, h * d}), whole_lse = device().alloc({b, h, len});
+  device().attn_init(whole, whole_lse);
+  device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &whole, &whole_lse});
+  // Second block first: the merge must not depend on order.
+  Tensor parts = device().alloc({len, h * d}), parts_lse = device().alloc({b, h, len});
+  device().attn_init(parts, parts_lse);
+  const int64_t cut = 20;
+  device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, cut, len - cut, pos.data() + cut},
+                        {&tv, cut, len - cut, pos.data() + cut}, &parts, &parts_lse});
+  device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, cut, pos.data()}, {&tv, 0, cut, pos.data()}, &parts, &parts_lse});
+  EXPECT_LT(rel_err(download(parts), download(whole)), 1e-6);
+  EXPECT_LT(rel_err(download(parts_lse), download(whole_lse)), 1e-6);
+}
+
+// The merge stays finite where the naive log(1 + exp(·)) form overflows.
+TEST(AttentionMerge, LseMergeIsOverflowFree) {
+  AttnShape s{1, 1, 1, 2, false, 1 << 30, 16, 16};
+  Tensor o = upload({1.0, 2.0}, {1, 2}), lse = upload({200.0}, {1, 1, 1});
+  Tensor ob = upload({3.0, 4.0}, {1, 2}), lseb = upload({-200.0}, {1, 1, 1});
+  device().lse_merge(s, o, lse, ob, lseb);
+  EXPECT_NEAR(download(lse)[0], 200.0, 1e-4);
+  EXPECT_NEAR(download(o)[0], 1.0, 1e-6);
+  Tensor o2 = upload({1.0, 2.0}, {1, 2}), l2 = upload({0.0}, {1, 1, 1});
+  Tensor o2b = upload({3.0, 4.0}, {1, 2}), l2b = upload({0.0}, {1, 1, 1});
+  device().lse_merge(s, o2, l2, o2b, l2b);  // equal weights: the mean, log 2
+  EXPECT_NEAR(download(o2)[0], 2.0, 1e-6);
+  EXPECT_NEAR(download(l2)[0], std::log(2.0), 1e-6);
+}
+
+// Keys at positions >= real_len are padding: masked for every query, causal or not.
+TEST(AttentionMask, PaddingKeysAreInvisible) {
+  const int64_t len = 10, real = 7;
+  AttnShape s{1, 1, 1, 4, false, real, 4, 4};
+  const auto q = generated(size_t(len * 4), 1), k = generated(size_t(len * 4), 2), v = generated(size_t(len * 4), 3);
+  std::vector<int64_t> pos(static_cast<size_t>(len));
+  std::iota(pos.begin(), pos.end(), 0);
+  Tensor tq = upload(q, {len, 4}), tk = upload(k, {len, 4}), tv = upload(v, {len, 4});
+  Tensor o = device().alloc({len, 4}), lse = device().alloc({1, 1, len});
+  device().attn_init(o, lse);
+  device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &o, &lse});
+  reference::Problem p;
+  p.seq_len = real;
+  p.heads = p.kv_heads = 1;
+  p.head_dim = 4;
+  p.causal = false;
+  const std::vector<double> kr(k.begin(), k.begin() + real * 4), vr(v.begin(), v.begin() + real * 4);
+  std::vector<int64_t> kpos(pos.begin(), pos.begin() + real);
+  // Reference: the real queries against the real keys only.
+  const std::vector<double> qr(q.begin(), q.begin() + real * 4);
+  const auto ref = reference::attention_forward(p, qr, kr, vr, kpos);
+  const auto got = download(o);
+  EXPECT_LT(rel_err(std::vector<double>(got.begin(), got.begin() + real * 4), ref.o), 1e-5);
+}
+
+TEST(ElementWise, RopeInverseUndoesRope) {
+  const auto x = generated(6 * 32, 1);
+  Tensor t = upload(x, {6, 32});
+  const std::vector<int64_t> pos = {0, 5, 17, 1000, 3, 9};
+  device().rope(t, 2, pos, 10000.0, false);
+  EXPECT_GT(rel_err(download(t), x), 1e-3);  // it did rotate
+  device().rope(t, 2, pos, 10000.0, true);
+  EXPECT_LT(rel_err(download(t), x), 1e-5);
+}
+
+TEST(ElementWise, RmsNormAndSwiGluValues) {
+  Tensor x = upload({3.0, 4.0}, {1, 2}), g = upload({1.0, 2.0}, {2});
+  Tensor y = device().alloc({1, 2}), rstd = device().alloc({1});
+  device().rmsnorm_fwd(x, g, 0.0, y, rstd);
+  const double r = 1.0 / std::sqrt(12.5);
+  EXPECT_NEAR(download(y)[0], 3 * r, 1e-6);
+  EXPECT_NEAR(download(y)[1], 8 * r, 1e-6);
+  Tensor a = upload({0.0, 2.0}, {1, 2}), u = upload({5.0, 3.0}, {1, 2}), m = device().alloc({1, 2});
+  device().swiglu_fwd(a, u, m);
+  EXPECT_NEAR(download(m)[0], 0.0, 1e-7);
+  EXPECT_NEAR(download(m)[1], 2.0 / (1.0 + std::exp(-2.0)) * 3.0, 1e-5);
+}
+
+TEST(Memory, TrackerCountsPeakAndRelease) {
+  KokkosDevice dev;
+  const int64_t before = dev.memory().current();
+  {
+    Tensor a = dev.alloc({1000});
+    Tensor b = dev.alloc({500});
+    EXPECT_EQ(dev.memory().current() - before, 6000);
+  }
+  EXPECT_EQ(dev.memory().current(), before);
+  EXPECT_GE(dev.memory().peak() - before, 6000);
+}
+
+}  // namespace

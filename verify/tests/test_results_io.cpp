@@ -1,0 +1,465 @@
+// The results file (writer, reader, crash-safety rules) and the report tables.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "core/error.hpp"
+#include "io/report.hpp"
+#include "io/results_reader.hpp"
+#include "io/results_writer.hpp"
+
+namespace minictx {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void spit(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+Provenance sample_provenance() {
+  Provenance prov;
+  prov.text = {{"git_sha", "abc123"},
+               {"command_line", "minictx run inputs/ring.yaml --set a=1,b=2"},
+               {"deck", "backend: ring\nseq_len: 4096\n"}};
+  prov.numbers = {{"world_size", 2}, {"ranks_per_node", 2}, {"nodes", 1}};
+  prov.hostnames = {"node-a", "node-b"};
+  return prov;
+}
+
+// A point with every field filled.
+PointResult full_point(const std::string& name) {
+  PointResult p;
+  p.name = name;
+  p.deck = "backend: ring\nring_type: zigzag\n";
+  p.labels = {{"backend", "ring"}, {"ring_type", "zigzag"}, {"mode", "attention"},
+              {"world_size", "2"},  {"seq_len", "4096"},    {"batch", "2"},
+              {"fwd_only", "true"}, {"dtype", "fp32"}};
+  p.metrics = {{"iters_per_s", 84.0192},         {"latency_ms", 11.90199},
+               {"tokens_per_s", 688283.3},       {"tokens_per_s_per_device", 344141.6},
+               {"tflops_per_device", 11.53},     {"mfu", 0.425712},
+               {"hfu", 0.5676},                  {"peak_memory_mb", 240.04},
+               {"bytes_sent_intra_per_device", 3 * 1048576.0},
+               {"bytes_sent_inter_per_device", 0.0}};
+  p.iters = 3;
+  p.ranks = 2;
+  p.iter_seconds = {0.011, 0.012, 0.0105, 0.0125, 0.01, 0.1 / 3};
+  p.phase_seconds = {{"attention", {0.02, 0.021}}, {"mlp", {0.005, 0.0051}}};
+  p.peak_memory_bytes = {251699200, 251699300};
+  p.bytes_sent_intra = {3145728, 3145728};
+  p.bytes_sent_inter = {0, 0};
+  p.verdict = "VALID";
+  p.reference = "fp64";
+  p.verification = {{"out", 1e-7, 2e-6, 3e-8, 1e-4, true}, {"dq, rank 1", 0.5, 0.2, 0.1, 1e-4, false}};
+  return p;
+}
+
+PointResult skipped_point(const std::string& name) {
+  PointResult p;
+  p.name = name;
+  p.deck = "backend: ulysses\n";
+  p.labels = {{"backend", "ulysses"}, {"seq_len", "4096"}};
+  p.iters = 5;
+  p.ranks = 4;
+  p.verdict = "UNVERIFIED";
+  p.skipped_reason = "heads (6) not divisible by the Ulysses degree (4)";
+  return p;
+}
+
+void expect_same(const PointResult& a, const PointResult& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.deck, b.deck);
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.metrics, b.metrics);
+  EXPECT_EQ(a.iters, b.iters);
+  EXPECT_EQ(a.ranks, b.ranks);
+  EXPECT_EQ(a.iter_seconds, b.iter_seconds);
+  EXPECT_EQ(a.phase_seconds, b.phase_seconds);
+  EXPECT_EQ(a.peak_memory_bytes, b.peak_memory_bytes);
+  EXPECT_EQ(a.bytes_sent_intra, b.bytes_sent_intra);
+  EXPECT_EQ(a.bytes_sent_inter, b.bytes_sent_inter);
+  EXPECT_EQ(a.verdict, b.verdict);
+  EXPECT_EQ(a.reference, b.reference);
+  EXPECT_EQ(a.skipped_reason, b.skipped_reason);
+  ASSERT_EQ(a.verification.size(), b.verification.size());
+  for (size_t i = 0; i < a.verification.size(); ++i) {
+    const VerifyRow& x = a.verification[i];
+    const VerifyRow& y = b.verification[i];
+    EXPECT_EQ(x.tensor, y.tensor);
+    EXPECT_EQ(x.max_abs_err, y.max_abs_err);
+    EXPECT_EQ(x.max_rel_err, y.max_rel_err);
+    EXPECT_EQ(x.rmse, y.rmse);
+    EXPECT_EQ(x.tolerance, y.tolerance);
+    EXPECT_EQ(x.pass, y.pass);
+  }
+}
+
+// Calls f, expects it to throw E, returns the message (which must be one line).
+template <class E, class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const E& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    return what;
+  }
+  ADD_FAILURE() << "no exception";
+  return "";
+}
+
+class ResultsIo : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (fs::temp_directory_path() / "minictx_io_XXXXXX").string();
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+    path_ = dir_ + "/results.h5";
+  }
+  void TearDown() override {
+    // Every HDF5 object the code opened is closed again.
+    EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+    fs::remove_all(dir_);
+  }
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(ResultsIo, RoundTripKeepsEveryFieldAndInsertionOrder) {
+  // Insertion order differs from name order: the reader must follow `index`.
+  std::vector<PointResult> written = {full_point("zeta"), skipped_point("alpha"),
+                                      full_point("mid")};
+  written[2].labels["note"] = "ünïcode, \"quoted\"";
+  written[2].verification.clear();
+  {
+    ResultsWriter writer(path_, sample_provenance(), false);
+    for (const PointResult& p : written) writer.add_point(p);
+    ASSERT_EQ(writer.points().size(), 3u);
+    EXPECT_TRUE(writer.has_point("alpha"));
+    EXPECT_FALSE(writer.has_point("beta"));
+  }
+  const ResultsFile file = read_results(path_);
+  const Provenance expected = sample_provenance();
+  EXPECT_EQ(file.provenance.text, expected.text);
+  EXPECT_EQ(file.provenance.numbers, expected.numbers);
+  EXPECT_EQ(file.provenance.hostnames, expected.hostnames);
+  ASSERT_EQ(file.points.size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i) expect_same(file.points[i], written[i]);
+  EXPECT_FALSE(fs::exists(path_ + ".partial"));
+}
+
+TEST_F(ResultsIo, ProvenanceIsWrittenBeforeTheFirstPoint) {
+  ResultsWriter writer(path_, sample_provenance(), false);
+  const ResultsFile file = read_results(path_);
+  EXPECT_EQ(file.provenance.text, sample_provenance().text);
+  EXPECT_TRUE(file.points.empty());
+}
+
+TEST_F(ResultsIo, RefusesToOverwriteAnExistingFile) {
+  { ResultsWriter(path_, sample_provenance(), false).add_point(full_point("p0")); }
+  const std::string before = slurp(path_);
+  const std::string msg = error_of<InputError>(
+      [&] { ResultsWriter(path_, Provenance{}, false); });
+  EXPECT_NE(msg.find(path_), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--force"), std::string::npos) << msg;
+  EXPECT_EQ(slurp(path_), before);
+}
+
+TEST_F(ResultsIo, OverwriteReplacesTheFile) {
+  { ResultsWriter(path_, sample_provenance(), false).add_point(full_point("p0")); }
+  Provenance other;
+  other.text["git_sha"] = "def456";
+  ResultsWriter writer(path_, other, true);
+  EXPECT_TRUE(writer.points().empty());
+  const ResultsFile file = read_results(path_);
+  EXPECT_EQ(file.provenance.text, other.text);
+  EXPECT_TRUE(file.points.empty());
+}
+
+TEST_F(ResultsIo, ResumeKeepsTheExistingPoints) {
+  {
+    ResultsWriter first(path_, sample_provenance(), false);
+    first.add_point(full_point("p0"));
+    first.add_point(skipped_point("p1"));
+  }
+  ResultsWriter resumed(path_, sample_provenance(), false, true);
+  ASSERT_EQ(resumed.points().size(), 2u);
+  EXPECT_TRUE(resumed.has_point("p0"));
+  EXPECT_TRUE(resumed.has_point("p1"));
+  resumed.add_point(full_point("p2"));
+  const ResultsFile file = read_results(path_);
+  ASSERT_EQ(file.points.size(), 3u);
+  expect_same(file.points[0], full_point("p0"));
+  expect_same(file.points[1], skipped_point("p1"));
+  expect_same(file.points[2], full_point("p2"));
+  EXPECT_EQ(file.provenance.numbers.at("resumed_points"), 2.0);
+}
+
+TEST_F(ResultsIo, ResumeWithoutAFileStartsFresh) {
+  ResultsWriter writer(path_, sample_provenance(), false, true);
+  EXPECT_TRUE(writer.points().empty());
+  EXPECT_EQ(read_results(path_).provenance.numbers, sample_provenance().numbers);
+}
+
+TEST_F(ResultsIo, ResumeNeverReplacesAForeignFile) {
+  spit(path_, "not results\n");
+  error_of<Error>([&] { ResultsWriter(path_, Provenance{}, true, true); });
+  EXPECT_EQ(slurp(path_), "not results\n");
+}
+
+TEST_F(ResultsIo, StalePartialFileIsHarmless) {
+  spit(path_ + ".partial", "garbage left by a killed job");
+  ResultsWriter writer(path_, sample_provenance(), false);
+  writer.add_point(full_point("p0"));
+  EXPECT_EQ(read_results(path_).points.size(), 1u);
+  EXPECT_FALSE(fs::exists(path_ + ".partial"));
+}
+
+TEST_F(ResultsIo, BadPointsAreRejectedAndTheFileKept) {
+  ResultsWriter writer(path_, sample_provenance(), false);
+  writer.add_point(full_point("p0"));
+  const std::string before = slurp(path_);
+  EXPECT_NE(error_of<Error>([&] { writer.add_point(full_point("p0")); }).find("already has"),
+            std::string::npos);
+  error_of<Error>([&] { writer.add_point(full_point("a/b")); });
+  PointResult ragged = full_point("p1");
+  ragged.iter_seconds.pop_back();
+  EXPECT_NE(error_of<Error>([&] { writer.add_point(ragged); }).find("iters x ranks"),
+            std::string::npos);
+  EXPECT_EQ(writer.points().size(), 1u);
+  EXPECT_EQ(slurp(path_), before);
+}
+
+TEST_F(ResultsIo, AFailedWriteLeavesTheWriterConsistent) {
+  ResultsWriter writer(path_, sample_provenance(), false);
+  writer.add_point(full_point("p0"));
+  PointResult bad = full_point("p1");
+  bad.labels[""] = "an attribute needs a name";
+  error_of<Error>([&] { writer.add_point(bad); });
+  EXPECT_EQ(writer.points().size(), 1u);
+  EXPECT_FALSE(fs::exists(path_ + ".partial"));
+  EXPECT_EQ(read_results(path_).points.size(), 1u);
+}
+
+TEST_F(ResultsIo, AKilledWriterLeavesEveryCompletedPoint) {
+  // A child writes points for ever and acknowledges each add_point; after 5 acks it is
+  // killed, most likely in the middle of writing the next one.
+  int acks[2];
+  ASSERT_EQ(pipe(acks), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(acks[0]);
+    try {
+      ResultsWriter writer(path_, sample_provenance(), false);
+      for (int i = 0;; ++i) {
+        writer.add_point(full_point("p" + std::to_string(i)));
+        const char ack = 1;
+        if (write(acks[1], &ack, 1) != 1) _exit(2);
+      }
+    } catch (...) {
+      _exit(1);
+    }
+  }
+  close(acks[1]);
+  int acked = 0;
+  char ack;
+  while (acked < 5 && read(acks[0], &ack, 1) == 1) ++acked;
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(acks[0]);
+  ASSERT_EQ(acked, 5);
+  const ResultsFile file = read_results(path_);
+  ASSERT_GE(file.points.size(), 5u);
+  for (size_t i = 0; i < file.points.size(); ++i)
+    expect_same(file.points[i], full_point("p" + std::to_string(i)));
+}
+
+TEST_F(ResultsIo, ReadingAMissingFileFails) {
+  const std::string msg = error_of<Error>([&] { read_results(dir_ + "/nope.h5"); });
+  EXPECT_NE(msg.find("not found"), std::string::npos) << msg;
+}
+
+TEST_F(ResultsIo, ReadingANonHdf5FileFails) {
+  spit(path_, "just text\n");
+  const std::string msg = error_of<Error>([&] { read_results(path_); });
+  EXPECT_NE(msg.find(path_), std::string::npos) << msg;
+}
+
+TEST_F(ResultsIo, ReadingAnHdf5FileThatIsNotOursFails) {
+  const hid_t f = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  H5Fclose(f);
+  const std::string msg = error_of<Error>([&] { read_results(path_); });
+  EXPECT_NE(msg.find("not a minictx results file"), std::string::npos) << msg;
+}
+
+// The one-line h5py recipes of outputs/README.md, run on a real file.
+TEST_F(ResultsIo, H5pyReadsEveryDatasetInOneLine) {
+  std::string python;
+  for (const char* candidate : {"python3", "/usr/bin/python3"}) {
+    const std::string probe =
+        std::string(candidate) + " -c 'import h5py' >/dev/null 2>&1";
+    if (std::system(probe.c_str()) == 0) {
+      python = candidate;
+      break;
+    }
+  }
+  if (python.empty()) GTEST_SKIP() << "no python3 with h5py";
+  {
+    ResultsWriter writer(path_, sample_provenance(), false);
+    writer.add_point(full_point("point_0000"));
+    writer.add_point(skipped_point("point_0001"));
+  }
+  const std::string script = dir_ + "/check.py";
+  spit(script, R"(import sys, h5py
+f = h5py.File(sys.argv[1], 'r')
+assert f.attrs['format'] == 'minictx-results'
+assert f.attrs['format_version'] == 1
+assert f['provenance'].attrs['git_sha'] == 'abc123'
+assert f['provenance'].attrs['world_size'] == 2.0
+assert f['provenance/hostnames'].asstr()[:].tolist() == ['node-a', 'node-b']
+assert f['provenance/hostnames'][:].tolist() == [b'node-a', b'node-b']
+p = f['points/point_0000']
+assert p.attrs['index'] == 0 and f['points/point_0001'].attrs['index'] == 1
+assert p.attrs['verdict'] == 'VALID' and p.attrs['reference'] == 'fp64'
+assert p.attrs['skipped_reason'] == '' and p.attrs['iters'] == 3 and p.attrs['ranks'] == 2
+assert p.attrs['deck'].startswith('backend: ring')
+assert f['points/point_0000/labels'].attrs['ring_type'] == 'zigzag'
+assert f['points/point_0000/metrics'].attrs['tokens_per_s'] == 688283.3
+assert f['points/point_0000/iter_seconds'][:].shape == (3, 2)
+assert f['points/point_0000/iter_seconds'][2, 1] == 0.1 / 3
+assert f['points/point_0000/phase_seconds/attention'][:].tolist() == [0.02, 0.021]
+assert f['points/point_0000/peak_memory_bytes'][:].tolist() == [251699200, 251699300]
+assert f['points/point_0000/bytes_sent_intra'][:].tolist() == [3145728, 3145728]
+assert f['points/point_0000/bytes_sent_inter'][:].tolist() == [0, 0]
+assert f['points/point_0000/verification/tensor'].asstr()[:].tolist() == ['out', 'dq, rank 1']
+assert f['points/point_0000/verification/max_abs_err'][:].tolist() == [1e-7, 0.5]
+assert f['points/point_0000/verification/max_rel_err'][:].tolist() == [2e-6, 0.2]
+assert f['points/point_0000/verification/rmse'][:].tolist() == [3e-8, 0.1]
+assert f['points/point_0000/verification/tolerance'][:].tolist() == [1e-4, 1e-4]
+assert f['points/point_0000/verification/pass'][:].astype(bool).tolist() == [True, False]
+q = f['points/point_0001']
+assert q.attrs['skipped_reason'].startswith('heads (6)')
+assert q['iter_seconds'].shape == (0, 4) and q['peak_memory_bytes'].shape == (0,)
+assert len(q['phase_seconds']) == 0 and q['verification/pass'].shape == (0,)
+)");
+  EXPECT_EQ(std::system((python + " " + script + " " + path_).c_str()), 0);
+}
+
+// -- report ------------------------------------------------------------------------------
+
+TEST(Report, RendersMarkdownLikeTheSeeds) {
+  const Table t{{"ring type", "seq_len"}, {{"basic", "4096"}, {"a|b", "x"}}};
+  EXPECT_EQ(render(t, TableFormat::markdown),
+            "| ring type | seq_len |\n"
+            "| :----: | :----: |\n"
+            "| basic | 4096 |\n"
+            "| a\\|b | x |\n");
+}
+
+TEST(Report, RendersCsvWithRfc4180Quoting) {
+  const Table t{{"point", "verdict"}, {{"p0", "skipped: a, b"}, {"p1", "say \"hi\""}}};
+  EXPECT_EQ(render(t, TableFormat::csv),
+            "point,verdict\n"
+            "p0,\"skipped: a, b\"\n"
+            "p1,\"say \"\"hi\"\"\"\n");
+}
+
+TEST(Report, RejectsARaggedTable) {
+  const Table t{{"a", "b"}, {{"only one"}}};
+  EXPECT_THROW(render(t, TableFormat::markdown), Error);
+}
+
+TEST(Report, ParsesTableFormats) {
+  EXPECT_EQ(parse_table_format("markdown"), TableFormat::markdown);
+  EXPECT_EQ(parse_table_format("md"), TableFormat::markdown);
+  EXPECT_EQ(parse_table_format("csv"), TableFormat::csv);
+  EXPECT_THROW(parse_table_format("xlsx"), InputError);
+}
+
+TEST(Report, FormatsNumbersWithAtLeastThreeSignificantDigits) {
+  EXPECT_EQ(format_number(11.90199, 3), "11.902");
+  EXPECT_EQ(format_number(7518.94, 1), "7518.9");
+  EXPECT_EQ(format_number(0.0123456, 1), "0.0123");
+  EXPECT_EQ(format_number(5.2, 0), "5.20");
+  EXPECT_EQ(format_number(688283.3, 0), "688283");
+  EXPECT_EQ(format_number(0.0, 2), "0.00");
+  EXPECT_EQ(format_number(-3.14159, 2), "-3.14");
+  EXPECT_EQ(format_number(1.5e-9, 2), "1.50e-09");
+  EXPECT_EQ(format_number(std::nan(""), 2), "nan");
+  EXPECT_EQ(format_number(-HUGE_VAL, 2), "-inf");
+}
+
+TEST(Report, SummaryTablePrintsEveryColumn) {
+  const Table t = summary_table({full_point("point_0000")});
+  EXPECT_EQ(render(t, TableFormat::markdown),
+            "| point | backend | ring_type | mode | world | seq_len | batch | fwd_only | iters/s "
+            "| latency(ms) | tokens/s | tokens/s/device | TFLOPS/device | MFU | HFU | peak "
+            "MB/device | sent MB/device (intra) | sent MB/device (inter) | verdict |\n"
+            "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: "
+            "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: "
+            "| :----: |\n"
+            "| point_0000 | ring | zigzag | attention | 2 | 4096 | 2 | True | 84.019 | 11.902 | "
+            "688283 | 344142 | 11.53 | 42.57 | 56.76 | 240.0 | 3.00 | 0.0 | VALID |\n");
+}
+
+TEST(Report, SummaryTablePrintsNaForMissingValuesAndTheSkipReason) {
+  PointResult bare;
+  bare.name = "p";
+  bare.labels["backend"] = "ring";
+  bare.metrics["latency_ms"] = 2.5;
+  const Table t = summary_table({bare, skipped_point("q")});
+  ASSERT_EQ(t.rows.size(), 2u);
+  ASSERT_EQ(t.rows[0].size(), t.header.size());
+  for (size_t c = 0; c < t.header.size(); ++c) {
+    const std::string& h = t.header[c];
+    const std::string& cell = t.rows[0][c];
+    if (h == "point") EXPECT_EQ(cell, "p");
+    else if (h == "backend") EXPECT_EQ(cell, "ring");
+    else if (h == "latency(ms)") EXPECT_EQ(cell, "2.500");
+    else EXPECT_EQ(cell, "n/a") << h;
+  }
+  EXPECT_EQ(t.rows[1].back(), "skipped: heads (6) not divisible by the Ulysses degree (4)");
+  EXPECT_EQ(t.rows[1][t.header.size() - 2], "n/a");
+}
+
+TEST(Report, SeedTablesHaveTheSeedColumns) {
+  PointResult p = full_point("p");
+  p.labels["ring_type"] = "basic";
+  p.labels["ulysses_degree"] = "2";
+  p.labels["ring_degree"] = "4";
+  p.labels["context_size"] = "8";
+  p.labels["window_size"] = "4";
+  EXPECT_EQ(render(usp_table({p}), TableFormat::markdown),
+            "| ring type | seq_len | ulysses_degree | ring_degree | fwd_only | "
+            "throughput(iters/s) | latency(ms/iter) | peak memory(MB/device) | speed(TFLOPS) |\n"
+            "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: |\n"
+            "| basic | 4096 | 2 | 4 | True | 84.019 | 11.902 | 240.0 | 11.5 |\n");
+  const Table dr = make_table("double_ring", {p});
+  EXPECT_EQ(dr.header[2], "context_size");
+  EXPECT_EQ(dr.header[3], "window_size");
+  EXPECT_EQ(dr.rows[0][2], "8");
+  EXPECT_EQ(dr.rows[0][3], "4");
+  EXPECT_EQ(make_table("summary", {p}).header, summary_table({p}).header);
+  const std::string msg = error_of<InputError>([&] { make_table("mpt", {p}); });
+  EXPECT_NE(msg.find("usp"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace minictx
