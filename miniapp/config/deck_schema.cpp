@@ -264,10 +264,12 @@ DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::stri
     case Kind::integer: {
       if (!is_integer_text(t)) bad(where, s, "must be an integer, got '" + t + "'");
       long long v = 0;
-      const bool fits = std::from_chars(after_plus(t), t.data() + t.size(), v).ec == std::errc();
-      if (fits ? v < s.min_int : t[0] == '-')
-        bad(where, s, "must be at least " + std::to_string(s.min_int) + ", got " + t);
-      if (!fits || v > s.max_int) bad(where, s, "must be at most " + std::to_string(s.max_int) + ", got " + t);
+      const auto parsed = std::from_chars(after_plus(t), t.data() + t.size(), v);
+      // Out of the range of long long: beyond the key's bounds on the side of its sign.
+      const bool too_small = parsed.ec == std::errc() ? v < s.min_int : t[0] == '-';
+      const bool too_large = parsed.ec == std::errc() ? v > s.max_int : t[0] != '-';
+      if (too_small) bad(where, s, "must be at least " + std::to_string(s.min_int) + ", got " + t);
+      if (too_large) bad(where, s, "must be at most " + std::to_string(s.max_int) + ", got " + t);
       if (s.even && v % 2 != 0) bad(where, s, "must be even (RoPE rotates pairs of dimensions), got " + t);
       return v;
     }
