@@ -1,11 +1,17 @@
 #include "backends/backend.hpp"
+#include "backends/allgather/allgather_backend.hpp"
 #include "backends/local/local_backend.hpp"
+#include "backends/ring/ring_backend.hpp"
+#include "backends/ulysses/ulysses_backend.hpp"
+#include "backends/usp/usp_backend.hpp"
 #include "core/error.hpp"
 
 namespace minictx {
 
 const std::vector<BackendInfo>& backend_registry() {
-  static const std::vector<BackendInfo> registry = {local_backend_info()};
+  static const std::vector<BackendInfo> registry = {local_backend_info(), ulysses_backend_info(),
+                                                     allgather_backend_info(), usp_backend_info(),
+                                                     ring_backend_info()};
   return registry;
 }
 

@@ -14,3 +14,7 @@ minictx_verify_test(local_model_ckpt_selective 1 ${_tiny} --set run.checkpointin
 
 minictx_error_test(local_on_two_ranks 2 "attention.backend local runs on 1 rank" verify)
 minictx_error_test(unknown_key 2 "did you mean 'attention.ring_type'" run --set attention.ring_typ=zigzag)
+
+find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+add_test(NAME verify_dump COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_dump.py $<TARGET_FILE:minictx>)
+set_tests_properties(verify_dump PROPERTIES PASS_REGULAR_EXPRESSION "dump ok" LABELS "verify" TIMEOUT 120)

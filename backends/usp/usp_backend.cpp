@@ -1,0 +1,80 @@
+// USP = Ulysses degree u × ring degree r. Bytes sent per rank per training step
+// (forward + backward), fp32, with B batch, L = padded local rows per sequence, D head
+// dim, H query heads, s = Hkv/u KV heads per rank after the exchange (1 when u > Hkv):
+//   Ulysses all-to-alls (the ulysses backend's formula with P = u; intra-node when a
+//   node holds whole Ulysses groups):
+//     forward   4·B·L·(u−1)·[(2H/u + 2s)·D + H/u]
+//     backward  4·B·L·(u−1)·[(4H/u + 4s)·D + H/u]
+//   ring engine over r ranks on the exchanged share (its formula with n = B·u·L·s·D
+//   elements; nothing when r = 1):
+//     forward   8·(r−1)·n
+//     backward  (16r−8)·n
+//   step        4·B·L·(u−1)·[(6H/u + 6s)·D + 2H/u] + (24r−16)·n
+#include "backends/usp/usp_backend.hpp"
+
+#include "backends/ring/ring_engine.hpp"
+#include "backends/ulysses/head_exchange.hpp"
+#include "core/error.hpp"
+
+namespace minictx {
+namespace {
+
+int ring_degree(const RunConfig& cfg, int world) {
+  return cfg.attention.ring_degree > 0 ? cfg.attention.ring_degree : world / cfg.attention.ulysses_degree;
+}
+
+// Global rank = ring_rank · u + ulysses_rank: Ulysses groups are consecutive ranks (one
+// node, fast all-to-all), rings are strided. That is also the layout's part index
+// (outer = ring rank, inner = Ulysses rank), so after the exchange a rank holds its ring
+// rank's whole outer share, the rows the ring engine expects.
+class UspBackend final : public AttentionBackend {
+ public:
+  UspBackend(Comm& world, Device& device, const RunConfig& cfg) {
+    const int u = cfg.attention.ulysses_degree, r = ring_degree(cfg, world.size());
+    layout_ = SequenceLayout(layout_kind(cfg.attention.ring_type), cfg.sequence.length, /*outer=*/r, /*inner=*/u);
+    part_ = world.rank();
+    ulysses_comm_ = world.split(/*color=*/world.rank() / u, /*key=*/world.rank() % u);
+    ring_comm_ = world.split(/*color=*/world.rank() % u, /*key=*/world.rank() / u);
+    exchange_ = std::make_unique<HeadExchange>(*ulysses_comm_, device);
+    ring_ = std::make_unique<RingEngine>(*ring_comm_, device, layout_);
+  }
+
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+               Tensor& lse) override {
+    exchange_->forward(*ring_, s, q, k, v, o, lse);
+  }
+
+  void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+                const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
+    exchange_->backward(*ring_, s, q, k, v, o, lse, dout, dq, dk, dv);
+  }
+
+ private:
+  std::unique_ptr<Comm> ulysses_comm_, ring_comm_;
+  std::unique_ptr<HeadExchange> exchange_;
+  std::unique_ptr<RingEngine> ring_;
+};
+
+void validate(const RunConfig& cfg, int world) {
+  const int u = cfg.attention.ulysses_degree, r = ring_degree(cfg, world);
+  if (cfg.attention.ring_degree == 0 && world % u != 0)
+    input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
+                std::to_string(world) + " (backend usp)");
+  if (u * r != world)
+    input_error("attention.backend usp needs ulysses_degree × ring_degree = world size, but " + std::to_string(u) +
+                " × " + std::to_string(r) + " ≠ " + std::to_string(world) + " ranks");
+  validate_head_split(cfg.model.heads, cfg.model.kv_heads, u, "attention.ulysses_degree " + std::to_string(u));
+}
+
+std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
+  return std::make_unique<UspBackend>(world, device, cfg);
+}
+
+}  // namespace
+
+BackendInfo usp_backend_info() {
+  return {"usp", "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)",
+          validate, create};
+}
+
+}  // namespace minictx
