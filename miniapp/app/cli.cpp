@@ -152,6 +152,8 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
           skipped.push_back(reason);
         }
         device = make_device(points.front().config.run.device);
+        for (size_t i = 0; i < points.size(); ++i)
+          if (skipped[i].empty()) check_memory_estimate(points[i].config, *world, *device);
         if (rank == 0) {
           std::string path = o.output;
           if (path.empty()) path = points.front().config.output.file;
@@ -237,6 +239,7 @@ int cmd_verify(const VerifyOptions& o) {
         if (!o.reference.empty() && o.reference != "fp64" && o.reference != "single-device")
           input_error("--reference must be fp64 or single-device, not '" + o.reference + "'");
         device = make_device(points.front().config.run.device);
+        for (const auto& p : points) check_memory_estimate(p.config, *world, *device);
       }))
     return 2;
   bool all_valid = true;

@@ -28,15 +28,17 @@ int64_t estimate_memory_bytes(const RunConfig& c, int world) {
   return int64_t(bytes);
 }
 
-PointResult run_point(const RunConfig& cfg, Comm& world, Device& device) {
-  const BackendInfo& info = find_backend(cfg.attention.backend);
-  info.validate(cfg, world.size());
+void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device& device) {
   const int64_t estimate = estimate_memory_bytes(cfg, world.size());
   const int64_t capacity = device.capacity_bytes() / world.topology().ranks_per_node;
   if (estimate > capacity)
     input_error("memory estimate " + std::to_string(estimate >> 20) + " MiB per rank exceeds the " +
                 std::to_string(capacity >> 20) + " MiB this device offers each of its ranks");
+}
 
+PointResult run_point(const RunConfig& cfg, Comm& world, Device& device) {
+  const BackendInfo& info = find_backend(cfg.attention.backend);
+  info.validate(cfg, world.size());
   device.memory().reset_peak();
   PhaseTimer timer;
   auto backend = info.create(world, device, cfg);

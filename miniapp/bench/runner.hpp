@@ -10,7 +10,9 @@ namespace minictx {
 // returns the gathered timings, memory, bytes and metrics (complete on every rank).
 PointResult run_point(const RunConfig& cfg, Comm& world, Device& device);
 
-// Per-rank memory estimate of a point, checked against the device before allocating.
+// Per-rank memory estimate of a point, and its check against the device (InputError),
+// made before anything is allocated.
 int64_t estimate_memory_bytes(const RunConfig& cfg, int world);
+void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device& device);
 
 }  // namespace minictx

@@ -18,3 +18,5 @@ minictx_error_test(unknown_key 2 "did you mean 'attention.ring_type'" run --set 
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 add_test(NAME verify_dump COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_dump.py $<TARGET_FILE:minictx>)
 set_tests_properties(verify_dump PROPERTIES PASS_REGULAR_EXPRESSION "dump ok" LABELS "verify" TIMEOUT 120)
+minictx_error_test(memory_estimate 2 "memory estimate .* exceeds" run --set attention.backend=ring
+                   --set sequence.length=100000000)
