@@ -9,7 +9,6 @@
 #include <ctime>
 #include <filesystem>
 #include <functional>
-#include <iostream>
 #include <sstream>
 
 #include "app/labels.hpp"
@@ -171,7 +170,6 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
 
   double peak = 0;
   const auto start = std::chrono::steady_clock::now();
-  std::vector<PointResult> done;
   for (size_t i = 0; i < points.size(); ++i) {
     RunConfig cfg = points[i].config;
     const std::string name = point_name(i);
@@ -209,7 +207,6 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
       writer->add_point(result);
       if (result.skipped_reason.empty()) std::printf("%s\n", fom_line(result).c_str());
     }
-    done.push_back(result);
   }
   if (rank == 0) {
     std::printf("\n%s\nresults: %s\n", render(summary_table(writer->points()), TableFormat::markdown).c_str(),
