@@ -33,8 +33,8 @@ class AttentionBackend {
 struct BackendInfo {
   std::string name;
   std::string summary;
-  // Throws InputError (one line) when the deck cannot run on `world` ranks.
-  void (*validate)(const RunConfig&, int world);
+  // Throws InputError (one line) when the deck cannot run on this topology's ranks.
+  void (*validate)(const RunConfig&, const Topology&);
   std::unique_ptr<AttentionBackend> (*create)(Comm&, Device&, const RunConfig&);
 };
 

@@ -1,5 +1,7 @@
 #include "backends/backend.hpp"
 #include "backends/allgather/allgather_backend.hpp"
+#include "backends/burst/burst_backend.hpp"
+#include "backends/double_ring/double_ring_backend.hpp"
 #include "backends/local/local_backend.hpp"
 #include "backends/ring/ring_backend.hpp"
 #include "backends/ulysses/ulysses_backend.hpp"
@@ -11,7 +13,8 @@ namespace minictx {
 const std::vector<BackendInfo>& backend_registry() {
   static const std::vector<BackendInfo> registry = {local_backend_info(), ulysses_backend_info(),
                                                      allgather_backend_info(), usp_backend_info(),
-                                                     ring_backend_info()};
+                                                     ring_backend_info(), double_ring_backend_info(),
+                                                     burst_backend_info()};
   return registry;
 }
 

@@ -71,7 +71,7 @@ class AllGatherBackend final : public AttentionBackend {
 };
 
 // Any world size and head count works: the layout pads the sequence to the ranks.
-void validate(const RunConfig&, int) {}
+void validate(const RunConfig&, const Topology&) {}
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
   return std::make_unique<AllGatherBackend>(world, device, cfg);

@@ -36,7 +36,8 @@ class LocalBackend final : public AttentionBackend {
   Device& device_;
 };
 
-void validate(const RunConfig&, int world) {
+void validate(const RunConfig&, const Topology& topology) {
+  const int world = topology.world_size;
   if (world != 1)
     input_error("attention.backend local runs on 1 rank, not " + std::to_string(world) +
                 " (choose ring, ulysses, usp, allgather, double_ring or burst)");

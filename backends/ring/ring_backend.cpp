@@ -9,7 +9,7 @@ namespace {
 // Every rank is a ring rank, so the layout's outer parts are the world's ranks.
 class RingBackend final : public AttentionBackend {
  public:
-  RingBackend(Comm& comm, Device& device, const SequenceLayout& layout) : engine_(comm, device, layout) {
+  RingBackend(Comm& comm, Device& device, const SequenceLayout& layout) : engine_(comm, comm.size(), device, layout) {
     layout_ = layout;
     part_ = comm.rank();
   }
@@ -28,7 +28,8 @@ class RingBackend final : public AttentionBackend {
   RingEngine engine_;
 };
 
-void validate(const RunConfig& cfg, int world) {
+void validate(const RunConfig& cfg, const Topology& topology) {
+  const int world = topology.world_size;
   const AttentionConfig& a = cfg.attention;
   if (world < 1) input_error("attention.backend ring needs at least 1 rank");
   if (a.ulysses_degree != 1)

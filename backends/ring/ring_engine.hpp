@@ -2,30 +2,41 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/ring/ring_walk.hpp"
 #include "backends/sequence_layout.hpp"
 #include "comm/comm.hpp"
 #include "device/device.hpp"
 
 namespace minictx {
 
-// The ring step loop every ring-based backend shares: K/V go round the ring, each rank
-// merges every source's block into its own (O, LSE); backward sends the dK/dV
-// accumulators round with them. Through Comm and Device only.
+// What goes round the ring in the backward pass.
+enum class BackwardTraffic {
+  kv,  // ring attention: K, V and the dK, dV accumulators travel, dQ stays
+  q,   // BurstAttention: Q, dO, LSE, D = rowsum(O∘dO) and the dQ accumulator travel, K, V, dK, dV stay
+};
+
+// Exact attention over a sequence-parallel group that every ring-based backend shares:
+// blocks go round the group by RingWalk (one ring, or windows of an inner ring joined by
+// an outer ring), each rank merges every source's block into its own (O, LSE), and the
+// backward pass sends either the K/V side or the Q side round with its gradient.
+// Through Comm and Device only.
 class RingEngine {
  public:
-  // ring: communicator whose rank order is the ring order (send to rank+1, receive from rank-1).
-  // layout: the sequence layout whose OUTER parts are the ring ranks: layout.outer_positions(j)
-  // are the global positions of the rows ring rank j holds (q and k/v rows alike), outer_len() rows per batch.
-  RingEngine(Comm& ring, Device& device, const SequenceLayout& layout);
+  // group: rank order is the ring order. window: ranks per inner ring (group.size() for
+  // a plain ring). layout: its OUTER parts are the group's ranks — layout.outer_positions(j)
+  // are the global positions of the rows group rank j holds, outer_len() rows per batch.
+  RingEngine(Comm& group, int window, Device& device, const SequenceLayout& layout,
+             BackwardTraffic traffic = BackwardTraffic::kv);
   void forward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse);
   void backward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                 const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv);
 
  private:
-  Comm& ring_;
+  RingWalk walk_;
   Device& dev_;
   SequenceLayout layout_;
-  std::vector<std::vector<int64_t>> positions_;  // [ring rank] → global positions of its rows
+  BackwardTraffic traffic_;
+  std::vector<std::vector<int64_t>> positions_;  // [group rank] → global positions of its rows
 };
 
 }  // namespace minictx

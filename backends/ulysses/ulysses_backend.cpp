@@ -61,7 +61,8 @@ class UlyssesBackend final : public AttentionBackend {
   WholeSequenceAttention attention_;
 };
 
-void validate(const RunConfig& cfg, int world) {
+void validate(const RunConfig& cfg, const Topology& topology) {
+  const int world = topology.world_size;
   // The degree is the world size; a different explicit ulysses_degree asks for USP.
   const int deg = cfg.attention.ulysses_degree;
   if (deg != 1 && deg != world)

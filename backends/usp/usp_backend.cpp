@@ -12,8 +12,8 @@
 //   step        4·B·L·(u−1)·[(6H/u + 6s)·D + 2H/u] + (24r−16)·n
 #include "backends/usp/usp_backend.hpp"
 
-#include "backends/ring/ring_engine.hpp"
 #include "backends/ulysses/head_exchange.hpp"
+#include "backends/usp/ulysses_ring.hpp"
 #include "core/error.hpp"
 
 namespace minictx {
@@ -23,39 +23,8 @@ int ring_degree(const RunConfig& cfg, int world) {
   return cfg.attention.ring_degree > 0 ? cfg.attention.ring_degree : world / cfg.attention.ulysses_degree;
 }
 
-// Global rank = ring_rank · u + ulysses_rank: Ulysses groups are consecutive ranks (one
-// node, fast all-to-all), rings are strided. That is also the layout's part index
-// (outer = ring rank, inner = Ulysses rank), so after the exchange a rank holds its ring
-// rank's whole outer share, the rows the ring engine expects.
-class UspBackend final : public AttentionBackend {
- public:
-  UspBackend(Comm& world, Device& device, const RunConfig& cfg) {
-    const int u = cfg.attention.ulysses_degree, r = ring_degree(cfg, world.size());
-    layout_ = SequenceLayout(layout_kind(cfg.attention.ring_type), cfg.sequence.length, /*outer=*/r, /*inner=*/u);
-    part_ = world.rank();
-    ulysses_comm_ = world.split(/*color=*/world.rank() / u, /*key=*/world.rank() % u);
-    ring_comm_ = world.split(/*color=*/world.rank() % u, /*key=*/world.rank() / u);
-    exchange_ = std::make_unique<HeadExchange>(*ulysses_comm_, device);
-    ring_ = std::make_unique<RingEngine>(*ring_comm_, device, layout_);
-  }
-
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
-               Tensor& lse) override {
-    exchange_->forward(*ring_, s, q, k, v, o, lse);
-  }
-
-  void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
-                const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
-    exchange_->backward(*ring_, s, q, k, v, o, lse, dout, dq, dk, dv);
-  }
-
- private:
-  std::unique_ptr<Comm> ulysses_comm_, ring_comm_;
-  std::unique_ptr<HeadExchange> exchange_;
-  std::unique_ptr<RingEngine> ring_;
-};
-
-void validate(const RunConfig& cfg, int world) {
+void validate(const RunConfig& cfg, const Topology& topology) {
+  const int world = topology.world_size;
   const int u = cfg.attention.ulysses_degree, r = ring_degree(cfg, world);
   if (cfg.attention.ring_degree == 0 && world % u != 0)
     input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
@@ -67,7 +36,7 @@ void validate(const RunConfig& cfg, int world) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  return std::make_unique<UspBackend>(world, device, cfg);
+  return make_ulysses_ring(world, device, cfg, {cfg.attention.ulysses_degree, /*window=*/0, BackwardTraffic::kv});
 }
 
 }  // namespace

@@ -143,7 +143,7 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
         for (const auto& p : points) {
           std::string reason;
           try {
-            find_backend(p.config.attention.backend).validate(p.config, world->size());
+            find_backend(p.config.attention.backend).validate(p.config, world->topology());
           } catch (const InputError& e) {
             if (points.size() == 1) throw;
             reason = e.what();
@@ -229,7 +229,7 @@ int cmd_verify(const VerifyOptions& o) {
         const Deck deck = load_deck(o.deck);
         points = deck.expand();
         world = MpiComm::world(points.front().config.topology.ranks_per_node);
-        for (const auto& p : points) find_backend(p.config.attention.backend).validate(p.config, world->size());
+        for (const auto& p : points) find_backend(p.config.attention.backend).validate(p.config, world->topology());
         if (!o.dump.empty() && points.size() > 1) input_error("--dump takes a deck with a single point");
         if (!o.dump.empty() && std::filesystem::exists(o.dump))
           input_error("--dump " + o.dump + ": file exists; remove it or choose another name");

@@ -38,7 +38,7 @@ void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device
 
 PointResult run_point(const RunConfig& cfg, Comm& world, Device& device) {
   const BackendInfo& info = find_backend(cfg.attention.backend);
-  info.validate(cfg, world.size());
+  info.validate(cfg, world.topology());
   device.memory().reset_peak();
   PhaseTimer timer;
   auto backend = info.create(world, device, cfg);

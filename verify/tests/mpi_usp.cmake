@@ -33,48 +33,17 @@ minictx_error_test(usp_degrees_world 4 "usp needs ulysses_degree × ring_degree 
 minictx_error_test(usp_degree_world 4 "attention.ulysses_degree 8 does not divide the world size 4" run
                    --set attention.backend=usp --set attention.ulysses_degree=8)
 
-# Bytes sent per rank in one step, from the results file, against the formulas at the
-# top of the backend sources (ulysses, allgather and usp, which composes the Ulysses
-# exchange with the ring engine). Needs a Python with h5py; skipped without one.
-set(_h5py_python "")
-foreach(_py /usr/bin/python3 python3)
-  execute_process(COMMAND ${_py} -c "import h5py" RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
-  if(_rc EQUAL 0)
-    set(_h5py_python ${_py})
-    break()
-  endif()
-endforeach()
-
-# minictx_bytes_test(NAME RANKS INTRA INTER --set k=v ...): one timed iteration, then
-# every rank's intra- and inter-node byte counts must equal INTRA and INTER.
-function(minictx_bytes_test name ranks intra inter)
-  set(_h5 ${CMAKE_CURRENT_BINARY_DIR}/bytes_${name}.h5)
-  add_test(NAME bytes_${name}_run
-           COMMAND ${MPIEXEC_BIN} -n ${ranks} $<TARGET_FILE:minictx> run --force -o ${_h5} --set run.mode=attention
-                   --set run.warmup=0 --set run.iters=1 ${ARGN})
-  set_tests_properties(bytes_${name}_run PROPERTIES FIXTURES_SETUP bytes_${name} LABELS "mpi;bytes"
-                       PROCESSORS ${ranks} TIMEOUT 120)
-  add_test(NAME bytes_${name}
-           COMMAND ${_h5py_python} -c "import h5py, sys
-p = h5py.File(sys.argv[1], 'r')['points/point_0000']
-got = (list(p['bytes_sent_intra'][:]), list(p['bytes_sent_inter'][:]))
-print('intra, inter per rank:', got, 'expected:', sys.argv[2:])
-sys.exit(any(x != float(e) for xs, e in zip(got, sys.argv[2:]) for x in xs))" ${_h5} ${intra} ${inter})
-  set_tests_properties(bytes_${name} PROPERTIES FIXTURES_REQUIRED bytes_${name} LABELS "mpi;bytes" TIMEOUT 60)
-endfunction()
-
-if(_h5py_python)
-  # B=2, L=250, P=4, H=8, D=32, 2 KV heads replicated to s=1:
-  # 4·2·250·3·[(6·8/4 + 6)·32 + 2·8/4] = 3480000.
-  minictx_bytes_test(ulysses_4 4 3480000 0 --set attention.backend=ulysses --set sequence.length=1000
-                     --set sequence.batch=2 --set model.kv_heads=2)
-  # L=334 (1000 padded to 1002), P=3, Hkv=4, D=32: 24·334·4·32·2 = 2052096.
-  minictx_bytes_test(allgather_3 3 2052096 0 --set attention.backend=allgather --set sequence.length=1000)
-  # u=2, r=2, L=250, H=8, s=2, D=32, two ranks per node so the Ulysses pairs stay on a
-  # node and the rings cross nodes: intra 4·250·1·[(24 + 12)·32 + 8] = 1160000,
-  # inter (24·2 − 16)·n with n = 2·250·2·32 = 32000 → 1024000.
-  minictx_bytes_test(usp_2x2 4 1160000 1024000 --set attention.backend=usp --set attention.ulysses_degree=2
-                     --set attention.ring_type=zigzag --set sequence.length=1000 --set topology.ranks_per_node=2)
-else()
-  message(STATUS "no Python with h5py: the bytes_* checks of mpi_usp.cmake are skipped")
-endif()
+# Bytes sent per rank in one step against the formulas at the top of the backend
+# sources (ulysses, allgather and usp, which composes the Ulysses exchange with the ring
+# engine).
+# B=2, L=250, P=4, H=8, D=32, 2 KV heads replicated to s=1:
+# 4·2·250·3·[(6·8/4 + 6)·32 + 2·8/4] = 3480000.
+minictx_bytes_test(ulysses_4 4 3480000 0 --set attention.backend=ulysses --set sequence.length=1000
+                   --set sequence.batch=2 --set model.kv_heads=2)
+# L=334 (1000 padded to 1002), P=3, Hkv=4, D=32: 24·334·4·32·2 = 2052096.
+minictx_bytes_test(allgather_3 3 2052096 0 --set attention.backend=allgather --set sequence.length=1000)
+# u=2, r=2, L=250, H=8, s=2, D=32, two ranks per node so the Ulysses pairs stay on a
+# node and the rings cross nodes: intra 4·250·1·[(24 + 12)·32 + 8] = 1160000,
+# inter (24·2 − 16)·n with n = 2·250·2·32 = 32000 → 1024000.
+minictx_bytes_test(usp_2x2 4 1160000 1024000 --set attention.backend=usp --set attention.ulysses_degree=2
+                   --set attention.ring_type=zigzag --set sequence.length=1000 --set topology.ranks_per_node=2)

@@ -1,0 +1,64 @@
+// LoongTrain double ring (ALGORITHMS.md, "LoongTrain double ring"): u × C = world,
+// u = ulysses_degree consecutive ranks exchange heads, the C context ranks (strided by
+// u) form C/w windows of w = window_size consecutive context ranks. Within a window
+// K/V go round the inner ring; each window's K/V cross to the next window over the
+// outer ring while a whole inner round computes. The ring backward (K, V, dK, dV
+// travel), dK/dV crossing windows on their own communicator.
+//
+// Bytes per rank per step: the Ulysses exchange as in backends/usp/usp_backend.cpp,
+// plus the ring engine's two-level formula (backends/ring/ring_engine.cpp) with
+// W = C/w windows of w ranks and n = B·u·L·s·D (s = KV heads per rank after the
+// exchange): inner 8·W·(w−1)·n + 4·W·(4w−2)·n, outer 8·(W−1)·n + 4·(4W−2)·n (none when
+// W = 1; no inner traffic when w = 1). A window that fits a node keeps the inner ring
+// intra-node; only the outer ring crosses nodes.
+#include "backends/double_ring/double_ring_backend.hpp"
+
+#include "backends/ulysses/head_exchange.hpp"
+#include "backends/usp/ulysses_ring.hpp"
+#include "core/error.hpp"
+
+namespace minictx {
+namespace {
+
+int context_size(const RunConfig& cfg, int world) {
+  return cfg.attention.ring_degree > 0 ? cfg.attention.ring_degree : world / cfg.attention.ulysses_degree;
+}
+
+// window_size 0: the context ranks of one node.
+int window_size(const RunConfig& cfg, const Topology& topology) {
+  if (cfg.attention.window_size > 0) return cfg.attention.window_size;
+  return std::max(1, topology.ranks_per_node / cfg.attention.ulysses_degree);
+}
+
+void validate(const RunConfig& cfg, const Topology& topology) {
+  const int world = topology.world_size, u = cfg.attention.ulysses_degree;
+  const int c = context_size(cfg, world), w = window_size(cfg, topology);
+  if (cfg.attention.ring_degree == 0 && world % u != 0)
+    input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
+                std::to_string(world) + " (backend double_ring)");
+  if (u * c != world)
+    input_error("attention.backend double_ring needs ulysses_degree × ring_degree (the context size) = world "
+                "size, but " + std::to_string(u) + " × " + std::to_string(c) + " ≠ " + std::to_string(world) +
+                " ranks");
+  if (c % w != 0)
+    input_error("attention.window_size " + std::to_string(w) +
+                (cfg.attention.window_size > 0 ? "" : " (the context ranks of one node)") +
+                " does not divide the context size " + std::to_string(c) + " (backend double_ring)");
+  validate_head_split(cfg.model.heads, cfg.model.kv_heads, u, "attention.ulysses_degree " + std::to_string(u));
+}
+
+std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
+  return make_ulysses_ring(world, device, cfg,
+                           {cfg.attention.ulysses_degree, window_size(cfg, world.topology()), BackwardTraffic::kv});
+}
+
+}  // namespace
+
+BackendInfo double_ring_backend_info() {
+  return {"double_ring",
+          "LoongTrain 2D attention: Ulysses × a double ring (inner ring of window_size ranks, outer ring across "
+          "windows)",
+          validate, create};
+}
+
+}  // namespace minictx

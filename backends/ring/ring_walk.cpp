@@ -1,0 +1,177 @@
+#include "backends/ring/ring_walk.hpp"
+
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace minictx {
+
+PackedTensors::PackedTensors(Device& dev, const std::vector<std::vector<int64_t>>& shapes) {
+  offsets_.push_back(0);
+  for (const auto& shape : shapes) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    offsets_.push_back(offsets_.back() + n);
+  }
+  whole_ = std::make_shared<Tensor>(dev.alloc({offsets_.back()}));
+  for (size_t i = 0; i < shapes.size(); ++i)
+    // Aliasing pointer: the part shares ownership of the whole allocation.
+    parts_.emplace_back(std::shared_ptr<float>(whole_, whole_->data() + offsets_[i]), shapes[i]);
+}
+
+namespace {
+
+std::vector<std::vector<int64_t>> shapes_of(const std::vector<const Tensor*>& tensors) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Tensor* t : tensors) shapes.push_back(t->shape());
+  return shapes;
+}
+
+// The buffers a walk rotates through. `base` holds the block a round starts with (and
+// sends on to the next window meanwhile), `arriving` the next round's; the inner ring
+// alternates between `ping` and `pong`. With one window nothing is sent on, so `base`
+// doubles as `pong` and the plain ring needs only two buffers.
+struct WalkBuffers {
+  WalkBuffers(Device& dev, const std::vector<std::vector<int64_t>>& shapes, bool two_level) {
+    base = make(dev, shapes);
+    ping = make(dev, shapes);
+    pong = two_level ? make(dev, shapes) : base;
+    arriving = two_level ? make(dev, shapes) : nullptr;
+  }
+  PackedTensors* next_of(const PackedTensors* cur) const { return cur == ping ? pong : ping; }
+
+  PackedTensors *base, *ping, *pong, *arriving;
+
+ private:
+  PackedTensors* make(Device& dev, const std::vector<std::vector<int64_t>>& shapes) {
+    pool_.push_back(std::make_unique<PackedTensors>(dev, shapes));
+    return pool_.back().get();
+  }
+  std::vector<std::unique_ptr<PackedTensors>> pool_;
+};
+
+// Post the shift of parts [first, end) to the next rank of the ring `c`, receiving the
+// previous rank's into the same parts of `to`.
+ShiftHandle shift_right(Comm& c, PackedTensors& from, PackedTensors& to, int first, int end) {
+  const int n = c.size(), r = c.rank();
+  return c.shift_start(from.data(first), to.data(first), from.count(first, end), (r + 1) % n, (r + n - 1) % n);
+}
+
+}  // namespace
+
+RingWalk::RingWalk(Comm& group, int window) : rank_(group.rank()), window_(window) {
+  require(window >= 1 && group.size() % window == 0, "ring walk: the window must divide the group");
+  windows_ = group.size() / window;
+  inner_ = group.split(/*color=*/rank_ / window, /*key=*/rank_ % window);
+  outer_ = group.split(/*color=*/rank_ % window, /*key=*/rank_ / window);
+  outer_grad_ = group.split(/*color=*/rank_ % window, /*key=*/rank_ / window);
+}
+
+int RingWalk::source(int round, int step) const {
+  const int x = rank_ / window_, k = rank_ % window_;
+  return (x - round + windows_) % windows_ * window_ + (k - step + window_) % window_;
+}
+
+void RingWalk::forward(Device& dev, const std::vector<const Tensor*>& payload, const Visit& visit) {
+  const int np = int(payload.size()), w = window_, W = windows_;
+  WalkBuffers buf(dev, shapes_of(payload), W > 1);
+  for (int p = 0; p < np; ++p) dev.copy((*buf.base)[p], *payload[size_t(p)]);
+  for (int round = 0; round < W; ++round) {
+    const bool pass_on = round + 1 < W;  // the last round's block has been everywhere else
+    ShiftHandle outer_shift;
+    if (pass_on) outer_shift = shift_right(*outer_, *buf.base, *buf.arriving, 0, np);
+    PackedTensors* cur = buf.base;
+    for (int step = 0; step < w; ++step) {
+      PackedTensors* next = buf.next_of(cur);
+      const bool shift = step + 1 < w;
+      ShiftHandle h;
+      if (shift) h = shift_right(*inner_, *cur, *next, 0, np);
+      visit(source(round, step), *cur);
+      if (shift) inner_->wait(h);
+      cur = next;
+    }
+    if (pass_on) {
+      outer_->wait(outer_shift);
+      std::swap(buf.base, buf.arriving);
+    }
+  }
+}
+
+void RingWalk::backward(Device& dev, const std::vector<const Tensor*>& payload,
+                        const std::vector<Tensor*>& accumulated, const GradVisit& visit) {
+  const int np = int(payload.size()), ng = int(accumulated.size()), all = np + ng;
+  const int w = window_, W = windows_;
+  std::vector<std::vector<int64_t>> acc_shapes;
+  for (const Tensor* t : accumulated) acc_shapes.push_back(t->shape());
+  std::vector<std::vector<int64_t>> shapes = shapes_of(payload);
+  shapes.insert(shapes.end(), acc_shapes.begin(), acc_shapes.end());
+
+  // Each buffer is [payload..., accumulators...]; at inner step i the accumulators in it
+  // are those of the previous step's source.
+  WalkBuffers buf(dev, shapes, W > 1);
+  PackedTensors grads(dev, acc_shapes);
+  // The accumulators crossing windows: one on its way out, one arriving.
+  std::unique_ptr<PackedTensors> crossing[2];
+  if (W > 1)
+    for (auto& c : crossing) c = std::make_unique<PackedTensors>(dev, acc_shapes);
+  int arriving_acc = 0;
+  ShiftHandle acc_shift;
+
+  for (int p = 0; p < np; ++p) dev.copy((*buf.base)[p], *payload[size_t(p)]);
+  for (int round = 0; round < W; ++round) {
+    const bool pass_on = round + 1 < W;
+    ShiftHandle outer_shift;
+    if (pass_on) outer_shift = shift_right(*outer_, *buf.base, *buf.arriving, 0, np);
+    PackedTensors* cur = buf.base;
+    for (int step = 0; step < w; ++step) {
+      PackedTensors* next = buf.next_of(cur);
+      const int first = step + 1 < w ? 0 : np;  // the block goes on until the round's last step
+      const int end = step > 0 ? all : np;      // there are accumulators from step 1 on
+      if (step == 0)  // the round's first source starts its accumulators here
+        for (int g = 0; g < ng; ++g) dev.fill((*next)[np + g], 0.0f);
+      const bool shift = first < end;
+      ShiftHandle h;
+      if (shift) h = shift_right(*inner_, *cur, *next, first, end);
+      for (int g = 0; g < ng; ++g) dev.fill(grads[g], 0.0f);
+      const bool added = visit(source(round, step), *cur, grads);
+      if (shift) inner_->wait(h);
+      if (added)
+        for (int g = 0; g < ng; ++g) dev.add((*next)[np + g], grads[g]);
+      cur = next;
+    }
+    // cur holds the accumulators of the round's last source, window index k+1: one inner
+    // hop takes every window's sums to the rank that began the round with that block.
+    if (w > 1) {
+      PackedTensors* home = buf.next_of(cur);
+      ShiftHandle h = shift_right(*inner_, *cur, *home, np, all);
+      inner_->wait(h);
+      cur = home;
+    }
+    if (W == 1) {
+      for (int g = 0; g < ng; ++g) dev.copy(*accumulated[size_t(g)], (*cur)[np + g]);
+      return;
+    }
+    // Add what the windows before this one summed for this round's block (it arrived
+    // during the round) and pass the sum on; the next window needs it a round later.
+    PackedTensors& sum = *crossing[arriving_acc];
+    if (round > 0) outer_grad_->wait(acc_shift);
+    for (int g = 0; g < ng; ++g) {
+      if (round > 0)
+        dev.add(sum[g], (*cur)[np + g]);
+      else
+        dev.copy(sum[g], (*cur)[np + g]);
+    }
+    acc_shift = shift_right(*outer_grad_, sum, *crossing[1 - arriving_acc], 0, ng);
+    arriving_acc = 1 - arriving_acc;
+    if (pass_on) {
+      outer_->wait(outer_shift);
+      std::swap(buf.base, buf.arriving);
+    }
+  }
+  // The last round's sums went to their owners, the next window; this rank's own came
+  // from the window before.
+  outer_grad_->wait(acc_shift);
+  for (int g = 0; g < ng; ++g) dev.copy(*accumulated[size_t(g)], (*crossing[arriving_acc])[g]);
+}
+
+}  // namespace minictx

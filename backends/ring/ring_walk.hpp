@@ -1,0 +1,69 @@
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "device/device.hpp"
+
+namespace minictx {
+
+// Tensors of the given shapes back to back in one allocation, so any run of
+// consecutive ones travels as one message.
+class PackedTensors {
+ public:
+  PackedTensors(Device& dev, const std::vector<std::vector<int64_t>>& shapes);
+  Tensor& operator[](int i) { return parts_[size_t(i)]; }
+  float* data(int first) { return whole_->data() + offsets_[size_t(first)]; }
+  int64_t count(int first, int end) const { return offsets_[size_t(end)] - offsets_[size_t(first)]; }
+
+ private:
+  std::vector<int64_t> offsets_;  // element offset of each part, and the total
+  std::shared_ptr<Tensor> whole_;
+  std::vector<Tensor> parts_;
+};
+
+// Brings every group rank's block (its "payload" tensors) past every rank of the group
+// once, over a two-level ring (LoongTrain's double ring, BurstAttention's
+// topology-aware ring). The group's C ranks form C/w windows of w consecutive ranks.
+// Within a window blocks go round the inner ring; at the start of each round a window
+// sends the block it begins with on to the next window over the outer ring, so that
+// transfer overlaps a whole inner round. With one window this is the plain ring.
+//
+// Round o, inner step i: this rank (window x, index k) holds the block of group rank
+// source(o, i) = ((x − o) mod W)·w + (k − i) mod w.
+//
+// The backward walk also carries gradient accumulators: the accumulator of a block
+// trails the block by one inner step, goes home within the window at the end of the
+// round (one inner hop), and then follows the block's window one round behind over the
+// outer ring, on its own communicator so both outer transfers are in flight together.
+// After the last round one more outer hop brings every accumulator to its owner.
+class RingWalk {
+ public:
+  // group: rank order is the ring order. window must divide group.size().
+  RingWalk(Comm& group, int window);
+
+  int rank() const { return rank_; }
+  int size() const { return window_ * windows_; }
+  int window() const { return window_; }
+
+  // visit(source, block): block[i] is the source's payload[i].
+  using Visit = std::function<void(int source, PackedTensors& block)>;
+  void forward(Device& dev, const std::vector<const Tensor*>& payload, const Visit& visit);
+
+  // visit(source, block, grads) adds the source's gradient parts into the zeroed
+  // `grads` (shaped like `accumulated`) and returns whether it added anything. On
+  // return accumulated[i] holds the sum over the group for this rank's own block.
+  using GradVisit = std::function<bool(int source, PackedTensors& block, PackedTensors& grads)>;
+  void backward(Device& dev, const std::vector<const Tensor*>& payload, const std::vector<Tensor*>& accumulated,
+                const GradVisit& visit);
+
+ private:
+  int source(int round, int step) const;
+
+  int rank_, window_, windows_;
+  std::unique_ptr<Comm> inner_, outer_, outer_grad_;
+};
+
+}  // namespace minictx

@@ -1,0 +1,50 @@
+#include "backends/usp/ulysses_ring.hpp"
+
+#include "backends/ulysses/head_exchange.hpp"
+
+namespace minictx {
+namespace {
+
+class UlyssesRing final : public AttentionBackend {
+ public:
+  UlyssesRing(Comm& world, Device& device, const RunConfig& cfg, const UlyssesRingPlan& plan) {
+    const int u = plan.ulysses, context = world.size() / u;
+    layout_ = SequenceLayout(layout_kind(cfg.attention.ring_type), cfg.sequence.length, /*outer=*/context, /*inner=*/u);
+    part_ = world.rank();
+    ulysses_comm_ = world.split(/*color=*/world.rank() / u, /*key=*/world.rank() % u);
+    context_comm_ = world.split(/*color=*/world.rank() % u, /*key=*/world.rank() / u);
+    if (u > 1) exchange_ = std::make_unique<HeadExchange>(*ulysses_comm_, device);
+    ring_ = std::make_unique<RingEngine>(*context_comm_, plan.window > 0 ? plan.window : context, device, layout_,
+                                         plan.traffic);
+  }
+
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+               Tensor& lse) override {
+    if (exchange_)
+      exchange_->forward(*ring_, s, q, k, v, o, lse);
+    else
+      ring_->forward(s, q, k, v, o, lse);
+  }
+
+  void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+                const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
+    if (exchange_)
+      exchange_->backward(*ring_, s, q, k, v, o, lse, dout, dq, dk, dv);
+    else
+      ring_->backward(s, q, k, v, o, lse, dout, dq, dk, dv);
+  }
+
+ private:
+  std::unique_ptr<Comm> ulysses_comm_, context_comm_;
+  std::unique_ptr<HeadExchange> exchange_;
+  std::unique_ptr<RingEngine> ring_;
+};
+
+}  // namespace
+
+std::unique_ptr<AttentionBackend> make_ulysses_ring(Comm& world, Device& device, const RunConfig& cfg,
+                                                    const UlyssesRingPlan& plan) {
+  return std::make_unique<UlyssesRing>(world, device, cfg, plan);
+}
+
+}  // namespace minictx
