@@ -12,6 +12,7 @@
 // backends/usp/usp_backend.cpp with u = N (intra: ulysses).
 #include "backends/burst/burst_backend.hpp"
 
+#include "backends/parallel_degrees.hpp"
 #include "backends/ulysses/head_exchange.hpp"
 #include "backends/usp/ulysses_ring.hpp"
 #include "core/error.hpp"
@@ -19,11 +20,9 @@
 namespace minictx {
 namespace {
 
-int ranks_per_node(const Topology& topology) { return std::min(topology.ranks_per_node, topology.world_size); }
-
 void validate(const RunConfig& cfg, const Topology& topology) {
   const AttentionConfig& a = cfg.attention;
-  const int world = topology.world_size, n = ranks_per_node(topology);
+  const int world = topology.world_size, n = std::max(1, std::min(topology.ranks_per_node, world));
   if (world % n != 0)
     input_error("attention.backend burst with intra: " + a.intra + " needs whole nodes, but the world size " +
                 std::to_string(world) + " is not a multiple of ranks_per_node " + std::to_string(n));
@@ -41,10 +40,8 @@ void validate(const RunConfig& cfg, const Topology& topology) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  const int n = ranks_per_node(world.topology());
   const BackwardTraffic traffic = cfg.attention.bwd_comm == "kv" ? BackwardTraffic::kv : BackwardTraffic::q;
-  if (cfg.attention.intra == "ulysses") return make_ulysses_ring(world, device, cfg, {n, /*window=*/0, traffic});
-  return make_ulysses_ring(world, device, cfg, {1, /*window=*/n, traffic});
+  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.topology()), cfg, traffic);
 }
 
 }  // namespace

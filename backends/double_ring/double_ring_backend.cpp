@@ -13,6 +13,7 @@
 // intra-node; only the outer ring crosses nodes.
 #include "backends/double_ring/double_ring_backend.hpp"
 
+#include "backends/parallel_degrees.hpp"
 #include "backends/ulysses/head_exchange.hpp"
 #include "backends/usp/ulysses_ring.hpp"
 #include "core/error.hpp"
@@ -20,19 +21,10 @@
 namespace minictx {
 namespace {
 
-int context_size(const RunConfig& cfg, int world) {
-  return cfg.attention.ring_degree > 0 ? cfg.attention.ring_degree : world / cfg.attention.ulysses_degree;
-}
-
-// window_size 0: the context ranks of one node.
-int window_size(const RunConfig& cfg, const Topology& topology) {
-  if (cfg.attention.window_size > 0) return cfg.attention.window_size;
-  return std::max(1, topology.ranks_per_node / cfg.attention.ulysses_degree);
-}
-
 void validate(const RunConfig& cfg, const Topology& topology) {
-  const int world = topology.world_size, u = cfg.attention.ulysses_degree;
-  const int c = context_size(cfg, world), w = window_size(cfg, topology);
+  const int world = topology.world_size;
+  const ParallelDegrees d = parallel_degrees(cfg, topology);
+  const int u = d.ulysses, c = d.context, w = d.window;
   if (cfg.attention.ring_degree == 0 && world % u != 0)
     input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
                 std::to_string(world) + " (backend double_ring)");
@@ -48,8 +40,7 @@ void validate(const RunConfig& cfg, const Topology& topology) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  return make_ulysses_ring(world, device, cfg,
-                           {cfg.attention.ulysses_degree, window_size(cfg, world.topology()), BackwardTraffic::kv});
+  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.topology()), cfg, BackwardTraffic::kv);
 }
 
 }  // namespace

@@ -7,15 +7,14 @@ namespace {
 
 class UlyssesRing final : public AttentionBackend {
  public:
-  UlyssesRing(Comm& world, Device& device, const RunConfig& cfg, const UlyssesRingPlan& plan) {
-    const int u = plan.ulysses, context = world.size() / u;
+  UlyssesRing(Comm& world, Device& device, const ParallelDegrees& d, const RunConfig& cfg, BackwardTraffic traffic) {
+    const int u = d.ulysses, context = d.context;
     layout_ = SequenceLayout(layout_kind(cfg.attention.ring_type), cfg.sequence.length, /*outer=*/context, /*inner=*/u);
     part_ = world.rank();
     ulysses_comm_ = world.split(/*color=*/world.rank() / u, /*key=*/world.rank() % u);
     context_comm_ = world.split(/*color=*/world.rank() % u, /*key=*/world.rank() / u);
     if (u > 1) exchange_ = std::make_unique<HeadExchange>(*ulysses_comm_, device);
-    ring_ = std::make_unique<RingEngine>(*context_comm_, plan.window > 0 ? plan.window : context, device, layout_,
-                                         plan.traffic);
+    ring_ = std::make_unique<RingEngine>(*context_comm_, d.window, device, layout_, traffic);
   }
 
   void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
@@ -42,9 +41,9 @@ class UlyssesRing final : public AttentionBackend {
 
 }  // namespace
 
-std::unique_ptr<AttentionBackend> make_ulysses_ring(Comm& world, Device& device, const RunConfig& cfg,
-                                                    const UlyssesRingPlan& plan) {
-  return std::make_unique<UlyssesRing>(world, device, cfg, plan);
+std::unique_ptr<AttentionBackend> make_ulysses_ring(Comm& world, Device& device, const ParallelDegrees& d,
+                                                    const RunConfig& cfg, BackwardTraffic traffic) {
+  return std::make_unique<UlyssesRing>(world, device, d, cfg, traffic);
 }
 
 }  // namespace minictx

@@ -12,6 +12,7 @@
 //   step        4·B·L·(u−1)·[(6H/u + 6s)·D + 2H/u] + (24r−16)·n
 #include "backends/usp/usp_backend.hpp"
 
+#include "backends/parallel_degrees.hpp"
 #include "backends/ulysses/head_exchange.hpp"
 #include "backends/usp/ulysses_ring.hpp"
 #include "core/error.hpp"
@@ -19,13 +20,10 @@
 namespace minictx {
 namespace {
 
-int ring_degree(const RunConfig& cfg, int world) {
-  return cfg.attention.ring_degree > 0 ? cfg.attention.ring_degree : world / cfg.attention.ulysses_degree;
-}
-
 void validate(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size;
-  const int u = cfg.attention.ulysses_degree, r = ring_degree(cfg, world);
+  const ParallelDegrees d = parallel_degrees(cfg, topology);
+  const int u = d.ulysses, r = d.context;
   if (cfg.attention.ring_degree == 0 && world % u != 0)
     input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
                 std::to_string(world) + " (backend usp)");
@@ -36,7 +34,8 @@ void validate(const RunConfig& cfg, const Topology& topology) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  return make_ulysses_ring(world, device, cfg, {cfg.attention.ulysses_degree, /*window=*/0, BackwardTraffic::kv});
+  const ParallelDegrees d = parallel_degrees(cfg, world.topology());
+  return make_ulysses_ring(world, device, d, cfg, BackwardTraffic::kv);
 }
 
 }  // namespace

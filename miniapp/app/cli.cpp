@@ -202,7 +202,7 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
     }
     result.name = name;
     result.deck = points[i].resolved_yaml;
-    result.labels = point_labels(cfg, world->size());
+    result.labels = point_labels(cfg, world->topology());
     if (rank == 0) {
       writer->add_point(result);
       if (result.skipped_reason.empty()) std::printf("%s\n", fom_line(result).c_str());

@@ -1,24 +1,25 @@
 #include "app/labels.hpp"
 
+#include "backends/parallel_degrees.hpp"
+
 namespace minictx {
 
-std::map<std::string, std::string> point_labels(const RunConfig& c, int world) {
+std::map<std::string, std::string> point_labels(const RunConfig& c, const Topology& topology) {
   const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  const int ulysses = c.attention.ulysses_degree;
-  const int ring = c.attention.ring_degree > 0 ? c.attention.ring_degree : world / std::max(ulysses, 1);
+  const ParallelDegrees d = parallel_degrees(c, topology);
   return {
       {"backend", c.attention.backend},
       {"ring_type", c.attention.ring_type},
       {"mode", to_string(c.run.mode)},
-      {"world_size", std::to_string(world)},
+      {"world_size", std::to_string(topology.world_size)},
       {"seq_len", std::to_string(c.sequence.length)},
       {"batch", std::to_string(c.sequence.batch)},
       {"fwd_only", flag(c.run.fwd_only)},
       {"causal", flag(c.attention.causal)},
-      {"ulysses_degree", std::to_string(ulysses)},
-      {"ring_degree", std::to_string(ring)},
-      {"context_size", std::to_string(world / std::max(ulysses, 1))},
-      {"window_size", std::to_string(c.attention.window_size)},
+      {"ulysses_degree", std::to_string(d.ulysses)},
+      {"ring_degree", std::to_string(d.context)},
+      {"context_size", std::to_string(d.context)},
+      {"window_size", std::to_string(d.window)},
       {"intra", c.attention.intra},
       {"bwd_comm", c.attention.bwd_comm},
       {"dtype", to_string(c.run.dtype)},

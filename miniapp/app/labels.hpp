@@ -2,11 +2,13 @@
 #include <map>
 #include <string>
 
+#include "comm/comm.hpp"
 #include "config/run_config.hpp"
 
 namespace minictx {
 
-// The labels a results point carries (what the report tables group and print by).
-std::map<std::string, std::string> point_labels(const RunConfig& cfg, int world);
+// The labels a results point carries (what the report tables group and print by); the
+// parallel degrees as the backend resolves them on this topology.
+std::map<std::string, std::string> point_labels(const RunConfig& cfg, const Topology& topology);
 
 }  // namespace minictx
