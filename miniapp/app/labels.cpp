@@ -19,6 +19,8 @@ std::map<std::string, std::string> point_labels(const RunConfig& c, int world) {
       {"ring_degree", std::to_string(ring)},
       {"context_size", std::to_string(world / std::max(ulysses, 1))},
       {"window_size", std::to_string(c.attention.window_size)},
+      {"intra", c.attention.intra},
+      {"bwd_comm", c.attention.bwd_comm},
       {"dtype", to_string(c.run.dtype)},
       {"device", c.run.device},
       {"comm", c.run.comm},
