@@ -374,9 +374,10 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_option("-o,--output", run.output, "results file (default: output.file or outputs/minictx-<time>.h5)");
   run_cmd->add_flag("--force", run.force, "replace an existing results file");
   run_cmd->add_flag("--resume", run.resume, "keep the completed points of an existing results file, run the rest");
-  run_cmd->add_flag("--dry-run", run.dry_run, "expand and check the deck, list its points; run and write nothing");
+  auto* dry_run = run_cmd->add_flag("--dry-run", run.dry_run, "expand and check the deck, list its points; run and write nothing");
   run_cmd->add_option("--ranks", run.ranks, "with --dry-run: check the points for this many ranks (default: this run's)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->needs(dry_run);
   VerifyOptions verify;
   auto* verify_cmd = app.add_subcommand("verify", "check a backend's outputs and gradients against a reference");
   add_deck_options(verify_cmd, verify.deck);

@@ -8,3 +8,10 @@ foreach(_mode term-mpiexec term-one-rank kill)
   set_tests_properties(sweep_interrupt_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "interrupt ok"
                        LABELS "mpi;sweep" PROCESSORS 2 TIMEOUT 600)
 endforeach()
+
+# outputs/plot.py on a small real sweep (lines) and on burst-variant points (bars).
+add_test(NAME plot_script
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_plot.py $<TARGET_FILE:minictx>
+                 ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR})
+set_tests_properties(plot_script PROPERTIES PASS_REGULAR_EXPRESSION "plot ok" LABELS "mpi;plot" PROCESSORS 2
+                     TIMEOUT 300)
