@@ -220,6 +220,9 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
       }))
     return 2;
 
+  // Only a run checks for signals; every other command keeps the default (immediate) exit.
+  install_interrupt_handlers();
+
   // Which points are already in the file (--resume): rank 0 owns the writer.
   std::vector<int> done(points.size(), 0);
   if (rank == 0)
@@ -411,7 +414,6 @@ int dispatch(int argc, char** argv) {
 
 int cli_main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  install_interrupt_handlers();
   int code = 0;
   try {
     code = dispatch(argc, argv);

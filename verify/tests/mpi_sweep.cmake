@@ -15,3 +15,13 @@ add_test(NAME plot_script
                  ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR})
 set_tests_properties(plot_script PROPERTIES PASS_REGULAR_EXPRESSION "plot ok" LABELS "mpi;plot" PROCESSORS 2
                      TIMEOUT 300)
+
+# run --dry-run: a sweep lists its skipped points with the reason; a single point that
+# cannot run at the given scale is an error, as in a real run.
+add_test(NAME sweep_dry_run_lists_skips
+         COMMAND $<TARGET_FILE:minictx> run --dry-run --ranks 2 --set attention.backend=[ring,local]
+                 --set run.mode=attention)
+set_tests_properties(sweep_dry_run_lists_skips PROPERTIES
+                     PASS_REGULAR_EXPRESSION "point_0001 attention.backend=local: skipped: .*dry run: 2 points, 1 run on 2 ranks, 1 skipped"
+                     LABELS sweep TIMEOUT 60)
+minictx_error_test(dry_run_single_point 1 "attention.backend local runs on 1 rank" run --dry-run --ranks 2)
