@@ -12,6 +12,7 @@ packages=(
   libopenblas-dev
   libgtest-dev libbenchmark-dev
   python3 python3-h5py python3-numpy python3-matplotlib
+  slurmctld slurmd slurm-client
 )
 
 missing=()

@@ -11,7 +11,9 @@
 #include <functional>
 #include <sstream>
 
+#include "app/interrupt.hpp"
 #include "app/labels.hpp"
+#include "app/progress.hpp"
 #include "app/provenance.hpp"
 #include "backends/backend.hpp"
 #include "bench/calibration.hpp"
@@ -123,9 +125,73 @@ struct RunOptions {
   std::string output;
   bool force = false;
   bool resume = false;
+  bool dry_run = false;
+  int ranks = 0;           // --dry-run: the world size to check the points against; 0 = this one
+  int ranks_per_node = 0;  // --dry-run: 0 = the deck's topology.ranks_per_node, else one node
 };
 
+// For each point: "" if it runs on this topology, else why not. A single point that
+// cannot run is an error; inside a sweep it is a recorded skip.
+std::vector<std::string> skip_reasons(const std::vector<SweepPoint>& points, const Topology& topology) {
+  std::vector<std::string> reasons;
+  for (const auto& p : points) {
+    std::string reason;
+    try {
+      find_backend(p.config.attention.backend).validate(p.config, topology);
+    } catch (const InputError& e) {
+      if (points.size() == 1) throw;
+      reason = e.what();
+    }
+    reasons.push_back(reason);
+  }
+  return reasons;
+}
+
+// `run --dry-run`: expand and check the deck, print the points; nothing runs or is written.
+int cmd_dry_run(const RunOptions& o) {
+  std::vector<SweepPoint> points;
+  std::vector<std::string> skipped;
+  int world = o.ranks;
+  if (!agree([&] {
+        points = load_deck(o.deck).expand();
+        if (world <= 0) MPI_Comm_size(MPI_COMM_WORLD, &world);
+        int per_node = o.ranks_per_node > 0 ? o.ranks_per_node : points.front().config.topology.ranks_per_node;
+        if (per_node <= 0) per_node = world;
+        skipped = skip_reasons(points, Topology{world, per_node});
+      }))
+    return 2;
+  if (world_rank() != 0) return 0;
+  size_t runnable = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    const std::string what = p.label.empty() ? p.config.attention.backend : p.label;
+    if (skipped[i].empty()) {
+      ++runnable;
+      std::printf("%s %s: runs, memory estimate %lld MiB per rank\n", point_name(i).c_str(), what.c_str(),
+                  static_cast<long long>(estimate_memory_bytes(p.config, world) >> 20));
+    } else {
+      std::printf("%s %s: skipped: %s\n", point_name(i).c_str(), what.c_str(), skipped[i].c_str());
+    }
+  }
+  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped\n", points.size(), runnable, world,
+              points.size() - runnable);
+  return 0;
+}
+
+// The one line a stopped sweep ends with, and its exit code (128 + signal, as a shell).
+int report_interrupt(const Interrupted& stop, const ResultsWriter* writer, size_t total) {
+  if (world_rank() == 0) {
+    std::fprintf(stderr,
+                 "minictx: %s: sweep interrupted with %zu of %zu points in %s; run the same command with "
+                 "--resume to continue it\n",
+                 stop.what(), writer->points().size(), total, writer->path().c_str());
+    std::fflush(stderr);
+  }
+  return 128 + stop.signal();
+}
+
 int cmd_run(const RunOptions& o, const std::string& command_line) {
+  if (o.dry_run) return cmd_dry_run(o);
   const int rank = world_rank();
   std::vector<SweepPoint> points;
   std::vector<std::string> skipped;
@@ -138,18 +204,7 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
         deck_yaml = deck.to_yaml();
         points = deck.expand();
         world = MpiComm::world(points.front().config.topology.ranks_per_node);
-        // A point this world size cannot run: an error for a single point, a recorded
-        // skip inside a sweep.
-        for (const auto& p : points) {
-          std::string reason;
-          try {
-            find_backend(p.config.attention.backend).validate(p.config, world->topology());
-          } catch (const InputError& e) {
-            if (points.size() == 1) throw;
-            reason = e.what();
-          }
-          skipped.push_back(reason);
-        }
+        skipped = skip_reasons(points, world->topology());
         device = make_device(points.front().config.run.device);
         for (size_t i = 0; i < points.size(); ++i)
           if (skipped[i].empty()) check_memory_estimate(points[i].config, *world, *device);
@@ -168,45 +223,70 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
       }))
     return 2;
 
+  // Only a run checks for signals; every other command keeps the default (immediate) exit.
+  install_interrupt_handlers();
+
+  // Which points are already in the file (--resume): rank 0 owns the writer.
+  std::vector<int> done(points.size(), 0);
+  if (rank == 0)
+    for (size_t i = 0; i < points.size(); ++i) done[i] = writer->has_point(point_name(i));
+  MPI_Bcast(done.data(), int(done.size()), MPI_INT, 0, MPI_COMM_WORLD);
+  size_t to_run = 0;
+  for (size_t i = 0; i < points.size(); ++i) to_run += !done[i] && skipped[i].empty();
+
   double peak = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < points.size(); ++i) {
-    RunConfig cfg = points[i].config;
-    const std::string name = point_name(i);
-    int resumed = rank == 0 && writer->has_point(name);
-    MPI_Bcast(&resumed, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (resumed) continue;
-    if (cfg.machine.profile == "measure" && cfg.machine.peak_tflops <= 0) {
-      if (peak <= 0) peak = measured_peak(*world, *device);
-      cfg.machine.peak_tflops = peak;
-    }
-    if (rank == 0) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::printf("[%zu/%zu] %s %s (elapsed %.1f s)\n", i + 1, points.size(), name.c_str(),
-                  points[i].label.empty() ? cfg.attention.backend.c_str() : points[i].label.c_str(), elapsed);
-      std::fflush(stdout);
-    }
-    PointResult result;
-    if (!skipped[i].empty()) {
-      result.skipped_reason = skipped[i];
-      result.verdict = "SKIPPED";
-    } else {
-      result = run_point(cfg, *world, *device);
-      result.verdict = "UNVERIFIED";
-      if (cfg.run.verify) {
-        const Verification v = verify_point(cfg, *world, *device, cfg.run.reference);
-        result.verdict = v.valid ? "VALID" : "INVALID";
-        result.reference = v.reference;
-        result.verification = v.rows;
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+  Progress progress(points.size(), to_run);
+  try {
+    for (size_t i = 0; i < points.size(); ++i) {
+      RunConfig cfg = points[i].config;
+      const std::string name = point_name(i);
+      const std::string what = name + " " + (points[i].label.empty() ? cfg.attention.backend : points[i].label);
+      if (done[i]) {
+        if (rank == 0) std::printf("[%zu/%zu] %s: in the file already (--resume)\n", i + 1, points.size(), what.c_str());
+        continue;
+      }
+      stop_if_interrupted();
+      if (cfg.machine.profile == "measure" && cfg.machine.peak_tflops <= 0) {
+        if (peak <= 0) peak = measured_peak(*world, *device);
+        cfg.machine.peak_tflops = peak;
+      }
+      if (rank == 0) {
+        std::printf("%s\n", progress.line(i, what, since(start)).c_str());
+        std::fflush(stdout);
+      }
+      const auto point_start = clock::now();
+      PointResult result;
+      if (!skipped[i].empty()) {
+        result.skipped_reason = skipped[i];
+        result.verdict = "SKIPPED";
+      } else {
+        result = run_point(cfg, *world, *device, stop_if_interrupted);
+        result.verdict = "UNVERIFIED";
+        if (cfg.run.verify) {
+          const Verification v = verify_point(cfg, *world, *device, cfg.run.reference);
+          result.verdict = v.valid ? "VALID" : "INVALID";
+          result.reference = v.reference;
+          result.verification = v.rows;
+        }
+        progress.finished(since(point_start));
+      }
+      result.name = name;
+      result.deck = points[i].resolved_yaml;
+      result.labels = point_labels(cfg, world->topology());
+      if (rank == 0) {
+        writer->add_point(result);
+        if (result.skipped_reason.empty())
+          std::printf("%s\n", fom_line(result).c_str());
+        else
+          std::printf("skipped: %s\n", result.skipped_reason.c_str());
+        std::fflush(stdout);
       }
     }
-    result.name = name;
-    result.deck = points[i].resolved_yaml;
-    result.labels = point_labels(cfg, world->topology());
-    if (rank == 0) {
-      writer->add_point(result);
-      if (result.skipped_reason.empty()) std::printf("%s\n", fom_line(result).c_str());
-    }
+  } catch (const Interrupted& stop) {
+    return report_interrupt(stop, writer.get(), points.size());
   }
   if (rank == 0) {
     std::printf("\n%s\nresults: %s\n", render(summary_table(writer->points()), TableFormat::markdown).c_str(),
@@ -300,6 +380,13 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_option("-o,--output", run.output, "results file (default: output.file or outputs/minictx-<time>.h5)");
   run_cmd->add_flag("--force", run.force, "replace an existing results file");
   run_cmd->add_flag("--resume", run.resume, "keep the completed points of an existing results file, run the rest");
+  auto* dry_run = run_cmd->add_flag("--dry-run", run.dry_run, "expand and check the deck, list its points; run and write nothing");
+  run_cmd->add_option("--ranks", run.ranks, "with --dry-run: check the points for this many ranks (default: this run's)")
+      ->check(CLI::PositiveNumber)
+      ->needs(dry_run);
+  run_cmd->add_option("--ranks-per-node", run.ranks_per_node,
+                      "with --dry-run: ranks per node (default: the deck's topology.ranks_per_node, else one node)")
+      ->needs(dry_run);
   VerifyOptions verify;
   auto* verify_cmd = app.add_subcommand("verify", "check a backend's outputs and gradients against a reference");
   add_deck_options(verify_cmd, verify.deck);
@@ -309,7 +396,7 @@ int dispatch(int argc, char** argv) {
   auto* report_cmd = app.add_subcommand("report", "print the table of one or more results files");
   report_cmd->add_option("files", report.files, "results files")->required();
   report_cmd->add_option("--format", report.format, "md | csv");
-  report_cmd->add_option("--columns", report.columns, "column set: summary | usp | double_ring");
+  report_cmd->add_option("--columns", report.columns, "column set: summary | usp | double_ring | mpt | burst");
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
 
   try {

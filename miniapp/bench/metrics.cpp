@@ -60,6 +60,7 @@ std::map<std::string, double> derive_metrics(const RunConfig& cfg, const PointRe
   m["bytes_sent_intra_per_device"] = mean(p.bytes_sent_intra) / std::max(p.iters, 1);
   m["bytes_sent_inter_per_device"] = mean(p.bytes_sent_inter) / std::max(p.iters, 1);
   m["world_size"] = ranks;
+  if (cfg.run.mode == Mode::model) m["n_params"] = double(cfg.model.n_params());
   return m;
 }
 

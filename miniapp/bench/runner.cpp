@@ -36,7 +36,7 @@ void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device
                 std::to_string(capacity >> 20) + " MiB this device offers each of its ranks");
 }
 
-PointResult run_point(const RunConfig& cfg, Comm& world, Device& device) {
+PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const std::function<void()>& between) {
   const BackendInfo& info = find_backend(cfg.attention.backend);
   info.validate(cfg, world.topology());
   device.memory().reset_peak();
@@ -53,11 +53,18 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device) {
   if (cfg.run.mode == Mode::model) model = std::make_unique<LayerStack>(cfg, device, world, *backend, timer);
   else attention = std::make_unique<AttentionStep>(cfg, device, *backend, timer);
 
-  for (int i = 0; i < cfg.run.warmup; ++i) step();
+  auto check = [&] {
+    if (between) between();
+  };
+  for (int i = 0; i < cfg.run.warmup; ++i) {
+    check();
+    step();
+  }
   timer.clear();
   world.bytes().reset();
   std::vector<double> mine(size_t(cfg.run.iters));
   for (int i = 0; i < cfg.run.iters; ++i) {
+    check();
     world.barrier();
     const auto t0 = std::chrono::steady_clock::now();
     step();

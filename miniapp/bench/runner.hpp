@@ -1,4 +1,6 @@
 #pragma once
+#include <functional>
+
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 #include "device/device.hpp"
@@ -8,7 +10,10 @@ namespace minictx {
 
 // Warm-up and timed iterations of one configuration point on all ranks of `world`;
 // returns the gathered timings, memory, bytes and metrics (complete on every rank).
-PointResult run_point(const RunConfig& cfg, Comm& world, Device& device);
+// `between` runs on every rank before each warm-up and timed iteration, outside the timed
+// region and the byte counts; it may throw to abandon the point (on every rank alike).
+PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
+                      const std::function<void()>& between = {});
 
 // Per-rank memory estimate of a point, and its check against the device (InputError),
 // made before anything is allocated.

@@ -1,6 +1,9 @@
 #include "io/report.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
+#include <map>
 
 #include "core/error.hpp"
 
@@ -40,6 +43,24 @@ Column metric(std::string header, std::string key, int decimals, double scale = 
             return it == p.metrics.end() ? std::string(kMissing)
                                          : format_number(it->second * scale, decimals);
           }};
+}
+
+// A column minictx does not model: always "n/a", never a made-up value.
+Column not_modelled(std::string header) {
+  return {std::move(header), [](const PointResult&) { return std::string(kMissing); }};
+}
+
+// A metric as a whole number (counts such as NumParams), or "n/a".
+Column count(std::string header, std::string key) {
+  return {std::move(header), [key](const PointResult& p) {
+            const auto it = p.metrics.find(key);
+            return it == p.metrics.end() ? std::string(kMissing) : std::to_string(std::llround(it->second));
+          }};
+}
+
+std::string label_of(const PointResult& p, const std::string& key) {
+  const auto it = p.labels.find(key);
+  return it == p.labels.end() ? std::string(kMissing) : it->second;
 }
 
 constexpr double kPercent = 100.0;
@@ -100,12 +121,74 @@ Table double_ring_table(const std::vector<PointResult>& points) {
                               label("window_size", "window_size"));
 }
 
-std::vector<std::string> table_names() { return {"summary", "usp", "double_ring"}; }
+Table mpt_table(const std::vector<PointResult>& points) {
+  // One sequence-parallel group is one data-parallel replica stepping one micro batch:
+  // no gradient accumulation, so the global batch is the micro batch.
+  const Column one{"GradAccum", [](const PointResult&) { return std::string("1"); }};
+  const Column global_tokens{"GlobalBatchSize (T)", [](const PointResult& p) {
+                               const std::string b = label_of(p, "batch"), s = label_of(p, "seq_len");
+                               if (b == kMissing || s == kMissing) return std::string(kMissing);
+                               return std::to_string(std::stoll(b) * std::stoll(s));
+                             }};
+  const Column checkpointing{"Activation Checkpointing", [](const PointResult& p) {
+                               const std::string c = label_of(p, "checkpointing");
+                               if (c == "none") return std::string("False");
+                               if (c == "full") return std::string("True");
+                               return c;
+                             }};
+  return build(points, {label("Model", "model"), label("SeqLen (T)", "seq_len"), label("# GPUs", "world_size"),
+                        label("GPU", "gpu"), metric("MFU", "mfu", 2, kPercent), metric("HFU", "hfu", 2, kPercent),
+                        metric("Model TFLOP", "tflops_per_device", 3), label("MicroBatchSize", "batch"), one,
+                        label("GlobalBatchSize", "batch"), metric("Throughput (S/s)", "sequences_per_s", 2),
+                        metric("Throughput (T/s)", "tokens_per_s", 0),
+                        metric("Throughput (T/s/GPU)", "tokens_per_s_per_device", 0), global_tokens,
+                        label("Precision", "dtype"), not_modelled("MP Mode"), not_modelled("Sharding Strategy"),
+                        checkpointing, not_modelled("Activation CPUOffload"), count("NumParams", "n_params")});
+}
+
+std::string burst_variant(const PointResult& p) {
+  const std::string backend = label_of(p, "backend");
+  if (backend != "burst") {
+    const std::string ring = label_of(p, "ring_type");
+    return ring == kMissing ? backend : backend + " (" + ring + ")";
+  }
+  const std::string intra = label_of(p, "intra");
+  const std::string ckpt = label_of(p, "checkpointing");
+  const bool double_ring = intra == "ring";
+  const std::string inner = double_ring ? "DoubleRing" : intra == "ulysses" ? "Ulysses(intra node)" : intra;
+  if (ckpt == "selective") return std::string(double_ring ? "(C)" : "(D)") + " BurstAttention w. " + inner;
+  if (ckpt == "full")
+    return std::string(double_ring ? "(A)" : "(B)") + " BurstAttention w. " + inner + " w/o Selective Checkpointing";
+  return "BurstAttention w. " + inner + " (checkpointing: " + ckpt + ")";
+}
+
+Table burst_table(const std::vector<PointResult>& points) {
+  // Settings in order of first appearance; inside a setting the variants sort by name,
+  // which puts (A)..(D) first. The sort is stable: repeated measurements keep their order.
+  std::map<std::string, size_t> setting_rank;
+  auto setting = [](const PointResult& p) {
+    return label_of(p, "model") + "|" + label_of(p, "seq_len") + "|" + label_of(p, "world_size");
+  };
+  for (const PointResult& p : points) setting_rank.emplace(setting(p), setting_rank.size());
+  std::vector<PointResult> sorted = points;
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const PointResult& a, const PointResult& b) {
+    const size_t ra = setting_rank[setting(a)], rb = setting_rank[setting(b)];
+    return ra != rb ? ra < rb : burst_variant(a) < burst_variant(b);
+  });
+  const Column variant{"Variant", burst_variant};
+  return build(sorted, {label("Model", "model"), label("SeqLen (T)", "seq_len"), label("# GPUs", "world_size"),
+                        label("GPU", "gpu"), variant, metric("MFU", "mfu", 2, kPercent),
+                        metric("Tokens/s", "tokens_per_s", 0)});
+}
+
+std::vector<std::string> table_names() { return {"summary", "usp", "double_ring", "mpt", "burst"}; }
 
 Table make_table(const std::string& name, const std::vector<PointResult>& points) {
   if (name == "summary") return summary_table(points);
   if (name == "usp") return usp_table(points);
   if (name == "double_ring") return double_ring_table(points);
+  if (name == "mpt") return mpt_table(points);
+  if (name == "burst") return burst_table(points);
   std::string choices;
   for (const std::string& n : table_names()) choices += (choices.empty() ? "" : ", ") + n;
   input_error("unknown table '" + name + "' (choose " + choices + ")");

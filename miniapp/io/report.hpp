@@ -27,7 +27,28 @@ Table usp_table(const std::vector<PointResult>& points);
 // place of the two degrees.
 Table double_ring_table(const std::vector<PointResult>& points);
 
-// Column sets by name, for the command line: "summary", "usp", "double_ring".
+// The MPT benchmark table (llm-foundry): Model | SeqLen (T) | # GPUs | GPU | MFU | HFU |
+// Model TFLOP | MicroBatchSize | GradAccum | GlobalBatchSize | Throughput (S/s) |
+// Throughput (T/s) | Throughput (T/s/GPU) | GlobalBatchSize (T) | Precision | MP Mode |
+// Sharding Strategy | Activation Checkpointing | Activation CPUOffload | NumParams.
+// Model TFLOP is the MFU numerator in TFLOP/s per device (the seed prints the same value
+// as the mantissa of E+14 FLOP/s); GradAccum is 1 and the global batch is the micro batch
+// (one replica, no accumulation); MP Mode, Sharding Strategy and Activation CPUOffload
+// are FSDP settings minictx does not model: "n/a".
+Table mpt_table(const std::vector<PointResult>& points);
+
+// The BurstAttention variant of a point, from its labels: backend burst with intra ring
+// is "DoubleRing", with intra ulysses "Ulysses(intra node)"; checkpointing full gives
+// "(A)"/"(B) BurstAttention w. ... w/o Selective Checkpointing", selective "(C)"/"(D)
+// BurstAttention w. ...". Any other backend is named "backend (ring_type)".
+std::string burst_variant(const PointResult& p);
+
+// The BurstAttention figures as a table: Model | SeqLen (T) | # GPUs | GPU | Variant | MFU |
+// Tokens/s, one row per point, grouped by setting (model, seq_len, world size) in order
+// of first appearance, variants (A)..(D) first inside a setting.
+Table burst_table(const std::vector<PointResult>& points);
+
+// Column sets by name, for the command line: summary, usp, double_ring, mpt, burst.
 std::vector<std::string> table_names();
 Table make_table(const std::string& name, const std::vector<PointResult>& points);  // InputError if unknown
 

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -78,6 +79,16 @@ PointResult skipped_point(const std::string& name) {
   p.ranks = 4;
   p.verdict = "UNVERIFIED";
   p.skipped_reason = "heads (6) not divisible by the Ulysses degree (4)";
+  return p;
+}
+
+// A BurstAttention point as labelled by the runner; tokens/s = 1000 x MFU.
+PointResult burst_point(const std::string& model, int seq, int world, const std::string& intra,
+                        const std::string& ckpt, double mfu) {
+  PointResult p;
+  p.labels = {{"backend", "burst"}, {"intra", intra}, {"checkpointing", ckpt}, {"model", model},
+              {"seq_len", std::to_string(seq)}, {"world_size", std::to_string(world)}, {"gpu", "a100-80gb"}};
+  p.metrics = {{"mfu", mfu}, {"tokens_per_s", 1000 * mfu}};
   return p;
 }
 
@@ -290,6 +301,29 @@ TEST_F(ResultsIo, AKilledWriterLeavesEveryCompletedPoint) {
     expect_same(file.points[i], full_point("p" + std::to_string(i)));
 }
 
+TEST_F(ResultsIo, BurstTableMergesSeveralFiles) {
+  // Variants measured in separate jobs, as on a cluster: one file each, one table.
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"ring", "full"}, {"ulysses", "full"}, {"ring", "selective"}, {"ulysses", "selective"}};
+  std::vector<PointResult> merged;
+  for (size_t v = 0; v < variants.size(); ++v) {
+    const std::string file = dir_ + "/burst_" + std::to_string(v) + ".h5";
+    ResultsWriter w(file, sample_provenance(), false);
+    PointResult p = burst_point("llama-13b", 1024000, 32, variants[v].first, variants[v].second, 0.1 * double(v + 1));
+    p.name = "point_0000";
+    w.add_point(p);
+    const ResultsFile r = read_results(file);
+    merged.insert(merged.end(), r.points.begin(), r.points.end());
+  }
+  std::reverse(merged.begin(), merged.end());
+  const Table t = burst_table(merged);
+  ASSERT_EQ(t.rows.size(), 4u);
+  EXPECT_EQ(t.rows[0][4], "(A) BurstAttention w. DoubleRing w/o Selective Checkpointing");
+  EXPECT_EQ(t.rows[0][5], "10.00");
+  EXPECT_EQ(t.rows[3][4], "(D) BurstAttention w. Ulysses(intra node)");
+  EXPECT_EQ(t.rows[3][5], "40.00");
+}
+
 TEST_F(ResultsIo, ReadingAMissingFileFails) {
   const std::string msg = error_of<Error>([&] { read_results(dir_ + "/nope.h5"); });
   EXPECT_NE(msg.find("not found"), std::string::npos) << msg;
@@ -457,8 +491,81 @@ TEST(Report, SeedTablesHaveTheSeedColumns) {
   EXPECT_EQ(dr.rows[0][2], "8");
   EXPECT_EQ(dr.rows[0][3], "4");
   EXPECT_EQ(make_table("summary", {p}).header, summary_table({p}).header);
-  const std::string msg = error_of<InputError>([&] { make_table("mpt", {p}); });
+  const std::string msg = error_of<InputError>([&] { make_table("xlsx", {p}); });
   EXPECT_NE(msg.find("usp"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("burst"), std::string::npos) << msg;
+}
+
+// A model-mode point as the runner labels it (app/labels.cpp) with the MPT seed's first
+// row's numbers: 70b, 2048 tokens, 64 H100s.
+PointResult mpt_point() {
+  PointResult p;
+  p.name = "point_0000";
+  p.labels = {{"model", "llama-7b"}, {"seq_len", "2048"},      {"world_size", "64"},
+              {"gpu", "h100-80gb"},  {"batch", "8"},           {"dtype", "bf16"},
+              {"checkpointing", "full"}, {"backend", "ring"}, {"ring_type", "zigzag"}};
+  p.metrics = {{"mfu", 0.4257},          {"hfu", 0.5676},           {"tflops_per_device", 421.2583},
+               {"sequences_per_s", 32.48}, {"tokens_per_s", 66523.0}, {"tokens_per_s_per_device", 1039.4},
+               {"n_params", 64862437376.0}};
+  return p;
+}
+
+TEST(Report, MptTableHasTheSeedColumnsAndNaForWhatIsNotModelled) {
+  const std::string md = render(make_table("mpt", {mpt_point()}), TableFormat::markdown);
+  EXPECT_EQ(md,
+            "| Model | SeqLen (T) | # GPUs | GPU | MFU | HFU | Model TFLOP | MicroBatchSize | GradAccum | "
+            "GlobalBatchSize | Throughput (S/s) | Throughput (T/s) | Throughput (T/s/GPU) | GlobalBatchSize (T) | "
+            "Precision | MP Mode | Sharding Strategy | Activation Checkpointing | Activation CPUOffload | "
+            "NumParams |\n"
+            "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: "
+            "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: |\n"
+            "| llama-7b | 2048 | 64 | h100-80gb | 42.57 | 56.76 | 421.258 | 8 | 1 | 8 | 32.48 | 66523 | 1039 | "
+            "16384 | bf16 | n/a | n/a | True | n/a | 64862437376 |\n");
+  PointResult selective = mpt_point();
+  selective.labels["checkpointing"] = "selective";
+  PointResult none = mpt_point();
+  none.labels["checkpointing"] = "none";
+  none.metrics.erase("n_params");
+  const Table t = mpt_table({selective, none});
+  EXPECT_EQ(t.rows[0][17], "selective");
+  EXPECT_EQ(t.rows[1][17], "False");
+  EXPECT_EQ(t.rows[1][19], "n/a");
+}
+
+TEST(Report, BurstVariantsComeFromTheLabels) {
+  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "full", 0)),
+            "(A) BurstAttention w. DoubleRing w/o Selective Checkpointing");
+  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ulysses", "full", 0)),
+            "(B) BurstAttention w. Ulysses(intra node) w/o Selective Checkpointing");
+  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "selective", 0)), "(C) BurstAttention w. DoubleRing");
+  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ulysses", "selective", 0)),
+            "(D) BurstAttention w. Ulysses(intra node)");
+  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "none", 0)),
+            "BurstAttention w. DoubleRing (checkpointing: none)");
+  EXPECT_EQ(burst_variant(full_point("p")), "ring (zigzag)");
+}
+
+TEST(Report, BurstTableGroupsSettingsAndOrdersVariants) {
+  // Two settings, the variants in scrambled order across them.
+  const std::vector<PointResult> points = {
+      burst_point("llama-7b", 2048000, 32, "ulysses", "selective", 0.40),
+      burst_point("llama-13b", 1024000, 32, "ring", "full", 0.20),
+      burst_point("llama-7b", 2048000, 32, "ring", "full", 0.30),
+      burst_point("llama-7b", 2048000, 32, "ring", "selective", 0.35),
+      burst_point("llama-7b", 2048000, 32, "ulysses", "full", 0.31)};
+  const Table t = make_table("burst", points);
+  EXPECT_EQ(t.header, (std::vector<std::string>{"Model", "SeqLen (T)", "# GPUs", "GPU", "Variant", "MFU",
+                                                "Tokens/s"}));
+  ASSERT_EQ(t.rows.size(), 5u);
+  const std::vector<std::string> order = {"(A)", "(B)", "(C)", "(D)", "(A)"};
+  for (size_t r = 0; r < 5; ++r) {
+    EXPECT_EQ(t.rows[r][4].substr(0, 3), order[r]) << r;
+    EXPECT_EQ(t.rows[r][0], r < 4 ? "llama-7b" : "llama-13b") << r;
+  }
+  EXPECT_EQ(t.rows[0][5], "30.00");
+  EXPECT_EQ(t.rows[0][6], "300");
+  EXPECT_EQ(t.rows[3][5], "40.00");
+  EXPECT_EQ(render(t, TableFormat::csv).substr(0, 49), "Model,SeqLen (T),# GPUs,GPU,Variant,MFU,Tokens/s\n");
 }
 
 }  // namespace

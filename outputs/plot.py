@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""Figures from minictx results files (schema: outputs/README.md).
+
+  outputs/plot.py FILE.h5... -o FIGURE.png [--kind lines|bars]
+
+lines (USP style): TFLOPS per device and peak memory per device against seq_len, one colour
+  per backend / ring type / Ulysses x ring degrees, dashed forward only, solid fwd+bwd.
+bars (BurstAttention style): MFU and tokens/s, one group of bars per setting (model,
+  seq_len, world size), one bar per variant (A)-(D) as in `minictx report --columns burst`.
+The default kind is bars when a file holds burst points, else lines. Points of several
+files are merged; skipped points are left out. Needs h5py and matplotlib (Debian:
+python3-h5py python3-matplotlib); draws with the Agg backend, no display needed.
+"""
+import argparse
+import sys
+from collections import OrderedDict
+
+import h5py
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+
+
+def read_points(paths):
+    """Every point that ran, in run order per file: (labels, metrics) dicts."""
+    points = []
+    for path in paths:
+        with h5py.File(path, "r") as f:
+            if f.attrs.get("format") != "minictx-results":
+                sys.exit(f"plot.py: {path} is not a minictx results file")
+            groups = sorted(f["points"].values(), key=lambda g: g.attrs["index"]) if "points" in f else []
+            for g in groups:
+                if g.attrs["skipped_reason"]:
+                    continue
+                points.append((dict(g["labels"].attrs), {k: float(v) for k, v in g["metrics"].attrs.items()}))
+    return points
+
+
+def burst_variant(labels):
+    """As burst_variant() in miniapp/io/report.cpp."""
+    backend = labels.get("backend", "n/a")
+    if backend != "burst":
+        ring = labels.get("ring_type")
+        return backend if ring is None else f"{backend} ({ring})"
+    intra, ckpt = labels.get("intra", "n/a"), labels.get("checkpointing", "n/a")
+    double_ring = intra == "ring"
+    inner = "DoubleRing" if double_ring else "Ulysses(intra node)" if intra == "ulysses" else intra
+    if ckpt == "selective":
+        return ("(C)" if double_ring else "(D)") + " BurstAttention w. " + inner
+    if ckpt == "full":
+        return ("(A)" if double_ring else "(B)") + " BurstAttention w. " + inner + " w/o Selective Checkpointing"
+    return f"BurstAttention w. {inner} (checkpointing: {ckpt})"
+
+
+def tokens_label(seq_len):
+    n = int(seq_len)
+    return f"{n // 1024}k" if n % 1024 == 0 and n >= 1024 else str(n)
+
+
+def draw_bars(points, out):
+    settings = OrderedDict()
+    for labels, metrics in points:
+        key = (labels.get("model", "n/a"), labels.get("seq_len", "n/a"), labels.get("world_size", "n/a"))
+        # Repeated measurements of one variant in one setting: the last one is drawn.
+        settings.setdefault(key, {})[burst_variant(labels)] = metrics
+    variants = sorted({v for by_variant in settings.values() for v in by_variant})
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    width = 0.8 / max(len(variants), 1)
+    names = [f"{m} {tokens_label(s)}\non {w} ranks" for m, s, w in settings]
+    for ax, (metric, scale, title) in zip(axes, [("mfu", 100.0, "MFU (%)"), ("tokens_per_s", 1.0, "Tokens/s")]):
+        for i, variant in enumerate(variants):
+            xs, ys = [], []
+            for x, by_variant in enumerate(settings.values()):
+                m = by_variant.get(variant, {})
+                if metric in m:
+                    xs.append(x + (i - (len(variants) - 1) / 2) * width)
+                    ys.append(m[metric] * scale)
+            ax.bar(xs, ys, width, label=variant)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names)
+        ax.set_title(title)
+        ax.grid(axis="y", alpha=0.3)
+    # One legend under both panels, clear of the bars.
+    handles, names = axes[0].get_legend_handles_labels()
+    rows = (len(variants) + 1) // 2
+    fig.legend(handles, names, loc="lower center", ncol=2, fontsize=8)
+    fig.tight_layout(rect=(0, 0.045 * rows + 0.01, 1, 1))
+    fig.savefig(out, dpi=110)
+
+
+def series_name(labels):
+    """(line group, pass): a colour per backend / ring type / degrees, a line style per pass."""
+    name = labels.get("backend", "n/a")
+    if labels.get("ring_type"):
+        name += " " + labels["ring_type"]
+    if labels.get("backend") in ("usp", "double_ring", "burst"):
+        name += f" u{labels.get('ulysses_degree', '?')}r{labels.get('ring_degree', '?')}"
+    return name, "fwd" if labels.get("fwd_only") == "true" else "fwd+bwd"
+
+
+def draw_lines(points, out):
+    series = OrderedDict()
+    for labels, metrics in points:
+        series.setdefault(series_name(labels), []).append((int(labels.get("seq_len", 0)), metrics))
+    groups = list(OrderedDict.fromkeys(group for group, _ in series))
+    colours = plt.get_cmap("tab10" if len(groups) <= 10 else "tab20")
+    seq_lens = sorted({s for rows in series.values() for s, _ in rows})
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    for ax, (metric, title) in zip(axes, [("tflops_per_device", "TFLOPS per device"),
+                                          ("peak_memory_mb", "peak memory (MB per device)")]):
+        for (group, passes), rows in series.items():
+            rows = sorted((s, m[metric]) for s, m in rows if metric in m)
+            if rows:
+                ax.plot([s for s, _ in rows], [v for _, v in rows], marker="o",
+                        linestyle="--" if passes == "fwd" else "-", color=colours(groups.index(group)),
+                        label=f"{group} {passes}")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(seq_lens)
+        ax.set_xticklabels([tokens_label(s) for s in seq_lens])
+        ax.minorticks_off()
+        ax.set_xlabel("seq_len (tokens)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="+", help="minictx results files (.h5)")
+    parser.add_argument("-o", "--output", required=True, help="figure file (.png, .pdf, .svg)")
+    parser.add_argument("--kind", choices=["lines", "bars"], help="default: bars if there are burst points")
+    args = parser.parse_args()
+    points = read_points(args.files)
+    if not points:
+        sys.exit("plot.py: no point that ran in " + ", ".join(args.files))
+    kind = args.kind or ("bars" if any(lb.get("backend") == "burst" for lb, _ in points) else "lines")
+    (draw_bars if kind == "bars" else draw_lines)(points, args.output)
+    print(f"plot.py: {kind} of {len(points)} points -> {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# ci/minictx.pbs as PBS would run it, without a PBS server: the job environment PBS sets
+# (PBS_NODEFILE with one line per rank, PBS_JOBID, PBS_O_WORKDIR) and the script run by
+# bash, so its hostfile, rank count and mpiexec line run for real on 2 ranks.
+#   check_pbs.sh MINICTX SOURCE_DIR
+set -euo pipefail
+minictx=$1 source=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+host=$(hostname)
+printf '%s\n%s\n' "$host" "$host" > "$tmp/nodefile"
+env PBS_NODEFILE="$tmp/nodefile" PBS_JOBID=4242.pbs-test PBS_O_WORKDIR="$tmp" MINICTX="$minictx" \
+    MINICTX_ROOT="$source" MINICTX_DECK="$source/inputs/quickstart.yaml" \
+    MINICTX_ARGS="--set attention.backend=ring --set sequence.length=256 --set run.iters=1 -o $tmp/pbs.h5" \
+    bash "$source/ci/minictx.pbs" | tee "$tmp/out"
+grep -q "minictx job 4242.pbs-test: 2 ranks on 1 node(s) ($host)" "$tmp/out"
+/usr/bin/python3 - "$tmp/pbs.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    prov = f["provenance"].attrs
+    assert prov["env.PBS_JOBID"] == "4242.pbs-test", dict(prov)
+    assert prov["world_size"] == 2, prov["world_size"]
+    assert list(f["points"]) == ["point_0000"]
+PY
+echo "pbs ok"

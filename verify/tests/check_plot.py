@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""outputs/plot.py draws both kinds of figure: USP-style lines from a real 2-rank sweep,
+BurstAttention-style bars from a results file of the four variants in two settings
+(written here with h5py, as the burst backend is not in every build). Each PNG must have
+the expected size and real content (many non-white pixels, several colours).
+
+  check_plot.py MINICTX MPIEXEC SOURCE_DIR"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import matplotlib.image
+
+minictx, mpiexec, source = sys.argv[1], sys.argv[2], sys.argv[3]
+plot = [sys.executable, os.path.join(source, "outputs", "plot.py")]
+
+
+def check_png(path, points):
+    assert os.path.getsize(path) > 20000, os.path.getsize(path)
+    pixels = matplotlib.image.imread(path)[:, :, :3]
+    assert pixels.shape[0] > 400 and pixels.shape[1] > 1000, pixels.shape
+    inked = (pixels.sum(axis=2) < 2.9).mean()
+    assert inked > 0.02, f"almost blank: {inked:.3f} of the pixels inked"
+    colours = {tuple(p) for p in (pixels.reshape(-1, 3) * 8).astype(int)}
+    assert len(colours) >= points, len(colours)
+
+
+def write_burst_file(path):
+    """Two settings x four variants, in the results file layout (outputs/README.md)."""
+    with h5py.File(path, "w") as f:
+        f.attrs["format"], f.attrs["format_version"] = "minictx-results", 1
+        f.create_group("provenance")
+        i = 0
+        for model, seq, world in [("llama-7b", "2097152", "32"), ("llama-13b", "1048576", "32")]:
+            for intra in ("ring", "ulysses"):
+                for ckpt in ("full", "selective"):
+                    g = f.create_group(f"points/point_{i:04d}")
+                    g.attrs["index"], g.attrs["skipped_reason"] = i, ""
+                    labels = {"backend": "burst", "intra": intra, "checkpointing": ckpt, "model": model,
+                              "seq_len": seq, "world_size": world}
+                    g.create_group("labels").attrs.update(labels)
+                    mfu = 0.3 + 0.02 * i
+                    g.create_group("metrics").attrs.update({"mfu": mfu, "tokens_per_s": 5000 * mfu})
+                    i += 1
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    sweep = os.path.join(tmp, "sweep.h5")
+    run = subprocess.run([mpiexec, "-n", "2", minictx, "run", "--set", "run.mode=attention", "--set",
+                          "attention.backend=ring", "--set", "attention.ring_type=[basic,zigzag]", "--set",
+                          "sequence.length=[256,512]", "--set", "run.iters=1", "-o", sweep],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = os.path.join(tmp, "lines.png")
+    out = subprocess.run(plot + [sweep, "-o", lines], capture_output=True, text=True)
+    assert out.returncode == 0 and "lines of 4 points" in out.stdout, out.stdout + out.stderr
+    check_png(lines, 4)
+
+    burst = os.path.join(tmp, "burst.h5")
+    write_burst_file(burst)
+    bars = os.path.join(tmp, "bars.png")
+    out = subprocess.run(plot + [burst, sweep, "-o", bars], capture_output=True, text=True)
+    assert out.returncode == 0 and "bars of 12 points" in out.stdout, out.stdout + out.stderr
+    check_png(bars, 4)
+
+    bad = subprocess.run(plot + [os.path.join(tmp, "missing.h5"), "-o", bars], capture_output=True, text=True)
+    assert bad.returncode != 0
+print("plot ok")

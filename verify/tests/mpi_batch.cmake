@@ -1,0 +1,21 @@
+# The batch scripts in ci/: Slurm for real (a one-node cluster the test starts; skipped
+# when the Slurm programs are absent), PBS through the environment a PBS job sets, and
+# the one-GPU-per-rank binding.
+find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+add_test(NAME batch_slurm_sbatch
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_slurm.py $<TARGET_FILE:minictx>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(batch_slurm_sbatch PROPERTIES PASS_REGULAR_EXPRESSION "slurm ok" SKIP_RETURN_CODE 77
+                     LABELS "mpi;batch" PROCESSORS 2 TIMEOUT 600 RUN_SERIAL TRUE)
+add_test(NAME batch_pbs_script
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_pbs.sh $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR})
+set_tests_properties(batch_pbs_script PROPERTIES PASS_REGULAR_EXPRESSION "pbs ok" LABELS "mpi;batch"
+                     PROCESSORS 2 TIMEOUT 300)
+add_test(NAME batch_bind_gpu_picks_the_local_rank
+         COMMAND env CUDA_VISIBLE_DEVICES=4,5,6,7 SLURM_LOCALID=2 ${CMAKE_SOURCE_DIR}/ci/bind-gpu.sh
+                 printenv CUDA_VISIBLE_DEVICES)
+set_tests_properties(batch_bind_gpu_picks_the_local_rank PROPERTIES PASS_REGULAR_EXPRESSION "^6\n$" LABELS batch)
+add_test(NAME batch_bind_gpu_keeps_a_bound_gpu
+         COMMAND env CUDA_VISIBLE_DEVICES=3 SLURM_LOCALID=1 ${CMAKE_SOURCE_DIR}/ci/bind-gpu.sh
+                 printenv CUDA_VISIBLE_DEVICES)
+set_tests_properties(batch_bind_gpu_keeps_a_bound_gpu PROPERTIES PASS_REGULAR_EXPRESSION "^3\n$" LABELS batch)

@@ -1,0 +1,9 @@
+# Every deck in inputs/ expands and runs at its own scale (a dry run: nothing is computed).
+find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+file(GLOB _decks CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/inputs/*.yaml)
+foreach(_deck ${_decks})
+  get_filename_component(_name ${_deck} NAME_WE)
+  add_test(NAME deck_${_name}
+           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_deck.py $<TARGET_FILE:minictx> ${_deck})
+  set_tests_properties(deck_${_name} PROPERTIES PASS_REGULAR_EXPRESSION "deck ok" LABELS decks TIMEOUT 60)
+endforeach()
