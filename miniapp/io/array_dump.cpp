@@ -1,19 +1,28 @@
 #include "io/array_dump.hpp"
 
-#include <hdf5.h>
-
 #include <filesystem>
+#include <utility>
 
 #include "core/error.hpp"
+#include "io/hdf5_util.hpp"
 
 namespace minictx {
 namespace {
 
-// Creates the groups on a dataset's path so h5py sees "grads/layer0/wq" as nested.
-hid_t link_creation_with_parents() {
-  const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-  H5Pset_create_intermediate_group(lcpl, 1);
-  return lcpl;
+// The group a dataset path names ("grads/layer0" for "grads/layer0/wq"), created on the
+// way so h5py sees the arrays nested.
+h5::Handle parent_group(hid_t file, const std::string& path) {
+  std::vector<h5::Handle> chain;
+  chain.push_back(h5::open_group(file, "/"));
+  size_t begin = 0;
+  for (size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', begin)) {
+    const std::string name = path.substr(begin, slash - begin);
+    const hid_t parent = chain.back().get();
+    chain.push_back(H5Lexists(parent, name.c_str(), H5P_DEFAULT) > 0 ? h5::open_group(parent, name)
+                                                                      : h5::create_group(parent, name));
+    begin = slash + 1;
+  }
+  return std::move(chain.back());
 }
 
 }  // namespace
@@ -21,29 +30,17 @@ hid_t link_creation_with_parents() {
 void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays, const std::string& description) {
   if (std::filesystem::exists(path)) input_error("--dump " + path + ": file exists; remove it or choose another name");
   const std::string tmp = path + ".partial";
-  const hid_t file = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (file < 0) fail("cannot create " + tmp);
-  const hid_t lcpl = link_creation_with_parents();
-  bool ok = true;
-  for (const auto& a : arrays) {
-    std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
-    const hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
-    const hid_t set = H5Dcreate2(file, a.name.c_str(), H5T_IEEE_F64LE, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-    ok = ok && set >= 0 && H5Dwrite(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data.data()) >= 0;
-    if (set >= 0) H5Dclose(set);
-    H5Sclose(space);
+  {
+    const h5::QuietErrors quiet;
+    h5::Handle file = h5::create_file(tmp);
+    for (const auto& a : arrays) {
+      const h5::Handle group = parent_group(file.get(), a.name);
+      const std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
+      h5::write_doubles(group.get(), a.name.substr(a.name.rfind('/') + 1), a.data, dims);
+    }
+    h5::write_attribute(file.get(), "description", description);
+    file.close("close " + tmp);
   }
-  const hid_t scalar = H5Screate(H5S_SCALAR);
-  const hid_t str = H5Tcopy(H5T_C_S1);
-  H5Tset_size(str, description.size() + 1);
-  const hid_t attr = H5Acreate2(file, "description", str, scalar, H5P_DEFAULT, H5P_DEFAULT);
-  ok = ok && H5Awrite(attr, str, description.c_str()) >= 0;
-  H5Aclose(attr);
-  H5Tclose(str);
-  H5Sclose(scalar);
-  H5Pclose(lcpl);
-  H5Fclose(file);
-  if (!ok) fail("writing " + tmp + " failed");
   std::filesystem::rename(tmp, path);
 }
 
