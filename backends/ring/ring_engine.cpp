@@ -18,6 +18,8 @@
 
 #include "backends/ring/ring_engine.hpp"
 
+#include <algorithm>
+
 #include "backends/ring/ring_blocks.hpp"
 #include "core/error.hpp"
 
@@ -43,6 +45,16 @@ RingEngine::RingEngine(Comm& group, int window, Device& device, const SequenceLa
   require(layout.outer_len() * group.size() == layout.padded_len(),
           "ring engine: the layout's outer parts must be the group's ranks");
   for (int j = 0; j < group.size(); ++j) positions_.push_back(layout.outer_positions(j));
+}
+
+int64_t RingEngine::buffer_floats(int64_t rows, int64_t q_width, int64_t kv_width, int heads, int windows,
+                                  BackwardTraffic traffic) {
+  const int64_t forward = RingWalk::buffer_floats(2 * kv_width * rows, 0, windows);
+  const int64_t delta = heads * rows;
+  const int64_t backward = traffic == BackwardTraffic::kv
+                               ? RingWalk::buffer_floats(2 * kv_width * rows, 2 * kv_width * rows, windows)
+                               : RingWalk::buffer_floats((2 * q_width + 2 * heads) * rows, q_width * rows, windows);
+  return std::max(forward, backward + delta);
 }
 
 void RingEngine::forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,

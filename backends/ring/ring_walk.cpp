@@ -67,6 +67,12 @@ RingWalk::RingWalk(Comm& group, int window) : rank_(group.rank()), window_(windo
   outer_grad_ = group.split(/*color=*/rank_ % window, /*key=*/rank_ / window);
 }
 
+int64_t RingWalk::buffer_floats(int64_t payload, int64_t accumulated, int windows) {
+  const bool two_level = windows > 1;
+  // WalkBuffers, the gradient scratch, and the two accumulators crossing windows.
+  return (two_level ? 4 : 2) * (payload + accumulated) + accumulated * (two_level ? 3 : 1);
+}
+
 int RingWalk::source(int round, int step) const {
   const int x = rank_ / window_, k = rank_ % window_;
   return (x - round + windows_) % windows_ * window_ + (k - step + window_) % window_;

@@ -44,6 +44,10 @@ class RingWalk {
   // group: rank order is the ring order. window must divide group.size().
   RingWalk(Comm& group, int window);
 
+  // Floats a walk allocates for blocks of `payload` floats carrying accumulators of
+  // `accumulated` floats (0: forward), over `windows` windows: the memory estimate.
+  static int64_t buffer_floats(int64_t payload, int64_t accumulated, int windows);
+
   int rank() const { return rank_; }
   int size() const { return window_ * windows_; }
   int window() const { return window_; }

@@ -151,13 +151,15 @@ std::vector<std::string> skip_reasons(const std::vector<SweepPoint>& points, con
 int cmd_dry_run(const RunOptions& o) {
   std::vector<SweepPoint> points;
   std::vector<std::string> skipped;
-  int world = o.ranks;
+  Topology topology;
   if (!agree([&] {
         points = load_deck(o.deck).expand();
+        int world = o.ranks;
         if (world <= 0) MPI_Comm_size(MPI_COMM_WORLD, &world);
         int per_node = o.ranks_per_node > 0 ? o.ranks_per_node : points.front().config.topology.ranks_per_node;
         if (per_node <= 0) per_node = world;
-        skipped = skip_reasons(points, Topology{world, per_node});
+        topology = Topology{world, per_node};
+        skipped = skip_reasons(points, topology);
       }))
     return 2;
   if (world_rank() != 0) return 0;
@@ -168,12 +170,12 @@ int cmd_dry_run(const RunOptions& o) {
     if (skipped[i].empty()) {
       ++runnable;
       std::printf("%s %s: runs, memory estimate %lld MiB per rank\n", point_name(i).c_str(), what.c_str(),
-                  static_cast<long long>(estimate_memory_bytes(p.config, world) >> 20));
+                  static_cast<long long>(estimate_memory_bytes(p.config, topology) >> 20));
     } else {
       std::printf("%s %s: skipped: %s\n", point_name(i).c_str(), what.c_str(), skipped[i].c_str());
     }
   }
-  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped\n", points.size(), runnable, world,
+  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped\n", points.size(), runnable, topology.world_size,
               points.size() - runnable);
   return 0;
 }

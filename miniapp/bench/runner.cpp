@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backends/backend.hpp"
+#include "backends/buffer_estimate.hpp"
 #include "bench/metrics.hpp"
 #include "core/error.hpp"
 #include "core/phase_timer.hpp"
@@ -13,7 +14,8 @@
 
 namespace minictx {
 
-int64_t estimate_memory_bytes(const RunConfig& c, int world) {
+int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
+  const int world = topology.world_size;
   const ModelShape& m = c.model;
   const double rows = double(c.sequence.batch) * std::ceil(double(c.sequence.length) / world);
   const double qd = double(m.heads) * m.head_dim, kvd = double(m.kv_heads) * m.head_dim;
@@ -25,11 +27,11 @@ int64_t estimate_memory_bytes(const RunConfig& c, int world) {
   } else {
     bytes = rows * (6 * qd + 6 * kvd) * 4;
   }
-  return int64_t(bytes);
+  return int64_t(bytes) + backend_buffer_bytes(c, topology);
 }
 
 void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device& device) {
-  const int64_t estimate = estimate_memory_bytes(cfg, world.size());
+  const int64_t estimate = estimate_memory_bytes(cfg, world.topology());
   const int64_t capacity = device.capacity_bytes() / world.topology().ranks_per_node;
   if (estimate > capacity)
     input_error("memory estimate " + std::to_string(estimate >> 20) + " MiB per rank exceeds the " +

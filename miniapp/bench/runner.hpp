@@ -17,7 +17,7 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
 
 // Per-rank memory estimate of a point, and its check against the device (InputError),
 // made before anything is allocated.
-int64_t estimate_memory_bytes(const RunConfig& cfg, int world);
+int64_t estimate_memory_bytes(const RunConfig& cfg, const Topology& topology);
 void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device& device);
 
 }  // namespace minictx
