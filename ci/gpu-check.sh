@@ -32,11 +32,18 @@ unpack_deps() {
   grep -rlI --null -e '/usr' "$prefix/usr/bin" "$lib/cmake" "$prefix/usr/share/cmake" "$lib/pkgconfig" \
       "$prefix/usr/share/pkgconfig" 2>/dev/null |
     xargs -0 -r sed -i -E "s#(^|[^/[:alnum:]_.-])/usr(/|\"|'|[[:space:]]|\$)#\1$prefix/usr\2#g"
-  # Absolute links inside the packages, then the links Debian's alternatives would make.
+  # Absolute links inside the packages.
   find "$prefix" -type l | while read -r l; do
     t=$(readlink "$l")
     case "$t" in /*) ln -sfn "$prefix$t" "$l" ;; esac
   done
+  # Paths that CMake package files name but the packages do not hold are the machine's
+  # own (libc's libdl.a, libm.so): link them from the prefix.
+  grep -rhoI -e "$prefix/usr/[[:alnum:]_./+-]*" "$lib/cmake" "$prefix/usr/share/cmake" 2>/dev/null | sort -u |
+    while read -r p; do
+      if [ ! -e "$p" ] && [ -e "${p#"$prefix"}" ]; then mkdir -p "$(dirname "$p")"; ln -s "${p#"$prefix"}" "$p"; fi
+    done
+  # The links Debian's alternatives would make.
   ln -sfn mpicc.mpich "$prefix/usr/bin/mpicc"
   ln -sfn mpicxx.mpich "$prefix/usr/bin/mpicxx"
   ln -sfn mpiexec.hydra "$prefix/usr/bin/mpiexec"
@@ -48,18 +55,25 @@ unpack_deps() {
   echo "gpu-check: unpacked $(ls "$debs"/*.deb | wc -l) packages into $prefix"
 }
 
+# NCCL: the CUDA toolkit's if it has one, else PyTorch's (pip package nvidia-nccl-cu13).
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+nccl_pip=""
+if [ ! -e "$(dirname "$(dirname "$(readlink -f "$nvcc")")")/include/nccl.h" ] && [ ! -e /usr/include/nccl.h ]; then
+  nccl_pip=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
+fi
+
 # The unpacked libraries only for minictx's own processes: python3 (PyTorch) keeps the
 # machine's libraries.
 deps_env() {
   env PATH="$prefix/usr/bin:$PATH" \
-      LD_LIBRARY_PATH="$lib:$lib/hdf5/serial:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      LD_LIBRARY_PATH="$lib:$lib/hdf5/serial:$lib/openblas-pthread${nccl_pip:+:$nccl_pip/lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
       OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$@"
 }
 
 configure() {
-  local nvcc
-  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-  deps_env cmake --preset cuda -B "$build" -DCMAKE_PREFIX_PATH="$prefix/usr" -DCMAKE_CUDA_COMPILER="$nvcc" \
+  local nccl=()
+  [ -z "$nccl_pip" ] || nccl=(-DNCCL_INCLUDE_DIR="$nccl_pip/include" -DNCCL_LIBRARY="$(ls "$nccl_pip"/lib/libnccl.so* | head -1)")
+  deps_env cmake --preset cuda -B "$build" -DCMAKE_PREFIX_PATH="$prefix/usr" -DCMAKE_CUDA_COMPILER="$nvcc" "${nccl[@]}" \
     -DMPI_C_COMPILER="$prefix/usr/bin/mpicc.mpich" -DHDF5_C_COMPILER_EXECUTABLE="$prefix/usr/bin/h5cc" \
     -DMPIEXEC_BIN="$prefix/usr/bin/mpiexec.hydra" 2>&1 | tee "$out/configure.log"
 }

@@ -41,6 +41,7 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device) {
   info.validate(cfg, world.size());
   device.memory().reset_peak();
   PhaseTimer timer;
+  timer.set_fence([&device] { device.synchronize(); });
   auto backend = info.create(world, device, cfg);
   std::unique_ptr<LayerStack> model;
   std::unique_ptr<AttentionStep> attention;

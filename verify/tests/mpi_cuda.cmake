@@ -11,6 +11,9 @@ endif()
 minictx_error_test(cuda_no_gpu 2 "minictx: error: rank 0: device cuda: no usable GPU" verify
                    --set run.device=cuda --set attention.backend=ring)
 set_property(TEST error_cuda_no_gpu error_cuda_no_gpu_message APPEND PROPERTY LABELS nogpu)
+add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
+set_tests_properties(cuda_listed PROPERTIES LABELS nogpu TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "devices:\n  kokkos\n  cuda\ncomms:\n  mpi\n  nccl\n")
 
 function(minictx_gpu_verify_test name ranks)
   minictx_verify_test(${name} ${ranks} --set run.device=cuda ${ARGN})

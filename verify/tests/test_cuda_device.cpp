@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <string>
 
 #include "core/synthetic_data.hpp"
 #include "device/cuda/cuda_device.hpp"
@@ -124,7 +125,14 @@ std::vector<AttnCase> attention_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, CudaAttention, ::testing::ValuesIn(attention_cases()));
+INSTANTIATE_TEST_SUITE_P(Shapes, CudaAttention, ::testing::ValuesIn(attention_cases()),
+                         [](const ::testing::TestParamInfo<AttnCase>& i) {
+                           const AttnCase& c = i.param;
+                           return std::string(to_string(c.dtype)) + "_h" + std::to_string(c.heads) + "kv" +
+                                  std::to_string(c.kv_heads) + "_d" + std::to_string(c.head_dim) + "_len" +
+                                  std::to_string(c.len) + (c.causal ? "_causal" : "_full") + "_" +
+                                  std::to_string(i.index);
+                         });
 
 // Keys at positions >= real_len are padding: the GPU matches the host device.
 TEST(CudaAttentionMask, PaddingMatchesHost) {

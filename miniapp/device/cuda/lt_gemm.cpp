@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/elementwise_kernels.hpp"
+#include "device/cuda/lt_layout.hpp"
 
 namespace minictx::cuda {
 namespace {
@@ -47,8 +48,6 @@ void* LtGemm::half_buffer(int slot, int64_t elements) {
   return half_[slot];
 }
 
-// Row-major C (m×n) is column-major Cᵀ (n×m) = op(B)ᵀ·op(A)ᵀ: the operands swap and
-// each keeps its own transpose flag.
 void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                  int64_t lda, int64_t a_numel, const float* b, int64_t ldb, int64_t b_numel, float beta, float* c,
                  int64_t ldc, Precision precision) {
@@ -66,15 +65,19 @@ void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
     pa = ha;
     pb = hb;
   }
+  const LtProblem p = lt_problem(trans_a, trans_b, m, n, k, lda, ldb, ldc);
   LtCall call;
-  const cublasOperation_t op_first = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_second = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_first = p.first.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = p.second.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   CUBLAS_CHECK(cublasLtMatmulDescCreate(&call.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
-  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&call.a, in_type, uint64_t(trans_b ? k : n), uint64_t(trans_b ? n : k), ldb));
-  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&call.b, in_type, uint64_t(trans_a ? m : k), uint64_t(trans_a ? k : m), lda));
-  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&call.c, CUDA_R_32F, uint64_t(n), uint64_t(m), ldc));
+  auto layout = [](cublasLtMatrixLayout_t* l, cudaDataType_t type, const LtMatrix& mat) {
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l, type, uint64_t(mat.rows), uint64_t(mat.cols), mat.ld));
+  };
+  layout(&call.a, in_type, p.first);
+  layout(&call.b, in_type, p.second);
+  layout(&call.c, CUDA_R_32F, p.c);
 
   const auto key = std::make_tuple(trans_a, trans_b, m, n, k, lda, ldb, ldc, int(precision));
   auto it = algos_.find(key);
