@@ -8,7 +8,9 @@ namespace {
 
 // SIMT kernels: a warp owns whole query (or key) rows, a lane owns one key (or query) of
 // the tile for the scores and kMaxHeadDim/32 columns of the accumulators. Tile shapes
-// keep the static shared memory under 48 KiB for every head dim up to kMaxHeadDim.
+// keep the static shared memory under 48 KiB for every head dim up to kMaxHeadDim. Loops
+// over the per-thread accumulator arrays are unrolled so that they stay in registers
+// (ptxas -v: no stack frame, 96 registers at most, sm_90).
 constexpr int kWarp = 32;
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / kWarp;
@@ -43,6 +45,7 @@ __device__ __forceinline__ void accumulate_rows(float (&acc)[kCols], float w, co
                                                 int d, int lane) {
   for (int j = 0; j < n; ++j) {
     const float wj = __shfl_sync(kFull, w, j);
+    #pragma unroll
     for (int t = 0; t < kCols; ++t) {
       const int c = lane + t * kWarp;
       if (c < d) acc[t] += wj * rows[j * stride + c];
@@ -104,11 +107,13 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(AttnArgs a, const float* 
   }
   float m[kFwdRows], l[kFwdRows], acc[kFwdRows][kCols];
   int64_t qpos[kFwdRows];
+  #pragma unroll
   for (int rr = 0; rr < kFwdRows; ++rr) {
     const int r = warp * kFwdRows + rr;
     m[rr] = -INFINITY;
     l[rr] = 0.0f;
     qpos[rr] = r < tq ? a.q_pos[i0 + r] : 0;
+    #pragma unroll
     for (int t = 0; t < kCols; ++t) acc[rr][t] = 0.0f;
   }
   const int64_t last_q = a.q_pos[i0 + tq - 1];
@@ -120,6 +125,7 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(AttnArgs a, const float* 
     load_kv_tile(a, k, v, b, g, a.k_begin + j0, kFwdBk, tk, &ks[0][0], kMaxHeadDim + 1, &vs[0][0], kMaxHeadDim);
     __syncthreads();
     const int64_t kpos = lane < tk ? a.k_pos[j0 + lane] : a.real_len;
+    #pragma unroll
     for (int rr = 0; rr < kFwdRows; ++rr) {
       const int r = warp * kFwdRows + rr;
       if (r >= tq) continue;
@@ -136,12 +142,14 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(AttnArgs a, const float* 
       l[rr] = l[rr] * rescale + warp_sum(p);
       m[rr] = new_max;
       const float pv = round_to(p, a.precision);
+      #pragma unroll
       for (int t = 0; t < kCols; ++t) acc[rr][t] *= rescale;
       accumulate_rows(acc[rr], pv, &vs[0][0], kMaxHeadDim, tk, d, lane);
     }
   }
 
   // Merge this block's (o_b, lse_b) into the running (o, lse).
+  #pragma unroll
   for (int rr = 0; rr < kFwdRows; ++rr) {
     const int r = warp * kFwdRows + rr;
     if (r >= tq || l[rr] == 0.0f) continue;
@@ -153,6 +161,7 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(AttnArgs a, const float* 
     const float old = *lrow;
     __syncwarp();  // every lane has read the old lse before lane 0 replaces it
     const float w = merge_weight(old, lse_b);
+    #pragma unroll
     for (int t = 0; t < kCols; ++t) {
       const int c = lane + t * kWarp;
       if (c < d) orow[c] = merged(orow[c], acc[rr][t] * inv, old, w);
@@ -184,9 +193,11 @@ __global__ void __launch_bounds__(kThreads)
   load_kv_tile(a, k, v, b, g, a.k_begin + j0, kDkvBk, tk, &ks[0][0], kMaxHeadDim, &vs[0][0], kMaxHeadDim);
   int64_t kpos[kDkvKeys];
   float dk_acc[kDkvKeys][kCols], dv_acc[kDkvKeys][kCols];
+  #pragma unroll
   for (int t = 0; t < kDkvKeys; ++t) {
     const int kk = warp * kDkvKeys + t;
     kpos[t] = kk < tk ? a.k_pos[j0 + kk] : a.real_len;
+    #pragma unroll
     for (int c = 0; c < kCols; ++c) dk_acc[t][c] = dv_acc[t][c] = 0.0f;
   }
 
@@ -210,6 +221,7 @@ __global__ void __launch_bounds__(kThreads)
       }
       __syncthreads();
       const int64_t qpos = lane < tq ? a.q_pos[i0 + lane] : 0;
+      #pragma unroll
       for (int t = 0; t < kDkvKeys; ++t) {
         const int kk = warp * kDkvKeys + t;
         if (kk >= tk) continue;
@@ -229,10 +241,12 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
+  #pragma unroll
   for (int t = 0; t < kDkvKeys; ++t) {
     const int kk = warp * kDkvKeys + t;
     if (kk >= tk) continue;
     const int64_t off = at(b, a.dk_rows, a.k_begin + j0 + kk, a.kv_heads, g, d);
+    #pragma unroll
     for (int c = 0; c < kCols; ++c) {
       const int col = lane + c * kWarp;
       if (col < d) {
@@ -265,11 +279,13 @@ __global__ void __launch_bounds__(kThreads)
   }
   float row_lse[kDqRows], row_delta[kDqRows], acc[kDqRows][kCols];
   int64_t qpos[kDqRows];
+  #pragma unroll
   for (int rr = 0; rr < kDqRows; ++rr) {
     const int r = warp * kDqRows + rr;
     row_lse[rr] = r < tq ? lse[vec + i0 + r] : -INFINITY;
     row_delta[rr] = r < tq ? delta[vec + i0 + r] : 0.0f;
     qpos[rr] = r < tq ? a.q_pos[i0 + r] : 0;
+    #pragma unroll
     for (int t = 0; t < kCols; ++t) acc[rr][t] = 0.0f;
   }
   const int64_t last_q = a.q_pos[i0 + tq - 1];
@@ -281,6 +297,7 @@ __global__ void __launch_bounds__(kThreads)
     load_kv_tile(a, k, v, b, g, a.k_begin + j0, kDqBk, tk, &ks[0][0], kMaxHeadDim + 1, &vs[0][0], kMaxHeadDim + 1);
     __syncthreads();
     const int64_t kpos = lane < tk ? a.k_pos[j0 + lane] : a.real_len;
+    #pragma unroll
     for (int rr = 0; rr < kDqRows; ++rr) {
       const int r = warp * kDqRows + rr;
       if (r >= tq || row_lse[rr] == -INFINITY) continue;
@@ -297,10 +314,12 @@ __global__ void __launch_bounds__(kThreads)
       accumulate_rows(acc[rr], dsr, &ks[0][0], kMaxHeadDim + 1, tk, d, lane);
     }
   }
+  #pragma unroll
   for (int rr = 0; rr < kDqRows; ++rr) {
     const int r = warp * kDqRows + rr;
     if (r >= tq) continue;
     float* out = dq + at(b, a.o_rows, a.q_begin + i0 + r, a.heads, h, d);
+    #pragma unroll
     for (int t = 0; t < kCols; ++t) {
       const int c = lane + t * kWarp;
       if (c < d) out[c] += a.scale * acc[rr][t];
