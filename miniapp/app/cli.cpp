@@ -19,6 +19,7 @@
 #include "bench/calibration.hpp"
 #include "bench/runner.hpp"
 #include "build_info.hpp"
+#include "comm/comm_factory.hpp"
 #include "comm/mpi_comm.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
@@ -197,7 +198,7 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
   const int rank = world_rank();
   std::vector<SweepPoint> points;
   std::vector<std::string> skipped;
-  std::unique_ptr<MpiComm> world;
+  std::unique_ptr<Comm> world;
   std::unique_ptr<Device> device;
   std::unique_ptr<ResultsWriter> writer;
   std::string deck_yaml;
@@ -205,9 +206,11 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
         const Deck deck = load_deck(o.deck);
         deck_yaml = deck.to_yaml();
         points = deck.expand();
-        world = MpiComm::world(points.front().config.topology.ranks_per_node);
-        skipped = skip_reasons(points, world->topology());
+        // MPI decides the ranks; the comm run.comm names wraps it once the device exists.
+        auto mpi = MpiComm::world(points.front().config.topology.ranks_per_node);
+        skipped = skip_reasons(points, mpi->topology());
         device = make_device(points.front().config.run.device);
+        world = make_world_comm(points.front().config.run.comm, std::move(mpi), *device);
         for (size_t i = 0; i < points.size(); ++i)
           if (skipped[i].empty()) check_memory_estimate(points[i].config, *world, *device);
         if (rank == 0) {
@@ -251,6 +254,7 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
         continue;
       }
       stop_if_interrupted();
+      device->set_precision(cfg.run.dtype);
       if (cfg.machine.profile == "measure" && cfg.machine.peak_tflops <= 0) {
         if (peak <= 0) peak = measured_peak(*world, *device);
         cfg.machine.peak_tflops = peak;
@@ -305,25 +309,27 @@ struct VerifyOptions {
 
 int cmd_verify(const VerifyOptions& o) {
   std::vector<SweepPoint> points;
-  std::unique_ptr<MpiComm> world;
+  std::unique_ptr<Comm> world;
   std::unique_ptr<Device> device;
   if (!agree([&] {
         const Deck deck = load_deck(o.deck);
         points = deck.expand();
-        world = MpiComm::world(points.front().config.topology.ranks_per_node);
-        for (const auto& p : points) find_backend(p.config.attention.backend).validate(p.config, world->topology());
+        auto mpi = MpiComm::world(points.front().config.topology.ranks_per_node);
+        for (const auto& p : points) find_backend(p.config.attention.backend).validate(p.config, mpi->topology());
         if (!o.dump.empty() && points.size() > 1) input_error("--dump takes a deck with a single point");
         if (!o.dump.empty() && std::filesystem::exists(o.dump))
           input_error("--dump " + o.dump + ": file exists; remove it or choose another name");
         if (!o.reference.empty() && o.reference != "fp64" && o.reference != "single-device")
           input_error("--reference must be fp64 or single-device, not '" + o.reference + "'");
         device = make_device(points.front().config.run.device);
+        world = make_world_comm(points.front().config.run.comm, std::move(mpi), *device);
         for (const auto& p : points) check_memory_estimate(p.config, *world, *device);
       }))
     return 2;
   bool all_valid = true;
   for (const auto& p : points) {
     const std::string reference = o.reference.empty() ? p.config.run.reference : o.reference;
+    device->set_precision(p.config.run.dtype);
     const Verification v = verify_point(p.config, *world, *device, reference, o.dump);
     all_valid = all_valid && v.valid;
     if (world_rank() == 0) {
@@ -361,7 +367,8 @@ int cmd_list() {
   for (const auto& b : backend_registry()) std::printf("  %-12s %s\n", b.name.c_str(), b.summary.c_str());
   std::printf("devices:\n");
   for (const auto& d : device_names()) std::printf("  %s\n", d.c_str());
-  std::printf("comms:\n  mpi\n");
+  std::printf("comms:\n");
+  for (const auto& c : comm_names()) std::printf("  %s\n", c.c_str());
   std::printf("model presets:\n");
   for (const auto& p : model_presets()) std::printf("  %s\n", p.c_str());
   std::printf("report column sets:\n");

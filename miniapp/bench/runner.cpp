@@ -43,6 +43,7 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const s
   info.validate(cfg, world.topology());
   device.memory().reset_peak();
   PhaseTimer timer;
+  timer.set_fence([&device] { device.synchronize(); });
   auto backend = info.create(world, device, cfg);
   std::unique_ptr<LayerStack> model;
   std::unique_ptr<AttentionStep> attention;
@@ -70,6 +71,7 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const s
     world.barrier();
     const auto t0 = std::chrono::steady_clock::now();
     step();
+    device.synchronize();  // an asynchronous device's step ends when its queue drains
     mine[size_t(i)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   const ByteCounter sent = world.bytes();

@@ -68,6 +68,11 @@ class Comm {
   std::shared_ptr<ByteCounter> bytes_shared() const { return bytes_; }
   // Count `bytes` sent from this rank to `peer`.
   void count_sent(int peer, double bytes) { (same_node(rank(), peer) ? bytes_->intra : bytes_->inter) += bytes; }
+  // Count `bytes_per_peer` to every other rank of the group.
+  void count_to_all_peers(double bytes_per_peer) {
+    for (int p = 0; p < size(); ++p)
+      if (p != rank()) count_sent(p, bytes_per_peer);
+  }
 
  private:
   Topology topology_;

@@ -80,11 +80,6 @@ void MpiComm::wait(ShiftHandle& handle) {
   handle.slot = -1;
 }
 
-void MpiComm::count_to_all_peers(double bytes_per_peer) {
-  for (int p = 0; p < size_; ++p)
-    if (p != rank_) count_sent(p, bytes_per_peer);
-}
-
 void MpiComm::all_to_all(const float* send, float* recv, int64_t count_per_rank) {
   const int n = as_int_count(count_per_rank);
   check_mpi(MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Alltoall");

@@ -38,9 +38,6 @@ class MpiComm final : public Comm {
   MPI_Comm handle() const { return comm_; }
 
  private:
-  // Counts `bytes_per_peer` to every other rank of the group.
-  void count_to_all_peers(double bytes_per_peer);
-
   MPI_Comm comm_;
   bool owned_;
   int rank_ = 0;

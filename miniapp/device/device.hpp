@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "config/run_config.hpp"
 #include "core/tensor.hpp"
 
 namespace minictx {
@@ -64,6 +65,11 @@ class Device {
   Tensor zeros(std::vector<int64_t> shape);
   MemoryTracker& memory() { return memory_; }
   virtual int64_t capacity_bytes() const = 0;  // memory this device may use, for the estimate
+  // The run's dtype: a device that stores or computes in bf16/fp16 rounds to it (the
+  // host device computes in fp32 whatever the dtype).
+  virtual void set_precision(DType) {}
+  // Returns when every operation issued so far has finished (asynchronous devices).
+  virtual void synchronize() {}
 
   virtual void upload(Tensor& dst, const float* host) = 0;
   virtual void download(const Tensor& src, float* host) = 0;
@@ -105,6 +111,15 @@ class Device {
  protected:
   MemoryTracker memory_;
 };
+
+// m, n, k of C = op(A)·op(B) on the [rows, cols] views; fails unless the shapes conform.
+struct GemmDims {
+  int64_t m, n, k;
+};
+GemmDims gemm_dims(bool trans_a, bool trans_b, const Tensor& a, const Tensor& b, const Tensor& c);
+// The [rows, cols] view of a tensor: all leading dimensions flattened into rows.
+inline int64_t matrix_cols(const Tensor& t) { return t.shape().empty() ? 1 : t.shape().back(); }
+inline int64_t matrix_rows(const Tensor& t) { return matrix_cols(t) ? t.numel() / matrix_cols(t) : 0; }
 
 // The devices compiled in, and the one the deck names.
 std::vector<std::string> device_names();

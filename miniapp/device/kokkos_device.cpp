@@ -38,9 +38,6 @@ void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
   require(a.numel() == b.numel(), std::string(op) + ": tensor sizes differ");
 }
 
-// [rows, cols] view of a tensor: all leading dimensions flattened into rows.
-int64_t cols_of(const Tensor& t) { return t.shape().empty() ? 1 : t.shape().back(); }
-int64_t rows_of(const Tensor& t) { return cols_of(t) ? t.numel() / cols_of(t) : 0; }
 
 }  // namespace
 
@@ -115,21 +112,17 @@ double KokkosDevice::dot(const Tensor& a, const Tensor& b) {
 
 void KokkosDevice::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
                         Tensor& c) {
-  const int64_t m = trans_a ? cols_of(a) : rows_of(a);
-  const int64_t k = trans_a ? rows_of(a) : cols_of(a);
-  const int64_t kb = trans_b ? cols_of(b) : rows_of(b);
-  const int64_t n = trans_b ? rows_of(b) : cols_of(b);
-  require(k == kb && rows_of(c) == m && cols_of(c) == n, "gemm: operand shapes do not conform");
+  const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, c);
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(m),
-              int(n), int(k), alpha, a.data(), int(cols_of(a)), b.data(), int(cols_of(b)), beta, c.data(),
-              int(cols_of(c)));
+              int(n), int(k), alpha, a.data(), int(matrix_cols(a)), b.data(), int(matrix_cols(b)), beta, c.data(),
+              int(matrix_cols(c)));
 }
 
 void KokkosDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
-  const int64_t n = cols_of(x);
+  const int64_t n = matrix_cols(x);
   const float *px = x.data(), *pg = g.data();
   float *py = y.data(), *pr = rstd.data();
-  for_each("minictx::rmsnorm_fwd", rows_of(x), [=](int64_t r) {
+  for_each("minictx::rmsnorm_fwd", matrix_rows(x), [=](int64_t r) {
     const float* xr = px + r * n;
     double ss = 0.0;
     for (int64_t j = 0; j < n; ++j) ss += double(xr[j]) * xr[j];
@@ -141,8 +134,8 @@ void KokkosDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Ten
 
 void KokkosDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
                                Tensor& dg) {
-  const int64_t n = cols_of(x);
-  const int64_t rows = rows_of(x);
+  const int64_t n = matrix_cols(x);
+  const int64_t rows = matrix_rows(x);
   const float *px = x.data(), *pg = g.data(), *pr = rstd.data(), *pdy = dy.data();
   float *pdx = dx.data(), *pdg = dg.data();
   // y_j = x_j r g_j with r = (mean x² + eps)^-1/2:
@@ -165,14 +158,14 @@ void KokkosDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& r
 }
 
 void KokkosDevice::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse) {
-  const int64_t width = cols_of(x);
+  const int64_t width = matrix_cols(x);
   const int d = int(width / heads);
   const int half = d / 2;
   const int64_t seq = int64_t(positions.size());
   float* px = x.data();
   const int64_t* pos = positions.data();
   const double sign = inverse ? -1.0 : 1.0;
-  for_each("minictx::rope", rows_of(x), [=](int64_t row) {
+  for_each("minictx::rope", matrix_rows(x), [=](int64_t row) {
     const double p = double(pos[row % seq]);
     for (int i = 0; i < half; ++i) {
       const double angle = sign * p * std::pow(theta, -2.0 * i / d);

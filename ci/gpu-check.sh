@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The NVIDIA path on a GPU machine that has nvcc, CMake and python3 with PyTorch but none
+# of minictx's other dependencies: unpacks the Debian packages ci/fetch-gpu-debs.sh
+# downloaded into .gpu-debs (carried along), builds the cuda preset against them, runs
+# the gpu-labelled ctest suite (kernel tests; `minictx verify` of every backend at 1 and 4
+# ranks on the one GPU, bf16 and fp16) and the benchmarks, and leaves logs and HDF5
+# results in $OUT (default outputs/gpu-check).
+#
+# Usage: ci/gpu-check.sh [stage...]   stages: deps build test bench (default: all, in order)
+# Each stage fits one device call (10 minutes); build outputs stay between calls on a
+# warm machine. All stages leave 8 files in $OUT (the device tool returns at most 8). DRY_RUN=1 stops after configuring (how CI-less machines check the script).
+# Environment: OUT, DEPS_PREFIX (/tmp/minictx-deps), DEBS (.gpu-debs), BUILD_DIR (build-cuda).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+out=${OUT:-$repo/outputs/gpu-check}
+prefix=${DEPS_PREFIX:-/tmp/minictx-deps}
+debs=${DEBS:-$repo/.gpu-debs}
+build=${BUILD_DIR:-build-cuda}
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=(deps build test bench)
+mkdir -p "$out"
+lib=$prefix/usr/lib/x86_64-linux-gnu
+
+# Unpacked packages keep their /usr paths in wrapper scripts (mpicc, h5cc), CMake package
+# files and alternatives links: point them into the prefix.
+unpack_deps() {
+  ls "$debs"/*.deb >/dev/null || { echo "gpu-check: no packages in $debs (run ci/fetch-gpu-debs.sh)"; exit 1; }
+  rm -rf "$prefix"
+  mkdir -p "$prefix"
+  for f in "$debs"/*.deb; do dpkg -x "$f" "$prefix"; done
+  grep -rlI --null -e '/usr' "$prefix/usr/bin" "$lib/cmake" "$prefix/usr/share/cmake" "$lib/pkgconfig" \
+      "$prefix/usr/share/pkgconfig" 2>/dev/null |
+    xargs -0 -r sed -i -E "s#(^|[^/[:alnum:]_.-])/usr(/|\"|'|[[:space:]]|\$)#\1$prefix/usr\2#g"
+  # Absolute links inside the packages.
+  find "$prefix" -type l | while read -r l; do
+    t=$(readlink "$l")
+    case "$t" in /*) ln -sfn "$prefix$t" "$l" ;; esac
+  done
+  # Paths that CMake package files name but the packages do not hold are the machine's
+  # own (libc's libdl.a, libm.so): link them from the prefix.
+  grep -rhoI -e "$prefix/usr/[[:alnum:]_./+-]*" "$lib/cmake" "$prefix/usr/share/cmake" 2>/dev/null | sort -u |
+    while read -r p; do
+      if [ ! -e "$p" ] && [ -e "${p#"$prefix"}" ]; then mkdir -p "$(dirname "$p")"; ln -s "${p#"$prefix"}" "$p"; fi
+    done
+  # The links Debian's alternatives would make.
+  ln -sfn mpicc.mpich "$prefix/usr/bin/mpicc"
+  ln -sfn mpicxx.mpich "$prefix/usr/bin/mpicxx"
+  ln -sfn mpiexec.hydra "$prefix/usr/bin/mpiexec"
+  ln -sfn mpiexec.hydra "$prefix/usr/bin/mpiexec.mpich"
+  for so in libopenblas.so libopenblas.so.0 libblas.so libblas.so.3 libcblas.so; do
+    [ -e "$lib/openblas-pthread/$so" ] && ln -sfn "openblas-pthread/$so" "$lib/$so"
+  done
+  ln -sfn openblas-pthread/cblas.h "$prefix/usr/include/x86_64-linux-gnu/cblas.h"
+  echo "gpu-check: unpacked $(ls "$debs"/*.deb | wc -l) packages into $prefix"
+}
+
+# NCCL: the CUDA toolkit's if it has one, else PyTorch's (pip package nvidia-nccl-cu13).
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+nccl_pip=""
+if [ ! -e "$(dirname "$(dirname "$(readlink -f "$nvcc")")")/include/nccl.h" ] && [ ! -e /usr/include/nccl.h ]; then
+  nccl_pip=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
+fi
+
+# The unpacked libraries only for minictx's own processes: python3 (PyTorch) keeps the
+# machine's libraries.
+deps_env() {
+  env PATH="$prefix/usr/bin:$PATH" \
+      LD_LIBRARY_PATH="$lib:$lib/hdf5/serial:$lib/openblas-pthread${nccl_pip:+:$nccl_pip/lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$@"
+}
+
+configure() {
+  local nccl=()
+  [ -z "$nccl_pip" ] || nccl=(-DNCCL_INCLUDE_DIR="$nccl_pip/include" -DNCCL_LIBRARY="$(ls "$nccl_pip"/lib/libnccl.so* | head -1)")
+  deps_env cmake --preset cuda -B "$build" -DCMAKE_PREFIX_PATH="$prefix/usr" -DCMAKE_CUDA_COMPILER="$nvcc" "${nccl[@]}" \
+    -DMPI_C_COMPILER="$prefix/usr/bin/mpicc.mpich" -DHDF5_C_COMPILER_EXECUTABLE="$prefix/usr/bin/h5cc" \
+    -DMPIEXEC_BIN="$prefix/usr/bin/mpiexec.hydra" 2>&1 | tee "$out/configure.log"
+}
+
+stage_deps() { unpack_deps; configure; }
+
+stage_build() {
+  [ -f "$build/CMakeCache.txt" ] || configure
+  deps_env cmake --build "$build" -j "$(nproc)" 2>&1 | tail -n 40 | tee "$out/build.log"
+}
+
+stage_test() {
+  { nvidia-smi 2>&1 || true; deps_env ctest --test-dir "$build" -L gpu -j 1 --timeout 300 --output-on-failure 2>&1; } |
+    tee "$out/ctest-gpu.log"
+}
+
+# The machine profile whose datasheet peak MFU is quoted against.
+machine_profile() {
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" in
+    *H100*) echo h100-80gb ;;
+    *) echo measure ;;
+  esac
+}
+
+stage_bench() {
+  local m=$build/miniapp/minictx profile
+  profile=$(machine_profile)
+  deps_env "$m" run inputs/gpu-attention.yaml --set machine.profile="$profile" -o "$out/gpu-attention.h5" --force \
+    2>&1 | tee "$out/bench-attention.log"
+  python3 ci/sdpa_bench.py 2>&1 | tee "$out/bench-sdpa.csv"
+  deps_env "$m" run inputs/gpu-layer.yaml --set machine.profile="$profile" -o "$out/gpu-layer.h5" --force \
+    2>&1 | tee "$out/bench-layer.log"
+}
+
+# A failed test stage still lets the benchmarks run; the exit status reports both.
+failed=()
+for s in "${stages[@]}"; do
+  case "$s" in
+    deps) stage_deps; [ "${DRY_RUN:-0}" = 1 ] && { echo "gpu-check: dry run, configured only"; exit 0; } ;;
+    build) stage_build ;;
+    test) stage_test || failed+=(test) ;;
+    bench) stage_bench || failed+=(bench) ;;
+    *) echo "gpu-check: unknown stage '$s' (deps build test bench)"; exit 2 ;;
+  esac
+done
+[ ${#failed[@]} -eq 0 ] || { echo "gpu-check: failed stages: ${failed[*]}"; exit 1; }

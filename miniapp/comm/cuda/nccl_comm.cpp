@@ -1,0 +1,124 @@
+#include "comm/cuda/nccl_comm.hpp"
+
+#include "core/error.hpp"
+#include "device/cuda/cuda_check.hpp"
+
+namespace minictx {
+
+void check_nccl(ncclResult_t code, const char* call) {
+  if (code == ncclSuccess) return;
+  fail(cuda::rank_label() + ": " + call + " failed: " + ncclGetErrorString(code));
+}
+
+NcclComm::NcclComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes, ncclComm_t nccl,
+                   cudaStream_t compute)
+    : Comm(mpi->topology(), std::move(bytes)), mpi_(std::move(mpi)), nccl_(nccl), compute_(compute) {
+  CUDA_CHECK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+}
+
+NcclComm::~NcclComm() {
+  cudaStreamSynchronize(comm_stream_);
+  ncclCommDestroy(nccl_);
+  for (cudaEvent_t e : done_) cudaEventDestroy(e);
+  cudaEventDestroy(ready_);
+  cudaStreamDestroy(comm_stream_);
+}
+
+std::unique_ptr<NcclComm> NcclComm::over(const MpiComm& world, cudaStream_t compute) {
+  // NCCL needs a GPU of its own per rank; every rank of the node sees the same counts,
+  // so they all fail together here instead of hanging in ncclCommInitRank.
+  MPI_Comm node;
+  check_mpi(MPI_Comm_split_type(world.handle(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int local_ranks = 1;
+  MPI_Comm_size(node, &local_ranks);
+  MPI_Comm_free(&node);
+  int gpus = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&gpus));
+  if (local_ranks > gpus)
+    input_error(cuda::rank_label() + ": comm nccl needs one GPU per rank: " + std::to_string(local_ranks) +
+                " ranks share this node's " + std::to_string(gpus) + " GPU(s); use fewer ranks per node or run.comm: mpi");
+
+  auto bytes = std::make_shared<ByteCounter>();
+  auto mpi = std::make_unique<MpiComm>(world.handle(), world.topology(), bytes, false);
+  ncclUniqueId id;
+  if (mpi->rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
+  check_mpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi->handle()), "MPI_Bcast");
+  ncclComm_t nccl = nullptr;
+  NCCL_CHECK(ncclCommInitRank(&nccl, mpi->size(), id, mpi->rank()));
+  return std::make_unique<NcclComm>(std::move(mpi), bytes, nccl, compute);
+}
+
+ShiftHandle NcclComm::shift_start(const float* send, float* recv, int64_t count, int dst, int src) {
+  size_t slot = 0;
+  while (slot < busy_.size() && busy_[slot]) ++slot;
+  if (slot == busy_.size()) {
+    cudaEvent_t e;
+    CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    done_.push_back(e);
+    busy_.push_back(false);
+  }
+  CUDA_CHECK(cudaEventRecord(ready_, compute_));
+  CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, ready_, 0));
+  NCCL_CHECK(ncclGroupStart());
+  NCCL_CHECK(ncclSend(send, size_t(count), ncclFloat, dst, nccl_, comm_stream_));
+  NCCL_CHECK(ncclRecv(recv, size_t(count), ncclFloat, src, nccl_, comm_stream_));
+  NCCL_CHECK(ncclGroupEnd());
+  CUDA_CHECK(cudaEventRecord(done_[slot], comm_stream_));
+  busy_[slot] = true;
+  count_sent(dst, double(count) * sizeof(float));
+  return {int(slot)};
+}
+
+void NcclComm::wait(ShiftHandle& handle) {
+  require(handle.slot >= 0 && size_t(handle.slot) < busy_.size() && busy_[size_t(handle.slot)],
+          "wait on a shift that was not started");
+  CUDA_CHECK(cudaStreamWaitEvent(compute_, done_[size_t(handle.slot)], 0));
+  busy_[size_t(handle.slot)] = false;
+  handle.slot = -1;
+}
+
+void NcclComm::all_to_all(const float* send, float* recv, int64_t count_per_rank) {
+  const size_t n = size_t(count_per_rank);
+  NCCL_CHECK(ncclGroupStart());
+  for (int p = 0; p < size(); ++p) {
+    NCCL_CHECK(ncclSend(send + size_t(p) * n, n, ncclFloat, p, nccl_, compute_));
+    NCCL_CHECK(ncclRecv(recv + size_t(p) * n, n, ncclFloat, p, nccl_, compute_));
+  }
+  NCCL_CHECK(ncclGroupEnd());
+  count_to_all_peers(double(count_per_rank) * sizeof(float));
+}
+
+void NcclComm::all_gather(const float* send, float* recv, int64_t count_per_rank) {
+  NCCL_CHECK(ncclAllGather(send, recv, size_t(count_per_rank), ncclFloat, nccl_, compute_));
+  count_to_all_peers(double(count_per_rank) * sizeof(float));
+}
+
+// Counted as MpiComm counts them: the bandwidth-optimal ring's 2(P−1)/P of the buffer.
+void NcclComm::all_reduce_sum(float* data, int64_t count) {
+  NCCL_CHECK(ncclAllReduce(data, data, size_t(count), ncclFloat, ncclSum, nccl_, compute_));
+  if (size() > 1) count_to_all_peers(2.0 * double(count) * sizeof(float) / size());
+}
+
+void NcclComm::all_reduce_sum(double* data, int64_t count) { mpi_->all_reduce_sum(data, count); }
+
+void NcclComm::reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) {
+  NCCL_CHECK(ncclReduceScatter(send, recv, size_t(count_per_rank), ncclFloat, ncclSum, nccl_, compute_));
+  count_to_all_peers(double(count_per_rank) * sizeof(float));
+}
+
+void NcclComm::gather_doubles(const double* send, double* recv, int64_t count_per_rank) {
+  mpi_->gather_doubles(send, recv, count_per_rank);
+}
+
+void NcclComm::barrier() { mpi_->barrier(); }
+
+std::unique_ptr<Comm> NcclComm::split(int color, int key) {
+  std::unique_ptr<Comm> sub = mpi_->split(color, key);
+  std::unique_ptr<MpiComm> sub_mpi(static_cast<MpiComm*>(sub.release()));  // MpiComm::split makes an MpiComm
+  ncclComm_t sub_nccl = nullptr;
+  NCCL_CHECK(ncclCommSplit(nccl_, color, key, &sub_nccl, nullptr));
+  return std::make_unique<NcclComm>(std::move(sub_mpi), bytes_shared(), sub_nccl, compute_);
+}
+
+}  // namespace minictx

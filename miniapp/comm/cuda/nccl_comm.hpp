@@ -1,0 +1,60 @@
+#pragma once
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <memory>
+#include <vector>
+
+#include "comm/mpi_comm.hpp"
+
+namespace minictx {
+
+// Comm over NCCL on GPU buffers, one GPU per rank, bootstrapped over MPI (rank 0's
+// ncclUniqueId is broadcast). Ring shifts are grouped ncclSend/ncclRecv on a comm stream
+// that waits for the compute stream, and wait() makes the compute stream wait for the
+// transfer: the block compute issued in between overlaps it. Collectives run on the
+// compute stream. Byte counts follow MpiComm's conventions exactly; double buffers (loss,
+// timings) are host bookkeeping and go through the MPI communicator of the same group.
+class NcclComm final : public Comm {
+ public:
+  NcclComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes, ncclComm_t nccl, cudaStream_t compute);
+  ~NcclComm() override;
+  NcclComm(const NcclComm&) = delete;
+  NcclComm& operator=(const NcclComm&) = delete;
+
+  // The world over `world`'s ranks; fails on every rank of a node when the node has
+  // fewer GPUs than ranks.
+  static std::unique_ptr<NcclComm> over(const MpiComm& world, cudaStream_t compute);
+
+  std::string name() const override { return "nccl"; }
+  int rank() const override { return mpi_->rank(); }
+  int size() const override { return mpi_->size(); }
+  int world_rank_of(int rank) const override { return mpi_->world_rank_of(rank); }
+
+  ShiftHandle shift_start(const float* send, float* recv, int64_t count, int dst, int src) override;
+  void wait(ShiftHandle& handle) override;
+  void all_to_all(const float* send, float* recv, int64_t count_per_rank) override;
+  void all_gather(const float* send, float* recv, int64_t count_per_rank) override;
+  void all_reduce_sum(float* data, int64_t count) override;
+  void all_reduce_sum(double* data, int64_t count) override;
+  void reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) override;
+  void gather_doubles(const double* send, double* recv, int64_t count_per_rank) override;
+  void barrier() override;
+  std::unique_ptr<Comm> split(int color, int key) override;
+
+ private:
+  std::unique_ptr<MpiComm> mpi_;
+  ncclComm_t nccl_;
+  cudaStream_t compute_;
+  cudaStream_t comm_stream_ = nullptr;
+  cudaEvent_t ready_ = nullptr;        // compute work the next shift must wait for
+  std::vector<cudaEvent_t> done_;      // by shift slot
+  std::vector<bool> busy_;
+};
+
+// "NCCL call failed" as one line naming the rank and the call.
+void check_nccl(ncclResult_t code, const char* call);
+
+}  // namespace minictx
+
+#define NCCL_CHECK(call) ::minictx::check_nccl((call), #call)

@@ -1,0 +1,91 @@
+#include "comm/cuda/staged_mpi_comm.hpp"
+
+#include "core/error.hpp"
+#include "device/cuda/cuda_check.hpp"
+
+namespace minictx {
+
+StagedMpiComm::StagedMpiComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes, cudaStream_t compute)
+    : Comm(mpi->topology(), std::move(bytes)), mpi_(std::move(mpi)), compute_(compute) {}
+
+std::unique_ptr<StagedMpiComm> StagedMpiComm::over(const MpiComm& world, cudaStream_t compute) {
+  auto bytes = std::make_shared<ByteCounter>();
+  auto mpi = std::make_unique<MpiComm>(world.handle(), world.topology(), bytes, false);
+  return std::make_unique<StagedMpiComm>(std::move(mpi), bytes, compute);
+}
+
+std::vector<float> StagedMpiComm::to_host(const float* device, int64_t count) {
+  std::vector<float> host(static_cast<size_t>(count));
+  if (count == 0) return host;
+  CUDA_CHECK(cudaMemcpyAsync(host.data(), device, size_t(count) * sizeof(float), cudaMemcpyDeviceToHost, compute_));
+  CUDA_CHECK(cudaStreamSynchronize(compute_));
+  return host;
+}
+
+void StagedMpiComm::to_device(float* device, const std::vector<float>& host) {
+  if (host.empty()) return;
+  CUDA_CHECK(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, compute_));
+  CUDA_CHECK(cudaStreamSynchronize(compute_));
+}
+
+ShiftHandle StagedMpiComm::shift_start(const float* send, float* recv, int64_t count, int dst, int src) {
+  Shift s;
+  s.send = to_host(send, count);
+  s.recv.resize(size_t(count));
+  s.device_recv = recv;
+  // The vectors' heap buffers do not move when the Shift is moved into the map.
+  const ShiftHandle h = mpi_->shift_start(s.send.data(), s.recv.data(), count, dst, src);
+  shifts_[h.slot] = std::move(s);
+  return h;
+}
+
+void StagedMpiComm::wait(ShiftHandle& handle) {
+  const auto it = shifts_.find(handle.slot);
+  require(it != shifts_.end(), "wait on a shift that was not started");
+  mpi_->wait(handle);
+  to_device(it->second.device_recv, it->second.recv);
+  shifts_.erase(it);
+}
+
+void StagedMpiComm::all_to_all(const float* send, float* recv, int64_t count_per_rank) {
+  const auto s = to_host(send, count_per_rank * size());
+  std::vector<float> r(s.size());
+  mpi_->all_to_all(s.data(), r.data(), count_per_rank);
+  to_device(recv, r);
+}
+
+void StagedMpiComm::all_gather(const float* send, float* recv, int64_t count_per_rank) {
+  const auto s = to_host(send, count_per_rank);
+  std::vector<float> r(size_t(count_per_rank * size()));
+  mpi_->all_gather(s.data(), r.data(), count_per_rank);
+  to_device(recv, r);
+}
+
+void StagedMpiComm::all_reduce_sum(float* data, int64_t count) {
+  auto h = to_host(data, count);
+  mpi_->all_reduce_sum(h.data(), count);
+  to_device(data, h);
+}
+
+void StagedMpiComm::all_reduce_sum(double* data, int64_t count) { mpi_->all_reduce_sum(data, count); }
+
+void StagedMpiComm::reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) {
+  const auto s = to_host(send, count_per_rank * size());
+  std::vector<float> r(static_cast<size_t>(count_per_rank));
+  mpi_->reduce_scatter_sum(s.data(), r.data(), count_per_rank);
+  to_device(recv, r);
+}
+
+void StagedMpiComm::gather_doubles(const double* send, double* recv, int64_t count_per_rank) {
+  mpi_->gather_doubles(send, recv, count_per_rank);
+}
+
+void StagedMpiComm::barrier() { mpi_->barrier(); }
+
+std::unique_ptr<Comm> StagedMpiComm::split(int color, int key) {
+  std::unique_ptr<Comm> sub = mpi_->split(color, key);
+  std::unique_ptr<MpiComm> sub_mpi(static_cast<MpiComm*>(sub.release()));  // MpiComm::split makes an MpiComm
+  return std::make_unique<StagedMpiComm>(std::move(sub_mpi), bytes_shared(), compute_);
+}
+
+}  // namespace minictx

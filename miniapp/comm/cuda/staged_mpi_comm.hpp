@@ -1,0 +1,52 @@
+#pragma once
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "comm/mpi_comm.hpp"
+
+namespace minictx {
+
+// MPI on GPU buffers, staged through host memory: the second transport of the cuda
+// device, for several ranks on one GPU (NCCL refuses that) and for MPI libraries that
+// are not CUDA-aware. Every transfer is copied out after the compute stream has
+// finished and copied back before the call returns; the byte counts are the wrapped
+// MpiComm's. Double buffers (loss, timings) are host bookkeeping and go straight to MPI.
+class StagedMpiComm final : public Comm {
+ public:
+  StagedMpiComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes, cudaStream_t compute);
+  // The world: an MpiComm over MPI_COMM_WORLD with the topology of `world`.
+  static std::unique_ptr<StagedMpiComm> over(const MpiComm& world, cudaStream_t compute);
+
+  std::string name() const override { return "mpi"; }
+  int rank() const override { return mpi_->rank(); }
+  int size() const override { return mpi_->size(); }
+  int world_rank_of(int rank) const override { return mpi_->world_rank_of(rank); }
+
+  ShiftHandle shift_start(const float* send, float* recv, int64_t count, int dst, int src) override;
+  void wait(ShiftHandle& handle) override;
+  void all_to_all(const float* send, float* recv, int64_t count_per_rank) override;
+  void all_gather(const float* send, float* recv, int64_t count_per_rank) override;
+  void all_reduce_sum(float* data, int64_t count) override;
+  void all_reduce_sum(double* data, int64_t count) override;
+  void reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) override;
+  void gather_doubles(const double* send, double* recv, int64_t count_per_rank) override;
+  void barrier() override;
+  std::unique_ptr<Comm> split(int color, int key) override;
+
+ private:
+  struct Shift {
+    std::vector<float> send, recv;
+    float* device_recv = nullptr;
+  };
+  std::vector<float> to_host(const float* device, int64_t count);
+  void to_device(float* device, const std::vector<float>& host);
+
+  std::unique_ptr<MpiComm> mpi_;
+  cudaStream_t compute_;
+  std::map<int, Shift> shifts_;  // by the MpiComm's shift slot
+};
+
+}  // namespace minictx

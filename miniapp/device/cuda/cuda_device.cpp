@@ -1,0 +1,299 @@
+#include "device/cuda/cuda_device.hpp"
+
+#include <mpi.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "device/cuda/attention_kernels.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/elementwise_kernels.hpp"
+
+namespace minictx {
+namespace {
+
+// This rank's index among the ranks of its node (0 without MPI).
+int node_local_rank() {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) return 0;
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 0;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  return local;
+}
+
+
+void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
+  require(a.numel() == b.numel(), std::string(op) + ": tensor sizes differ");
+}
+
+// Launch errors (bad configuration, missing kernel image) surface here, naming the op.
+void check_launch(const char* op) { cuda::check(cudaGetLastError(), op); }
+
+// Rows per batch of a [B, rows, heads, D] tensor.
+int64_t rows_per_batch(const Tensor& t, const AttnShape& s, int heads) {
+  return t.numel() / (int64_t(s.batch) * heads * s.head_dim);
+}
+
+cuda::AttnArgs attn_args(const AttnShape& s, const SeqBlock& q, const SeqBlock& k) {
+  if (s.head_dim > cuda::kMaxHeadDim)
+    fail(cuda::rank_label() + ": cuda attention supports head_dim up to " + std::to_string(cuda::kMaxHeadDim) +
+         ", got " + std::to_string(s.head_dim));
+  cuda::AttnArgs a{};
+  a.batch = s.batch;
+  a.heads = s.heads;
+  a.kv_heads = s.kv_heads;
+  a.head_dim = s.head_dim;
+  a.causal = s.causal;
+  a.real_len = s.real_len;
+  a.scale = 1.0f / std::sqrt(float(s.head_dim));
+  a.q_rows = rows_per_batch(*q.tensor, s, s.heads);
+  a.k_rows = rows_per_batch(*k.tensor, s, s.kv_heads);
+  a.q_begin = q.begin;
+  a.q_len = q.len;
+  a.k_begin = k.begin;
+  a.k_len = k.len;
+  return a;
+}
+
+}  // namespace
+
+CudaDevice::CudaDevice() {
+  const cudaError_t found = cudaGetDeviceCount(&gpu_count_);
+  if (found != cudaSuccess || gpu_count_ == 0)
+    fail(cuda::rank_label() + ": device cuda: no usable GPU (cudaGetDeviceCount: " +
+         (found != cudaSuccess ? std::string(cudaGetErrorString(found)) : std::string("0 devices")) + ")");
+  gpu_ = node_local_rank() % gpu_count_;
+  CUDA_CHECK(cudaSetDevice(gpu_));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaMalloc(&dot_result_, sizeof(double)));
+  gemm_ = std::make_unique<cuda::LtGemm>(stream_);
+}
+
+CudaDevice::~CudaDevice() {
+  // Destructors do not throw: errors here are past the results.
+  cudaStreamSynchronize(stream_);
+  gemm_.reset();
+  for (auto& entry : free_blocks_)
+    for (float* p : entry.second) cudaFree(p);
+  for (int64_t* p : positions_) cudaFree(p);
+  cudaFree(dot_result_);
+  cudaStreamDestroy(stream_);
+}
+
+std::string CudaDevice::description() const {
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, gpu_);
+  size_t free_bytes = 0, total_bytes = 0;
+  cudaMemGetInfo(&free_bytes, &total_bytes);
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  std::ostringstream s;
+  s << "CUDA GPU " << gpu_ << " of " << gpu_count_ << ": " << prop.name << " (sm_" << prop.major << prop.minor << ", "
+    << prop.multiProcessorCount << " SMs), memory " << (free_bytes >> 20) << " MiB free of " << (total_bytes >> 20)
+    << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000 << "." << (runtime % 1000) / 10 << ", driver "
+    << driver / 1000 << "." << (driver % 1000) / 10 << ", cuBLASLt " << gemm_->version();
+  return s.str();
+}
+
+float* CudaDevice::acquire(int64_t bytes) {
+  auto it = free_blocks_.find(bytes);
+  if (it != free_blocks_.end() && !it->second.empty()) {
+    float* p = it->second.back();
+    it->second.pop_back();
+    return p;
+  }
+  void* p = nullptr;
+  cudaError_t code = cudaMalloc(&p, size_t(bytes));
+  if (code == cudaErrorMemoryAllocation) {
+    // Cached blocks of other sizes may be what is missing: give them back and retry.
+    cudaGetLastError();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    for (auto& entry : free_blocks_)
+      for (float* q : entry.second) cudaFree(q);
+    free_blocks_.clear();
+    code = cudaMalloc(&p, size_t(bytes));
+  }
+  if (code == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    fail(cuda::rank_label() + ": out of GPU memory allocating " + std::to_string(bytes) + " bytes (" +
+         std::to_string(memory_.current()) + " bytes in use)");
+  }
+  cuda::check(code, "cudaMalloc");
+  return static_cast<float*>(p);
+}
+
+void CudaDevice::release(float* p, int64_t bytes) { free_blocks_[bytes].push_back(p); }
+
+Tensor CudaDevice::alloc(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  // Rounded to 256 bytes so that similar sizes share cached blocks.
+  const int64_t bytes = (std::max<int64_t>(n, 1) * int64_t(sizeof(float)) + 255) / 256 * 256;
+  float* p = acquire(bytes);
+  memory_.add(bytes);
+  std::shared_ptr<float> storage(p, [this, bytes](float* q) {
+    release(q, bytes);
+    memory_.remove(bytes);
+  });
+  return Tensor(std::move(storage), std::move(shape));
+}
+
+int64_t CudaDevice::capacity_bytes() const {
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return int64_t(total_bytes);
+}
+
+void CudaDevice::set_precision(DType dtype) {
+  precision_ = dtype == DType::bf16 ? cuda::Precision::bf16
+               : dtype == DType::f16 ? cuda::Precision::f16
+                                      : cuda::Precision::f32;
+}
+
+void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+const int64_t* CudaDevice::positions(int slot, const int64_t* host, int64_t n) {
+  if (n > position_capacity_[slot]) {
+    CUDA_CHECK(cudaStreamSynchronize(stream_));  // kernels may still read the old array
+    CUDA_CHECK(cudaFree(positions_[slot]));
+    positions_[slot] = nullptr;
+    CUDA_CHECK(cudaMalloc(&positions_[slot], size_t(n) * sizeof(int64_t)));
+    position_capacity_[slot] = n;
+  }
+  // Stream-ordered: the previous kernel has read the array before it is overwritten.
+  CUDA_CHECK(cudaMemcpyAsync(positions_[slot], host, size_t(n) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_));
+  return positions_[slot];
+}
+
+void CudaDevice::upload(Tensor& dst, const float* host) {
+  CUDA_CHECK(cudaMemcpyAsync(dst.data(), host, size_t(dst.bytes()), cudaMemcpyHostToDevice, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaDevice::download(const Tensor& src, float* host) {
+  CUDA_CHECK(cudaMemcpyAsync(host, src.data(), size_t(src.bytes()), cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaDevice::copy(Tensor& dst, const Tensor& src) {
+  require_same_size(dst, src, "copy");
+  CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), size_t(src.bytes()), cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaDevice::copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
+                           int64_t src_ld, int64_t rows, int64_t cols) {
+  if (rows == 0 || cols == 0) return;
+  CUDA_CHECK(cudaMemcpy2DAsync(dst.data() + dst_off, size_t(dst_ld) * sizeof(float), src.data() + src_off,
+                               size_t(src_ld) * sizeof(float), size_t(cols) * sizeof(float), size_t(rows),
+                               cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaDevice::fill(Tensor& t, float value) {
+  cuda::fill(t.data(), t.numel(), value, stream_);
+  check_launch("fill");
+}
+
+void CudaDevice::add(Tensor& y, const Tensor& x) {
+  require_same_size(y, x, "add");
+  cuda::add(y.data(), x.data(), y.numel(), stream_);
+  check_launch("add");
+}
+
+double CudaDevice::dot(const Tensor& a, const Tensor& b) {
+  require_same_size(a, b, "dot");
+  CUDA_CHECK(cudaMemsetAsync(dot_result_, 0, sizeof(double), stream_));
+  cuda::dot(a.data(), b.data(), a.numel(), dot_result_, stream_);
+  check_launch("dot");
+  double result = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&result, dot_result_, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return result;
+}
+
+void CudaDevice::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                      Tensor& c) {
+  const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, c);
+  gemm_->run(trans_a, trans_b, m, n, k, alpha, a.data(), matrix_cols(a), a.numel(), b.data(), matrix_cols(b), b.numel(), beta,
+             c.data(), matrix_cols(c), precision_);
+}
+
+void CudaDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
+  cuda::rmsnorm_fwd(x.data(), g.data(), eps, matrix_rows(x), matrix_cols(x), y.data(), rstd.data(), stream_);
+  check_launch("rmsnorm_fwd");
+}
+
+void CudaDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                             Tensor& dg) {
+  cuda::rmsnorm_bwd(x.data(), g.data(), rstd.data(), dy.data(), matrix_rows(x), matrix_cols(x), dx.data(), dg.data(), stream_);
+  check_launch("rmsnorm_bwd");
+}
+
+void CudaDevice::rope(Tensor& x, int heads, const std::vector<int64_t>& pos, double theta, bool inverse) {
+  const int64_t* dpos = positions(0, pos.data(), int64_t(pos.size()));
+  cuda::rope(x.data(), matrix_rows(x), matrix_cols(x), heads, dpos, int64_t(pos.size()), theta, inverse, stream_);
+  check_launch("rope");
+}
+
+void CudaDevice::swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) {
+  cuda::swiglu_fwd(a.data(), u.data(), m.data(), a.numel(), stream_);
+  check_launch("swiglu_fwd");
+}
+
+void CudaDevice::swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) {
+  cuda::swiglu_bwd(a.data(), u.data(), dm.data(), da.data(), du.data(), a.numel(), stream_);
+  check_launch("swiglu_bwd");
+}
+
+void CudaDevice::attn_init(Tensor& o, Tensor& lse) {
+  fill(o, 0.0f);
+  fill(lse, -INFINITY);
+}
+
+void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
+  if (blk.q.len == 0 || blk.k.len == 0) return;
+  cuda::AttnArgs a = attn_args(s, blk.q, blk.k);
+  a.precision = precision_;
+  a.o_rows = rows_per_batch(*blk.o, s, s.heads);
+  a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
+  a.q_pos = positions(0, blk.q.positions, blk.q.len);
+  a.k_pos = positions(1, blk.k.positions, blk.k.len);
+  cuda::attn_fwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.o->data(), blk.lse->data(),
+                 stream_);
+  check_launch("attn_fwd");
+}
+
+void CudaDevice::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
+  const int64_t len = delta.numel() / (int64_t(s.batch) * s.heads);
+  require(rows_per_batch(o, s, s.heads) == len, "attn_bwd_delta: o and delta lengths differ");
+  cuda::attn_bwd_delta(s.batch, s.heads, s.head_dim, len, o.data(), dout.data(), delta.data(), stream_);
+  check_launch("attn_bwd_delta");
+}
+
+void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
+  if (blk.q.len == 0 || blk.k.len == 0) return;
+  cuda::AttnArgs a = attn_args(s, blk.q, blk.k);
+  a.precision = precision_;
+  a.o_rows = rows_per_batch(*blk.dq, s, s.heads);
+  a.dk_rows = rows_per_batch(*blk.dk, s, s.kv_heads);
+  a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
+  a.q_pos = positions(0, blk.q.positions, blk.q.len);
+  a.k_pos = positions(1, blk.k.positions, blk.k.len);
+  cuda::attn_bwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.dout->data(),
+                 blk.lse->data(), blk.delta->data(), blk.dq->data(), blk.dk->data(), blk.dv->data(), stream_);
+  check_launch("attn_bwd");
+}
+
+void CudaDevice::lse_merge(const AttnShape& s, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) {
+  require_same_size(o, o_b, "lse_merge");
+  const int64_t len = lse.numel() / (int64_t(s.batch) * s.heads);
+  cuda::lse_merge(s.batch, s.heads, s.head_dim, len, o.data(), lse.data(), o_b.data(), lse_b.data(), stream_);
+  check_launch("lse_merge");
+}
+
+}  // namespace minictx

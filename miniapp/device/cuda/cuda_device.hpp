@@ -1,0 +1,77 @@
+#pragma once
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "device/cuda/lt_gemm.hpp"
+#include "device/cuda/precision.hpp"
+#include "device/device.hpp"
+
+namespace minictx {
+
+// The NVIDIA device: tensors are fp32 arrays in GPU memory (the Tensor type is fp32), and
+// the run dtype is the precision of the operands: GEMM inputs are converted to bf16/fp16
+// for cuBLASLt and attention rounds q, k, v, dO and P to it on load, accumulating in
+// fp32 (README: NVIDIA path). Work is queued on one compute stream; rank r of a node
+// uses GPU r mod (GPUs on the node), so several ranks may share one GPU.
+class CudaDevice final : public Device {
+ public:
+  CudaDevice();
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  std::string name() const override { return "cuda"; }
+  std::string description() const override;
+
+  Tensor alloc(std::vector<int64_t> shape) override;
+  int64_t capacity_bytes() const override;
+  void set_precision(DType dtype) override;
+  void synchronize() override;
+
+  void upload(Tensor& dst, const float* host) override;
+  void download(const Tensor& src, float* host) override;
+  void copy(Tensor& dst, const Tensor& src) override;
+  void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
+                 int64_t src_ld, int64_t rows, int64_t cols) override;
+  void fill(Tensor& t, float value) override;
+  void add(Tensor& y, const Tensor& x) override;
+  double dot(const Tensor& a, const Tensor& b) override;
+  void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+            Tensor& c) override;
+  void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) override;
+  void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                   Tensor& dg) override;
+  void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse) override;
+  void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) override;
+  void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
+  void attn_init(Tensor& o, Tensor& lse) override;
+  void attn_fwd(const AttnShape&, const AttnFwdBlock&) override;
+  void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
+  void attn_bwd(const AttnShape&, const AttnBwdBlock&) override;
+  void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
+
+  int gpu() const { return gpu_; }
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  // Device copies of host position arrays (slot 0: queries, 1: keys), stream-ordered.
+  const int64_t* positions(int slot, const int64_t* host, int64_t n);
+  // Freed blocks are kept by size and reused: cudaFree synchronises the whole device.
+  float* acquire(int64_t bytes);
+  void release(float* p, int64_t bytes);
+
+  int gpu_ = 0;
+  int gpu_count_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cuda::Precision precision_ = cuda::Precision::f32;
+  std::unique_ptr<cuda::LtGemm> gemm_;
+  std::unordered_map<int64_t, std::vector<float*>> free_blocks_;
+  int64_t* positions_[2] = {nullptr, nullptr};
+  int64_t position_capacity_[2] = {0, 0};
+  double* dot_result_ = nullptr;
+};
+
+}  // namespace minictx

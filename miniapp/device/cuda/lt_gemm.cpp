@@ -1,0 +1,104 @@
+#include "device/cuda/lt_gemm.hpp"
+
+#include "core/error.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/elementwise_kernels.hpp"
+#include "device/cuda/lt_layout.hpp"
+
+namespace minictx::cuda {
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+
+// Descriptors of one call, destroyed with it.
+struct LtCall {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  ~LtCall() {
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+}  // namespace
+
+LtGemm::LtGemm(cudaStream_t stream) : stream_(stream), workspace_bytes_(kWorkspaceBytes) {
+  CUBLAS_CHECK(cublasLtCreate(&handle_));
+  CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
+}
+
+LtGemm::~LtGemm() {
+  for (void* p : half_) cudaFree(p);
+  cudaFree(workspace_);
+  cublasLtDestroy(handle_);
+}
+
+int LtGemm::version() const { return int(cublasLtGetVersion()); }
+
+void* LtGemm::half_buffer(int slot, int64_t elements) {
+  if (elements > half_elements_[slot]) {
+    CUDA_CHECK(cudaStreamSynchronize(stream_));  // the old buffer may still be read
+    CUDA_CHECK(cudaFree(half_[slot]));
+    half_[slot] = nullptr;
+    CUDA_CHECK(cudaMalloc(&half_[slot], size_t(elements) * 2));
+    half_elements_[slot] = elements;
+  }
+  return half_[slot];
+}
+
+void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, int64_t a_numel, const float* b, int64_t ldb, int64_t b_numel, float beta, float* c,
+                 int64_t ldc, Precision precision) {
+  if (m == 0 || n == 0) return;
+  const void* pa = a;
+  const void* pb = b;
+  cudaDataType_t in_type = CUDA_R_32F;
+  if (precision != Precision::f32) {
+    in_type = precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+    void* ha = half_buffer(0, a_numel);
+    void* hb = half_buffer(1, b_numel);
+    to_half(a, ha, a_numel, precision, stream_);
+    to_half(b, hb, b_numel, precision, stream_);
+    CUDA_CHECK(cudaGetLastError());
+    pa = ha;
+    pb = hb;
+  }
+  const LtProblem p = lt_problem(trans_a, trans_b, m, n, k, lda, ldb, ldc);
+  LtCall call;
+  const cublasOperation_t op_first = p.first.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = p.second.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  CUBLAS_CHECK(cublasLtMatmulDescCreate(&call.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
+  auto layout = [](cublasLtMatrixLayout_t* l, cudaDataType_t type, const LtMatrix& mat) {
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l, type, uint64_t(mat.rows), uint64_t(mat.cols), mat.ld));
+  };
+  layout(&call.a, in_type, p.first);
+  layout(&call.b, in_type, p.second);
+  layout(&call.c, CUDA_R_32F, p.c);
+
+  const auto key = std::make_tuple(trans_a, trans_b, m, n, k, lda, ldb, ldc, int(precision));
+  auto it = algos_.find(key);
+  if (it == algos_.end()) {
+    cublasLtMatmulPreference_t pref = nullptr;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
+                                         sizeof(workspace_bytes_));
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    const cublasStatus_t status =
+        cublasLtMatmulAlgoGetHeuristic(handle_, call.op, call.a, call.b, call.c, call.c, pref, 1, &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    CUBLAS_CHECK(status);
+    if (found == 0)
+      fail(rank_label() + ": cublasLtMatmulAlgoGetHeuristic found no algorithm for a " + std::to_string(m) + "x" +
+           std::to_string(n) + "x" + std::to_string(k) + " GEMM");
+    it = algos_.emplace(key, result.algo).first;
+  }
+  CUBLAS_CHECK(cublasLtMatmul(handle_, call.op, &alpha, pb, call.a, pa, call.b, &beta, c, call.c, c, call.c, &it->second,
+                              workspace_, workspace_bytes_, stream_));
+}
+
+}  // namespace minictx::cuda

@@ -1,0 +1,58 @@
+# The NVIDIA path. In the default build: asking for it is one clear error. In the cuda
+# build: label "nogpu" expects a machine without a GPU (CI), label "gpu" needs one GPU
+# (ci/gpu-check.sh runs them): `minictx verify` of every backend at 1 and 4 ranks sharing
+# the GPU (comm mpi, staged through the host), bf16 and fp16, and NCCL on one rank.
+if(NOT MINICTX_ENABLE_CUDA)
+  minictx_error_test(cuda_not_compiled 2 "device 'cuda' is not compiled into this build" verify
+                     --set run.device=cuda --set attention.backend=ring)
+  return()
+endif()
+
+minictx_error_test(cuda_no_gpu 2 "minictx: error: rank 0: device cuda: no usable GPU" verify
+                   --set run.device=cuda --set attention.backend=ring)
+set_property(TEST error_cuda_no_gpu error_cuda_no_gpu_message APPEND PROPERTY LABELS nogpu)
+add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
+set_tests_properties(cuda_listed PROPERTIES LABELS nogpu TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "devices:\n  kokkos\n  cuda\ncomms:\n  mpi\n  nccl\n")
+
+function(minictx_gpu_verify_test name ranks)
+  minictx_verify_test(${name} ${ranks} --set run.device=cuda ${ARGN})
+  set_property(TEST verify_${name} APPEND PROPERTY LABELS gpu)
+endfunction()
+
+set(_model --set model.preset=tiny --set model.layers=2 --set sequence.length=1000)
+foreach(_dtype bf16 fp16)
+  set(_dt --set run.dtype=${_dtype})
+  minictx_gpu_verify_test(cuda_local_${_dtype} 1 ${_dt} ${_model})
+  minictx_gpu_verify_test(cuda_local_single_device_${_dtype} 1 ${_dt} ${_model} --reference single-device)
+  minictx_gpu_verify_test(cuda_local_attention_full_${_dtype} 1 ${_dt} --set run.mode=attention
+                          --set attention.causal=false --set sequence.length=777)
+  foreach(_ranks 1 4)
+    minictx_gpu_verify_test(cuda_ring_zigzag_${_ranks}_${_dtype} ${_ranks} ${_dt} ${_model}
+                            --set attention.backend=ring --set attention.ring_type=zigzag)
+    minictx_gpu_verify_test(cuda_ring_stripe_${_ranks}_${_dtype} ${_ranks} ${_dt} ${_model}
+                            --set attention.backend=ring --set attention.ring_type=stripe)
+    minictx_gpu_verify_test(cuda_ulysses_${_ranks}_${_dtype} ${_ranks} ${_dt} ${_model} --set attention.backend=ulysses)
+    minictx_gpu_verify_test(cuda_allgather_${_ranks}_${_dtype} ${_ranks} ${_dt} ${_model}
+                            --set attention.backend=allgather)
+  endforeach()
+  minictx_gpu_verify_test(cuda_usp_1x1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=usp
+                          --set attention.ulysses_degree=1)
+  minictx_gpu_verify_test(cuda_usp_2x2_${_dtype} 4 ${_dt} ${_model} --set attention.backend=usp
+                          --set attention.ulysses_degree=2 --set attention.ring_type=zigzag)
+  minictx_gpu_verify_test(cuda_double_ring_4_${_dtype} 4 ${_dt} ${_model} --set attention.backend=double_ring
+                          --set attention.window_size=2 --set topology.ranks_per_node=2 --set attention.ring_type=zigzag)
+  minictx_gpu_verify_test(cuda_burst_ring_4_${_dtype} 4 ${_dt} ${_model} --set attention.backend=burst
+                          --set topology.ranks_per_node=2 --set attention.ring_type=zigzag)
+  minictx_gpu_verify_test(cuda_burst_ulysses_4_${_dtype} 4 ${_dt} ${_model} --set attention.backend=burst
+                          --set attention.intra=ulysses --set topology.ranks_per_node=2)
+  minictx_gpu_verify_test(cuda_double_ring_1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=double_ring)
+  minictx_gpu_verify_test(cuda_burst_1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=burst)
+  minictx_gpu_verify_test(cuda_nccl_ring_1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=ring
+                          --set run.comm=nccl)
+endforeach()
+
+# Two ranks on a machine with one GPU: NCCL refuses, every rank says so once.
+minictx_error_test(cuda_nccl_shared_gpu 2 "comm nccl needs one GPU per rank" verify --set run.device=cuda
+                   --set run.comm=nccl --set attention.backend=ring)
+set_property(TEST error_cuda_nccl_shared_gpu error_cuda_nccl_shared_gpu_message APPEND PROPERTY LABELS gpu)

@@ -1,0 +1,259 @@
+// The cuda device's kernels (label gpu: needs a GPU, run by ci/gpu-check.sh): attention
+// forward/backward against the fp64 reference in fp32, bf16 and fp16 operand precision
+// (tolerances as TransformerEngine's attention tests and `minictx verify`), and every
+// other operation against the host (Kokkos) device on the same inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <string>
+
+#include "core/synthetic_data.hpp"
+#include "device/cuda/cuda_device.hpp"
+#include "device/kokkos_device.hpp"
+#include "reference/reference.hpp"
+
+using namespace minictx;
+
+namespace {
+
+CudaDevice& gpu() {
+  static CudaDevice dev;  // first use, not static initialisation: test listing needs no GPU
+  return dev;
+}
+KokkosDevice& host() {
+  static KokkosDevice dev;
+  return dev;
+}
+
+Tensor upload(Device& dev, const std::vector<double>& v, std::vector<int64_t> shape) {
+  Tensor t = dev.alloc(std::move(shape));
+  std::vector<float> h(v.begin(), v.end());
+  dev.upload(t, h.data());
+  return t;
+}
+
+std::vector<double> download(Device& dev, const Tensor& t) {
+  std::vector<float> h(size_t(t.numel()));
+  dev.download(t, h.data());
+  return {h.begin(), h.end()};
+}
+
+std::vector<double> generated(size_t n, uint64_t id) {
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = data_value(5, id, i);
+  return v;
+}
+
+// max |a − b| / max |b|: the verify metric.
+double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
+  double err = 0, ref = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    err = std::max(err, std::fabs(a[i] - b[i]));
+    ref = std::max(ref, std::fabs(b[i]));
+  }
+  return err / ref;
+}
+
+// TransformerEngine's attention tolerances (atol = rtol): bf16 2.5e-2, fp16 5e-3.
+double tolerance(DType t) { return t == DType::bf16 ? 2.5e-2 : t == DType::f16 ? 5e-3 : 1e-5; }
+
+struct AttnCase {
+  int batch, heads, kv_heads, head_dim;
+  int64_t len;
+  bool causal;
+  int64_t stride;  // positions 3 + i·stride
+  DType dtype;
+};
+
+class CudaAttention : public ::testing::TestWithParam<AttnCase> {};
+
+TEST_P(CudaAttention, MatchesFp64Reference) {
+  const AttnCase c = GetParam();
+  gpu().set_precision(c.dtype);
+  reference::Problem p;
+  p.batch = c.batch;
+  p.seq_len = c.len;
+  p.heads = c.heads;
+  p.kv_heads = c.kv_heads;
+  p.head_dim = c.head_dim;
+  p.causal = c.causal;
+  const size_t qn = size_t(c.batch * c.len * c.heads * c.head_dim), kn = qn / size_t(c.heads / c.kv_heads);
+  const auto q = generated(qn, 1), k = generated(kn, 2), v = generated(kn, 3), dout = generated(qn, 4);
+  std::vector<int64_t> pos(static_cast<size_t>(c.len));
+  for (int64_t i = 0; i < c.len; ++i) pos[size_t(i)] = 3 + i * c.stride;
+  const auto ref = reference::attention_on(p, q, k, v, dout, pos);
+
+  AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, 64, 256};
+  const int64_t rows = c.batch * c.len;
+  Tensor tq = upload(gpu(), q, {rows, c.heads * c.head_dim}), tk = upload(gpu(), k, {rows, c.kv_heads * c.head_dim});
+  Tensor tv = upload(gpu(), v, {rows, c.kv_heads * c.head_dim});
+  Tensor tdo = upload(gpu(), dout, {rows, c.heads * c.head_dim});
+  Tensor o = gpu().alloc({rows, c.heads * c.head_dim}), lse = gpu().alloc({c.batch, c.heads, c.len});
+  gpu().attn_init(o, lse);
+  // Keys in two blocks, the later one first: exercises the LSE merge of the kernel.
+  const int64_t cut = c.len / 3;
+  auto block = [&](const Tensor& t, int64_t b, int64_t n) { return SeqBlock{&t, b, n, pos.data() + b}; };
+  const SeqBlock qb = block(tq, 0, c.len);
+  gpu().attn_fwd(s, {qb, block(tk, cut, c.len - cut), block(tv, cut, c.len - cut), &o, &lse});
+  gpu().attn_fwd(s, {qb, block(tk, 0, cut), block(tv, 0, cut), &o, &lse});
+  const double tol = tolerance(c.dtype);
+  EXPECT_LT(rel_err(download(gpu(), o), ref.o), tol);
+  EXPECT_LT(rel_err(download(gpu(), lse), ref.lse), tol);
+
+  Tensor delta = gpu().alloc({c.batch, c.heads, c.len});
+  gpu().attn_bwd_delta(s, o, tdo, delta);
+  Tensor dq = gpu().zeros(tq.shape()), dk = gpu().zeros(tk.shape()), dv = gpu().zeros(tv.shape());
+  gpu().attn_bwd(s, {qb, block(tk, 0, cut), block(tv, 0, cut), &tdo, &lse, &delta, &dq, &dk, &dv});
+  gpu().attn_bwd(s, {qb, block(tk, cut, c.len - cut), block(tv, cut, c.len - cut), &tdo, &lse, &delta, &dq, &dk, &dv});
+  EXPECT_LT(rel_err(download(gpu(), dq), ref.dq), tol);
+  EXPECT_LT(rel_err(download(gpu(), dk), ref.dk), tol);
+  EXPECT_LT(rel_err(download(gpu(), dv), ref.dv), tol);
+  gpu().set_precision(DType::f32);
+}
+
+std::vector<AttnCase> attention_cases() {
+  std::vector<AttnCase> cases;
+  for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+    cases.push_back({1, 4, 4, 16, 64, true, 1, t});     // MHA
+    cases.push_back({2, 8, 2, 32, 97, true, 1, t});     // GQA 4:1, odd length, ragged tiles
+    cases.push_back({1, 4, 1, 40, 130, false, 1, t});   // MQA, not causal, head dim not a multiple of 32
+    cases.push_back({1, 2, 2, 128, 300, true, 1, t});   // head dim 128, several key tiles
+    cases.push_back({1, 4, 2, 64, 70, true, 3, t});     // strided positions (stripe-like)
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CudaAttention, ::testing::ValuesIn(attention_cases()),
+                         [](const ::testing::TestParamInfo<AttnCase>& i) {
+                           const AttnCase& c = i.param;
+                           return std::string(to_string(c.dtype)) + "_h" + std::to_string(c.heads) + "kv" +
+                                  std::to_string(c.kv_heads) + "_d" + std::to_string(c.head_dim) + "_len" +
+                                  std::to_string(c.len) + (c.causal ? "_causal" : "_full") + "_" +
+                                  std::to_string(i.index);
+                         });
+
+// Keys at positions >= real_len are padding: the GPU matches the host device.
+TEST(CudaAttentionMask, PaddingMatchesHost) {
+  const int64_t len = 50;
+  AttnShape s{1, 2, 1, 32, true, 41, 64, 256};
+  const auto q = generated(size_t(len * 64), 1), k = generated(size_t(len * 32), 2), v = generated(size_t(len * 32), 3);
+  std::vector<int64_t> pos(static_cast<size_t>(len));
+  std::iota(pos.begin(), pos.end(), 0);
+  std::vector<std::vector<double>> out;
+  for (Device* dev : {static_cast<Device*>(&gpu()), static_cast<Device*>(&host())}) {
+    Tensor tq = upload(*dev, q, {len, 64}), tk = upload(*dev, k, {len, 32}), tv = upload(*dev, v, {len, 32});
+    Tensor o = dev->alloc({len, 64}), lse = dev->alloc({1, 2, len});
+    dev->attn_init(o, lse);
+    dev->attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &o, &lse});
+    out.push_back(download(*dev, o));
+  }
+  EXPECT_LT(rel_err(out[0], out[1]), 1e-5);
+}
+
+// Runs `op` on both devices with the same inputs and returns the max relative difference
+// of the tensors it names as outputs.
+double gpu_vs_host(const std::vector<std::pair<std::vector<double>, std::vector<int64_t>>>& inputs,
+                   const std::function<std::vector<Tensor*>(Device&, std::vector<Tensor>&)>& op) {
+  std::vector<std::vector<double>> results[2];
+  Device* devs[2] = {&gpu(), &host()};
+  for (int i = 0; i < 2; ++i) {
+    std::vector<Tensor> t;
+    for (const auto& in : inputs) t.push_back(upload(*devs[i], in.first, in.second));
+    for (Tensor* out : op(*devs[i], t)) results[i].push_back(download(*devs[i], *out));
+  }
+  double worst = 0;
+  for (size_t j = 0; j < results[0].size(); ++j) worst = std::max(worst, rel_err(results[0][j], results[1][j]));
+  return worst;
+}
+
+TEST(CudaGemm, AllTransposesMatchHost) {
+  for (DType t : {DType::f32, DType::bf16, DType::f16})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        gpu().set_precision(t);
+        const int64_t m = 37, n = 53, k = 70;
+        std::vector<int64_t> sa = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
+        std::vector<int64_t> sb = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+        const double err = gpu_vs_host({{generated(size_t(m * k), 1), sa}, {generated(size_t(k * n), 2), sb},
+                                        {generated(size_t(m * n), 3), {m, n}}},
+                                       [&](Device& d, std::vector<Tensor>& x) {
+                                         d.gemm(ta, tb, 0.5f, x[0], x[1], 2.0f, x[2]);
+                                         return std::vector<Tensor*>{&x[2]};
+                                       });
+        EXPECT_LT(err, tolerance(t)) << "trans_a " << ta << " trans_b " << tb << " dtype " << to_string(t);
+      }
+  gpu().set_precision(DType::f32);
+}
+
+TEST(CudaElementWise, RowOpsMatchHost) {
+  const int64_t rows = 33, cols = 96;
+  const auto x = generated(size_t(rows * cols), 1), g = generated(size_t(cols), 2), dy = generated(size_t(rows * cols), 3);
+  EXPECT_LT(gpu_vs_host({{x, {rows, cols}}, {g, {cols}}, {dy, {rows, cols}}, {x, {rows, cols}}, {g, {cols}},
+                         {x, {rows, cols}}, {g, {rows}}},
+                        [](Device& d, std::vector<Tensor>& t) {
+                          d.rmsnorm_fwd(t[0], t[1], 1e-5, t[5], t[6]);
+                          d.rmsnorm_bwd(t[0], t[1], t[6], t[2], t[3], t[4]);  // accumulates into x- and g-valued tensors
+                          return std::vector<Tensor*>{&t[5], &t[6], &t[3], &t[4]};
+                        }),
+            1e-5);
+  const std::vector<int64_t> pos = {0, 5, 17, 1000, 3, 9, 2, 4, 8, 11, 12};  // 11 positions, 3 sequences
+  EXPECT_LT(gpu_vs_host({{x, {rows, cols}}}, [&](Device& d, std::vector<Tensor>& t) {
+              d.rope(t[0], 3, pos, 10000.0, false);
+              return std::vector<Tensor*>{&t[0]};
+            }),
+            1e-5);
+  EXPECT_LT(gpu_vs_host({{x, {rows, cols}}, {dy, {rows, cols}}, {x, {rows, cols}}, {x, {rows, cols}}, {x, {rows, cols}}},
+                        [](Device& d, std::vector<Tensor>& t) {
+                          d.swiglu_fwd(t[0], t[1], t[2]);
+                          d.swiglu_bwd(t[0], t[1], t[2], t[3], t[4]);
+                          return std::vector<Tensor*>{&t[2], &t[3], &t[4]};
+                        }),
+            1e-5);
+}
+
+TEST(CudaElementWise, CopiesFillAddDotMatchHost) {
+  const auto a = generated(200, 1), b = generated(200, 2);
+  EXPECT_LT(gpu_vs_host({{a, {20, 10}}, {b, {20, 10}}, {b, {10, 20}}},
+                        [](Device& d, std::vector<Tensor>& t) {
+                          d.add(t[0], t[1]);
+                          d.copy_rows(t[2], 3, 20, t[0], 1, 10, 7, 5);
+                          return std::vector<Tensor*>{&t[0], &t[2]};
+                        }),
+            1e-6);
+  Tensor ga = upload(gpu(), a, {200}), gb = upload(gpu(), b, {200});
+  Tensor ha = upload(host(), a, {200}), hb = upload(host(), b, {200});
+  EXPECT_NEAR(gpu().dot(ga, gb), host().dot(ha, hb), 1e-9);
+  gpu().fill(ga, 2.5f);
+  EXPECT_EQ(download(gpu(), ga)[199], 2.5);
+}
+
+TEST(CudaElementWise, LseMergeMatchesHost) {
+  AttnShape s{2, 3, 3, 8, false, 1 << 30, 16, 16};
+  const int64_t len = 5;
+  auto lse = generated(size_t(2 * 3 * len), 3);
+  lse[0] = -INFINITY;  // an empty running row takes the block's values
+  EXPECT_LT(gpu_vs_host({{generated(size_t(2 * len * 3 * 8), 1), {2 * len, 24}}, {lse, {2, 3, len}},
+                         {generated(size_t(2 * len * 3 * 8), 2), {2 * len, 24}}, {generated(size_t(2 * 3 * len), 4), {2, 3, len}}},
+                        [&](Device& d, std::vector<Tensor>& t) {
+                          d.lse_merge(s, t[0], t[1], t[2], t[3]);
+                          return std::vector<Tensor*>{&t[0], &t[1]};
+                        }),
+            1e-5);
+}
+
+TEST(CudaMemory, TrackerCountsPeakAndRelease) {
+  const int64_t before = gpu().memory().current();
+  gpu().memory().reset_peak();
+  {
+    Tensor a = gpu().alloc({1000});
+    Tensor b = gpu().alloc({500});
+    EXPECT_EQ(gpu().memory().current() - before, 4096 + 2048);  // rounded to 256 bytes
+  }
+  EXPECT_EQ(gpu().memory().current(), before);
+  EXPECT_EQ(gpu().memory().peak() - before, 4096 + 2048);
+  EXPECT_GT(gpu().capacity_bytes(), 0);
+}
+
+}  // namespace
