@@ -11,6 +11,7 @@
 #include <functional>
 #include <sstream>
 
+#include "app/bench_command.hpp"
 #include "app/labels.hpp"
 #include "app/provenance.hpp"
 #include "backends/backend.hpp"
@@ -311,6 +312,7 @@ int dispatch(int argc, char** argv) {
   report_cmd->add_option("--format", report.format, "md | csv");
   report_cmd->add_option("--columns", report.columns, "column set: summary | usp | double_ring");
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
+  BenchCommand bench(app);
 
   try {
     app.parse(argc, argv);
@@ -326,6 +328,7 @@ int dispatch(int argc, char** argv) {
     return agree([&] { code = cmd_report(report); }) ? code : 2;
   }
   if (*list_cmd) return cmd_list();
+  if (bench.selected()) return bench.run(command_line);
   return 2;
 }
 

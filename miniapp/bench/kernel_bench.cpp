@@ -1,0 +1,201 @@
+#include "bench/kernel_bench.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "bench/calibration.hpp"
+#include "bench/runner.hpp"
+#include "core/synthetic_data.hpp"
+#include "model/flops.hpp"
+
+namespace minictx {
+
+ModelShape KernelBenchOptions::llama_like_small_model() {
+  // preset, layers, d_model, heads, kv_heads, head_dim, ffn_hidden, rms_eps, rope_theta
+  return ModelShape{"custom", 2, 512, 4, 1, 128, 1792, 1e-5, 500000.0};
+}
+
+namespace {
+
+constexpr uint64_t kSeed = 1234;
+
+double rss_peak_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) * 1024.0;  // Linux reports KiB
+}
+
+// Best time of `f`, repeated until min_seconds were spent (at least once): long shapes run
+// once, short ones often enough that the first call's page faults do not count.
+template <class F>
+double best_seconds(double min_seconds, F&& f) {
+  double best = 1e300, spent = 0;
+  do {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, t);
+    spent += t;
+  } while (spent < min_seconds);
+  return best;
+}
+
+Tensor generated(Device& device, std::vector<int64_t> shape, uint64_t id) {
+  Tensor t = device.alloc(std::move(shape));
+  std::vector<float> host(size_t(t.numel()));
+  for (size_t i = 0; i < host.size(); ++i) host[i] = float(data_value(kSeed, id, i));
+  device.upload(t, host.data());
+  return t;
+}
+
+// One attention block over a whole sequence of S tokens: the tensors of the forward
+// and, when asked, of the backward.
+class AttnProblem {
+ public:
+  AttnProblem(Device& device, const AttnShape& shape, int64_t seq_len, bool with_backward)
+      : device_(device), shape_(shape), len_(seq_len), pos_(size_t(seq_len)) {
+    std::iota(pos_.begin(), pos_.end(), int64_t(0));
+    const int64_t width = int64_t(shape.heads) * shape.head_dim;
+    q_ = generated(device, {seq_len, width}, tensor_id::attn_q);
+    k_ = generated(device, {seq_len, width}, tensor_id::attn_k);
+    v_ = generated(device, {seq_len, width}, tensor_id::attn_v);
+    o_ = device.alloc({seq_len, width});
+    lse_ = device.alloc({1, shape.heads, seq_len});
+    if (!with_backward) return;
+    dout_ = generated(device, {seq_len, width}, tensor_id::attn_do);
+    delta_ = device.alloc({1, shape.heads, seq_len});
+    dq_ = device.alloc({seq_len, width});
+    dk_ = device.alloc({seq_len, width});
+    dv_ = device.alloc({seq_len, width});
+  }
+
+  void forward() {
+    device_.attn_init(o_, lse_);
+    device_.attn_fwd(shape_, {block(q_), block(k_), block(v_), &o_, &lse_});
+  }
+
+  void forward_backward() {
+    forward();
+    device_.attn_bwd_delta(shape_, o_, dout_, delta_);
+    for (Tensor* t : {&dq_, &dk_, &dv_}) device_.fill(*t, 0.0f);
+    device_.attn_bwd(shape_, {block(q_), block(k_), block(v_), &dout_, &lse_, &delta_, &dq_, &dk_, &dv_});
+  }
+
+ private:
+  SeqBlock block(const Tensor& t) const { return {&t, 0, len_, pos_.data()}; }
+
+  Device& device_;
+  AttnShape shape_;
+  int64_t len_;
+  std::vector<int64_t> pos_;
+  Tensor q_, k_, v_, o_, lse_, dout_, delta_, dq_, dk_, dv_;
+};
+
+// One attention row: forward, or forward+backward, of one shape on a fresh problem.
+KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, const std::string& kind,
+                             int64_t seq_len, int head_dim, bool causal, double calibration_gflops) {
+  const bool with_backward = kind != "attn_fwd";
+  RunConfig cfg;
+  cfg.sequence.length = seq_len;
+  cfg.model.heads = cfg.model.kv_heads = opt.heads;
+  cfg.model.head_dim = head_dim;
+  cfg.attention.causal = causal;
+  AttnShape shape;
+  shape.heads = shape.kv_heads = opt.heads;
+  shape.head_dim = head_dim;
+  shape.causal = causal;
+  shape.real_len = seq_len;
+  shape.block_q = opt.block_q;
+  shape.block_k = opt.block_k;
+
+  KernelBenchRow row;
+  row.kind = kind;
+  row.seq_len = seq_len;
+  row.head_dim = head_dim;
+  row.causal = causal;
+  device.memory().reset_peak();
+  {
+    AttnProblem p(device, shape, seq_len, with_backward);
+    row.seconds = best_seconds(opt.min_seconds, [&] { with_backward ? p.forward_backward() : p.forward(); });
+  }
+  const double flops = attention_fwd_flops(cfg) * (with_backward ? 3.5 : 1.0);
+  row.gflops = flops / row.seconds / 1e9;
+  row.fraction = row.gflops / calibration_gflops;
+  row.peak_tracked_bytes = double(device.memory().peak());
+  row.peak_rss_bytes = rss_peak_bytes();
+  return row;
+}
+
+// The layer step, as `minictx run` measures it: MFU by the MPT formula, and once more with
+// the attention term halved (causal-exact: what the causal kernel really computes).
+std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& world, Device& device,
+                                       double calibration_gflops) {
+  RunConfig cfg;
+  cfg.run.mode = Mode::model;
+  cfg.run.warmup = 1;
+  cfg.run.iters = 2;
+  cfg.model = opt.layer_model;
+  cfg.sequence.length = opt.layer_seq_len;
+  cfg.attention.block_q = opt.block_q;
+  cfg.attention.block_k = opt.block_k;
+  cfg.machine.peak_tflops = calibration_gflops / 1e3;
+  const PointResult p = run_point(cfg, world, device);
+  KernelBenchRow row;
+  row.kind = "layer_step";
+  row.seq_len = opt.layer_seq_len;
+  row.head_dim = opt.layer_model.head_dim;
+  row.causal = cfg.attention.causal;
+  row.seconds = p.metrics.at("latency_ms") / 1e3;
+  row.gflops = p.metrics.at("tflops_per_device") * 1e3;
+  row.fraction = p.metrics.at("mfu");
+  row.peak_tracked_bytes = p.metrics.at("peak_memory_mb") * (1 << 20);
+  row.peak_rss_bytes = rss_peak_bytes();
+  KernelBenchRow exact = row;
+  exact.kind = "layer_step_causal";
+  exact.gflops = p.metrics.at("tflops_per_device_causal") * 1e3;
+  exact.fraction = p.metrics.at("mfu_causal");
+  return {row, exact};
+}
+
+}  // namespace
+
+KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, Device& device,
+                                   const std::function<void(const KernelBenchRow&)>& progress) {
+  KernelBenchResult r;
+  device.memory().reset_peak();
+  r.calibration_gflops = measure_gemm_tflops(device) * 1e3;
+  KernelBenchRow calibration;
+  calibration.peak_tracked_bytes = double(device.memory().peak());
+  calibration.peak_rss_bytes = rss_peak_bytes();
+  calibration.kind = "sgemm";
+  calibration.seq_len = 1024;  // the side of the square GEMM
+  calibration.gflops = r.calibration_gflops;
+  calibration.seconds = 2.0 * 1024.0 * 1024.0 * 1024.0 / (r.calibration_gflops * 1e9);
+  calibration.fraction = 1.0;
+  auto add = [&](const KernelBenchRow& row) {
+    r.rows.push_back(row);
+    progress(row);
+  };
+  add(calibration);
+  // First and by increasing length, so the process high-water mark after each memory row
+  // is that row's own.
+  std::vector<int64_t> memory_lens = opt.memory_seq_lens;
+  std::sort(memory_lens.begin(), memory_lens.end());
+  for (int64_t s : memory_lens) {
+    KernelBenchRow row = attention_row(opt, device, "attn_fwd_bwd", s, 64, true, r.calibration_gflops);
+    row.kind = "attn_memory";
+    add(row);
+  }
+  for (const char* kind : {"attn_fwd", "attn_fwd_bwd"})
+    for (int d : opt.head_dims)
+      for (bool causal : opt.causal)
+        for (int64_t s : opt.seq_lens) add(attention_row(opt, device, kind, s, d, causal, r.calibration_gflops));
+  for (const KernelBenchRow& row : layer_rows(opt, world, device, r.calibration_gflops)) add(row);
+  r.calibration_after_gflops = measure_gemm_tflops(device) * 1e3;
+  return r;
+}
+
+}  // namespace minictx
