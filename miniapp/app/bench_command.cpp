@@ -40,11 +40,13 @@ std::vector<std::string> table_row(const KernelBenchRow& r) {
           format_number(r.gflops, 2),
           format_number(100.0 * r.fraction, 1) + " %",
           format_number(r.peak_tracked_bytes / mb, 1),
-          format_number(r.peak_rss_bytes / mb, 1)};
+          format_number(r.peak_rss_bytes / mb, 1),
+          format_number(r.core_share, 2)};
 }
 
 const std::vector<std::string> kHeader = {"kind", "S", "D", "causal", "time (ms)", "GFLOP/s",
-                                          "of calibration", "peak tracked MB", "peak RSS MB"};
+                                          "of calibration", "peak tracked MB", "peak RSS MB",
+                                          "core share"};
 
 }  // namespace
 
@@ -87,9 +89,9 @@ int BenchCommand::run(const std::string& command_line) {
     std::printf("minictx bench on %s\n", device->description().c_str());
     std::fflush(stdout);
     const KernelBenchResult result = run_kernel_bench(opt_, *world, *device, [](const KernelBenchRow& r) {
-      std::printf("%-12s S=%-6lld D=%-3d causal=%d %10.1f ms %8.2f GFLOP/s %6.1f %% of calibration\n", r.kind.c_str(),
-                  static_cast<long long>(r.seq_len), r.head_dim, int(r.causal), r.seconds * 1e3, r.gflops,
-                  100.0 * r.fraction);
+      std::printf("%-12s S=%-6lld D=%-3d causal=%d %10.1f ms %8.2f GFLOP/s %6.1f %% of calibration, core share %.2f\n",
+                  r.kind.c_str(), static_cast<long long>(r.seq_len), r.head_dim, int(r.causal), r.seconds * 1e3,
+                  r.gflops, 100.0 * r.fraction, r.core_share);
       std::fflush(stdout);
     });
     Table t;

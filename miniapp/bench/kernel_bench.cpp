@@ -1,6 +1,7 @@
 #include "bench/kernel_bench.hpp"
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,6 +28,25 @@ double rss_peak_bytes() {
   getrusage(RUSAGE_SELF, &u);
   return double(u.ru_maxrss) * 1024.0;  // Linux reports KiB
 }
+
+// Share of one core this process got between construction and share(): CPU time over
+// wall time, 1 when nothing else ran on its core. Rows with a low share were slowed by
+// other load on the machine, which the calibration at the start may not have seen.
+class CoreShare {
+ public:
+  CoreShare() : wall0_(now(CLOCK_MONOTONIC)), cpu0_(now(CLOCK_PROCESS_CPUTIME_ID)) {}
+  double share() const {
+    return (now(CLOCK_PROCESS_CPUTIME_ID) - cpu0_) / std::max(1e-9, now(CLOCK_MONOTONIC) - wall0_);
+  }
+
+ private:
+  static double now(clockid_t clock) {
+    timespec t{};
+    clock_gettime(clock, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+  }
+  double wall0_, cpu0_;
+};
 
 // Best time of `f`, repeated until min_seconds were spent (at least once): long shapes run
 // once, short ones often enough that the first call's page faults do not count.
@@ -119,7 +139,9 @@ KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, cons
   device.memory().reset_peak();
   {
     AttnProblem p(device, shape, seq_len, with_backward);
+    const CoreShare share;
     row.seconds = best_seconds(opt.min_seconds, [&] { with_backward ? p.forward_backward() : p.forward(); });
+    row.core_share = share.share();
   }
   const double flops = attention_fwd_flops(cfg) * (with_backward ? 3.5 : 1.0);
   row.gflops = flops / row.seconds / 1e9;
@@ -142,6 +164,7 @@ std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& worl
   cfg.attention.block_q = opt.block_q;
   cfg.attention.block_k = opt.block_k;
   cfg.machine.peak_tflops = calibration_gflops / 1e3;
+  const CoreShare share;
   const PointResult p = run_point(cfg, world, device);
   KernelBenchRow row;
   row.kind = "layer_step";
@@ -153,6 +176,7 @@ std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& worl
   row.fraction = p.metrics.at("mfu");
   row.peak_tracked_bytes = p.metrics.at("peak_memory_mb") * (1 << 20);
   row.peak_rss_bytes = rss_peak_bytes();
+  row.core_share = share.share();
   KernelBenchRow exact = row;
   exact.kind = "layer_step_causal";
   exact.gflops = p.metrics.at("tflops_per_device_causal") * 1e3;
@@ -166,8 +190,10 @@ KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, D
                                    const std::function<void(const KernelBenchRow&)>& progress) {
   KernelBenchResult r;
   device.memory().reset_peak();
+  const CoreShare share;
   r.calibration_gflops = measure_gemm_tflops(device) * 1e3;
   KernelBenchRow calibration;
+  calibration.core_share = share.share();
   calibration.peak_tracked_bytes = double(device.memory().peak());
   calibration.peak_rss_bytes = rss_peak_bytes();
   calibration.kind = "sgemm";

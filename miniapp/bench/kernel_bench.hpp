@@ -43,6 +43,7 @@ struct KernelBenchRow {
   double fraction = 0;             // gflops / calibration
   double peak_tracked_bytes = 0;   // device tracker's peak during the row
   double peak_rss_bytes = 0;       // process high-water mark after the row
+  double core_share = 0;           // CPU time / wall time over the row: 1 = the core was ours
 };
 
 struct KernelBenchResult {

@@ -32,7 +32,7 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
                           " head_dim=" + std::to_string(m.head_dim) + " ffn_hidden=" + std::to_string(m.ffn_hidden));
 
   std::vector<std::string> kind;
-  std::vector<double> seq_len, head_dim, seconds, gflops, fraction, tracked, rss;
+  std::vector<double> seq_len, head_dim, seconds, gflops, fraction, tracked, rss, share;
   std::vector<int8_t> causal;
   for (const KernelBenchRow& r : result.rows) {
     kind.push_back(r.kind);
@@ -44,6 +44,7 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
     fraction.push_back(r.fraction);
     tracked.push_back(r.peak_tracked_bytes);
     rss.push_back(r.peak_rss_bytes);
+    share.push_back(r.core_share);
   }
   const std::vector<hsize_t> n{result.rows.size()};
   h5::write_strings(b.get(), "kind", kind);
@@ -55,6 +56,7 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
   h5::write_doubles(b.get(), "fraction_of_calibration", fraction, n);
   h5::write_doubles(b.get(), "peak_tracked_bytes", tracked, n);
   h5::write_doubles(b.get(), "peak_rss_bytes", rss, n);
+  h5::write_doubles(b.get(), "core_share", share, n);
   b.close("write " + path);
   file.close("write " + path);
 }

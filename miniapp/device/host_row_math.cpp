@@ -4,7 +4,15 @@
 
 namespace minictx::host {
 
-float row_max(const float* x, int n) {
+// Clones for wider vectors where the CPU has them; callers in other files reach the
+// resolver through the plain declarations of the header.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MINICTX_ROW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MINICTX_ROW_CLONES
+#endif
+
+MINICTX_ROW_CLONES float row_max(const float* x, int n) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   float lanes[kLanes];
   for (float& l : lanes) l = kNegInf;
@@ -27,7 +35,7 @@ void shift_and_clamp(float* x, int n, float shift) {
 }
 }  // namespace
 
-float exp2_shift_sum(float* x, int n, float shift) {
+MINICTX_ROW_CLONES float exp2_shift_sum(float* x, int n, float shift) {
   shift_and_clamp(x, n, shift);
   float lanes[kLanes] = {};
   int j = 0;
@@ -45,16 +53,16 @@ float exp2_shift_sum(float* x, int n, float shift) {
   return sum;
 }
 
-void exp2_shift(float* x, int n, float shift) {
+MINICTX_ROW_CLONES void exp2_shift(float* x, int n, float shift) {
   shift_and_clamp(x, n, shift);
   for (int j = 0; j < n; ++j) x[j] = exp2_clamped(x[j]);
 }
 
-void softmax_grad(float* p, const float* dp, int n, float delta) {
+MINICTX_ROW_CLONES void softmax_grad(float* p, const float* dp, int n, float delta) {
   for (int j = 0; j < n; ++j) p[j] *= dp[j] - delta;
 }
 
-void scale_row(float* x, int n, float a) {
+MINICTX_ROW_CLONES void scale_row(float* x, int n, float a) {
   for (int j = 0; j < n; ++j) x[j] *= a;
 }
 

@@ -27,9 +27,10 @@ with tempfile.TemporaryDirectory() as tmp:
         assert kind == expected, kind
         n = len(kind)
         for name in ["seq_len", "head_dim", "causal", "seconds", "gflops", "fraction_of_calibration",
-                     "peak_tracked_bytes", "peak_rss_bytes"]:
+                     "peak_tracked_bytes", "peak_rss_bytes", "core_share"]:
             assert b[name].shape == (n,), (name, b[name].shape)
-        for name in ["seconds", "gflops", "fraction_of_calibration", "peak_tracked_bytes", "peak_rss_bytes"]:
+        for name in ["seconds", "gflops", "fraction_of_calibration", "peak_tracked_bytes", "peak_rss_bytes",
+                     "core_share"]:
             assert (b[name][:] > 0).all(), (name, b[name][:])
         assert b.attrs["calibration_gflops"] > 0 and b.attrs["calibration_after_gflops"] > 0
         seq = b["seq_len"][:]
