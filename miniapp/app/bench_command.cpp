@@ -15,7 +15,7 @@
 namespace minictx {
 namespace {
 
-void check_options(const KernelBenchOptions& o, const std::string& mask) {
+void check_options(const KernelBenchOptions& o, const std::string& mask, const std::string& clock) {
   auto positive = [](const char* name, int64_t v) {
     if (v < 1) input_error(std::string(name) + " must be at least 1, got " + std::to_string(v));
   };
@@ -26,6 +26,7 @@ void check_options(const KernelBenchOptions& o, const std::string& mask) {
   positive("--block-q", o.block_q);
   positive("--block-k", o.block_k);
   positive("--layer-seq", o.layer_seq_len);
+  if (clock != "wall" && clock != "cpu") input_error("--clock must be wall or cpu, not '" + clock + "'");
   if (mask != "causal" && mask != "full" && mask != "both")
     input_error("--mask must be causal, full or both, not '" + mask + "'");
 }
@@ -61,6 +62,7 @@ BenchCommand::BenchCommand(CLI::App& app) {
   cmd_->add_option("--memory-seq", opt_.memory_seq_lens, "lengths of the memory rows")->delimiter(',');
   cmd_->add_option("--layer-seq", opt_.layer_seq_len, "sequence length of the layer step");
   cmd_->add_option("--min-seconds", opt_.min_seconds, "repeat a shape until this much time was spent");
+  cmd_->add_option("--clock", clock_, "wall | cpu (process CPU time: leaves out other load on a shared machine)");
   cmd_->add_option("-o,--output", output_, "write the rows to this HDF5 file");
   cmd_->add_flag("--force", force_, "replace an existing output file");
 }
@@ -78,7 +80,8 @@ int BenchCommand::run(const std::string& command_line) {
     return error("bench measures one core: run it as a single rank (without mpiexec -n " +
                  std::to_string(world_size) + ")");
   try {
-    check_options(opt_, mask_);
+    check_options(opt_, mask_, clock_);
+    opt_.clock = clock_ == "cpu" ? BenchClock::cpu : BenchClock::wall;
     if (mask_ == "causal") opt_.causal = {true};
     if (mask_ == "full") opt_.causal = {false};
     auto world = MpiComm::world(0);
@@ -97,8 +100,9 @@ int BenchCommand::run(const std::string& command_line) {
     Table t;
     t.header = kHeader;
     for (const auto& r : result.rows) t.rows.push_back(table_row(r));
-    std::printf("\n%s\ncalibration: %.2f GFLOP/s at the start, %.2f GFLOP/s at the end\n",
-                render(t, TableFormat::markdown).c_str(), result.calibration_gflops, result.calibration_after_gflops);
+    std::printf("\n%s\ncalibration (%s clock): %.2f GFLOP/s at the start, %.2f GFLOP/s at the end\n",
+                render(t, TableFormat::markdown).c_str(), clock_.c_str(), result.calibration_gflops,
+                result.calibration_after_gflops);
     if (!output_.empty()) {
       write_kernel_bench(output_, prov, opt_, result, force_);
       std::printf("results: %s\n", output_.c_str());

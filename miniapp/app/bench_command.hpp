@@ -18,6 +18,7 @@ class BenchCommand {
   CLI::App* cmd_;
   KernelBenchOptions opt_;
   std::string mask_ = "both";
+  std::string clock_ = "wall";
   std::string output_;
   bool force_ = false;
 };

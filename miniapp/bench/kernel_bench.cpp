@@ -1,12 +1,11 @@
 #include "bench/kernel_bench.hpp"
 
 #include <sys/resource.h>
-#include <time.h>
 
 #include <algorithm>
-#include <chrono>
 #include <numeric>
 
+#include "bench/bench_clock.hpp"
 #include "bench/calibration.hpp"
 #include "bench/runner.hpp"
 #include "core/synthetic_data.hpp"
@@ -34,29 +33,24 @@ double rss_peak_bytes() {
 // other load on the machine, which the calibration at the start may not have seen.
 class CoreShare {
  public:
-  CoreShare() : wall0_(now(CLOCK_MONOTONIC)), cpu0_(now(CLOCK_PROCESS_CPUTIME_ID)) {}
+  CoreShare() : wall0_(bench_now(BenchClock::wall)), cpu0_(bench_now(BenchClock::cpu)) {}
   double share() const {
-    return (now(CLOCK_PROCESS_CPUTIME_ID) - cpu0_) / std::max(1e-9, now(CLOCK_MONOTONIC) - wall0_);
+    return (bench_now(BenchClock::cpu) - cpu0_) / std::max(1e-9, bench_now(BenchClock::wall) - wall0_);
   }
 
  private:
-  static double now(clockid_t clock) {
-    timespec t{};
-    clock_gettime(clock, &t);
-    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-  }
   double wall0_, cpu0_;
 };
 
 // Best time of `f`, repeated until min_seconds were spent (at least once): long shapes run
 // once, short ones often enough that the first call's page faults do not count.
 template <class F>
-double best_seconds(double min_seconds, F&& f) {
+double best_seconds(double min_seconds, BenchClock clock, F&& f) {
   double best = 1e300, spent = 0;
   do {
-    const auto t0 = std::chrono::steady_clock::now();
+    const double t0 = bench_now(clock);
     f();
-    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double t = bench_now(clock) - t0;
     best = std::min(best, t);
     spent += t;
   } while (spent < min_seconds);
@@ -140,7 +134,7 @@ KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, cons
   {
     AttnProblem p(device, shape, seq_len, with_backward);
     const CoreShare share;
-    row.seconds = best_seconds(opt.min_seconds, [&] { with_backward ? p.forward_backward() : p.forward(); });
+    row.seconds = best_seconds(opt.min_seconds, opt.clock, [&] { with_backward ? p.forward_backward() : p.forward(); });
     row.core_share = share.share();
   }
   const double flops = attention_fwd_flops(cfg) * (with_backward ? 3.5 : 1.0);
@@ -171,16 +165,19 @@ std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& worl
   row.seq_len = opt.layer_seq_len;
   row.head_dim = opt.layer_model.head_dim;
   row.causal = cfg.attention.causal;
-  row.seconds = p.metrics.at("latency_ms") / 1e3;
-  row.gflops = p.metrics.at("tflops_per_device") * 1e3;
-  row.fraction = p.metrics.at("mfu");
+  row.core_share = share.share();
+  // run_point times steps by the wall clock; on the CPU clock a step is its wall time
+  // scaled by the core share over the whole run (setup included: an approximation).
+  const double to_clock = opt.clock == BenchClock::cpu ? row.core_share : 1.0;
+  row.seconds = p.metrics.at("latency_ms") / 1e3 * to_clock;
+  row.gflops = p.metrics.at("tflops_per_device") * 1e3 / to_clock;
+  row.fraction = p.metrics.at("mfu") / to_clock;
   row.peak_tracked_bytes = p.metrics.at("peak_memory_mb") * (1 << 20);
   row.peak_rss_bytes = rss_peak_bytes();
-  row.core_share = share.share();
   KernelBenchRow exact = row;
   exact.kind = "layer_step_causal";
-  exact.gflops = p.metrics.at("tflops_per_device_causal") * 1e3;
-  exact.fraction = p.metrics.at("mfu_causal");
+  exact.gflops = p.metrics.at("tflops_per_device_causal") * 1e3 / to_clock;
+  exact.fraction = p.metrics.at("mfu_causal") / to_clock;
   return {row, exact};
 }
 
@@ -191,7 +188,7 @@ KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, D
   KernelBenchResult r;
   device.memory().reset_peak();
   const CoreShare share;
-  r.calibration_gflops = measure_gemm_tflops(device) * 1e3;
+  r.calibration_gflops = measure_gemm_tflops(device, 1024, 5, opt.clock) * 1e3;
   KernelBenchRow calibration;
   calibration.core_share = share.share();
   calibration.peak_tracked_bytes = double(device.memory().peak());
@@ -220,7 +217,7 @@ KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, D
       for (bool causal : opt.causal)
         for (int64_t s : opt.seq_lens) add(attention_row(opt, device, kind, s, d, causal, r.calibration_gflops));
   for (const KernelBenchRow& row : layer_rows(opt, world, device, r.calibration_gflops)) add(row);
-  r.calibration_after_gflops = measure_gemm_tflops(device) * 1e3;
+  r.calibration_after_gflops = measure_gemm_tflops(device, 1024, 5, opt.clock) * 1e3;
   return r;
 }
 

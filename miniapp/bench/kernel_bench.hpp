@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_clock.hpp"
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 #include "device/device.hpp"
@@ -27,6 +28,8 @@ struct KernelBenchOptions {
   int64_t layer_seq_len = 4096;
   // A shape is repeated until this much time has been spent on it (best time kept).
   double min_seconds = 1.0;
+  // Every time, the calibration's included, on this clock.
+  BenchClock clock = BenchClock::wall;
 
   static ModelShape llama_like_small_model();
 };
@@ -47,7 +50,7 @@ struct KernelBenchRow {
 };
 
 struct KernelBenchResult {
-  double calibration_gflops = 0;        // measure_gemm_tflops: as `machine.profile: measure`
+  double calibration_gflops = 0;        // measure_gemm_tflops, as `machine.profile: measure`
   double calibration_after_gflops = 0;  // the same at the end: shows drift from other load
   std::vector<KernelBenchRow> rows;
 };

@@ -14,10 +14,10 @@ minictx = sys.argv[1]
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "bench.h5")
     args = [minictx, "bench", "--seq", "64,96", "--head-dim", "16", "--memory-seq", "256,128",
-            "--layer-seq", "64", "--min-seconds", "0", "-o", path]
+            "--layer-seq", "64", "--min-seconds", "0", "--clock", "cpu", "-o", path]
     run = subprocess.run(args, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "| attn_fwd_bwd |" in run.stdout and "calibration:" in run.stdout, run.stdout
+    assert "| attn_fwd_bwd |" in run.stdout and "calibration (cpu clock):" in run.stdout, run.stdout
     with h5py.File(path, "r") as f:
         b = f["bench"]
         kind = [k.decode() if isinstance(k, bytes) else k for k in b["kind"][:]]
@@ -32,6 +32,7 @@ with tempfile.TemporaryDirectory() as tmp:
         for name in ["seconds", "gflops", "fraction_of_calibration", "peak_tracked_bytes", "peak_rss_bytes",
                      "core_share"]:
             assert (b[name][:] > 0).all(), (name, b[name][:])
+        assert b.attrs["clock"] == "cpu"
         assert b.attrs["calibration_gflops"] > 0 and b.attrs["calibration_after_gflops"] > 0
         seq = b["seq_len"][:]
         assert list(seq[1:3]) == [128, 256] and list(seq[3:7]) == [64, 96, 64, 96], seq

@@ -7,3 +7,4 @@ set_tests_properties(bench_command PROPERTIES PASS_REGULAR_EXPRESSION "bench ok"
 minictx_error_test(bench_two_ranks 2 "bench measures one core" bench --seq 64)
 minictx_error_test(bench_bad_mask 1 "--mask must be causal, full or both" bench --mask sideways)
 minictx_error_test(bench_bad_seq 1 "--seq must be at least 1, got 0" bench --seq 0)
+minictx_error_test(bench_bad_clock 1 "--clock must be wall or cpu" bench --clock sundial)
