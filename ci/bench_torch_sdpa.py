@@ -5,7 +5,8 @@ Run with the system Python and Debian's python3-torch (not a CI dependency):
     /usr/bin/python3 ci/bench_torch_sdpa.py --seq 1024,2048,4096,8192 --head-dim 64,128
 One thread (as minictx: one rank per core). FLOPs by the same FlashAttention convention:
 forward 4*S^2*H*D (halved when causal), forward+backward 3.5x. The calibration is a
-1024^3 float32 matmul through torch's BLAS, best of 5, as minictx's.
+1024^3 float32 matmul through torch's BLAS, best of 5, as minictx's; --clock cpu times
+by process CPU time, as `minictx bench --clock cpu`.
 """
 import argparse
 import resource
@@ -22,12 +23,15 @@ def sdpa(q, k, v, causal):
     return F._scaled_dot_product_attention(q, k, v, None, 0.0, False, causal)[0]
 
 
+CLOCK = time.perf_counter
+
+
 def best_seconds(f, min_seconds):
     best, spent = float("inf"), 0.0
     while True:
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         f()
-        t = time.perf_counter() - t0
+        t = CLOCK() - t0
         best, spent = min(best, t), spent + t
         if spent >= min_seconds:
             return best
@@ -46,11 +50,15 @@ def main():
     p.add_argument("--heads", type=int, default=1)
     p.add_argument("--mask", choices=["causal", "full", "both"], default="both")
     p.add_argument("--min-seconds", type=float, default=1.0)
+    p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                   help="cpu: process CPU time, as `minictx bench --clock cpu`")
     a = p.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if a.clock == "cpu" else time.perf_counter
     torch.set_num_threads(1)
     torch.manual_seed(0)
     cal = calibration_gflops()
-    print(f"torch {torch.__version__}, 1 thread; calibration {cal:.2f} GFLOP/s")
+    print(f"torch {torch.__version__}, 1 thread, {a.clock} clock; calibration {cal:.2f} GFLOP/s")
     print("| kind | S | D | causal | time (ms) | GFLOP/s | of calibration | peak RSS MB |")
     print("| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: |")
     masks = {"causal": [True], "full": [False], "both": [True, False]}[a.mask]

@@ -39,6 +39,7 @@ std::vector<std::string> table_row(const KernelBenchRow& r) {
           r.kind == "sgemm" ? "-" : (r.causal ? "yes" : "no"),
           format_number(r.seconds * 1e3, 1),
           format_number(r.gflops, 2),
+          format_number(r.calibration_gflops, 2),
           format_number(100.0 * r.fraction, 1) + " %",
           format_number(r.peak_tracked_bytes / mb, 1),
           format_number(r.peak_rss_bytes / mb, 1),
@@ -46,7 +47,7 @@ std::vector<std::string> table_row(const KernelBenchRow& r) {
 }
 
 const std::vector<std::string> kHeader = {"kind", "S", "D", "causal", "time (ms)", "GFLOP/s",
-                                          "of calibration", "peak tracked MB", "peak RSS MB",
+                                          "calibration GFLOP/s", "of calibration", "peak tracked MB", "peak RSS MB",
                                           "core share"};
 
 }  // namespace

@@ -110,7 +110,7 @@ class AttnProblem {
 
 // One attention row: forward, or forward+backward, of one shape on a fresh problem.
 KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, const std::string& kind,
-                             int64_t seq_len, int head_dim, bool causal, double calibration_gflops) {
+                             int64_t seq_len, int head_dim, bool causal) {
   const bool with_backward = kind != "attn_fwd";
   RunConfig cfg;
   cfg.sequence.length = seq_len;
@@ -139,14 +139,14 @@ KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, cons
   }
   const double flops = attention_fwd_flops(cfg) * (with_backward ? 3.5 : 1.0);
   row.gflops = flops / row.seconds / 1e9;
-  row.fraction = row.gflops / calibration_gflops;
   row.peak_tracked_bytes = double(device.memory().peak());
   row.peak_rss_bytes = rss_peak_bytes();
   return row;
 }
 
-// The layer step, as `minictx run` measures it: MFU by the MPT formula, and once more with
-// the attention term halved (causal-exact: what the causal kernel really computes).
+// The layer step, as `minictx run` measures it: FLOPs by the MPT formula (so its fraction
+// of the calibration is the MFU), and once more with the attention term halved
+// (causal-exact: what the causal kernel really computes).
 std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& world, Device& device,
                                        double calibration_gflops) {
   RunConfig cfg;
@@ -171,13 +171,11 @@ std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& worl
   const double to_clock = opt.clock == BenchClock::cpu ? row.core_share : 1.0;
   row.seconds = p.metrics.at("latency_ms") / 1e3 * to_clock;
   row.gflops = p.metrics.at("tflops_per_device") * 1e3 / to_clock;
-  row.fraction = p.metrics.at("mfu") / to_clock;
   row.peak_tracked_bytes = p.metrics.at("peak_memory_mb") * (1 << 20);
   row.peak_rss_bytes = rss_peak_bytes();
   KernelBenchRow exact = row;
   exact.kind = "layer_step_causal";
   exact.gflops = p.metrics.at("tflops_per_device_causal") * 1e3 / to_clock;
-  exact.fraction = p.metrics.at("mfu_causal") / to_clock;
   return {row, exact};
 }
 
@@ -185,10 +183,19 @@ std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& worl
 
 KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, Device& device,
                                    const std::function<void(const KernelBenchRow&)>& progress) {
+  auto calibrate = [&] { return measure_gemm_tflops(device, 1024, 5, opt.clock) * 1e3; };
+  // Every row is compared with a calibration taken just before it: on a shared machine
+  // the load changes during a run, and a row and its calibration then see the same load.
+  auto add = [&](KernelBenchResult& r, KernelBenchRow row, double calibration_gflops) {
+    row.calibration_gflops = calibration_gflops;
+    row.fraction = row.gflops / calibration_gflops;
+    r.rows.push_back(row);
+    progress(row);
+  };
   KernelBenchResult r;
   device.memory().reset_peak();
   const CoreShare share;
-  r.calibration_gflops = measure_gemm_tflops(device, 1024, 5, opt.clock) * 1e3;
+  r.calibration_gflops = calibrate();
   KernelBenchRow calibration;
   calibration.core_share = share.share();
   calibration.peak_tracked_bytes = double(device.memory().peak());
@@ -197,27 +204,27 @@ KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, D
   calibration.seq_len = 1024;  // the side of the square GEMM
   calibration.gflops = r.calibration_gflops;
   calibration.seconds = 2.0 * 1024.0 * 1024.0 * 1024.0 / (r.calibration_gflops * 1e9);
-  calibration.fraction = 1.0;
-  auto add = [&](const KernelBenchRow& row) {
-    r.rows.push_back(row);
-    progress(row);
-  };
-  add(calibration);
+  add(r, calibration, r.calibration_gflops);
   // First and by increasing length, so the process high-water mark after each memory row
   // is that row's own.
   std::vector<int64_t> memory_lens = opt.memory_seq_lens;
   std::sort(memory_lens.begin(), memory_lens.end());
   for (int64_t s : memory_lens) {
-    KernelBenchRow row = attention_row(opt, device, "attn_fwd_bwd", s, 64, true, r.calibration_gflops);
+    const double cal = calibrate();
+    KernelBenchRow row = attention_row(opt, device, "attn_fwd_bwd", s, 64, true);
     row.kind = "attn_memory";
-    add(row);
+    add(r, row, cal);
   }
   for (const char* kind : {"attn_fwd", "attn_fwd_bwd"})
     for (int d : opt.head_dims)
       for (bool causal : opt.causal)
-        for (int64_t s : opt.seq_lens) add(attention_row(opt, device, kind, s, d, causal, r.calibration_gflops));
-  for (const KernelBenchRow& row : layer_rows(opt, world, device, r.calibration_gflops)) add(row);
-  r.calibration_after_gflops = measure_gemm_tflops(device, 1024, 5, opt.clock) * 1e3;
+        for (int64_t s : opt.seq_lens) {
+          const double cal = calibrate();
+          add(r, attention_row(opt, device, kind, s, d, causal), cal);
+        }
+  const double cal = calibrate();
+  for (const KernelBenchRow& row : layer_rows(opt, world, device, cal)) add(r, row, cal);
+  r.calibration_after_gflops = calibrate();
   return r;
 }
 

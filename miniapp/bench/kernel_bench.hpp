@@ -43,7 +43,8 @@ struct KernelBenchRow {
   bool causal = false;
   double seconds = 0;              // best time of one call (one step for layer_step)
   double gflops = 0;               // by the FLOP conventions of README "Metrics"
-  double fraction = 0;             // gflops / calibration
+  double calibration_gflops = 0;   // the calibration taken just before this row
+  double fraction = 0;             // gflops / calibration_gflops
   double peak_tracked_bytes = 0;   // device tracker's peak during the row
   double peak_rss_bytes = 0;       // process high-water mark after the row
   double core_share = 0;           // CPU time / wall time over the row: 1 = the core was ours
@@ -51,7 +52,7 @@ struct KernelBenchRow {
 
 struct KernelBenchResult {
   double calibration_gflops = 0;        // measure_gemm_tflops, as `machine.profile: measure`
-  double calibration_after_gflops = 0;  // the same at the end: shows drift from other load
+  double calibration_after_gflops = 0;  // the same at the end (each row also has its own)
   std::vector<KernelBenchRow> rows;
 };
 

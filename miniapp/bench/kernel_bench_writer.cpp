@@ -33,7 +33,7 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
                           " head_dim=" + std::to_string(m.head_dim) + " ffn_hidden=" + std::to_string(m.ffn_hidden));
 
   std::vector<std::string> kind;
-  std::vector<double> seq_len, head_dim, seconds, gflops, fraction, tracked, rss, share;
+  std::vector<double> seq_len, head_dim, seconds, gflops, calibration, fraction, tracked, rss, share;
   std::vector<int8_t> causal;
   for (const KernelBenchRow& r : result.rows) {
     kind.push_back(r.kind);
@@ -42,6 +42,7 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
     causal.push_back(r.causal ? 1 : 0);
     seconds.push_back(r.seconds);
     gflops.push_back(r.gflops);
+    calibration.push_back(r.calibration_gflops);
     fraction.push_back(r.fraction);
     tracked.push_back(r.peak_tracked_bytes);
     rss.push_back(r.peak_rss_bytes);
@@ -54,6 +55,7 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
   h5::write_int8s(b.get(), "causal", causal);
   h5::write_doubles(b.get(), "seconds", seconds, n);
   h5::write_doubles(b.get(), "gflops", gflops, n);
+  h5::write_doubles(b.get(), "calibration_gflops", calibration, n);
   h5::write_doubles(b.get(), "fraction_of_calibration", fraction, n);
   h5::write_doubles(b.get(), "peak_tracked_bytes", tracked, n);
   h5::write_doubles(b.get(), "peak_rss_bytes", rss, n);

@@ -26,11 +26,11 @@ with tempfile.TemporaryDirectory() as tmp:
                     ["layer_step", "layer_step_causal"])
         assert kind == expected, kind
         n = len(kind)
-        for name in ["seq_len", "head_dim", "causal", "seconds", "gflops", "fraction_of_calibration",
-                     "peak_tracked_bytes", "peak_rss_bytes", "core_share"]:
+        measured = ["seconds", "gflops", "calibration_gflops", "fraction_of_calibration", "peak_tracked_bytes",
+                    "peak_rss_bytes", "core_share"]
+        for name in ["seq_len", "head_dim", "causal"] + measured:
             assert b[name].shape == (n,), (name, b[name].shape)
-        for name in ["seconds", "gflops", "fraction_of_calibration", "peak_tracked_bytes", "peak_rss_bytes",
-                     "core_share"]:
+        for name in measured:
             assert (b[name][:] > 0).all(), (name, b[name][:])
         assert b.attrs["clock"] == "cpu"
         assert b.attrs["calibration_gflops"] > 0 and b.attrs["calibration_after_gflops"] > 0
@@ -40,6 +40,7 @@ with tempfile.TemporaryDirectory() as tmp:
         tracked = b["peak_tracked_bytes"][:]
         assert tracked[2] == 2 * tracked[1], tracked  # linear in S: tensors only, no S x S
         assert np.isclose(b["gflops"][0], b.attrs["calibration_gflops"])
+        assert np.allclose(b["fraction_of_calibration"][:], b["gflops"][:] / b["calibration_gflops"][:])
         assert b["fraction_of_calibration"][-1] < b["fraction_of_calibration"][-2]  # attention halved
         assert "bench" in f["provenance"].attrs["command_line"]
     again = subprocess.run(args, capture_output=True, text=True)
