@@ -36,7 +36,7 @@ inline float* row_vector(const Tensor& t, const AttnShape& s, int b, int h, int6
 }
 
 // Scores are kept in base 2 (the QKᵀ GEMM's alpha folds in log2 e) so that every
-// exponential is one exp2_nonpositive; lse is converted back to natural log at the end.
+// exponential is one exp2_clamped; lse is converted back to natural log at the end.
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
@@ -152,12 +152,16 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
     const HeadRows dq = head_rows(*a.dq, s, s.heads, b, a.q.begin, h);
     const float* lse = row_vector(*a.lse, s, b, h, a.q.begin);
     const float* delta = row_vector(*a.delta, s, b, h, a.q.begin);
-    for (int64_t i0 = 0; i0 < a.q.len; i0 += bq) {
-      const int tq = int(std::min<int64_t>(bq, a.q.len - i0));
-      const int64_t* qpos = a.q.positions + i0;
-      for (int64_t j0 = 0; j0 < a.k.len; j0 += bk) {
-        const int64_t* kpos = a.k.positions + j0;
-        if (keys_exhausted(s, kpos[0], qpos[tq - 1])) break;
+    // Key tiles outside: the query-side operands (q, dout, dq) stream past once per key
+    // tile, S / block_k times, instead of k, v, dk, dv once per query tile, S / block_q
+    // times; and dk, dv of the key tile stay in cache.
+    for (int64_t j0 = 0; j0 < a.k.len; j0 += bk) {
+      const int64_t* kpos = a.k.positions + j0;
+      if (kpos[0] >= s.real_len) break;  // padding from here on
+      for (int64_t i0 = 0; i0 < a.q.len; i0 += bq) {
+        const int tq = int(std::min<int64_t>(bq, a.q.len - i0));
+        const int64_t* qpos = a.q.positions + i0;
+        if (keys_exhausted(s, kpos[0], qpos[tq - 1])) continue;  // later query tiles may see it
         const int tk = visible_prefixes(s, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), visible);
         if (tk == 0) continue;
         float *p = sc.s.data(), *dp = sc.dp.data();  // [tq, tk]
