@@ -6,7 +6,7 @@ Run with the system Python and Debian's python3-torch (not a CI dependency):
 One thread (as minictx: one rank per core). FLOPs by the same FlashAttention convention:
 forward 4*S^2*H*D (halved when causal), forward+backward 3.5x. The calibration is a
 1024^3 float32 matmul through torch's BLAS, best of 5, as minictx's; --clock cpu times
-by process CPU time, as `minictx bench --clock cpu`.
+by the thread's CPU time, as `minictx bench --clock cpu`.
 """
 import argparse
 import resource
@@ -51,10 +51,10 @@ def main():
     p.add_argument("--mask", choices=["causal", "full", "both"], default="both")
     p.add_argument("--min-seconds", type=float, default=1.0)
     p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
-                   help="cpu: process CPU time, as `minictx bench --clock cpu`")
+                   help="cpu: thread CPU time, as `minictx bench --clock cpu`")
     a = p.parse_args()
     global CLOCK
-    CLOCK = time.process_time if a.clock == "cpu" else time.perf_counter
+    CLOCK = time.thread_time if a.clock == "cpu" else time.perf_counter
     torch.set_num_threads(1)
     torch.manual_seed(0)
     cal = calibration_gflops()

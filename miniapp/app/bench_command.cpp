@@ -63,7 +63,7 @@ BenchCommand::BenchCommand(CLI::App& app) {
   cmd_->add_option("--memory-seq", opt_.memory_seq_lens, "lengths of the memory rows")->delimiter(',');
   cmd_->add_option("--layer-seq", opt_.layer_seq_len, "sequence length of the layer step");
   cmd_->add_option("--min-seconds", opt_.min_seconds, "repeat a shape until this much time was spent");
-  cmd_->add_option("--clock", clock_, "wall | cpu (process CPU time: leaves out other load on a shared machine)");
+  cmd_->add_option("--clock", clock_, "wall | cpu (thread CPU time: leaves out other load on a shared machine)");
   cmd_->add_option("-o,--output", output_, "write the rows to this HDF5 file");
   cmd_->add_flag("--force", force_, "replace an existing output file");
 }

@@ -28,7 +28,7 @@ double rss_peak_bytes() {
   return double(u.ru_maxrss) * 1024.0;  // Linux reports KiB
 }
 
-// Share of one core this process got between construction and share(): CPU time over
+// Share of one core this thread got between construction and share(): CPU time over
 // wall time, 1 when nothing else ran on its core. Rows with a low share were slowed by
 // other load on the machine, which the calibration at the start may not have seen.
 class CoreShare {
