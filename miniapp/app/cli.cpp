@@ -11,6 +11,7 @@
 #include <functional>
 #include <sstream>
 
+#include "app/bench_command.hpp"
 #include "app/interrupt.hpp"
 #include "app/labels.hpp"
 #include "app/progress.hpp"
@@ -407,6 +408,7 @@ int dispatch(int argc, char** argv) {
   report_cmd->add_option("--format", report.format, "md | csv");
   report_cmd->add_option("--columns", report.columns, "column set: summary | usp | double_ring | mpt | burst");
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
+  BenchCommand bench(app);
 
   try {
     app.parse(argc, argv);
@@ -422,6 +424,7 @@ int dispatch(int argc, char** argv) {
     return agree([&] { code = cmd_report(report); }) ? code : 2;
   }
   if (*list_cmd) return cmd_list();
+  if (bench.selected()) return bench.run(command_line);
   return 2;
 }
 

@@ -1,10 +1,11 @@
 #pragma once
+#include "bench/bench_clock.hpp"
 #include "device/device.hpp"
 
 namespace minictx {
 
 // Peak FLOP/s of this device measured on the spot: the best of several square sgemm
-// runs through the device's GEMM (`machine.profile: measure`).
-double measure_gemm_tflops(Device& device, int n = 1024, int repeats = 5);
+// runs through the device's GEMM (`machine.profile: measure`, `minictx bench`).
+double measure_gemm_tflops(Device& device, int n = 1024, int repeats = 5, BenchClock clock = BenchClock::wall);
 
 }  // namespace minictx

@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "device/host_row_math.hpp"
+
 namespace minictx::host {
 namespace {
 
@@ -33,20 +35,55 @@ inline float* row_vector(const Tensor& t, const AttnShape& s, int b, int h, int6
   return t.data() + (int64_t(b) * s.heads + h) * len + begin;
 }
 
-// Key tiles past this one are all masked for every query of the tile: positions grow
-// along a shard and padding sits at its end, so the scan can stop.
+// Scores are kept in base 2 (the QKᵀ GEMM's alpha folds in log2 e) so that every
+// exponential is one exp2_clamped; lse is converted back to natural log at the end.
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+// Scratch of one kernel call, reused across calls of the same thread: the ring backends
+// call the kernel once per block, and allocation would show in their step time.
+struct Scratch {
+  std::vector<float> s, dp, acc, run_max, run_sum;
+  std::vector<int> visible;
+  void reserve(int bq, int bk, int d) {
+    s.resize(size_t(bq) * bk);
+    dp.resize(size_t(bq) * bk);
+    acc.resize(size_t(bq) * d);
+    run_max.resize(size_t(bq));
+    run_sum.resize(size_t(bq));
+    visible.resize(size_t(bq));
+  }
+};
+Scratch& scratch(int bq, int bk, int d) {
+  thread_local Scratch sc;
+  sc.reserve(bq, bk, d);
+  return sc;
+}
+
+// visible[i] = how many leading keys of the tile query i sees. Positions grow along a
+// shard and padding sits at its end, so the visible keys of a row are a prefix of the
+// tile and the prefix grows with the row. Returns the longest prefix (0: tile skipped).
+int visible_prefixes(const AttnShape& s, const int64_t* qpos, int tq, const int64_t* kpos, int tk, int* visible) {
+  const int real = int(std::lower_bound(kpos, kpos + tk, s.real_len) - kpos);
+  int longest = 0;
+  for (int i = 0; i < tq; ++i) {
+    const int causal_end = s.causal ? int(std::upper_bound(kpos, kpos + tk, qpos[i]) - kpos) : tk;
+    visible[i] = std::min(real, causal_end);
+    longest = std::max(longest, visible[i]);
+  }
+  return longest;
+}
+
+// Key tiles past this one are all masked for every query of the tile.
 inline bool keys_exhausted(const AttnShape& s, int64_t first_key_pos, int64_t last_query_pos) {
   return first_key_pos >= s.real_len || (s.causal && first_key_pos > last_query_pos);
-}
-inline bool key_visible(const AttnShape& s, int64_t key_pos, int64_t query_pos) {
-  return key_pos < s.real_len && (!s.causal || key_pos <= query_pos);
 }
 
 // Forward of one (batch, head) over all query and key tiles of the block.
 void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
   const int d = s.head_dim;
   const int g = h / (s.heads / s.kv_heads);
-  const float scale = 1.0f / std::sqrt(float(d));
+  const float alpha = kLog2e / std::sqrt(float(d));
   const HeadRows q = head_rows(*a.q.tensor, s, s.heads, b, a.q.begin, h);
   const HeadRows k = head_rows(*a.k.tensor, s, s.kv_heads, b, a.k.begin, g);
   const HeadRows v = head_rows(*a.v.tensor, s, s.kv_heads, b, a.v.begin, g);
@@ -54,51 +91,42 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
   float* lse = row_vector(*a.lse, s, b, h, a.q.begin);
 
   const int bq = s.block_q, bk = s.block_k;
-  std::vector<float> scores(size_t(bq) * bk), acc(size_t(bq) * d), row_max(bq), row_sum(bq);
+  Scratch& sc = scratch(bq, bk, d);
+  float *acc = sc.acc.data(), *run_max = sc.run_max.data(), *run_sum = sc.run_sum.data();
+  int* visible = sc.visible.data();
   for (int64_t i0 = 0; i0 < a.q.len; i0 += bq) {
     const int tq = int(std::min<int64_t>(bq, a.q.len - i0));
     const int64_t* qpos = a.q.positions + i0;
-    std::fill(row_max.begin(), row_max.end(), kNegInf);
-    std::fill(row_sum.begin(), row_sum.end(), 0.0f);
-    std::fill(acc.begin(), acc.end(), 0.0f);
+    std::fill(run_max, run_max + tq, kNegInf);
+    std::fill(run_sum, run_sum + tq, 0.0f);
+    std::fill(acc, acc + size_t(tq) * d, 0.0f);
     for (int64_t j0 = 0; j0 < a.k.len; j0 += bk) {
       const int64_t* kpos = a.k.positions + j0;
       if (keys_exhausted(s, kpos[0], qpos[tq - 1])) break;
-      const int tk = int(std::min<int64_t>(bk, a.k.len - j0));
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, scale, q.ptr + i0 * q.ld, q.ld,
-                  k.ptr + j0 * k.ld, k.ld, 0.0f, scores.data(), tk);
+      const int tk = visible_prefixes(s, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), visible);
+      if (tk == 0) continue;
+      float* scores = sc.s.data();  // [tq, tk]: only keys some row of the tile sees
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, alpha, q.ptr + i0 * q.ld, q.ld,
+                  k.ptr + j0 * k.ld, k.ld, 0.0f, scores, tk);
       for (int i = 0; i < tq; ++i) {
-        float* srow = scores.data() + size_t(i) * tk;
-        float tile_max = kNegInf;
-        for (int j = 0; j < tk; ++j) {
-          if (!key_visible(s, kpos[j], qpos[i])) srow[j] = kNegInf;
-          tile_max = std::max(tile_max, srow[j]);
-        }
-        const float new_max = std::max(row_max[i], tile_max);
-        if (new_max == kNegInf) {  // nothing visible yet: the row stays empty
-          std::fill(srow, srow + tk, 0.0f);
-          continue;
-        }
-        const float rescale = std::exp(row_max[i] - new_max);
-        float sum = 0.0f;
-        for (int j = 0; j < tk; ++j) {
-          srow[j] = std::exp(srow[j] - new_max);
-          sum += srow[j];
-        }
-        row_sum[i] = row_sum[i] * rescale + sum;
-        row_max[i] = new_max;
-        float* arow = acc.data() + size_t(i) * d;
-        for (int c = 0; c < d; ++c) arow[c] *= rescale;
+        float* srow = scores + size_t(i) * tk;
+        const int n = visible[i];
+        const float new_max = std::max(run_max[i], row_max(srow, n));
+        std::fill(srow + n, srow + tk, 0.0f);
+        if (new_max == kNegInf) continue;  // nothing visible yet: the row stays empty
+        const float rescale = std::exp2(run_max[i] - new_max);  // 0 on the first visible tile
+        run_sum[i] = run_sum[i] * rescale + exp2_shift_sum(srow, n, new_max);
+        run_max[i] = new_max;
+        if (rescale != 1.0f) scale_row(acc + size_t(i) * d, d, rescale);
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, 1.0f, scores.data(), tk,
-                  v.ptr + j0 * v.ld, v.ld, 1.0f, acc.data(), d);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, 1.0f, scores, tk, v.ptr + j0 * v.ld,
+                  v.ld, 1.0f, acc, d);
     }
     for (int i = 0; i < tq; ++i) {
-      if (row_sum[i] == 0.0f) continue;  // no visible key in this block
-      float* arow = acc.data() + size_t(i) * d;
-      const float inv = 1.0f / row_sum[i];
-      for (int c = 0; c < d; ++c) arow[c] *= inv;
-      lse_merge_row(o.ptr + (i0 + i) * o.ld, lse[i0 + i], arow, row_max[i] + std::log(row_sum[i]), d);
+      if (run_sum[i] == 0.0f) continue;  // no visible key in this block
+      float* arow = acc + size_t(i) * d;
+      scale_row(arow, d, 1.0f / run_sum[i]);
+      lse_merge_row(o.ptr + (i0 + i) * o.ld, lse[i0 + i], arow, kLn2 * (run_max[i] + std::log2(run_sum[i])), d);
     }
   }
 }
@@ -109,12 +137,14 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
   const int d = s.head_dim;
   const int group = s.heads / s.kv_heads;
   const float scale = 1.0f / std::sqrt(float(d));
+  const float alpha = kLog2e / std::sqrt(float(d));  // as in the forward: the same P
   const HeadRows k = head_rows(*a.k.tensor, s, s.kv_heads, b, a.k.begin, g);
   const HeadRows v = head_rows(*a.v.tensor, s, s.kv_heads, b, a.v.begin, g);
   const HeadRows dk = head_rows(*a.dk, s, s.kv_heads, b, a.k.begin, g);
   const HeadRows dv = head_rows(*a.dv, s, s.kv_heads, b, a.k.begin, g);
   const int bq = s.block_q, bk = s.block_k;
-  std::vector<float> p(size_t(bq) * bk), dp(size_t(bq) * bk);
+  Scratch& sc = scratch(bq, bk, d);
+  int* visible = sc.visible.data();
 
   for (int h = g * group; h < (g + 1) * group; ++h) {
     const HeadRows q = head_rows(*a.q.tensor, s, s.heads, b, a.q.begin, h);
@@ -122,34 +152,39 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
     const HeadRows dq = head_rows(*a.dq, s, s.heads, b, a.q.begin, h);
     const float* lse = row_vector(*a.lse, s, b, h, a.q.begin);
     const float* delta = row_vector(*a.delta, s, b, h, a.q.begin);
-    for (int64_t i0 = 0; i0 < a.q.len; i0 += bq) {
-      const int tq = int(std::min<int64_t>(bq, a.q.len - i0));
-      const int64_t* qpos = a.q.positions + i0;
-      for (int64_t j0 = 0; j0 < a.k.len; j0 += bk) {
-        const int64_t* kpos = a.k.positions + j0;
-        if (keys_exhausted(s, kpos[0], qpos[tq - 1])) break;
-        const int tk = int(std::min<int64_t>(bk, a.k.len - j0));
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, scale, q.ptr + i0 * q.ld, q.ld,
-                    k.ptr + j0 * k.ld, k.ld, 0.0f, p.data(), tk);
+    // Key tiles outside: the query-side operands (q, dout, dq) stream past once per key
+    // tile, S / block_k times, instead of k, v, dk, dv once per query tile, S / block_q
+    // times; and dk, dv of the key tile stay in cache.
+    for (int64_t j0 = 0; j0 < a.k.len; j0 += bk) {
+      const int64_t* kpos = a.k.positions + j0;
+      if (kpos[0] >= s.real_len) break;  // padding from here on
+      for (int64_t i0 = 0; i0 < a.q.len; i0 += bq) {
+        const int tq = int(std::min<int64_t>(bq, a.q.len - i0));
+        const int64_t* qpos = a.q.positions + i0;
+        if (keys_exhausted(s, kpos[0], qpos[tq - 1])) continue;  // later query tiles may see it
+        const int tk = visible_prefixes(s, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), visible);
+        if (tk == 0) continue;
+        float *p = sc.s.data(), *dp = sc.dp.data();  // [tq, tk]
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, alpha, q.ptr + i0 * q.ld, q.ld,
+                    k.ptr + j0 * k.ld, k.ld, 0.0f, p, tk);
         for (int i = 0; i < tq; ++i) {
-          float* prow = p.data() + size_t(i) * tk;
+          float* prow = p + size_t(i) * tk;
           const float row_lse = lse[i0 + i];
-          for (int j = 0; j < tk; ++j)
-            prow[j] = (row_lse != kNegInf && key_visible(s, kpos[j], qpos[i])) ? std::exp(prow[j] - row_lse) : 0.0f;
+          // A row with no visible key anywhere has lse = -inf and no gradient.
+          const int n = row_lse == kNegInf ? 0 : visible[i];
+          exp2_shift(prow, n, row_lse * kLog2e);
+          std::fill(prow + n, prow + tk, 0.0f);
         }
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, 1.0f, p.data(), tk,
-                    dout.ptr + i0 * dout.ld, dout.ld, 1.0f, dv.ptr + j0 * dv.ld, dv.ld);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, 1.0f, p, tk, dout.ptr + i0 * dout.ld,
+                    dout.ld, 1.0f, dv.ptr + j0 * dv.ld, dv.ld);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, 1.0f, dout.ptr + i0 * dout.ld, dout.ld,
-                    v.ptr + j0 * v.ld, v.ld, 0.0f, dp.data(), tk);
-        for (int i = 0; i < tq; ++i) {
-          float* prow = p.data() + size_t(i) * tk;
-          const float* dprow = dp.data() + size_t(i) * tk;
-          for (int j = 0; j < tk; ++j) prow[j] *= dprow[j] - delta[i0 + i];  // p becomes dS
-        }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, scale, p.data(), tk,
-                    k.ptr + j0 * k.ld, k.ld, 1.0f, dq.ptr + i0 * dq.ld, dq.ld);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, scale, p.data(), tk,
-                    q.ptr + i0 * q.ld, q.ld, 1.0f, dk.ptr + j0 * dk.ld, dk.ld);
+                    v.ptr + j0 * v.ld, v.ld, 0.0f, dp, tk);
+        for (int i = 0; i < tq; ++i)  // p becomes dS; masked entries stay 0
+          softmax_grad(p + size_t(i) * tk, dp + size_t(i) * tk, visible[i], delta[i0 + i]);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, scale, p, tk, k.ptr + j0 * k.ld, k.ld,
+                    1.0f, dq.ptr + i0 * dq.ld, dq.ld);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, scale, p, tk, q.ptr + i0 * q.ld, q.ld,
+                    1.0f, dk.ptr + j0 * dk.ld, dk.ld);
       }
     }
   }

@@ -190,6 +190,101 @@ TEST(ElementWise, RmsNormAndSwiGluValues) {
   EXPECT_NEAR(download(m)[1], 2.0 / (1.0 + std::exp(-2.0)) * 3.0, 1e-5);
 }
 
+// A sequence cut into uneven chunks whose positions are out of order between chunks (as
+// in a zigzag ring): every (query chunk, key chunk) pair is one kernel call, so tiles are
+// fully visible, diagonal, fully masked, and rows see no key at all in some calls. Tile
+// sizes divide neither the chunks nor each other; the head dim is not a multiple of 8.
+TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
+  const int b = 2, h = 4, kvh = 2, d = 20;
+  const std::vector<int64_t> cut = {0, 29, 69, 100};  // chunk c is rows [cut[c], cut[c+1])
+  const std::vector<int64_t> first = {60, 0, 35};     // position of each chunk's first row
+  const int64_t len = cut.back();
+  std::vector<int64_t> pos(static_cast<size_t>(len));
+  for (size_t c = 0; c + 1 < cut.size(); ++c)
+    for (int64_t i = cut[c]; i < cut[c + 1]; ++i) pos[size_t(i)] = first[c] + (i - cut[c]) * (c == 2 ? 2 : 1);
+  reference::Problem p;
+  p.batch = b;
+  p.seq_len = len;
+  p.heads = h;
+  p.kv_heads = kvh;
+  p.head_dim = d;
+  p.causal = true;
+  const auto q = generated(size_t(b * len * h * d), 1), k = generated(size_t(b * len * kvh * d), 2);
+  const auto v = generated(size_t(b * len * kvh * d), 3), dout = generated(size_t(b * len * h * d), 4);
+  const auto ref = reference::attention_on(p, q, k, v, dout, pos);
+
+  AttnShape s{b, h, kvh, d, true, 1 << 30, 16, 24};
+  const int64_t rows = b * len;
+  Tensor tq = upload(q, {rows, h * d}), tk = upload(k, {rows, kvh * d}), tv = upload(v, {rows, kvh * d});
+  Tensor tdo = upload(dout, {rows, h * d});
+  Tensor o = device().alloc({rows, h * d}), lse = device().alloc({b, h, len});
+  device().attn_init(o, lse);
+  auto chunk = [&](const Tensor& t, size_t c) {
+    return SeqBlock{&t, cut[c], cut[c + 1] - cut[c], pos.data() + cut[c]};
+  };
+  for (size_t qc = 0; qc < 3; ++qc)
+    for (size_t kc = 0; kc < 3; ++kc)
+      device().attn_fwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &o, &lse});
+  EXPECT_LT(rel_err(download(o), ref.o), 1e-5);
+  EXPECT_LT(rel_err(download(lse), ref.lse), 1e-5);
+
+  Tensor delta = device().alloc({b, h, len});
+  device().attn_bwd_delta(s, o, tdo, delta);
+  Tensor dq = device().zeros(tq.shape()), dk = device().zeros(tk.shape()), dv = device().zeros(tv.shape());
+  for (size_t qc = 0; qc < 3; ++qc)
+    for (size_t kc = 0; kc < 3; ++kc)
+      device().attn_bwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &tdo, &lse, &delta, &dq, &dk, &dv});
+  EXPECT_LT(rel_err(download(dq), ref.dq), 1e-5);
+  EXPECT_LT(rel_err(download(dk), ref.dk), 1e-5);
+  EXPECT_LT(rel_err(download(dv), ref.dv), 1e-5);
+}
+
+// Padding keys under a causal mask, forward and backward: padded keys get no gradient and
+// the real rows match attention over the real tokens alone.
+TEST(AttentionMask, CausalPaddingForwardAndBackward) {
+  const int d = 12;
+  const int64_t len = 45, real = 38;
+  AttnShape s{1, 2, 1, d, true, real, 16, 16};
+  const auto q = generated(size_t(len * 2 * d), 1), k = generated(size_t(len * d), 2);
+  const auto v = generated(size_t(len * d), 3);
+  auto dout = generated(size_t(len * 2 * d), 4);
+  std::fill(dout.begin() + real * 2 * d, dout.end(), 0.0);  // padded queries carry no loss
+  std::vector<int64_t> pos(static_cast<size_t>(len));
+  std::iota(pos.begin(), pos.end(), 0);
+  Tensor tq = upload(q, {len, 2 * d}), tk = upload(k, {len, d}), tv = upload(v, {len, d});
+  Tensor tdo = upload(dout, {len, 2 * d});
+  Tensor o = device().alloc({len, 2 * d}), lse = device().alloc({1, 2, len});
+  device().attn_init(o, lse);
+  const SeqBlock qb{&tq, 0, len, pos.data()}, kb{&tk, 0, len, pos.data()}, vb{&tv, 0, len, pos.data()};
+  device().attn_fwd(s, {qb, kb, vb, &o, &lse});
+  Tensor delta = device().alloc({1, 2, len});
+  device().attn_bwd_delta(s, o, tdo, delta);
+  Tensor dq = device().zeros(tq.shape()), dk = device().zeros(tk.shape()), dv = device().zeros(tv.shape());
+  device().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
+
+  reference::Problem p;
+  p.seq_len = real;
+  p.heads = 2;
+  p.kv_heads = 1;
+  p.head_dim = d;
+  p.causal = true;
+  auto head = [](const std::vector<double>& x, int64_t n, int width) {
+    return std::vector<double>(x.begin(), x.begin() + n * width);
+  };
+  const std::vector<int64_t> real_pos(pos.begin(), pos.begin() + real);
+  const auto ref = reference::attention_on(p, head(q, real, 2 * d), head(k, real, d), head(v, real, d),
+                                           head(dout, real, 2 * d), real_pos);
+  EXPECT_LT(rel_err(head(download(o), real, 2 * d), ref.o), 1e-5);
+  EXPECT_LT(rel_err(head(download(dq), real, 2 * d), ref.dq), 1e-5);
+  EXPECT_LT(rel_err(head(download(dk), real, d), ref.dk), 1e-5);
+  EXPECT_LT(rel_err(head(download(dv), real, d), ref.dv), 1e-5);
+  const auto dk_all = download(dk), dv_all = download(dv);
+  for (int64_t i = real * d; i < len * d; ++i) {
+    EXPECT_EQ(dk_all[size_t(i)], 0.0);
+    EXPECT_EQ(dv_all[size_t(i)], 0.0);
+  }
+}
+
 TEST(Memory, TrackerCountsPeakAndRelease) {
   KokkosDevice dev;
   const int64_t before = dev.memory().current();

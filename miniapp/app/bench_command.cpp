@@ -1,0 +1,117 @@
+#include "app/bench_command.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "app/provenance.hpp"
+#include "bench/kernel_bench_writer.hpp"
+#include "comm/mpi_comm.hpp"
+#include "core/error.hpp"
+#include "device/device.hpp"
+#include "io/table.hpp"
+
+namespace minictx {
+namespace {
+
+void check_options(const KernelBenchOptions& o, const std::string& mask, const std::string& clock) {
+  auto positive = [](const char* name, int64_t v) {
+    if (v < 1) input_error(std::string(name) + " must be at least 1, got " + std::to_string(v));
+  };
+  for (int64_t s : o.seq_lens) positive("--seq", s);
+  for (int d : o.head_dims) positive("--head-dim", d);
+  for (int64_t s : o.memory_seq_lens) positive("--memory-seq", s);
+  positive("--heads", o.heads);
+  positive("--block-q", o.block_q);
+  positive("--block-k", o.block_k);
+  positive("--layer-seq", o.layer_seq_len);
+  if (clock != "wall" && clock != "cpu") input_error("--clock must be wall or cpu, not '" + clock + "'");
+  if (mask != "causal" && mask != "full" && mask != "both")
+    input_error("--mask must be causal, full or both, not '" + mask + "'");
+}
+
+std::vector<std::string> table_row(const KernelBenchRow& r) {
+  const double mb = 1 << 20;
+  return {r.kind,
+          std::to_string(r.seq_len),
+          r.head_dim ? std::to_string(r.head_dim) : "-",
+          r.kind == "sgemm" ? "-" : (r.causal ? "yes" : "no"),
+          format_number(r.seconds * 1e3, 1),
+          format_number(r.gflops, 2),
+          format_number(r.calibration_gflops, 2),
+          format_number(100.0 * r.fraction, 1) + " %",
+          format_number(r.peak_tracked_bytes / mb, 1),
+          format_number(r.peak_rss_bytes / mb, 1),
+          format_number(r.core_share, 2)};
+}
+
+const std::vector<std::string> kHeader = {"kind", "S", "D", "causal", "time (ms)", "GFLOP/s",
+                                          "calibration GFLOP/s", "of calibration", "peak tracked MB", "peak RSS MB",
+                                          "core share"};
+
+}  // namespace
+
+BenchCommand::BenchCommand(CLI::App& app) {
+  cmd_ = app.add_subcommand("bench", "measure sgemm calibration, attention kernels and a layer step on one rank");
+  cmd_->add_option("--seq", opt_.seq_lens, "attention lengths S")->delimiter(',');
+  cmd_->add_option("--head-dim", opt_.head_dims, "attention head dims")->delimiter(',');
+  cmd_->add_option("--mask", mask_, "causal | full | both");
+  cmd_->add_option("--heads", opt_.heads, "attention heads (= kv heads)");
+  cmd_->add_option("--block-q", opt_.block_q, "query tile of the kernel");
+  cmd_->add_option("--block-k", opt_.block_k, "key tile of the kernel");
+  cmd_->add_option("--memory-seq", opt_.memory_seq_lens, "lengths of the memory rows")->delimiter(',');
+  cmd_->add_option("--layer-seq", opt_.layer_seq_len, "sequence length of the layer step");
+  cmd_->add_option("--min-seconds", opt_.min_seconds, "repeat a shape until this much time was spent");
+  cmd_->add_option("--clock", clock_, "wall | cpu (thread CPU time: leaves out other load on a shared machine)");
+  cmd_->add_option("-o,--output", output_, "write the rows to this HDF5 file");
+  cmd_->add_flag("--force", force_, "replace an existing output file");
+}
+
+int BenchCommand::run(const std::string& command_line) {
+  int world_size = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // The checks give the same answer on every rank, so each rank exits alike.
+  auto error = [&](const std::string& what) {
+    if (rank == 0) std::fprintf(stderr, "minictx: error: %s\n", what.c_str());
+    return 2;
+  };
+  if (world_size != 1)
+    return error("bench measures one core: run it as a single rank (without mpiexec -n " +
+                 std::to_string(world_size) + ")");
+  try {
+    check_options(opt_, mask_, clock_);
+    opt_.clock = clock_ == "cpu" ? BenchClock::cpu : BenchClock::wall;
+    if (mask_ == "causal") opt_.causal = {true};
+    if (mask_ == "full") opt_.causal = {false};
+    auto world = MpiComm::world(0);
+    auto device = make_device("kokkos");
+    const Provenance prov = collect_provenance(*world, *device, command_line, "");
+    if (!output_.empty() && !force_ && std::filesystem::exists(output_))
+      input_error("results file " + output_ + " exists; pass --force to replace it");
+    std::printf("minictx bench on %s\n", device->description().c_str());
+    std::fflush(stdout);
+    const KernelBenchResult result = run_kernel_bench(opt_, *world, *device, [](const KernelBenchRow& r) {
+      std::printf("%-12s S=%-6lld D=%-3d causal=%d %10.1f ms %8.2f GFLOP/s %6.1f %% of calibration, core share %.2f\n",
+                  r.kind.c_str(), static_cast<long long>(r.seq_len), r.head_dim, int(r.causal), r.seconds * 1e3,
+                  r.gflops, 100.0 * r.fraction, r.core_share);
+      std::fflush(stdout);
+    });
+    Table t;
+    t.header = kHeader;
+    for (const auto& r : result.rows) t.rows.push_back(table_row(r));
+    std::printf("\n%s\ncalibration (%s clock): %.2f GFLOP/s at the start, %.2f GFLOP/s at the end\n",
+                render(t, TableFormat::markdown).c_str(), clock_.c_str(), result.calibration_gflops,
+                result.calibration_after_gflops);
+    if (!output_.empty()) {
+      write_kernel_bench(output_, prov, opt_, result, force_);
+      std::printf("results: %s\n", output_.c_str());
+    }
+  } catch (const Error& e) {
+    return error(e.what());
+  }
+  return 0;
+}
+
+}  // namespace minictx

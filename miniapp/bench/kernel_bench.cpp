@@ -1,0 +1,231 @@
+#include "bench/kernel_bench.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "bench/bench_clock.hpp"
+#include "bench/calibration.hpp"
+#include "bench/runner.hpp"
+#include "core/synthetic_data.hpp"
+#include "model/flops.hpp"
+
+namespace minictx {
+
+ModelShape KernelBenchOptions::llama_like_small_model() {
+  // preset, layers, d_model, heads, kv_heads, head_dim, ffn_hidden, rms_eps, rope_theta
+  return ModelShape{"custom", 2, 512, 4, 1, 128, 1792, 1e-5, 500000.0};
+}
+
+namespace {
+
+constexpr uint64_t kSeed = 1234;
+
+double rss_peak_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) * 1024.0;  // Linux reports KiB
+}
+
+// Share of one core this thread got between construction and share(): CPU time over
+// wall time, 1 when nothing else ran on its core. Rows with a low share were slowed by
+// other load on the machine, which the calibration at the start may not have seen.
+class CoreShare {
+ public:
+  CoreShare() : wall0_(bench_now(BenchClock::wall)), cpu0_(bench_now(BenchClock::cpu)) {}
+  double share() const {
+    return (bench_now(BenchClock::cpu) - cpu0_) / std::max(1e-9, bench_now(BenchClock::wall) - wall0_);
+  }
+
+ private:
+  double wall0_, cpu0_;
+};
+
+// Best time of `f`, repeated until min_seconds were spent (at least once): long shapes run
+// once, short ones often enough that the first call's page faults do not count.
+template <class F>
+double best_seconds(double min_seconds, BenchClock clock, F&& f) {
+  double best = 1e300, spent = 0;
+  do {
+    const double t0 = bench_now(clock);
+    f();
+    const double t = bench_now(clock) - t0;
+    best = std::min(best, t);
+    spent += t;
+  } while (spent < min_seconds);
+  return best;
+}
+
+Tensor generated(Device& device, std::vector<int64_t> shape, uint64_t id) {
+  Tensor t = device.alloc(std::move(shape));
+  std::vector<float> host(size_t(t.numel()));
+  for (size_t i = 0; i < host.size(); ++i) host[i] = float(data_value(kSeed, id, i));
+  device.upload(t, host.data());
+  return t;
+}
+
+// One attention block over a whole sequence of S tokens: the tensors of the forward
+// and, when asked, of the backward.
+class AttnProblem {
+ public:
+  AttnProblem(Device& device, const AttnShape& shape, int64_t seq_len, bool with_backward)
+      : device_(device), shape_(shape), len_(seq_len), pos_(size_t(seq_len)) {
+    std::iota(pos_.begin(), pos_.end(), int64_t(0));
+    const int64_t width = int64_t(shape.heads) * shape.head_dim;
+    q_ = generated(device, {seq_len, width}, tensor_id::attn_q);
+    k_ = generated(device, {seq_len, width}, tensor_id::attn_k);
+    v_ = generated(device, {seq_len, width}, tensor_id::attn_v);
+    o_ = device.alloc({seq_len, width});
+    lse_ = device.alloc({1, shape.heads, seq_len});
+    if (!with_backward) return;
+    dout_ = generated(device, {seq_len, width}, tensor_id::attn_do);
+    delta_ = device.alloc({1, shape.heads, seq_len});
+    dq_ = device.alloc({seq_len, width});
+    dk_ = device.alloc({seq_len, width});
+    dv_ = device.alloc({seq_len, width});
+  }
+
+  void forward() {
+    device_.attn_init(o_, lse_);
+    device_.attn_fwd(shape_, {block(q_), block(k_), block(v_), &o_, &lse_});
+  }
+
+  void forward_backward() {
+    forward();
+    device_.attn_bwd_delta(shape_, o_, dout_, delta_);
+    for (Tensor* t : {&dq_, &dk_, &dv_}) device_.fill(*t, 0.0f);
+    device_.attn_bwd(shape_, {block(q_), block(k_), block(v_), &dout_, &lse_, &delta_, &dq_, &dk_, &dv_});
+  }
+
+ private:
+  SeqBlock block(const Tensor& t) const { return {&t, 0, len_, pos_.data()}; }
+
+  Device& device_;
+  AttnShape shape_;
+  int64_t len_;
+  std::vector<int64_t> pos_;
+  Tensor q_, k_, v_, o_, lse_, dout_, delta_, dq_, dk_, dv_;
+};
+
+// One attention row: forward, or forward+backward, of one shape on a fresh problem.
+KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, const std::string& kind,
+                             int64_t seq_len, int head_dim, bool causal) {
+  const bool with_backward = kind != "attn_fwd";
+  RunConfig cfg;
+  cfg.sequence.length = seq_len;
+  cfg.model.heads = cfg.model.kv_heads = opt.heads;
+  cfg.model.head_dim = head_dim;
+  cfg.attention.causal = causal;
+  AttnShape shape;
+  shape.heads = shape.kv_heads = opt.heads;
+  shape.head_dim = head_dim;
+  shape.causal = causal;
+  shape.real_len = seq_len;
+  shape.block_q = opt.block_q;
+  shape.block_k = opt.block_k;
+
+  KernelBenchRow row;
+  row.kind = kind;
+  row.seq_len = seq_len;
+  row.head_dim = head_dim;
+  row.causal = causal;
+  device.memory().reset_peak();
+  {
+    AttnProblem p(device, shape, seq_len, with_backward);
+    const CoreShare share;
+    row.seconds = best_seconds(opt.min_seconds, opt.clock, [&] { with_backward ? p.forward_backward() : p.forward(); });
+    row.core_share = share.share();
+  }
+  const double flops = attention_fwd_flops(cfg) * (with_backward ? 3.5 : 1.0);
+  row.gflops = flops / row.seconds / 1e9;
+  row.peak_tracked_bytes = double(device.memory().peak());
+  row.peak_rss_bytes = rss_peak_bytes();
+  return row;
+}
+
+// The layer step, as `minictx run` measures it: FLOPs by the MPT formula (so its fraction
+// of the calibration is the MFU), and once more with the attention term halved
+// (causal-exact: what the causal kernel really computes).
+std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& world, Device& device,
+                                       double calibration_gflops) {
+  RunConfig cfg;
+  cfg.run.mode = Mode::model;
+  cfg.run.warmup = 1;
+  cfg.run.iters = 2;
+  cfg.model = opt.layer_model;
+  cfg.sequence.length = opt.layer_seq_len;
+  cfg.attention.block_q = opt.block_q;
+  cfg.attention.block_k = opt.block_k;
+  cfg.machine.peak_tflops = calibration_gflops / 1e3;
+  const CoreShare share;
+  const PointResult p = run_point(cfg, world, device);
+  KernelBenchRow row;
+  row.kind = "layer_step";
+  row.seq_len = opt.layer_seq_len;
+  row.head_dim = opt.layer_model.head_dim;
+  row.causal = cfg.attention.causal;
+  row.core_share = share.share();
+  // run_point times steps by the wall clock; on the CPU clock a step is its wall time
+  // scaled by the core share over the whole run (setup included: an approximation).
+  const double to_clock = opt.clock == BenchClock::cpu ? row.core_share : 1.0;
+  row.seconds = p.metrics.at("latency_ms") / 1e3 * to_clock;
+  row.gflops = p.metrics.at("tflops_per_device") * 1e3 / to_clock;
+  row.peak_tracked_bytes = p.metrics.at("peak_memory_mb") * (1 << 20);
+  row.peak_rss_bytes = rss_peak_bytes();
+  KernelBenchRow exact = row;
+  exact.kind = "layer_step_causal";
+  exact.gflops = p.metrics.at("tflops_per_device_causal") * 1e3 / to_clock;
+  return {row, exact};
+}
+
+}  // namespace
+
+KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, Device& device,
+                                   const std::function<void(const KernelBenchRow&)>& progress) {
+  auto calibrate = [&] { return measure_gemm_tflops(device, 1024, 5, opt.clock) * 1e3; };
+  // Every row is compared with a calibration taken just before it: on a shared machine
+  // the load changes during a run, and a row and its calibration then see the same load.
+  auto add = [&](KernelBenchResult& r, KernelBenchRow row, double calibration_gflops) {
+    row.calibration_gflops = calibration_gflops;
+    row.fraction = row.gflops / calibration_gflops;
+    r.rows.push_back(row);
+    progress(row);
+  };
+  KernelBenchResult r;
+  device.memory().reset_peak();
+  const CoreShare share;
+  r.calibration_gflops = calibrate();
+  KernelBenchRow calibration;
+  calibration.core_share = share.share();
+  calibration.peak_tracked_bytes = double(device.memory().peak());
+  calibration.peak_rss_bytes = rss_peak_bytes();
+  calibration.kind = "sgemm";
+  calibration.seq_len = 1024;  // the side of the square GEMM
+  calibration.gflops = r.calibration_gflops;
+  calibration.seconds = 2.0 * 1024.0 * 1024.0 * 1024.0 / (r.calibration_gflops * 1e9);
+  add(r, calibration, r.calibration_gflops);
+  // First and by increasing length, so the process high-water mark after each memory row
+  // is that row's own.
+  std::vector<int64_t> memory_lens = opt.memory_seq_lens;
+  std::sort(memory_lens.begin(), memory_lens.end());
+  for (int64_t s : memory_lens) {
+    const double cal = calibrate();
+    KernelBenchRow row = attention_row(opt, device, "attn_fwd_bwd", s, 64, true);
+    row.kind = "attn_memory";
+    add(r, row, cal);
+  }
+  for (const char* kind : {"attn_fwd", "attn_fwd_bwd"})
+    for (int d : opt.head_dims)
+      for (bool causal : opt.causal)
+        for (int64_t s : opt.seq_lens) {
+          const double cal = calibrate();
+          add(r, attention_row(opt, device, kind, s, d, causal), cal);
+        }
+  const double cal = calibrate();
+  for (const KernelBenchRow& row : layer_rows(opt, world, device, cal)) add(r, row, cal);
+  r.calibration_after_gflops = calibrate();
+  return r;
+}
+
+}  // namespace minictx

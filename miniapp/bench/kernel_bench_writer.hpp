@@ -1,0 +1,15 @@
+#pragma once
+#include <string>
+
+#include "bench/kernel_bench.hpp"
+#include "io/results.hpp"
+
+namespace minictx {
+
+// Writes `minictx bench` results (layout: outputs/README.md, "Benchmark files"): the
+// provenance group as in a results file, and /bench with one 1-D dataset per column.
+// An existing file is replaced only with `overwrite` (else InputError).
+void write_kernel_bench(const std::string& path, const Provenance& prov, const KernelBenchOptions& opt,
+                        const KernelBenchResult& result, bool overwrite);
+
+}  // namespace minictx

@@ -1,0 +1,10 @@
+# `minictx bench`: a tiny grid end to end (HDF5 contents checked by check_bench.py), and
+# its one-line errors. Timings are never asserted.
+find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+add_test(NAME bench_command COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_bench.py
+                                    $<TARGET_FILE:minictx>)
+set_tests_properties(bench_command PROPERTIES PASS_REGULAR_EXPRESSION "bench ok" LABELS "bench" TIMEOUT 120)
+minictx_error_test(bench_two_ranks 2 "bench measures one core" bench --seq 64)
+minictx_error_test(bench_bad_mask 1 "--mask must be causal, full or both" bench --mask sideways)
+minictx_error_test(bench_bad_seq 1 "--seq must be at least 1, got 0" bench --seq 0)
+minictx_error_test(bench_bad_clock 1 "--clock must be wall or cpu" bench --clock sundial)
