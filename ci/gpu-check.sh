@@ -103,7 +103,7 @@ stage_bench() {
   profile=$(machine_profile)
   deps_env "$m" run inputs/gpu-attention.yaml --set machine.profile="$profile" -o "$out/gpu-attention.h5" --force \
     2>&1 | tee "$out/bench-attention.log"
-  python3 ci/sdpa_bench.py 2>&1 | tee "$out/bench-sdpa.csv"
+  python3 ci/bench_torch_sdpa_gpu.py 2>&1 | tee "$out/bench-sdpa.csv"
   deps_env "$m" run inputs/gpu-layer.yaml --set machine.profile="$profile" -o "$out/gpu-layer.h5" --force \
     2>&1 | tee "$out/bench-layer.log"
 }

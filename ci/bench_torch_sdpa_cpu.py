@@ -2,7 +2,7 @@
 """PyTorch's CPU attention on the shapes of `minictx bench`, for the README comparison.
 
 Run with the system Python and Debian's python3-torch (not a CI dependency):
-    /usr/bin/python3 ci/bench_torch_sdpa.py --seq 1024,2048,4096,8192 --head-dim 64,128
+    /usr/bin/python3 ci/bench_torch_sdpa_cpu.py --seq 1024,2048,4096,8192 --head-dim 64,128
 One thread (as minictx: one rank per core). FLOPs by the same FlashAttention convention:
 forward 4*S^2*H*D (halved when causal), forward+backward 3.5x. The calibration is a
 1024^3 float32 matmul through torch's BLAS, best of 5, as minictx's; --clock cpu times
