@@ -13,8 +13,10 @@
 #include "device/cuda/cuda_device.hpp"
 #include "device/kokkos_device.hpp"
 #include "reference/reference.hpp"
+#include "tests/device_test_support.hpp"
 
 using namespace minictx;
+using namespace minictx::test;
 
 namespace {
 
@@ -25,35 +27,6 @@ CudaDevice& gpu() {
 KokkosDevice& host() {
   static KokkosDevice dev;
   return dev;
-}
-
-Tensor upload(Device& dev, const std::vector<double>& v, std::vector<int64_t> shape) {
-  Tensor t = dev.alloc(std::move(shape));
-  std::vector<float> h(v.begin(), v.end());
-  dev.upload(t, h.data());
-  return t;
-}
-
-std::vector<double> download(Device& dev, const Tensor& t) {
-  std::vector<float> h(size_t(t.numel()));
-  dev.download(t, h.data());
-  return {h.begin(), h.end()};
-}
-
-std::vector<double> generated(size_t n, uint64_t id) {
-  std::vector<double> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = data_value(5, id, i);
-  return v;
-}
-
-// max |a − b| / max |b|: the verify metric.
-double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
-  double err = 0, ref = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    err = std::max(err, std::fabs(a[i] - b[i]));
-    ref = std::max(ref, std::fabs(b[i]));
-  }
-  return err / ref;
 }
 
 // TransformerEngine's attention tolerances (atol = rtol): bf16 2.5e-2, fp16 5e-3.

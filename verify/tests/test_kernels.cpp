@@ -9,43 +9,16 @@
 #include "core/synthetic_data.hpp"
 #include "device/kokkos_device.hpp"
 #include "reference/reference.hpp"
+#include "tests/device_test_support.hpp"
 
 using namespace minictx;
+using namespace minictx::test;
 
 namespace {
 
 KokkosDevice& device() {
   static KokkosDevice dev;
   return dev;
-}
-
-Tensor upload(const std::vector<double>& v, std::vector<int64_t> shape) {
-  Tensor t = device().alloc(std::move(shape));
-  std::vector<float> host(v.begin(), v.end());
-  device().upload(t, host.data());
-  return t;
-}
-
-std::vector<double> download(const Tensor& t) {
-  std::vector<float> host(size_t(t.numel()));
-  device().download(t, host.data());
-  return {host.begin(), host.end()};
-}
-
-std::vector<double> generated(size_t n, uint64_t id) {
-  std::vector<double> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = data_value(5, id, i);
-  return v;
-}
-
-// max |a − b| / max |b|: the verify metric.
-double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
-  double err = 0, ref = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    err = std::max(err, std::fabs(a[i] - b[i]));
-    ref = std::max(ref, std::fabs(b[i]));
-  }
-  return err / ref;
 }
 
 struct AttnCase {
@@ -75,22 +48,22 @@ TEST_P(Attention, MatchesFp64Reference) {
 
   AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, c.block_q, c.block_k};
   const int64_t rows = c.batch * c.len;
-  Tensor tq = upload(q, {rows, c.heads * c.head_dim}), tk = upload(k, {rows, c.kv_heads * c.head_dim});
-  Tensor tv = upload(v, {rows, c.kv_heads * c.head_dim}), tdo = upload(dout, {rows, c.heads * c.head_dim});
+  Tensor tq = upload(device(), q, {rows, c.heads * c.head_dim}), tk = upload(device(), k, {rows, c.kv_heads * c.head_dim});
+  Tensor tv = upload(device(), v, {rows, c.kv_heads * c.head_dim}), tdo = upload(device(), dout, {rows, c.heads * c.head_dim});
   Tensor o = device().alloc({rows, c.heads * c.head_dim}), lse = device().alloc({c.batch, c.heads, c.len});
   device().attn_init(o, lse);
   const SeqBlock qb{&tq, 0, c.len, pos.data()}, kb{&tk, 0, c.len, pos.data()}, vb{&tv, 0, c.len, pos.data()};
   device().attn_fwd(s, {qb, kb, vb, &o, &lse});
-  EXPECT_LT(rel_err(download(o), ref.o), 1e-5);
-  EXPECT_LT(rel_err(download(lse), ref.lse), 1e-5);
+  EXPECT_LT(rel_err(download(device(), o), ref.o), 1e-5);
+  EXPECT_LT(rel_err(download(device(), lse), ref.lse), 1e-5);
 
   Tensor delta = device().alloc({c.batch, c.heads, c.len});
   device().attn_bwd_delta(s, o, tdo, delta);
   Tensor dq = device().zeros(tq.shape()), dk = device().zeros(tk.shape()), dv = device().zeros(tv.shape());
   device().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
-  EXPECT_LT(rel_err(download(dq), ref.dq), 1e-5);
-  EXPECT_LT(rel_err(download(dk), ref.dk), 1e-5);
-  EXPECT_LT(rel_err(download(dv), ref.dv), 1e-5);
+  EXPECT_LT(rel_err(download(device(), dq), ref.dq), 1e-5);
+  EXPECT_LT(rel_err(download(device(), dk), ref.dk), 1e-5);
+  EXPECT_LT(rel_err(download(device(), dv), ref.dv), 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -112,7 +85,7 @@ TEST(AttentionMerge, TwoKeyBlocksEqualOne) {
   const auto v = generated(size_t(len * kvh * d), 3);
   std::vector<int64_t> pos(static_cast<size_t>(len));
   std::iota(pos.begin(), pos.end(), 0);
-  Tensor tq = upload(q, {len, h * d}), tk = upload(k, {len, kvh * d}), tv = upload(v, {len, kvh * d});
+  Tensor tq = upload(device(), q, {len, h * d}), tk = upload(device(), k, {len, kvh * d}), tv = upload(device(), v, {len, kvh * d});
   Tensor whole = device().alloc({len, h * d}), whole_lse = device().alloc({b, h, len});
   device().attn_init(whole, whole_lse);
   device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &whole, &whole_lse});
@@ -123,23 +96,23 @@ TEST(AttentionMerge, TwoKeyBlocksEqualOne) {
   device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, cut, len - cut, pos.data() + cut},
                         {&tv, cut, len - cut, pos.data() + cut}, &parts, &parts_lse});
   device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, cut, pos.data()}, {&tv, 0, cut, pos.data()}, &parts, &parts_lse});
-  EXPECT_LT(rel_err(download(parts), download(whole)), 1e-6);
-  EXPECT_LT(rel_err(download(parts_lse), download(whole_lse)), 1e-6);
+  EXPECT_LT(rel_err(download(device(), parts), download(device(), whole)), 1e-6);
+  EXPECT_LT(rel_err(download(device(), parts_lse), download(device(), whole_lse)), 1e-6);
 }
 
 // The merge stays finite where the naive log(1 + exp(·)) form overflows.
 TEST(AttentionMerge, LseMergeIsOverflowFree) {
   AttnShape s{1, 1, 1, 2, false, 1 << 30, 16, 16};
-  Tensor o = upload({1.0, 2.0}, {1, 2}), lse = upload({200.0}, {1, 1, 1});
-  Tensor ob = upload({3.0, 4.0}, {1, 2}), lseb = upload({-200.0}, {1, 1, 1});
+  Tensor o = upload(device(), {1.0, 2.0}, {1, 2}), lse = upload(device(), {200.0}, {1, 1, 1});
+  Tensor ob = upload(device(), {3.0, 4.0}, {1, 2}), lseb = upload(device(), {-200.0}, {1, 1, 1});
   device().lse_merge(s, o, lse, ob, lseb);
-  EXPECT_NEAR(download(lse)[0], 200.0, 1e-4);
-  EXPECT_NEAR(download(o)[0], 1.0, 1e-6);
-  Tensor o2 = upload({1.0, 2.0}, {1, 2}), l2 = upload({0.0}, {1, 1, 1});
-  Tensor o2b = upload({3.0, 4.0}, {1, 2}), l2b = upload({0.0}, {1, 1, 1});
+  EXPECT_NEAR(download(device(), lse)[0], 200.0, 1e-4);
+  EXPECT_NEAR(download(device(), o)[0], 1.0, 1e-6);
+  Tensor o2 = upload(device(), {1.0, 2.0}, {1, 2}), l2 = upload(device(), {0.0}, {1, 1, 1});
+  Tensor o2b = upload(device(), {3.0, 4.0}, {1, 2}), l2b = upload(device(), {0.0}, {1, 1, 1});
   device().lse_merge(s, o2, l2, o2b, l2b);  // equal weights: the mean, log 2
-  EXPECT_NEAR(download(o2)[0], 2.0, 1e-6);
-  EXPECT_NEAR(download(l2)[0], std::log(2.0), 1e-6);
+  EXPECT_NEAR(download(device(), o2)[0], 2.0, 1e-6);
+  EXPECT_NEAR(download(device(), l2)[0], std::log(2.0), 1e-6);
 }
 
 // Keys at positions >= real_len are padding: masked for every query, causal or not.
@@ -149,7 +122,7 @@ TEST(AttentionMask, PaddingKeysAreInvisible) {
   const auto q = generated(size_t(len * 4), 1), k = generated(size_t(len * 4), 2), v = generated(size_t(len * 4), 3);
   std::vector<int64_t> pos(static_cast<size_t>(len));
   std::iota(pos.begin(), pos.end(), 0);
-  Tensor tq = upload(q, {len, 4}), tk = upload(k, {len, 4}), tv = upload(v, {len, 4});
+  Tensor tq = upload(device(), q, {len, 4}), tk = upload(device(), k, {len, 4}), tv = upload(device(), v, {len, 4});
   Tensor o = device().alloc({len, 4}), lse = device().alloc({1, 1, len});
   device().attn_init(o, lse);
   device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &o, &lse});
@@ -163,31 +136,31 @@ TEST(AttentionMask, PaddingKeysAreInvisible) {
   // Reference: the real queries against the real keys only.
   const std::vector<double> qr(q.begin(), q.begin() + real * 4);
   const auto ref = reference::attention_forward(p, qr, kr, vr, kpos);
-  const auto got = download(o);
+  const auto got = download(device(), o);
   EXPECT_LT(rel_err(std::vector<double>(got.begin(), got.begin() + real * 4), ref.o), 1e-5);
 }
 
 TEST(ElementWise, RopeInverseUndoesRope) {
   const auto x = generated(6 * 32, 1);
-  Tensor t = upload(x, {6, 32});
+  Tensor t = upload(device(), x, {6, 32});
   const std::vector<int64_t> pos = {0, 5, 17, 1000, 3, 9};
   device().rope(t, 2, pos, 10000.0, false);
-  EXPECT_GT(rel_err(download(t), x), 1e-3);  // it did rotate
+  EXPECT_GT(rel_err(download(device(), t), x), 1e-3);  // it did rotate
   device().rope(t, 2, pos, 10000.0, true);
-  EXPECT_LT(rel_err(download(t), x), 1e-5);
+  EXPECT_LT(rel_err(download(device(), t), x), 1e-5);
 }
 
 TEST(ElementWise, RmsNormAndSwiGluValues) {
-  Tensor x = upload({3.0, 4.0}, {1, 2}), g = upload({1.0, 2.0}, {2});
+  Tensor x = upload(device(), {3.0, 4.0}, {1, 2}), g = upload(device(), {1.0, 2.0}, {2});
   Tensor y = device().alloc({1, 2}), rstd = device().alloc({1});
   device().rmsnorm_fwd(x, g, 0.0, y, rstd);
   const double r = 1.0 / std::sqrt(12.5);
-  EXPECT_NEAR(download(y)[0], 3 * r, 1e-6);
-  EXPECT_NEAR(download(y)[1], 8 * r, 1e-6);
-  Tensor a = upload({0.0, 2.0}, {1, 2}), u = upload({5.0, 3.0}, {1, 2}), m = device().alloc({1, 2});
+  EXPECT_NEAR(download(device(), y)[0], 3 * r, 1e-6);
+  EXPECT_NEAR(download(device(), y)[1], 8 * r, 1e-6);
+  Tensor a = upload(device(), {0.0, 2.0}, {1, 2}), u = upload(device(), {5.0, 3.0}, {1, 2}), m = device().alloc({1, 2});
   device().swiglu_fwd(a, u, m);
-  EXPECT_NEAR(download(m)[0], 0.0, 1e-7);
-  EXPECT_NEAR(download(m)[1], 2.0 / (1.0 + std::exp(-2.0)) * 3.0, 1e-5);
+  EXPECT_NEAR(download(device(), m)[0], 0.0, 1e-7);
+  EXPECT_NEAR(download(device(), m)[1], 2.0 / (1.0 + std::exp(-2.0)) * 3.0, 1e-5);
 }
 
 // A sequence cut into uneven chunks whose positions are out of order between chunks (as
@@ -215,8 +188,8 @@ TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
 
   AttnShape s{b, h, kvh, d, true, 1 << 30, 16, 24};
   const int64_t rows = b * len;
-  Tensor tq = upload(q, {rows, h * d}), tk = upload(k, {rows, kvh * d}), tv = upload(v, {rows, kvh * d});
-  Tensor tdo = upload(dout, {rows, h * d});
+  Tensor tq = upload(device(), q, {rows, h * d}), tk = upload(device(), k, {rows, kvh * d}), tv = upload(device(), v, {rows, kvh * d});
+  Tensor tdo = upload(device(), dout, {rows, h * d});
   Tensor o = device().alloc({rows, h * d}), lse = device().alloc({b, h, len});
   device().attn_init(o, lse);
   auto chunk = [&](const Tensor& t, size_t c) {
@@ -225,8 +198,8 @@ TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
   for (size_t qc = 0; qc < 3; ++qc)
     for (size_t kc = 0; kc < 3; ++kc)
       device().attn_fwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &o, &lse});
-  EXPECT_LT(rel_err(download(o), ref.o), 1e-5);
-  EXPECT_LT(rel_err(download(lse), ref.lse), 1e-5);
+  EXPECT_LT(rel_err(download(device(), o), ref.o), 1e-5);
+  EXPECT_LT(rel_err(download(device(), lse), ref.lse), 1e-5);
 
   Tensor delta = device().alloc({b, h, len});
   device().attn_bwd_delta(s, o, tdo, delta);
@@ -234,9 +207,9 @@ TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
   for (size_t qc = 0; qc < 3; ++qc)
     for (size_t kc = 0; kc < 3; ++kc)
       device().attn_bwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &tdo, &lse, &delta, &dq, &dk, &dv});
-  EXPECT_LT(rel_err(download(dq), ref.dq), 1e-5);
-  EXPECT_LT(rel_err(download(dk), ref.dk), 1e-5);
-  EXPECT_LT(rel_err(download(dv), ref.dv), 1e-5);
+  EXPECT_LT(rel_err(download(device(), dq), ref.dq), 1e-5);
+  EXPECT_LT(rel_err(download(device(), dk), ref.dk), 1e-5);
+  EXPECT_LT(rel_err(download(device(), dv), ref.dv), 1e-5);
 }
 
 // Padding keys under a causal mask, forward and backward: padded keys get no gradient and
@@ -251,8 +224,8 @@ TEST(AttentionMask, CausalPaddingForwardAndBackward) {
   std::fill(dout.begin() + real * 2 * d, dout.end(), 0.0);  // padded queries carry no loss
   std::vector<int64_t> pos(static_cast<size_t>(len));
   std::iota(pos.begin(), pos.end(), 0);
-  Tensor tq = upload(q, {len, 2 * d}), tk = upload(k, {len, d}), tv = upload(v, {len, d});
-  Tensor tdo = upload(dout, {len, 2 * d});
+  Tensor tq = upload(device(), q, {len, 2 * d}), tk = upload(device(), k, {len, d}), tv = upload(device(), v, {len, d});
+  Tensor tdo = upload(device(), dout, {len, 2 * d});
   Tensor o = device().alloc({len, 2 * d}), lse = device().alloc({1, 2, len});
   device().attn_init(o, lse);
   const SeqBlock qb{&tq, 0, len, pos.data()}, kb{&tk, 0, len, pos.data()}, vb{&tv, 0, len, pos.data()};
@@ -274,11 +247,11 @@ TEST(AttentionMask, CausalPaddingForwardAndBackward) {
   const std::vector<int64_t> real_pos(pos.begin(), pos.begin() + real);
   const auto ref = reference::attention_on(p, head(q, real, 2 * d), head(k, real, d), head(v, real, d),
                                            head(dout, real, 2 * d), real_pos);
-  EXPECT_LT(rel_err(head(download(o), real, 2 * d), ref.o), 1e-5);
-  EXPECT_LT(rel_err(head(download(dq), real, 2 * d), ref.dq), 1e-5);
-  EXPECT_LT(rel_err(head(download(dk), real, d), ref.dk), 1e-5);
-  EXPECT_LT(rel_err(head(download(dv), real, d), ref.dv), 1e-5);
-  const auto dk_all = download(dk), dv_all = download(dv);
+  EXPECT_LT(rel_err(head(download(device(), o), real, 2 * d), ref.o), 1e-5);
+  EXPECT_LT(rel_err(head(download(device(), dq), real, 2 * d), ref.dq), 1e-5);
+  EXPECT_LT(rel_err(head(download(device(), dk), real, d), ref.dk), 1e-5);
+  EXPECT_LT(rel_err(head(download(device(), dv), real, d), ref.dv), 1e-5);
+  const auto dk_all = download(device(), dk), dv_all = download(device(), dv);
   for (int64_t i = real * d; i < len * d; ++i) {
     EXPECT_EQ(dk_all[size_t(i)], 0.0);
     EXPECT_EQ(dv_all[size_t(i)], 0.0);
