@@ -42,8 +42,8 @@ struct AttentionConfig {
   int window_size = 0;              // double_ring inner ring; 0 = ranks per node
   std::string intra = "ring";       // burst: ring | ulysses
   std::string bwd_comm = "q";       // burst: q (BurstAttention backward) | kv (ring backward)
-  int block_q = 64;                 // tile sizes of the block kernel
-  int block_k = 256;
+  int block_q = 256;                // tile sizes of the block kernel (README, Performance)
+  int block_k = 512;
 };
 
 struct RunSettings {

@@ -19,8 +19,8 @@ struct AttnShape {
   int head_dim = 1;
   bool causal = true;
   int64_t real_len = 0;  // keys at global positions >= real_len are padding: always masked
-  int block_q = 64;       // tile sizes of the block kernel
-  int block_k = 256;
+  int block_q = 256;      // tile sizes of the block kernel
+  int block_k = 512;
 };
 
 // Rows [begin, begin + len) of a [B, L, heads, D] tensor, and their global positions.
