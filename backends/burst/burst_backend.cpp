@@ -41,7 +41,7 @@ void validate(const RunConfig& cfg, const Topology& topology) {
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
   const BackwardTraffic traffic = cfg.attention.bwd_comm == "kv" ? BackwardTraffic::kv : BackwardTraffic::q;
-  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.topology()), cfg, traffic);
+  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg, traffic);
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ void validate(const RunConfig& cfg, const Topology& topology) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.topology()), cfg, BackwardTraffic::kv);
+  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg, BackwardTraffic::kv);
 }
 
 }  // namespace

@@ -49,8 +49,6 @@ class RingWalk {
   static int64_t buffer_floats(int64_t payload, int64_t accumulated, int windows);
 
   int rank() const { return rank_; }
-  int size() const { return window_ * windows_; }
-  int window() const { return window_; }
 
   // visit(source, block): block[i] is the source's payload[i].
   using Visit = std::function<void(int source, PackedTensors& block)>;

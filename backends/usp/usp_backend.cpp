@@ -34,7 +34,7 @@ void validate(const RunConfig& cfg, const Topology& topology) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  const ParallelDegrees d = parallel_degrees(cfg, world.topology());
+  const ParallelDegrees d = parallel_degrees(cfg, world.group_topology());
   return make_ulysses_ring(world, device, d, cfg, BackwardTraffic::kv);
 }
 

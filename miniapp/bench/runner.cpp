@@ -40,7 +40,7 @@ void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device
 
 PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const std::function<void()>& between) {
   const BackendInfo& info = find_backend(cfg.attention.backend);
-  info.validate(cfg, world.topology());
+  info.validate(cfg, world.group_topology());
   device.memory().reset_peak();
   PhaseTimer timer;
   timer.set_fence([&device] { device.synchronize(); });

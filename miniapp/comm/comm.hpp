@@ -58,6 +58,9 @@ class Comm {
   virtual std::unique_ptr<Comm> split(int color, int key) = 0;
 
   const Topology& topology() const { return topology_; }
+  // This group's size with the world's ranks per node: what a backend run on this group
+  // splits (a sub-group's topology() still describes the whole world).
+  Topology group_topology() const { return {size(), topology_.ranks_per_node}; }
   ByteCounter& bytes() { return *bytes_; }
   bool same_node(int rank_a, int rank_b) const {
     return topology_.node_of(world_rank_of(rank_a)) == topology_.node_of(world_rank_of(rank_b));

@@ -9,6 +9,7 @@
 
 #include "core/synthetic_data.hpp"
 #include "device/device.hpp"
+#include "reference/reference.hpp"
 
 namespace minictx::test {
 
@@ -39,6 +40,30 @@ inline double rel_err(const std::vector<double>& a, const std::vector<double>& b
     ref = std::max(ref, std::fabs(b[i]));
   }
   return err / ref;
+}
+
+// One attention problem: generated global q, k, v, dO at positions 3 + i·stride, and
+// the fp64 reference's outputs and gradients for it.
+struct AttentionProblem {
+  std::vector<double> q, k, v, dout;
+  std::vector<int64_t> positions;
+  reference::AttentionResult ref;
+};
+
+inline AttentionProblem attention_problem(int batch, int heads, int kv_heads, int head_dim, int64_t len,
+                                          bool causal, int64_t stride) {
+  reference::Problem p;
+  p.batch = batch;
+  p.seq_len = len;
+  p.heads = heads;
+  p.kv_heads = kv_heads;
+  p.head_dim = head_dim;
+  p.causal = causal;
+  const size_t qn = static_cast<size_t>(batch * len * heads * head_dim), kn = qn / static_cast<size_t>(heads / kv_heads);
+  AttentionProblem a{generated(qn, 1), generated(kn, 2), generated(kn, 3), generated(qn, 4), {}, {}};
+  for (int64_t i = 0; i < len; ++i) a.positions.push_back(3 + i * stride);
+  a.ref = reference::attention_on(p, a.q, a.k, a.v, a.dout, a.positions);
+  return a;
 }
 
 }  // namespace minictx::test

@@ -33,18 +33,10 @@ class Attention : public ::testing::TestWithParam<AttnCase> {};
 
 TEST_P(Attention, MatchesFp64Reference) {
   const AttnCase c = GetParam();
-  reference::Problem p;
-  p.batch = c.batch;
-  p.seq_len = c.len;
-  p.heads = c.heads;
-  p.kv_heads = c.kv_heads;
-  p.head_dim = c.head_dim;
-  p.causal = c.causal;
-  const size_t qn = size_t(c.batch * c.len * c.heads * c.head_dim), kn = qn / size_t(c.heads / c.kv_heads);
-  const auto q = generated(qn, 1), k = generated(kn, 2), v = generated(kn, 3), dout = generated(qn, 4);
-  std::vector<int64_t> pos(static_cast<size_t>(c.len));
-  for (int64_t i = 0; i < c.len; ++i) pos[size_t(i)] = 3 + i * c.stride;
-  const auto ref = reference::attention_on(p, q, k, v, dout, pos);
+  const AttentionProblem a = attention_problem(c.batch, c.heads, c.kv_heads, c.head_dim, c.len, c.causal, c.stride);
+  const auto &q = a.q, &k = a.k, &v = a.v, &dout = a.dout;
+  const auto& pos = a.positions;
+  const auto& ref = a.ref;
 
   AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, c.block_q, c.block_k};
   const int64_t rows = c.batch * c.len;
