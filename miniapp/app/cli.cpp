@@ -24,6 +24,7 @@
 #include "comm/mpi_comm.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
+#include "device/blas_kernels.hpp"
 #include "device/device.hpp"
 #include "driver/verification.hpp"
 #include "io/report.hpp"
@@ -374,6 +375,7 @@ int cmd_list() {
   for (const auto& p : model_presets()) std::printf("  %s\n", p.c_str());
   std::printf("report column sets:\n");
   for (const auto& t : table_names()) std::printf("  %s\n", t.c_str());
+  std::printf("blas:\n  %s\n", blas_description().c_str());
   return 0;
 }
 

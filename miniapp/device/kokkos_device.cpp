@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "device/blas_kernels.hpp"
 #include "device/host_attention.hpp"
 
 namespace minictx {
@@ -49,7 +50,7 @@ KokkosDevice::KokkosDevice() {
 std::string KokkosDevice::description() const {
   std::ostringstream s;
   s << "Kokkos " << KOKKOS_VERSION / 10000 << "." << (KOKKOS_VERSION / 100) % 100 << "." << KOKKOS_VERSION % 100
-    << " (" << HostExec::name() << "), BLAS: " << openblas_get_config();
+    << " (" << HostExec::name() << "), BLAS: " << blas_description();
   return s.str();
 }
 

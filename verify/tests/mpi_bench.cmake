@@ -8,3 +8,7 @@ minictx_error_test(bench_two_ranks 2 "bench measures one core" bench --seq 64)
 minictx_error_test(bench_bad_mask 1 "--mask must be causal, full or both" bench --mask sideways)
 minictx_error_test(bench_bad_seq 1 "--seq must be at least 1, got 0" bench --seq 0)
 minictx_error_test(bench_bad_clock 1 "--clock must be wall or cpu" bench --clock sundial)
+add_test(NAME blas_kernels COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_blas_kernels.py
+                                   $<TARGET_FILE:minictx>)
+set_tests_properties(blas_kernels PROPERTIES PASS_REGULAR_EXPRESSION "blas kernels ok" SKIP_RETURN_CODE 77
+                                             LABELS "bench" TIMEOUT 60)
