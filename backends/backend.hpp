@@ -24,6 +24,11 @@ class AttentionBackend {
                        Tensor& lse) = 0;
   virtual void backward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                         const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) = 0;
+  // forward() for the queries in the first n rows of each batch of this rank's L rows
+  // only: q and o hold B·n rows, lse is [B, H, n]; k and v are whole. The recompute of
+  // checkpointing: selective_half, on the backends validate_backend accepts for it.
+  virtual void forward_query_prefix(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                                    Tensor& lse);
 
  protected:
   SequenceLayout layout_;
@@ -40,5 +45,8 @@ struct BackendInfo {
 
 const std::vector<BackendInfo>& backend_registry();
 const BackendInfo& find_backend(const std::string& name);
+// The deck's backend's own checks, and those every backend shares (checkpointing:
+// selective_half needs forward_query_prefix): one-line InputErrors.
+void validate_backend(const RunConfig&, const Topology&);
 
 }  // namespace minictx

@@ -18,6 +18,16 @@ class LocalBackend final : public AttentionBackend {
     device_.attn_fwd(s, {block(q, pos), block(k, pos), block(v, pos), &o, &lse});
   }
 
+  // The first n positions' queries; under a causal mask the kernel skips the key tiles
+  // past them.
+  void forward_query_prefix(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                            Tensor& lse) override {
+    const auto pos = layout_.positions(0);
+    const int64_t n = matrix_rows(q) / s.batch;
+    device_.attn_init(o, lse);
+    device_.attn_fwd(s, {{&q, 0, n, pos.data()}, block(k, pos), block(v, pos), &o, &lse});
+  }
+
   void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                 const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
     const auto pos = layout_.positions(0);

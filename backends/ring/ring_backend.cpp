@@ -24,6 +24,11 @@ class RingBackend final : public AttentionBackend {
     engine_.backward(s, q, k, v, o, lse, dout, dq, dk, dv);
   }
 
+  void forward_query_prefix(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                            Tensor& lse) override {
+    engine_.forward_query_prefix(s, q, k, v, o, lse);
+  }
+
  private:
   RingEngine engine_;
 };

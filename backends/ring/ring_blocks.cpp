@@ -1,10 +1,15 @@
 #include "backends/ring/ring_blocks.hpp"
 
+#include "core/error.hpp"
+
 namespace minictx {
 
-ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t share_len) {
+ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t q_len, int64_t k_len) {
+  if (!causal) return {{0, q_len}, {0, k_len}};
+  require(q_len == k_len, "active_rows: a causal block needs as many query rows as key rows");
+  const int64_t share_len = q_len;
   const RowRange all{0, share_len};
-  if (!causal || j == r) return {all, all};
+  if (j == r) return {all, all};
   switch (kind) {
     case LayoutKind::contiguous:  // earlier shares are wholly visible, later ones not at all
       if (j < r) return {all, all};

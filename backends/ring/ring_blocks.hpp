@@ -18,10 +18,13 @@ struct ActiveRows {
   bool empty() const { return q.len == 0 || k.len == 0; }
 };
 
-// Which rows of the block (queries of ring rank r, keys of ring rank j) a ring step must
-// compute, for shares of `share_len` rows laid out by `kind` (ALGORITHMS.md, "Ring
-// attention, three layouts"). Only work is saved here: the kernel masks by global
-// position, so the rules never decide correctness, only that no visible pair is left out.
-ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t share_len);
+// Which rows of the block (the first q_len query rows of ring rank r's share, the first
+// k_len key rows of ring rank j's) a ring step must compute, for shares laid out by
+// `kind` (ALGORITHMS.md, "Ring attention, three layouts"). With a causal mask q_len ==
+// k_len: whole shares, or with stripe the same first rows of every share (themselves a
+// stripe layout of a shorter sequence). Only work is saved here: the kernel masks by
+// global position, so the rules never decide correctness, only that no visible pair is
+// left out.
+ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t q_len, int64_t k_len);
 
 }  // namespace minictx

@@ -22,6 +22,7 @@
 
 #include "backends/ring/ring_blocks.hpp"
 #include "core/error.hpp"
+#include "device/sequence_slices.hpp"
 
 namespace minictx {
 namespace {
@@ -59,11 +60,32 @@ int64_t RingEngine::buffer_floats(int64_t rows, int64_t q_width, int64_t kv_widt
 
 void RingEngine::forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
                          Tensor& lse) {
-  const int r = walk_.rank();
   require_share(s, k, layout_);
+  forward_rows(s, q, k, v, o, lse);
+}
+
+void RingEngine::forward_query_prefix(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                                      Tensor& lse) {
+  require(layout_.kind() == LayoutKind::stripe || positions_.size() == 1,
+          "ring engine: a query prefix needs the stripe layout or a group of one");
+  require_share(s, k, layout_);
+  if (!s.causal) {
+    forward_rows(s, q, k, v, o, lse);
+    return;
+  }
+  const int64_t n = matrix_rows(q) / s.batch;
+  const Tensor k_first = slice_rows(dev_, k, s.batch, 0, n, {s.batch * n, matrix_cols(k)});
+  const Tensor v_first = slice_rows(dev_, v, s.batch, 0, n, {s.batch * n, matrix_cols(v)});
+  forward_rows(s, q, k_first, v_first, o, lse);
+}
+
+void RingEngine::forward_rows(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                              Tensor& lse) {
+  const int r = walk_.rank();
+  const int64_t q_rows = matrix_rows(q) / s.batch, k_rows = matrix_rows(k) / s.batch;
   dev_.attn_init(o, lse);
   walk_.forward(dev_, {&k, &v}, [&](int j, PackedTensors& kv) {
-    const ActiveRows a = active_rows(layout_.kind(), s.causal, r, j, layout_.outer_len());
+    const ActiveRows a = active_rows(layout_.kind(), s.causal, r, j, q_rows, k_rows);
     if (!a.empty())
       dev_.attn_fwd(s, {block_rows(q, positions_[size_t(r)], a.q), block_rows(kv[0], positions_[size_t(j)], a.k),
                         block_rows(kv[1], positions_[size_t(j)], a.k), &o, &lse});
@@ -80,7 +102,7 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
   if (traffic_ == BackwardTraffic::kv) {
     dev_.fill(dq, 0.0f);
     walk_.backward(dev_, {&k, &v}, {&dk, &dv}, [&](int j, PackedTensors& kv, PackedTensors& grads) {
-      const ActiveRows a = active_rows(layout_.kind(), s.causal, r, j, layout_.outer_len());
+      const ActiveRows a = active_rows(layout_.kind(), s.causal, r, j, layout_.outer_len(), layout_.outer_len());
       if (a.empty()) return false;
       const std::vector<int64_t>& theirs = positions_[size_t(j)];
       dev_.attn_bwd(s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k), block_rows(kv[1], theirs, a.k),
@@ -93,7 +115,7 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
   dev_.fill(dk, 0.0f);
   dev_.fill(dv, 0.0f);
   walk_.backward(dev_, {&q, &dout, &lse, &delta}, {&dq}, [&](int j, PackedTensors& side, PackedTensors& grads) {
-    const ActiveRows a = active_rows(layout_.kind(), s.causal, j, r, layout_.outer_len());
+    const ActiveRows a = active_rows(layout_.kind(), s.causal, j, r, layout_.outer_len(), layout_.outer_len());
     if (a.empty()) return false;
     dev_.attn_bwd(s, {block_rows(side[0], positions_[size_t(j)], a.q), block_rows(k, mine, a.k),
                       block_rows(v, mine, a.k), &side[1], &side[2], &side[3], &grads[0], &dk, &dv});

@@ -35,8 +35,17 @@ class RingEngine {
   void forward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse);
   void backward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                 const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv);
+  // forward() for the queries in the first n rows of each batch of the share only (q, o:
+  // B·n rows; lse: [B, H, n]); k and v whole. Needs the stripe layout or a group of one:
+  // those rows are then the sequence's first n·C tokens, so under a causal mask they see
+  // only keys in the first n rows of every share, and only those travel.
+  void forward_query_prefix(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                            Tensor& lse);
 
  private:
+  // The forward over the first rows of every share: as many as q (and o, lse) and k, v hold.
+  void forward_rows(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse);
+
   RingWalk walk_;
   Device& dev_;
   SequenceLayout layout_;

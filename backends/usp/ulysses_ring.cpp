@@ -1,6 +1,7 @@
 #include "backends/usp/ulysses_ring.hpp"
 
 #include "backends/ulysses/head_exchange.hpp"
+#include "core/error.hpp"
 
 namespace minictx {
 namespace {
@@ -31,6 +32,13 @@ class UlyssesRing final : public AttentionBackend {
       exchange_->backward(*ring_, s, q, k, v, o, lse, dout, dq, dk, dv);
     else
       ring_->backward(s, q, k, v, o, lse, dout, dq, dk, dv);
+  }
+
+  // Without a head exchange only: validate_backend refuses selective_half otherwise.
+  void forward_query_prefix(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                            Tensor& lse) override {
+    require(!exchange_, "a query prefix cannot cross a head exchange");
+    ring_->forward_query_prefix(s, q, k, v, o, lse);
   }
 
  private:

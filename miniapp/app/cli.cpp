@@ -140,7 +140,7 @@ std::vector<std::string> skip_reasons(const std::vector<SweepPoint>& points, con
   for (const auto& p : points) {
     std::string reason;
     try {
-      find_backend(p.config.attention.backend).validate(p.config, topology);
+      validate_backend(p.config, topology);
     } catch (const InputError& e) {
       if (points.size() == 1) throw;
       reason = e.what();
@@ -317,7 +317,7 @@ int cmd_verify(const VerifyOptions& o) {
         const Deck deck = load_deck(o.deck);
         points = deck.expand();
         auto mpi = MpiComm::world(points.front().config.topology.ranks_per_node);
-        for (const auto& p : points) find_backend(p.config.attention.backend).validate(p.config, mpi->topology());
+        for (const auto& p : points) validate_backend(p.config, mpi->topology());
         if (!o.dump.empty() && points.size() > 1) input_error("--dump takes a deck with a single point");
         if (!o.dump.empty() && std::filesystem::exists(o.dump))
           input_error("--dump " + o.dump + ": file exists; remove it or choose another name");

@@ -22,8 +22,15 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
   const double per_layer = rows * (5.0 * m.d_model + 2 * qd + 2 * kvd + 3.0 * m.ffn_hidden) * 4;
   double bytes = 0;
   if (c.run.mode == Mode::model) {
-    const double kept = c.run.fwd_only ? 1 : c.run.checkpointing == Checkpointing::none ? m.layers : 1;
-    bytes = 2.0 * double(m.n_params()) * 4 + per_layer * (kept + 1) + rows * m.d_model * 4 * (m.layers + 3);
+    const Checkpointing ckpt = c.run.checkpointing;
+    const double kept = c.run.fwd_only ? 1 : ckpt == Checkpointing::none ? m.layers : 1;
+    // Selective checkpointing keeps every layer's attention output and LSE, or half of them.
+    const double attention_kept = c.run.fwd_only                            ? 0
+                                  : ckpt == Checkpointing::selective      ? 1
+                                  : ckpt == Checkpointing::selective_half ? 0.5
+                                                                          : 0;
+    bytes = 2.0 * double(m.n_params()) * 4 + per_layer * (kept + 1) + rows * m.d_model * 4 * (m.layers + 3) +
+            attention_kept * m.layers * rows * (qd + m.heads) * 4;
   } else {
     bytes = rows * (6 * qd + 6 * kvd) * 4;
   }
@@ -39,12 +46,11 @@ void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device
 }
 
 PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const std::function<void()>& between) {
-  const BackendInfo& info = find_backend(cfg.attention.backend);
-  info.validate(cfg, world.group_topology());
+  validate_backend(cfg, world.group_topology());
   device.memory().reset_peak();
   PhaseTimer timer;
   timer.set_fence([&device] { device.synchronize(); });
-  auto backend = info.create(world, device, cfg);
+  auto backend = find_backend(cfg.attention.backend).create(world, device, cfg);
   std::unique_ptr<LayerStack> model;
   std::unique_ptr<AttentionStep> attention;
   const bool with_backward = !cfg.run.fwd_only;

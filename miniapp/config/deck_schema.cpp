@@ -126,7 +126,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(member_key("run.fwd_only", &R::run, &RunSettings::fwd_only, Kind::boolean));
   k.push_back(integer("run.warmup", &R::run, &RunSettings::warmup, 0));
   k.push_back(integer("run.iters", &R::run, &RunSettings::iters, 1));
-  k.push_back(enumeration("run.checkpointing", &R::run, &RunSettings::checkpointing, 3));
+  k.push_back(enumeration("run.checkpointing", &R::run, &RunSettings::checkpointing, 4));
   k.push_back(enumeration("run.dtype", &R::run, &RunSettings::dtype, 3));
   k.push_back(member_key("run.device", &R::run, &RunSettings::device, Kind::choice, {"kokkos", "cuda"}));
   k.push_back(member_key("run.comm", &R::run, &RunSettings::comm, Kind::choice, {"mpi", "nccl"}));

@@ -21,6 +21,8 @@ const char* to_string(Checkpointing c) {
       return "full";
     case Checkpointing::selective:
       return "selective";
+    case Checkpointing::selective_half:
+      return "selective_half";
   }
   return "?";
 }

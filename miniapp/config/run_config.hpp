@@ -5,7 +5,7 @@
 namespace minictx {
 
 enum class Mode { attention, model };
-enum class Checkpointing { none, full, selective };
+enum class Checkpointing { none, full, selective, selective_half };
 enum class DType { f32, bf16, f16 };
 
 const char* to_string(Mode);

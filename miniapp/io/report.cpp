@@ -157,6 +157,7 @@ std::string burst_variant(const PointResult& p) {
   const bool double_ring = intra == "ring";
   const std::string inner = double_ring ? "DoubleRing" : intra == "ulysses" ? "Ulysses(intra node)" : intra;
   if (ckpt == "selective") return std::string(double_ring ? "(C)" : "(D)") + " BurstAttention w. " + inner;
+  if (ckpt == "selective_half") return "BurstAttention w. " + inner + " w. seq-wise Selective Checkpointing";
   if (ckpt == "full")
     return std::string(double_ring ? "(A)" : "(B)") + " BurstAttention w. " + inner + " w/o Selective Checkpointing";
   return "BurstAttention w. " + inner + " (checkpointing: " + ckpt + ")";

@@ -40,7 +40,8 @@ Table mpt_table(const std::vector<PointResult>& points);
 // The BurstAttention variant of a point, from its labels: backend burst with intra ring
 // is "DoubleRing", with intra ulysses "Ulysses(intra node)"; checkpointing full gives
 // "(A)"/"(B) BurstAttention w. ... w/o Selective Checkpointing", selective "(C)"/"(D)
-// BurstAttention w. ...". Any other backend is named "backend (ring_type)".
+// BurstAttention w. ...", selective_half "BurstAttention w. ... w. seq-wise Selective
+// Checkpointing". Any other backend is named "backend (ring_type)".
 std::string burst_variant(const PointResult& p);
 
 // The BurstAttention figures as a table: Model | SeqLen (T) | # GPUs | GPU | Variant | MFU |

@@ -25,12 +25,17 @@ StepFlops step_flops(const RunConfig& c) {
     f.model_causal = f.hardware_causal = dense + attn_causal;
     return f;
   }
-  const double dense_mult = c.run.checkpointing == Checkpointing::none ? 3 : 4;
-  const double attn_mult = c.run.checkpointing == Checkpointing::full ? 4 : 3;
+  const Checkpointing ckpt = c.run.checkpointing;
+  const double dense_mult = ckpt == Checkpointing::none ? 3 : 4;
+  // The attention recompute: all of it (full), none (selective), or the first half of the
+  // queries (selective_half): half the rows against all keys, a quarter of the causal
+  // work when they see only the first half of the keys.
+  const double recompute = ckpt == Checkpointing::full ? 1 : ckpt == Checkpointing::selective_half ? 0.5 : 0;
+  const double recompute_causal = ckpt == Checkpointing::selective_half && c.attention.causal ? 0.25 : recompute;
   f.model = 3 * (dense + attn);
   f.model_causal = 3 * (dense + attn_causal);
-  f.hardware = dense_mult * dense + attn_mult * attn;
-  f.hardware_causal = dense_mult * dense + attn_mult * attn_causal;
+  f.hardware = dense_mult * dense + (3 + recompute) * attn;
+  f.hardware_causal = dense_mult * dense + (3 + recompute_causal) * attn_causal;
   return f;
 }
 

@@ -17,7 +17,9 @@ double attention_fwd_flops(const RunConfig&);
 
 // MPT: flops_per_seq = 2·n_params·S; attn_flops_per_seq = layers·2·2·d_model·S²;
 // model = 3·(both), hardware = 4·(both) with full checkpointing, 4·dense + 3·attention
-// with selective checkpointing (attention is not recomputed), 3·(both) without.
+// with selective checkpointing (attention is not recomputed), 4·dense + 3.5·attention
+// with selective_half (half the queries recomputed; 3.25 in the causal-exact count),
+// 3·(both) without.
 StepFlops step_flops(const RunConfig&);
 
 }  // namespace minictx

@@ -1,5 +1,6 @@
 #include "model/layer_stack.hpp"
 
+#include "device/sequence_slices.hpp"
 #include "model/attention_step.hpp"
 #include "model/shard_data.hpp"
 
@@ -32,6 +33,7 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
   shape_ = attention_shape(cfg, layout);
   positions_ = layout.positions(backend.part());
   rows_ = int64_t(cfg.sequence.batch) * layout.local_len();
+  first_half_ = layout.local_len() / 2;
 
   layers_.resize(size_t(m.layers));
   for (int l = 0; l < m.layers; ++l) {
@@ -58,7 +60,7 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
 
 Tensor LayerStack::alloc_rows(int64_t cols) { return dev_.alloc({rows_, cols}); }
 
-void LayerStack::forward_layer(int l, Activations& s, Tensor& y, bool reuse_attention) {
+void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention attention) {
   const ModelShape& m = cfg_.model;
   auto& w = layers_[size_t(l)].w;
   const int64_t qd = int64_t(m.heads) * m.head_dim, kvd = int64_t(m.kv_heads) * m.head_dim;
@@ -73,12 +75,14 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, bool reuse_atte
   dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wv)], 0.0f, s.v);
   dev_.rope(s.q, m.heads, positions_, m.rope_theta, false);
   dev_.rope(s.k, m.kv_heads, positions_, m.rope_theta, false);
-  if (!reuse_attention) {
+  if (attention == Attention::compute) {
     s.o = alloc_rows(qd);
     s.lse = dev_.alloc({int64_t(cfg_.sequence.batch), int64_t(m.heads), backend_.layout().local_len()});
     auto t = timer_.scope("attention_fwd");
     backend_.forward(shape_, s.q, s.k, s.v, s.o, s.lse);
-    ++attention_forward_calls_;
+    attention_query_rows_ += rows_;
+  } else if (attention == Attention::first_half) {
+    recompute_first_half(s);
   }
   s.x2 = alloc_rows(m.d_model);
   dev_.copy(s.x2, s.x);
@@ -95,6 +99,46 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, bool reuse_atte
   y = alloc_rows(m.d_model);
   dev_.copy(y, s.x2);
   dev_.gemm(false, false, 1.0f, s.m, w[size_t(Weight::w2)], 1.0f, y);
+}
+
+// Under a causal mask the later half of the rows carries three quarters of the attention
+// work, so it is the half kept.
+LayerStack::Activations LayerStack::kept_for_recompute(const Activations& s) const {
+  Activations kept;
+  kept.x = s.x;
+  const Checkpointing ckpt = cfg_.run.checkpointing;
+  if (ckpt == Checkpointing::selective) {
+    kept.o = s.o;
+    kept.lse = s.lse;
+  } else if (ckpt == Checkpointing::selective_half) {
+    const int64_t b = cfg_.sequence.batch, h = cfg_.model.heads, later = backend_.layout().local_len() - first_half_;
+    kept.o = slice_rows(dev_, s.o, b, first_half_, later, {b * later, matrix_cols(s.o)});
+    kept.lse = slice_rows(dev_, s.lse, b * h, first_half_, later, {b, h, later});
+  }
+  return kept;
+}
+
+void LayerStack::recompute_first_half(Activations& s) {
+  const int64_t b = cfg_.sequence.batch, h = cfg_.model.heads, len = backend_.layout().local_len();
+  const int64_t n = first_half_, later = len - n;
+  Tensor o = alloc_rows(matrix_cols(s.q));
+  Tensor lse = dev_.alloc({b, h, len});
+  place_rows(dev_, o, b, n, later, s.o);
+  place_rows(dev_, lse, b * h, n, later, s.lse);
+  if (n > 0) {
+    const Tensor q_first = slice_rows(dev_, s.q, b, 0, n, {b * n, matrix_cols(s.q)});
+    Tensor o_first = dev_.alloc({b * n, matrix_cols(s.q)});
+    Tensor lse_first = dev_.alloc({b, h, n});
+    {
+      auto t = timer_.scope("attention_fwd");
+      backend_.forward_query_prefix(shape_, q_first, s.k, s.v, o_first, lse_first);
+    }
+    attention_query_rows_ += b * n;
+    place_rows(dev_, o, b, 0, n, o_first);
+    place_rows(dev_, lse, b * h, 0, n, lse_first);
+  }
+  s.o = o;
+  s.lse = lse;
 }
 
 void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor& dx) {
@@ -142,7 +186,7 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
 
 double LayerStack::step(bool with_backward) {
   const Checkpointing ckpt = cfg_.run.checkpointing;
-  attention_forward_calls_ = 0;
+  attention_query_rows_ = 0;
   Tensor x = x0_;
   {
     auto t = timer_.scope("forward");
@@ -150,20 +194,12 @@ double LayerStack::step(bool with_backward) {
       Activations& s = saved_[size_t(l)];
       s = Activations{};
       s.x = x;
-      forward_layer(l, s, x, false);
-      // Checkpointing drops what the backward can recompute: everything but the layer
-      // input (full), or everything but the input and the attention output (selective).
-      if (!with_backward) {
+      forward_layer(l, s, x, Attention::compute);
+      // Checkpointing drops what the backward can recompute.
+      if (!with_backward)
         s = Activations{};
-      } else if (ckpt != Checkpointing::none) {
-        Activations kept;
-        kept.x = s.x;
-        if (ckpt == Checkpointing::selective) {
-          kept.o = s.o;
-          kept.lse = s.lse;
-        }
-        s = kept;
-      }
+      else if (ckpt != Checkpointing::none)
+        s = kept_for_recompute(s);
     }
   }
   y_ = x;
@@ -174,13 +210,16 @@ double LayerStack::step(bool with_backward) {
   auto t = timer_.scope("backward");
   for (auto& layer : layers_)
     for (auto& grad : layer.grad) dev_.fill(grad, 0.0f);
+  const Attention recompute_attention = ckpt == Checkpointing::full        ? Attention::compute
+                                        : ckpt == Checkpointing::selective ? Attention::kept
+                                                                           : Attention::first_half;
   Tensor dy = loss_coef_;
   for (int l = layers() - 1; l >= 0; --l) {
     Activations& s = saved_[size_t(l)];
     if (ckpt != Checkpointing::none) {
       auto r = timer_.scope("recompute");
       Tensor unused;
-      forward_layer(l, s, unused, ckpt == Checkpointing::selective);
+      forward_layer(l, s, unused, recompute_attention);
     }
     Tensor dx;
     backward_layer(l, s, dy, dx);

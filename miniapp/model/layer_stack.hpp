@@ -26,8 +26,9 @@ class LayerStack {
   const Tensor& input_grad() const { return dx_; }
   const Tensor& weight_grad(int layer, Weight w) const { return layers_[size_t(layer)].grad[size_t(w)]; }
   int layers() const { return int(layers_.size()); }
-  // Times the distributed attention ran in the last step (forward and recompute).
-  int attention_forward_calls() const { return attention_forward_calls_; }
+  // Query rows (this rank's, over all layers) the distributed attention forward ran over
+  // in the last step, recompute included: checkpointing's cost in attention.
+  int64_t attention_query_rows() const { return attention_query_rows_; }
 
  private:
   static constexpr size_t kWeights = size_t(Weight::count);
@@ -40,9 +41,18 @@ class LayerStack {
     Tensor x, h1, rstd1, q, k, v, o, lse, x2, h2, rstd2, a, u, m;
   };
 
+  // Where forward_layer's attention output comes from: the backend, what checkpointing
+  // kept (selective), or the backend for the first half of the rows joined to the kept
+  // second half (selective_half).
+  enum class Attention { compute, kept, first_half };
+
   Tensor alloc_rows(int64_t cols);
-  // Forward of layer l from acts.x; fills acts (attention outputs too, unless reuse_attention).
-  void forward_layer(int l, Activations& acts, Tensor& y, bool reuse_attention);
+  // Forward of layer l from acts.x; fills acts.
+  void forward_layer(int l, Activations& acts, Tensor& y, Attention attention);
+  // Checkpointing: what of a layer's activations the backward's recompute starts from.
+  Activations kept_for_recompute(const Activations& acts) const;
+  // selective_half: acts.o/lse hold the kept later rows; recompute the first half's.
+  void recompute_first_half(Activations& acts);
   void backward_layer(int l, Activations& acts, const Tensor& dy, Tensor& dx);
 
   const RunConfig& cfg_;
@@ -53,10 +63,11 @@ class LayerStack {
   AttnShape shape_;
   std::vector<int64_t> positions_;
   int64_t rows_ = 0;  // B · local length
+  int64_t first_half_ = 0;  // local rows per batch whose attention selective_half recomputes
   std::vector<LayerParams> layers_;
   std::vector<Activations> saved_;
   Tensor x0_, loss_coef_, y_, dx_;
-  int attention_forward_calls_ = 0;
+  int64_t attention_query_rows_ = 0;
 };
 
 }  // namespace minictx

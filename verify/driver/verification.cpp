@@ -77,9 +77,8 @@ std::string grad_name(int layer, Weight w) { return "grads/layer" + std::to_stri
 
 // One step of `cfg` on `comm`; the global outputs and gradients on every rank of it.
 Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
-  const BackendInfo& info = find_backend(cfg.attention.backend);
-  info.validate(cfg, comm.group_topology());  // the single-device reference: a group of one
-  auto backend = info.create(comm, dev, cfg);
+  validate_backend(cfg, comm.group_topology());  // the single-device reference: a group of one
+  auto backend = find_backend(cfg.attention.backend).create(comm, dev, cfg);
   const SequenceLayout& layout = backend->layout();
   const int part = backend->part(), batch = cfg.sequence.batch;
   const int64_t seq = cfg.sequence.length;

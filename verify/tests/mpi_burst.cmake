@@ -38,6 +38,21 @@ foreach(_intra ring ulysses)
                         --set run.checkpointing=${_ckpt} --set sequence.length=201 --set sequence.batch=2)
   endforeach()
 endforeach()
+# BurstAttention's seq-wise selective checkpointing: with stripe, the recompute runs the
+# double ring (intra: ring) for the first half of every rank's queries; odd local length
+# (201 → 204 over 4 ranks: 51 rows, 25 recomputed), bwd_comm q and kv.
+foreach(_bwd q kv)
+  minictx_verify_test(burst_ring_model_p4_selective_half_${_bwd} 4 ${_model} --set attention.intra=ring
+                      --set attention.ring_type=stripe --set attention.bwd_comm=${_bwd} --set topology.ranks_per_node=2
+                      --set model.layers=2 --set run.checkpointing=selective_half --set sequence.length=201
+                      --set sequence.batch=2)
+endforeach()
+minictx_verify_test(burst_ring_model_p8_n4_selective_half_full 8 ${_model} --set attention.intra=ring
+                    --set attention.ring_type=stripe --set topology.ranks_per_node=2 --set model.layers=1
+                    --set attention.causal=false --set run.checkpointing=selective_half --set sequence.length=250)
+minictx_error_test(burst_selective_half_ulysses 4 "selective_half recomputes half the query rows through a ring without a head exchange; attention.backend burst with Ulysses degree 2 cannot"
+                   verify ${_model} --set attention.intra=ulysses --set attention.ring_type=stripe
+                   --set topology.ranks_per_node=2 --set run.checkpointing=selective_half)
 
 minictx_error_test(burst_whole_nodes 6 "burst with intra: ulysses needs whole nodes, but the world size 6 is not a multiple of ranks_per_node 4"
                    verify --set attention.backend=burst --set attention.intra=ulysses --set topology.ranks_per_node=4)

@@ -34,6 +34,9 @@ foreach(_ckpt none full selective)
                       --set attention.window_size=2 --set topology.ranks_per_node=2 --set model.layers=2
                       --set run.checkpointing=${_ckpt} --set sequence.length=201 --set sequence.batch=2)
 endforeach()
+minictx_verify_test(double_ring_model_p4_w2_selective_half 4 ${_model} --set attention.ring_type=stripe
+                    --set attention.window_size=2 --set topology.ranks_per_node=2 --set model.layers=2
+                    --set run.checkpointing=selective_half --set sequence.length=201 --set sequence.batch=2)
 
 minictx_error_test(double_ring_window 4 "attention.window_size 3 does not divide the context size 4" verify
                    --set attention.backend=double_ring --set attention.window_size=3)

@@ -11,6 +11,11 @@ minictx_verify_test(local_single_device 1 --reference single-device)
 minictx_verify_test(local_model_ckpt_full 1 ${_tiny} --set run.checkpointing=full --set sequence.length=200)
 minictx_verify_test(local_model_ckpt_selective 1 ${_tiny} --set run.checkpointing=selective
                     --set sequence.length=200)
+# selective_half: the recompute runs the attention of the first half of the queries only.
+foreach(_causal true false)
+  minictx_verify_test(local_model_ckpt_selective_half_causal_${_causal} 1 ${_tiny}
+                      --set run.checkpointing=selective_half --set attention.causal=${_causal} --set sequence.length=201)
+endforeach()
 
 minictx_error_test(local_on_two_ranks 2 "attention.backend local runs on 1 rank" verify)
 minictx_error_test(unknown_key 2 "did you mean 'attention.ring_type'" run --set attention.ring_typ=zigzag)

@@ -35,6 +35,20 @@ minictx_verify_test(ring_model_p3_mha_full 3 ${_model} --set attention.ring_type
                     --set model.kv_heads=8 --set attention.causal=false --set sequence.length=100)
 minictx_verify_test(ring_model_p3_ckpt_full 3 ${_model} --set attention.ring_type=zigzag --set model.layers=2
                     --set run.checkpointing=full --set sequence.length=100)
+# selective_half over a stripe ring: the recompute's ring carries only the first half of
+# every rank's K/V under a causal mask (the keys the first half's queries see), all of it
+# without one. 3 ranks, 100 → 102 tokens: 34 local rows, 17 recomputed; the single-device
+# reference runs the same policy through the local backend.
+foreach(_causal true false)
+  minictx_verify_test(ring_model_p3_ckpt_selective_half_causal_${_causal} 3 ${_model} --set attention.ring_type=stripe
+                      --set model.layers=2 --set run.checkpointing=selective_half --set attention.causal=${_causal}
+                      --set sequence.length=100 --set sequence.batch=2)
+endforeach()
+minictx_verify_test(ring_model_p4_ckpt_selective_half_single_device 4 ${_model} --set attention.ring_type=stripe
+                    --set model.layers=2 --set run.checkpointing=selective_half --set sequence.length=150
+                    --reference single-device)
+minictx_error_test(selective_half_zigzag 2 "run.checkpointing selective_half needs attention.ring_type stripe"
+                   verify ${_model} --set attention.ring_type=zigzag --set run.checkpointing=selective_half)
 minictx_verify_test(ring_zigzag_p4_single_device 4 ${_attn} --set attention.ring_type=zigzag
                     --set sequence.length=998 --reference single-device)
 

@@ -22,3 +22,5 @@ minictx_error_test(ulysses_degree_kv_heads 4 "neither divides nor is a multiple 
                    --set attention.backend=ulysses --set model.heads=12 --set model.kv_heads=6)
 minictx_error_test(ulysses_explicit_degree 4 "attention.ulysses_degree 2 does not apply to backend ulysses" run
                    --set attention.backend=ulysses --set attention.ulysses_degree=2)
+minictx_error_test(ulysses_selective_half 2 "selective_half recomputes half the query rows through a ring without a head exchange; attention.backend ulysses cannot"
+                   run --set attention.backend=ulysses --set run.checkpointing=selective_half)

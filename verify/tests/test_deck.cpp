@@ -126,6 +126,7 @@ TEST(Deck, EnumNamesAreTheDeckSpellings) {
   EXPECT_STREQ(to_string(Checkpointing::none), "none");
   EXPECT_STREQ(to_string(Checkpointing::full), "full");
   EXPECT_STREQ(to_string(Checkpointing::selective), "selective");
+  EXPECT_STREQ(to_string(Checkpointing::selective_half), "selective_half");
   EXPECT_STREQ(to_string(DType::f32), "fp32");
   EXPECT_STREQ(to_string(DType::bf16), "bf16");
   EXPECT_STREQ(to_string(DType::f16), "fp16");
@@ -136,6 +137,8 @@ TEST(Deck, EnumNamesAreTheDeckSpellings) {
   EXPECT_EQ(c.run.mode, Mode::attention);
   EXPECT_EQ(c.run.checkpointing, Checkpointing::selective);
   EXPECT_EQ(c.run.dtype, DType::f16);
+  EXPECT_EQ(deck("run: {checkpointing: selective_half}\nmachine: {profile: measure}\n").resolve().run.checkpointing,
+            Checkpointing::selective_half);
 }
 
 TEST(Deck, EveryKeyIsRead) {

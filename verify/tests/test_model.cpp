@@ -1,5 +1,6 @@
-// The layer stack on one rank against the fp64 reference, and checkpointing: none, full
-// and selective give the same loss and gradients; selective never re-runs attention.
+// The layer stack on one rank against the fp64 reference, and checkpointing: none, full,
+// selective and selective_half give the same loss and gradients; selective never re-runs
+// attention, selective_half for half the rows; HFU counts what each recomputes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include "comm/mpi_comm.hpp"
 #include "core/phase_timer.hpp"
 #include "device/kokkos_device.hpp"
+#include "model/flops.hpp"
 #include "model/layer_stack.hpp"
 #include "reference/reference.hpp"
 
@@ -35,7 +37,7 @@ RunConfig tiny(int64_t len, bool causal) {
 struct Grads {
   double loss;
   std::vector<float> y, dx, dwq;
-  int attention_calls;
+  int64_t attention_rows;
 };
 
 Grads run(const RunConfig& cfg) {
@@ -54,7 +56,7 @@ Grads run(const RunConfig& cfg) {
   g.y = get(model.output());
   g.dx = get(model.input_grad());
   g.dwq = get(model.weight_grad(0, Weight::wq));
-  g.attention_calls = model.attention_forward_calls();
+  g.attention_rows = model.attention_query_rows();
   return g;
 }
 
@@ -106,9 +108,55 @@ TEST(LayerStack, CheckpointingChangesNeitherLossNorGradients) {
   EXPECT_EQ(none.dx, selective.dx);
   EXPECT_EQ(none.dwq, full.dwq);
   EXPECT_EQ(none.dwq, selective.dwq);
-  // Attention runs once per layer, again per layer under full checkpointing, and never
-  // again under selective checkpointing.
-  EXPECT_EQ(none.attention_calls, 2);
-  EXPECT_EQ(full.attention_calls, 4);
-  EXPECT_EQ(selective.attention_calls, 2);
+  // Attention runs over every row once per layer (2 layers, batch 2, 40 rows), again under
+  // full checkpointing, and never again under selective checkpointing.
+  EXPECT_EQ(none.attention_rows, 2 * 80);
+  EXPECT_EQ(full.attention_rows, 4 * 80);
+  EXPECT_EQ(selective.attention_rows, 2 * 80);
+}
+
+// selective_half recomputes the attention of the first half of the rows only (batch 2 ×
+// 20 per layer) and keeps the rest. Its recompute runs the kernel on fewer rows, so its
+// GEMMs have other shapes: equal to rounding, not bit for bit.
+TEST(LayerStack, HalfRecomputeChangesNeitherLossNorGradients) {
+  for (bool causal : {true, false}) {
+    RunConfig cfg = tiny(41, causal);
+    const Grads none = run(cfg);
+    cfg.run.checkpointing = Checkpointing::selective_half;
+    const Grads half = run(cfg);
+    EXPECT_NEAR(half.loss, none.loss, 1e-6 * std::fabs(none.loss));
+    std::vector<double> dx(none.dx.begin(), none.dx.end()), dwq(none.dwq.begin(), none.dwq.end());
+    EXPECT_LT(rel_err(half.dx, dx), 1e-6);
+    EXPECT_LT(rel_err(half.dwq, dwq), 1e-6);
+    EXPECT_EQ(half.attention_rows, 2 * 82 + 2 * 2 * 20);
+  }
+}
+
+// The MPT counts: model = 3·(dense + attention) whatever the policy; the hardware count
+// adds the recompute (dense once, attention all, none or half of it; causal-exact: a
+// quarter, since the first half's queries see only the first half's keys).
+TEST(StepFlops, HardwareCountsWhatCheckpointingRecomputes) {
+  RunConfig cfg = tiny(4096, true);
+  cfg.run.mode = Mode::model;
+  const StepFlops none = step_flops(cfg);
+  const double attn = 2 * (none.model - none.model_causal) / 3, dense = none.model / 3 - attn;
+  ASSERT_GT(attn, 0);
+  ASSERT_GT(dense, 0);
+  EXPECT_DOUBLE_EQ(none.hardware, none.model);
+  const struct {
+    Checkpointing ckpt;
+    double attn_mult, attn_causal_mult;
+  } cases[] = {{Checkpointing::full, 4, 4}, {Checkpointing::selective, 3, 3}, {Checkpointing::selective_half, 3.5, 3.25}};
+  for (const auto& c : cases) {
+    cfg.run.checkpointing = c.ckpt;
+    const StepFlops f = step_flops(cfg);
+    EXPECT_DOUBLE_EQ(f.model, none.model) << to_string(c.ckpt);
+    EXPECT_NEAR(f.hardware, 4 * dense + c.attn_mult * attn, 1e-12 * f.hardware) << to_string(c.ckpt);
+    EXPECT_NEAR(f.hardware_causal, 4 * dense + c.attn_causal_mult * attn / 2, 1e-12 * f.hardware)
+        << to_string(c.ckpt);
+  }
+  cfg.attention.causal = false;
+  cfg.run.checkpointing = Checkpointing::selective_half;
+  const StepFlops full_mask = step_flops(cfg);
+  EXPECT_DOUBLE_EQ(full_mask.hardware_causal, full_mask.hardware);
 }

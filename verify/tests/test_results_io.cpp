@@ -541,6 +541,8 @@ TEST(Report, BurstVariantsComeFromTheLabels) {
   EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "selective", 0)), "(C) BurstAttention w. DoubleRing");
   EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ulysses", "selective", 0)),
             "(D) BurstAttention w. Ulysses(intra node)");
+  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "selective_half", 0)),
+            "BurstAttention w. DoubleRing w. seq-wise Selective Checkpointing");
   EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "none", 0)),
             "BurstAttention w. DoubleRing (checkpointing: none)");
   EXPECT_EQ(burst_variant(full_point("p")), "ring (zigzag)");

@@ -1,6 +1,8 @@
 // What a ring step computes, without MPI: the active-block rules miss no visible pair
 // and compute no row without one. The messages and their bytes are checked under
 // mpiexec (tests/mpi_*.cmake, bytes_* tests).
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "backends/ring/ring_blocks.hpp"
@@ -23,7 +25,7 @@ TEST(RingBlocks, CoverEveryVisiblePairAndOnlyUsefulRows) {
           for (int r = 0; r < P; ++r)
             for (int j = 0; j < P; ++j) {
               const auto qpos = layout.outer_positions(r), kpos = layout.outer_positions(j);
-              const ActiveRows a = active_rows(kind, causal, r, j, share);
+              const ActiveRows a = active_rows(kind, causal, r, j, share, share);
               std::vector<bool> q_used(static_cast<size_t>(share), false), k_used(q_used);
               for (int64_t i = 0; i < share; ++i)
                 for (int64_t m = 0; m < share; ++m) {
@@ -39,4 +41,31 @@ TEST(RingBlocks, CoverEveryVisiblePairAndOnlyUsefulRows) {
                 EXPECT_TRUE(k_used[size_t(m)]) << "key row " << m << " computed for nothing, r " << r << " j " << j;
             }
       }
+}
+
+// The half recompute of checkpointing: selective_half runs the ring over the first n rows
+// of every share; with stripe those rows are the sequence's first n·P tokens, so a query
+// among them sees only keys among them (RingEngine::forward_query_prefix).
+TEST(RingBlocks, StripeFirstRowsOfEveryShareAreTheSequenceStart) {
+  for (int P : {1, 2, 3, 5})
+    for (int64_t share : {2, 5, 8}) {
+      const SequenceLayout layout(LayoutKind::stripe, share * P, P);
+      for (int64_t n = 1; n <= share; ++n) {
+        std::vector<int64_t> first;
+        for (int j = 0; j < P; ++j) {
+          const auto pos = layout.outer_positions(j);
+          first.insert(first.end(), pos.begin(), pos.begin() + n);
+        }
+        std::sort(first.begin(), first.end());
+        for (int64_t t = 0; t < n * P; ++t) ASSERT_EQ(first[size_t(t)], t) << "P " << P << " share " << share << " n " << n;
+      }
+    }
+}
+
+TEST(RingBlocks, WithoutAMaskEveryQueryRowMeetsEveryKeyRow) {
+  const ActiveRows a = active_rows(LayoutKind::stripe, false, 2, 1, 3, 7);
+  EXPECT_EQ(a.q.begin, 0);
+  EXPECT_EQ(a.q.len, 3);
+  EXPECT_EQ(a.k.begin, 0);
+  EXPECT_EQ(a.k.len, 7);
 }

@@ -1,0 +1,40 @@
+#include "backends/backend.hpp"
+
+#include "backends/parallel_degrees.hpp"
+#include "core/error.hpp"
+
+namespace minictx {
+namespace {
+
+// The half recompute runs the ring engine (or the local kernel) over the first half of
+// every rank's query rows. Those rows must be the sequence's first half, so their queries
+// see only keys among them: true of stripe shares and of a single rank, not of a head
+// exchange (each rank's rows are then pieces of a longer share) nor of contiguous and
+// zigzag shares.
+void validate_query_prefix(const RunConfig& cfg, const Topology& topology) {
+  const std::string& b = cfg.attention.backend;
+  const ParallelDegrees d = parallel_degrees(cfg, topology);
+  const bool ring_family = b == "local" || b == "ring" || b == "usp" || b == "double_ring" || b == "burst";
+  if (!ring_family || d.ulysses > 1)
+    input_error("run.checkpointing selective_half recomputes half the query rows through a ring without a head "
+                "exchange; attention.backend " + b +
+                (ring_family ? " with Ulysses degree " + std::to_string(d.ulysses) : std::string()) +
+                " cannot (use ring, usp or double_ring with ulysses_degree 1, burst with intra: ring, or local)");
+  if (d.context > 1 && cfg.attention.ring_type != "stripe")
+    input_error("run.checkpointing selective_half needs attention.ring_type stripe, where the first half of every "
+                "rank's rows is the sequence's first half (got " + cfg.attention.ring_type + ")");
+}
+
+}  // namespace
+
+void validate_backend(const RunConfig& cfg, const Topology& topology) {
+  find_backend(cfg.attention.backend).validate(cfg, topology);
+  if (cfg.run.checkpointing == Checkpointing::selective_half) validate_query_prefix(cfg, topology);
+}
+
+void AttentionBackend::forward_query_prefix(const AttnShape&, const Tensor&, const Tensor&, const Tensor&, Tensor&,
+                                            Tensor&) {
+  require(false, "this attention backend cannot run the forward of a query prefix (validate_backend refuses it)");
+}
+
+}  // namespace minictx
