@@ -3,16 +3,23 @@
 
 Run with the system Python and Debian's python3-torch (not a CI dependency):
     /usr/bin/python3 ci/bench_torch_sdpa_cpu.py --seq 1024,2048,4096,8192 --head-dim 64,128
-One thread (as minictx: one rank per core). FLOPs by the same FlashAttention convention:
-forward 4*S^2*H*D (halved when causal), forward+backward 3.5x. The calibration is a
-1024^3 float32 matmul through torch's BLAS, best of 5, as minictx's; --clock cpu times
-by the thread's CPU time, as `minictx bench --clock cpu`.
+One thread (as minictx: one rank per core): torch's own and its BLAS's, which otherwise
+starts a thread per core. FLOPs by the same FlashAttention convention: forward
+4*S^2*H*D (halved when causal), forward+backward 3.5x. The calibration is a 1024^3
+float32 matmul through torch's BLAS, best of 5, as minictx's; --clock cpu times by the
+process's CPU time (every thread's, in case a library starts one anyway), as
+`minictx bench --clock cpu` does for its single thread.
 """
 import argparse
+import os
 import resource
 import time
 
-import torch
+# Read by the BLAS and OpenMP runtimes when torch loads them: set before the import.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import torch  # noqa: E402
 import torch.nn.functional as F
 
 
@@ -51,10 +58,10 @@ def main():
     p.add_argument("--mask", choices=["causal", "full", "both"], default="both")
     p.add_argument("--min-seconds", type=float, default=1.0)
     p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
-                   help="cpu: thread CPU time, as `minictx bench --clock cpu`")
+                   help="cpu: the process's CPU time, as `minictx bench --clock cpu`")
     a = p.parse_args()
     global CLOCK
-    CLOCK = time.thread_time if a.clock == "cpu" else time.perf_counter
+    CLOCK = time.process_time if a.clock == "cpu" else time.perf_counter
     torch.set_num_threads(1)
     torch.manual_seed(0)
     cal = calibration_gflops()

@@ -15,6 +15,8 @@
 // For a plain ring (W = 1, w = P) and MHA, the q backward sends (3P−2)·m + 2(P−1)·BLH
 // floats against the kv backward's (4P−2)·m: → 3/4 as P grows. With GQA (H > Hkv)
 // the Q side is the bigger one and kv is cheaper.
+// The query-prefix forward (selective_half's recompute) is the forward with L = the
+// first n rows under a causal mask (L/2: half the forward's bytes), L itself without one.
 
 #include "backends/ring/ring_engine.hpp"
 
