@@ -29,7 +29,9 @@ void validate_query_prefix(const RunConfig& cfg, const Topology& topology) {
 
 void validate_backend(const RunConfig& cfg, const Topology& topology) {
   find_backend(cfg.attention.backend).validate(cfg, topology);
-  if (cfg.run.checkpointing == Checkpointing::selective_half) validate_query_prefix(cfg, topology);
+  // Checkpointing exists only in model mode; attention mode ignores the key.
+  if (cfg.run.mode == Mode::model && cfg.run.checkpointing == Checkpointing::selective_half)
+    validate_query_prefix(cfg, topology);
 }
 
 void AttentionBackend::forward_query_prefix(const AttnShape&, const Tensor&, const Tensor&, const Tensor&, Tensor&,

@@ -24,3 +24,9 @@ minictx_error_test(ulysses_explicit_degree 4 "attention.ulysses_degree 2 does no
                    --set attention.backend=ulysses --set attention.ulysses_degree=2)
 minictx_error_test(ulysses_selective_half 2 "selective_half recomputes half the query rows through a ring without a head exchange; attention.backend ulysses cannot"
                    run --set attention.backend=ulysses --set run.checkpointing=selective_half)
+# Attention mode has no checkpointing, so the key does not restrict the backend there.
+add_test(NAME ulysses_selective_half_attention_mode
+         COMMAND ${MPIEXEC_BIN} -n 2 $<TARGET_FILE:minictx> run --dry-run --set run.mode=attention
+                 --set attention.backend=ulysses --set run.checkpointing=selective_half)
+set_tests_properties(ulysses_selective_half_attention_mode PROPERTIES PASS_REGULAR_EXPRESSION "1 run on 2 ranks"
+                     LABELS "mpi" TIMEOUT 60)
