@@ -11,14 +11,12 @@ namespace {
 // see only keys among them: true of stripe shares and of a single rank, not of a head
 // exchange (each rank's rows are then pieces of a longer share) nor of contiguous and
 // zigzag shares.
-void validate_query_prefix(const RunConfig& cfg, const Topology& topology) {
-  const std::string& b = cfg.attention.backend;
+void validate_query_prefix(const BackendInfo& info, const RunConfig& cfg, const Topology& topology) {
   const ParallelDegrees d = parallel_degrees(cfg, topology);
-  const bool ring_family = b == "local" || b == "ring" || b == "usp" || b == "double_ring" || b == "burst";
-  if (!ring_family || d.ulysses > 1)
+  if (!info.query_prefix || d.ulysses > 1)
     input_error("run.checkpointing selective_half recomputes half the query rows through a ring without a head "
-                "exchange; attention.backend " + b +
-                (ring_family ? " with Ulysses degree " + std::to_string(d.ulysses) : std::string()) +
+                "exchange; attention.backend " + info.name +
+                (info.query_prefix ? " with Ulysses degree " + std::to_string(d.ulysses) : std::string()) +
                 " cannot (use ring, usp or double_ring with ulysses_degree 1, burst with intra: ring, or local)");
   if (d.context > 1 && cfg.attention.ring_type != "stripe")
     input_error("run.checkpointing selective_half needs attention.ring_type stripe, where the first half of every "
@@ -28,10 +26,11 @@ void validate_query_prefix(const RunConfig& cfg, const Topology& topology) {
 }  // namespace
 
 void validate_backend(const RunConfig& cfg, const Topology& topology) {
-  find_backend(cfg.attention.backend).validate(cfg, topology);
+  const BackendInfo& info = find_backend(cfg.attention.backend);
+  info.validate(cfg, topology);
   // Checkpointing exists only in model mode; attention mode ignores the key.
   if (cfg.run.mode == Mode::model && cfg.run.checkpointing == Checkpointing::selective_half)
-    validate_query_prefix(cfg, topology);
+    validate_query_prefix(info, cfg, topology);
 }
 
 void AttentionBackend::forward_query_prefix(const AttnShape&, const Tensor&, const Tensor&, const Tensor&, Tensor&,

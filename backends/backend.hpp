@@ -41,6 +41,8 @@ struct BackendInfo {
   // Throws InputError (one line) when the deck cannot run on this topology's ranks.
   void (*validate)(const RunConfig&, const Topology&);
   std::unique_ptr<AttentionBackend> (*create)(Comm&, Device&, const RunConfig&);
+  // Implements forward_query_prefix when it runs without a head exchange (Ulysses degree 1).
+  bool query_prefix;
 };
 
 const std::vector<BackendInfo>& backend_registry();

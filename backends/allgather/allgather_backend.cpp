@@ -81,7 +81,7 @@ std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunC
 
 BackendInfo allgather_backend_info() {
   return {"allgather", "all-gather K/V, local queries against the whole sequence, reduce-scatter dK/dV", validate,
-          create};
+          create, /*query_prefix=*/false};
 }
 
 }  // namespace minictx

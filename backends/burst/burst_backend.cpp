@@ -50,7 +50,7 @@ BackendInfo burst_backend_info() {
   return {"burst",
           "BurstAttention: ring forward, Q-side backward (Q, dO, LSE, D, dQ travel); intra ring (topology-aware "
           "double ring) or ulysses (heads within a node)",
-          validate, create};
+          validate, create, /*query_prefix=*/true};
 }
 
 }  // namespace minictx

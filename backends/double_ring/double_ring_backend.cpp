@@ -49,7 +49,7 @@ BackendInfo double_ring_backend_info() {
   return {"double_ring",
           "LoongTrain 2D attention: Ulysses × a double ring (inner ring of window_size ranks, outer ring across "
           "windows)",
-          validate, create};
+          validate, create, /*query_prefix=*/true};
 }
 
 }  // namespace minictx

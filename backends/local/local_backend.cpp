@@ -60,7 +60,8 @@ std::unique_ptr<AttentionBackend> create(Comm&, Device& device, const RunConfig&
 }  // namespace
 
 BackendInfo local_backend_info() {
-  return {"local", "whole-sequence attention on one rank (the single-device reference)", validate, create};
+  return {"local", "whole-sequence attention on one rank (the single-device reference)", validate, create,
+          /*query_prefix=*/true};
 }
 
 }  // namespace minictx

@@ -54,7 +54,7 @@ std::unique_ptr<AttentionBackend> create(Comm& comm, Device& device, const RunCo
 
 BackendInfo ring_backend_info() {
   return {"ring", "ring attention: K/V rotate over all ranks (ring_type basic, zigzag or stripe)", validate,
-          create};
+          create, /*query_prefix=*/true};
 }
 
 }  // namespace minictx

@@ -82,7 +82,7 @@ std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunC
 
 BackendInfo ulysses_backend_info() {
   return {"ulysses", "all-to-all to head shards, full-sequence attention, all-to-all back (DeepSpeed-Ulysses)",
-          validate, create};
+          validate, create, /*query_prefix=*/false};
 }
 
 }  // namespace minictx

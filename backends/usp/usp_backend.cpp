@@ -42,7 +42,7 @@ std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunC
 
 BackendInfo usp_backend_info() {
   return {"usp", "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)",
-          validate, create};
+          validate, create, /*query_prefix=*/true};
 }
 
 }  // namespace minictx

@@ -42,16 +42,9 @@ inline double rel_err(const std::vector<double>& a, const std::vector<double>& b
   return err / ref;
 }
 
-// One attention problem: generated global q, k, v, dO at positions 3 + i·stride, and
-// the fp64 reference's outputs and gradients for it.
-struct AttentionProblem {
-  std::vector<double> q, k, v, dout;
-  std::vector<int64_t> positions;
-  reference::AttentionResult ref;
-};
-
-inline AttentionProblem attention_problem(int batch, int heads, int kv_heads, int head_dim, int64_t len,
-                                          bool causal, int64_t stride) {
+// The fp64 reference's description of attention over `len` rows per batch.
+inline reference::Problem reference_attention(int batch, int heads, int kv_heads, int head_dim, int64_t len,
+                                              bool causal) {
   reference::Problem p;
   p.batch = batch;
   p.seq_len = len;
@@ -59,11 +52,33 @@ inline AttentionProblem attention_problem(int batch, int heads, int kv_heads, in
   p.kv_heads = kv_heads;
   p.head_dim = head_dim;
   p.causal = causal;
+  return p;
+}
+
+// One attention problem: generated global q, k, v, dO with a row at each of `positions`,
+// and the fp64 reference's outputs and gradients for it.
+struct AttentionProblem {
+  std::vector<double> q, k, v, dout;
+  std::vector<int64_t> positions;
+  reference::AttentionResult ref;
+};
+
+inline AttentionProblem attention_problem_at(int batch, int heads, int kv_heads, int head_dim,
+                                             std::vector<int64_t> positions, bool causal) {
+  const int64_t len = int64_t(positions.size());
+  const reference::Problem p = reference_attention(batch, heads, kv_heads, head_dim, len, causal);
   const size_t qn = static_cast<size_t>(batch * len * heads * head_dim), kn = qn / static_cast<size_t>(heads / kv_heads);
-  AttentionProblem a{generated(qn, 1), generated(kn, 2), generated(kn, 3), generated(qn, 4), {}, {}};
-  for (int64_t i = 0; i < len; ++i) a.positions.push_back(3 + i * stride);
+  AttentionProblem a{generated(qn, 1), generated(kn, 2), generated(kn, 3), generated(qn, 4), std::move(positions), {}};
   a.ref = reference::attention_on(p, a.q, a.k, a.v, a.dout, a.positions);
   return a;
+}
+
+// The same at positions 3 + i·stride.
+inline AttentionProblem attention_problem(int batch, int heads, int kv_heads, int head_dim, int64_t len,
+                                          bool causal, int64_t stride) {
+  std::vector<int64_t> positions;
+  for (int64_t i = 0; i < len; ++i) positions.push_back(3 + i * stride);
+  return attention_problem_at(batch, heads, kv_heads, head_dim, std::move(positions), causal);
 }
 
 }  // namespace minictx::test

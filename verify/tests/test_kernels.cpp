@@ -118,11 +118,7 @@ TEST(AttentionMask, PaddingKeysAreInvisible) {
   Tensor o = device().alloc({len, 4}), lse = device().alloc({1, 1, len});
   device().attn_init(o, lse);
   device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &o, &lse});
-  reference::Problem p;
-  p.seq_len = real;
-  p.heads = p.kv_heads = 1;
-  p.head_dim = 4;
-  p.causal = false;
+  const reference::Problem p = reference_attention(1, 1, 1, 4, real, false);
   const std::vector<double> kr(k.begin(), k.begin() + real * 4), vr(v.begin(), v.begin() + real * 4);
   std::vector<int64_t> kpos(pos.begin(), pos.begin() + real);
   // Reference: the real queries against the real keys only.
@@ -167,16 +163,9 @@ TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
   std::vector<int64_t> pos(static_cast<size_t>(len));
   for (size_t c = 0; c + 1 < cut.size(); ++c)
     for (int64_t i = cut[c]; i < cut[c + 1]; ++i) pos[size_t(i)] = first[c] + (i - cut[c]) * (c == 2 ? 2 : 1);
-  reference::Problem p;
-  p.batch = b;
-  p.seq_len = len;
-  p.heads = h;
-  p.kv_heads = kvh;
-  p.head_dim = d;
-  p.causal = true;
-  const auto q = generated(size_t(b * len * h * d), 1), k = generated(size_t(b * len * kvh * d), 2);
-  const auto v = generated(size_t(b * len * kvh * d), 3), dout = generated(size_t(b * len * h * d), 4);
-  const auto ref = reference::attention_on(p, q, k, v, dout, pos);
+  const AttentionProblem a = attention_problem_at(b, h, kvh, d, pos, true);
+  const auto &q = a.q, &k = a.k, &v = a.v, &dout = a.dout;
+  const reference::AttentionResult& ref = a.ref;
 
   AttnShape s{b, h, kvh, d, true, 1 << 30, 16, 24};
   const int64_t rows = b * len;
@@ -227,12 +216,7 @@ TEST(AttentionMask, CausalPaddingForwardAndBackward) {
   Tensor dq = device().zeros(tq.shape()), dk = device().zeros(tk.shape()), dv = device().zeros(tv.shape());
   device().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
 
-  reference::Problem p;
-  p.seq_len = real;
-  p.heads = 2;
-  p.kv_heads = 1;
-  p.head_dim = d;
-  p.causal = true;
+  const reference::Problem p = reference_attention(1, 2, 1, d, real, true);
   auto head = [](const std::vector<double>& x, int64_t n, int width) {
     return std::vector<double>(x.begin(), x.begin() + n * width);
   };
