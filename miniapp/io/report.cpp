@@ -184,16 +184,23 @@ Table burst_table(const std::vector<PointResult>& points) {
                         metric("Tokens/s/GPU", "tokens_per_s_per_device", 1)});
 }
 
-std::vector<std::string> table_names() { return {"summary", "usp", "double_ring", "mpt", "burst"}; }
+const std::vector<ColumnSet>& column_sets() {
+  static const std::vector<ColumnSet> sets = {
+      {"summary", "every point: backend, layout, throughput, MFU, memory, bytes sent, verdict", summary_table},
+      {"usp", "the USP seed table (ulysses_degree × ring_degree)", usp_table},
+      {"double_ring", "the LoongTrain double-ring seed table (context_size, window_size)", double_ring_table},
+      {"mpt", "the MPT (llm-foundry) benchmark table", mpt_table},
+      {"burst", "the BurstAttention figures, variants (A)..(D)", burst_table},
+  };
+  return sets;
+}
 
 Table make_table(const std::string& name, const std::vector<PointResult>& points) {
-  if (name == "summary") return summary_table(points);
-  if (name == "usp") return usp_table(points);
-  if (name == "double_ring") return double_ring_table(points);
-  if (name == "mpt") return mpt_table(points);
-  if (name == "burst") return burst_table(points);
   std::string choices;
-  for (const std::string& n : table_names()) choices += (choices.empty() ? "" : ", ") + n;
+  for (const ColumnSet& set : column_sets()) {
+    if (name == set.name) return set.build(points);
+    choices += (choices.empty() ? "" : ", ") + std::string(set.name);
+  }
   input_error("unknown table '" + name + "' (choose " + choices + ")");
 }
 
