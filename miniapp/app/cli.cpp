@@ -29,6 +29,7 @@
 #include "driver/verification.hpp"
 #include "io/report.hpp"
 #include "io/results_reader.hpp"
+#include "io/results_schema.hpp"
 #include "io/results_writer.hpp"
 #include "io/table.hpp"
 
@@ -102,6 +103,7 @@ double measured_peak(Comm& world, Device& device) {
 }
 
 std::string fom_line(const PointResult& p) {
+  namespace mk = schema::metric_key;
   auto metric = [&](const char* key, int decimals, double scale = 1.0) {
     const auto it = p.metrics.find(key);
     return it == p.metrics.end() ? std::string("n/a") : format_number(it->second * scale, decimals);
@@ -109,8 +111,8 @@ std::string fom_line(const PointResult& p) {
   std::ostringstream s;
   s << "FOM backend=" << p.labels.at("backend") << " ring_type=" << p.labels.at("ring_type")
     << " world=" << p.labels.at("world_size") << " seq=" << p.labels.at("seq_len")
-    << " tokens/s=" << metric("tokens_per_s", 1) << " TFLOPS/device=" << metric("tflops_per_device", 4)
-    << " MFU=" << metric("mfu", 2, 100.0) << "% peak_MB=" << metric("peak_memory_mb", 1) << " " << p.verdict;
+    << " tokens/s=" << metric(mk::tokens_per_s, 1) << " TFLOPS/device=" << metric(mk::tflops_per_device, 4)
+    << " MFU=" << metric(mk::mfu, 2, 100.0) << "% peak_MB=" << metric(mk::peak_memory_mb, 1) << " " << p.verdict;
   return s.str();
 }
 

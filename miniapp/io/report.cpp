@@ -6,9 +6,12 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "io/results_schema.hpp"
 
 namespace minictx {
 namespace {
+
+namespace mk = schema::metric_key;
 
 const char* const kMissing = "n/a";
 
@@ -82,10 +85,10 @@ Table seed_attention_table(const std::vector<PointResult>& points, Column layout
                            Column layout_b) {
   return build(points, {label("ring type", "ring_type"), label("seq_len", "seq_len"),
                         std::move(layout_a), std::move(layout_b), flag("fwd_only", "fwd_only"),
-                        metric("throughput(iters/s)", "iters_per_s", 3),
-                        metric("latency(ms/iter)", "latency_ms", 3),
-                        metric("peak memory(MB/device)", "peak_memory_mb", 1),
-                        metric("speed(TFLOPS)", "tflops_per_device", 1)});
+                        metric("throughput(iters/s)", mk::iters_per_s, 3),
+                        metric("latency(ms/iter)", mk::latency_ms, 3),
+                        metric("peak memory(MB/device)", mk::peak_memory_mb, 1),
+                        metric("speed(TFLOPS)", mk::tflops_per_device, 1)});
 }
 
 }  // namespace
@@ -100,14 +103,14 @@ Table summary_table(const std::vector<PointResult>& points) {
                {name, label("backend", "backend"), label("ring_type", "ring_type"),
                 label("mode", "mode"), label("world", "world_size"), label("seq_len", "seq_len"),
                 label("batch", "batch"), flag("fwd_only", "fwd_only"),
-                metric("iters/s", "iters_per_s", 3), metric("latency(ms)", "latency_ms", 3),
-                metric("tokens/s", "tokens_per_s", 0),
-                metric("tokens/s/device", "tokens_per_s_per_device", 0),
-                metric("TFLOPS/device", "tflops_per_device", 2),
-                metric("MFU", "mfu", 2, kPercent), metric("HFU", "hfu", 2, kPercent),
-                metric("peak MB/device", "peak_memory_mb", 1),
-                metric("sent MB/device (intra)", "bytes_sent_intra_per_device", 1, kPerMiB),
-                metric("sent MB/device (inter)", "bytes_sent_inter_per_device", 1, kPerMiB),
+                metric("iters/s", mk::iters_per_s, 3), metric("latency(ms)", mk::latency_ms, 3),
+                metric("tokens/s", mk::tokens_per_s, 0),
+                metric("tokens/s/device", mk::tokens_per_s_per_device, 0),
+                metric("TFLOPS/device", mk::tflops_per_device, 2),
+                metric("MFU", mk::mfu, 2, kPercent), metric("HFU", mk::hfu, 2, kPercent),
+                metric("peak MB/device", mk::peak_memory_mb, 1),
+                metric("sent MB/device (intra)", mk::bytes_sent_intra_per_device, 1, kPerMiB),
+                metric("sent MB/device (inter)", mk::bytes_sent_inter_per_device, 1, kPerMiB),
                 verdict});
 }
 
@@ -137,13 +140,13 @@ Table mpt_table(const std::vector<PointResult>& points) {
                                return c;
                              }};
   return build(points, {label("Model", "model"), label("SeqLen (T)", "seq_len"), label("# GPUs", "world_size"),
-                        label("GPU", "gpu"), metric("MFU", "mfu", 2, kPercent), metric("HFU", "hfu", 2, kPercent),
-                        metric("Model TFLOP", "tflops_per_device", 3), label("MicroBatchSize", "batch"), one,
-                        label("GlobalBatchSize", "batch"), metric("Throughput (S/s)", "sequences_per_s", 2),
-                        metric("Throughput (T/s)", "tokens_per_s", 0),
-                        metric("Throughput (T/s/GPU)", "tokens_per_s_per_device", 0), global_tokens,
+                        label("GPU", "gpu"), metric("MFU", mk::mfu, 2, kPercent), metric("HFU", mk::hfu, 2, kPercent),
+                        metric("Model TFLOP", mk::tflops_per_device, 3), label("MicroBatchSize", "batch"), one,
+                        label("GlobalBatchSize", "batch"), metric("Throughput (S/s)", mk::sequences_per_s, 2),
+                        metric("Throughput (T/s)", mk::tokens_per_s, 0),
+                        metric("Throughput (T/s/GPU)", mk::tokens_per_s_per_device, 0), global_tokens,
                         label("Precision", "dtype"), not_modelled("MP Mode"), not_modelled("Sharding Strategy"),
-                        checkpointing, not_modelled("Activation CPUOffload"), count("NumParams", "n_params")});
+                        checkpointing, not_modelled("Activation CPUOffload"), count("NumParams", mk::n_params)});
 }
 
 std::string burst_variant(const PointResult& p) {
@@ -180,8 +183,8 @@ Table burst_table(const std::vector<PointResult>& points) {
   });
   const Column variant{"Variant", burst_variant};
   return build(sorted, {label("Model", "model"), label("SeqLen (T)", "seq_len"), label("# GPUs", "world_size"),
-                        label("GPU", "gpu"), variant, metric("MFU", "mfu", 2, kPercent),
-                        metric("Tokens/s/GPU", "tokens_per_s_per_device", 1)});
+                        label("GPU", "gpu"), variant, metric("MFU", mk::mfu, 2, kPercent),
+                        metric("Tokens/s/GPU", mk::tokens_per_s_per_device, 1)});
 }
 
 const std::vector<ColumnSet>& column_sets() {
