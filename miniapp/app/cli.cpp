@@ -104,13 +104,14 @@ double measured_peak(Comm& world, Device& device) {
 
 std::string fom_line(const PointResult& p) {
   namespace mk = schema::metric_key;
+  namespace lk = schema::label_key;
   auto metric = [&](const char* key, int decimals, double scale = 1.0) {
     const auto it = p.metrics.find(key);
     return it == p.metrics.end() ? std::string("n/a") : format_number(it->second * scale, decimals);
   };
   std::ostringstream s;
-  s << "FOM backend=" << p.labels.at("backend") << " ring_type=" << p.labels.at("ring_type")
-    << " world=" << p.labels.at("world_size") << " seq=" << p.labels.at("seq_len")
+  s << "FOM backend=" << p.labels.at(lk::backend) << " ring_type=" << p.labels.at(lk::ring_type)
+    << " world=" << p.labels.at(lk::world_size) << " seq=" << p.labels.at(lk::seq_len)
     << " tokens/s=" << metric(mk::tokens_per_s, 1) << " TFLOPS/device=" << metric(mk::tflops_per_device, 4)
     << " MFU=" << metric(mk::mfu, 2, 100.0) << "% peak_MB=" << metric(mk::peak_memory_mb, 1) << " " << p.verdict;
   return s.str();

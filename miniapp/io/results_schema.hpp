@@ -44,4 +44,34 @@ inline constexpr const char* recompute = "recompute";
 inline constexpr const char* grad_allreduce = "grad_allreduce";
 }  // namespace phase
 
+// A point's labels (/points/<name>/labels), written by app/labels.cpp and read by the
+// report tables and the FOM line. world_size is both a label and a metric.
+namespace label_key {
+inline constexpr const char* backend = "backend";
+inline constexpr const char* ring_type = "ring_type";
+inline constexpr const char* mode = "mode";
+inline constexpr const char* world_size = "world_size";
+inline constexpr const char* seq_len = "seq_len";
+inline constexpr const char* batch = "batch";
+inline constexpr const char* fwd_only = "fwd_only";
+inline constexpr const char* causal = "causal";
+inline constexpr const char* ulysses_degree = "ulysses_degree";
+inline constexpr const char* ring_degree = "ring_degree";
+inline constexpr const char* context_size = "context_size";
+inline constexpr const char* window_size = "window_size";
+inline constexpr const char* intra = "intra";
+inline constexpr const char* bwd_comm = "bwd_comm";
+inline constexpr const char* dtype = "dtype";
+inline constexpr const char* device = "device";
+inline constexpr const char* comm = "comm";
+inline constexpr const char* checkpointing = "checkpointing";
+inline constexpr const char* model = "model";
+inline constexpr const char* layers = "layers";
+inline constexpr const char* d_model = "d_model";
+inline constexpr const char* heads = "heads";
+inline constexpr const char* kv_heads = "kv_heads";
+inline constexpr const char* head_dim = "head_dim";
+inline constexpr const char* gpu = "gpu";
+}  // namespace label_key
+
 }  // namespace minictx::schema
