@@ -1,6 +1,5 @@
 #include "backends/backend.hpp"
 
-#include "backends/parallel_degrees.hpp"
 #include "core/error.hpp"
 
 namespace minictx {
@@ -13,17 +12,26 @@ namespace {
 // zigzag shares.
 void validate_query_prefix(const BackendInfo& info, const RunConfig& cfg, const Topology& topology) {
   const ParallelDegrees d = parallel_degrees(cfg, topology);
-  if (!info.query_prefix || d.ulysses > 1)
+  if (!info.query_prefix || d.ulysses > 1) {
+    std::string able;
+    for (const auto& b : backend_registry())
+      if (b.query_prefix) able += (able.empty() ? "" : ", ") + b.name;
     input_error("run.checkpointing selective_half recomputes half the query rows through a ring without a head "
                 "exchange; attention.backend " + info.name +
                 (info.query_prefix ? " with Ulysses degree " + std::to_string(d.ulysses) : std::string()) +
-                " cannot (use ring, usp or double_ring with ulysses_degree 1, burst with intra: ring, or local)");
-  if (d.context > 1 && cfg.attention.ring_type != "stripe")
+                " cannot (backends that can, at Ulysses degree 1: " + able + ")");
+  }
+  if (d.context > 1 && cfg.attention.ring_type != RingType::stripe)
     input_error("run.checkpointing selective_half needs attention.ring_type stripe, where the first half of every "
-                "rank's rows is the sequence's first half (got " + cfg.attention.ring_type + ")");
+                "rank's rows is the sequence's first half (got " + std::string(to_string(cfg.attention.ring_type)) +
+                ")");
 }
 
 }  // namespace
+
+ParallelDegrees parallel_degrees(const RunConfig& cfg, const Topology& topology) {
+  return find_backend(cfg.attention.backend).degrees(cfg, topology);
+}
 
 void validate_backend(const RunConfig& cfg, const Topology& topology) {
   const BackendInfo& info = find_backend(cfg.attention.backend);

@@ -1,8 +1,10 @@
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "backends/parallel_degrees.hpp"
 #include "backends/sequence_layout.hpp"
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
@@ -35,18 +37,34 @@ class AttentionBackend {
   int part_ = 0;
 };
 
+// Everything minictx knows of a backend beyond its class, declared by the backend
+// itself (its *_backend.cpp) and listed once in backends/registry.cpp. Nothing else names
+// a backend: the deck, the degrees, the memory estimate and `minictx list` read this.
 struct BackendInfo {
   std::string name;
-  std::string summary;
+  std::string summary;  // one line for `minictx list`
+  // The backend-specific deck keys it reads ("attention.window_size"); the deck refuses
+  // them for the other backends (config/backend_catalog.hpp).
+  std::vector<std::string> options;
+  // How the deck's degrees and defaults resolve on this topology's ranks.
+  ParallelDegrees (*degrees)(const RunConfig&, const Topology&) = nullptr;
+  // Floats it allocates per rank beyond q, k, v, o and their gradients (ring buffers,
+  // head-exchanged copies, gathered K/V): the memory estimate's share of the backend.
+  int64_t (*buffer_floats)(const RunConfig&, const Topology&) = nullptr;
+  // Whether it exchanges heads over attention.ulysses_degree ranks.
+  bool (*splits_heads)(const AttentionConfig&) = nullptr;
   // Throws InputError (one line) when the deck cannot run on this topology's ranks.
-  void (*validate)(const RunConfig&, const Topology&);
-  std::unique_ptr<AttentionBackend> (*create)(Comm&, Device&, const RunConfig&);
+  void (*validate)(const RunConfig&, const Topology&) = nullptr;
+  std::unique_ptr<AttentionBackend> (*create)(Comm&, Device&, const RunConfig&) = nullptr;
   // Implements forward_query_prefix when it runs without a head exchange (Ulysses degree 1).
-  bool query_prefix;
+  bool query_prefix = false;
 };
 
 const std::vector<BackendInfo>& backend_registry();
 const BackendInfo& find_backend(const std::string& name);
+// Gives the deck (config/backend_catalog.hpp) the registry's names, options and head
+// exchanges; called once at start-up, before any deck is read.
+void install_deck_backends();
 // The deck's backend's own checks, and those every backend shares (checkpointing:
 // selective_half needs forward_query_prefix): one-line InputErrors.
 void validate_backend(const RunConfig&, const Topology&);

@@ -1,4 +1,6 @@
 #pragma once
+#include <algorithm>
+
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 
@@ -13,6 +15,19 @@ struct ParallelDegrees {
   int window = 1;   // ranks per inner ring of the context group; == context for one plain ring
 };
 
+// The deck's backend's degrees (BackendInfo::degrees of the registry).
 ParallelDegrees parallel_degrees(const RunConfig& cfg, const Topology& topology);
+
+// Ranks of one node, at least 1 and at most the world.
+inline int node_ranks(const Topology& topology) {
+  return std::max(1, std::min(topology.ranks_per_node, topology.world_size));
+}
+
+// attention.ulysses_degree × attention.ring_degree (0 = the rest of the world), one ring.
+inline ParallelDegrees ulysses_by_ring(const AttentionConfig& a, const Topology& topology) {
+  const int u = std::max(1, a.ulysses_degree);
+  const int context = a.ring_degree > 0 ? a.ring_degree : topology.world_size / u;
+  return {u, context, context};
+}
 
 }  // namespace minictx

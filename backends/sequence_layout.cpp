@@ -4,11 +4,17 @@
 
 namespace minictx {
 
-LayoutKind layout_kind(const std::string& ring_type) {
-  if (ring_type == "basic") return LayoutKind::contiguous;
-  if (ring_type == "zigzag") return LayoutKind::zigzag;
-  if (ring_type == "stripe") return LayoutKind::stripe;
-  input_error("unknown ring_type '" + ring_type + "' (basic, zigzag, stripe)");
+LayoutKind layout_kind(RingType ring_type) {
+  switch (ring_type) {
+    case RingType::basic:
+      return LayoutKind::contiguous;
+    case RingType::zigzag:
+      return LayoutKind::zigzag;
+    case RingType::stripe:
+      return LayoutKind::stripe;
+  }
+  require(false, "layout_kind: not a ring type");
+  return LayoutKind::contiguous;
 }
 
 SequenceLayout::SequenceLayout(LayoutKind kind, int64_t real_len, int outer, int inner)

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "config/run_config.hpp"
+
 namespace minictx {
 
 // How the global sequence is dealt to the ranks of a sequence-parallel group.
@@ -14,7 +16,7 @@ namespace minictx {
 // outer_index · inner + inner_index. The sequence is padded at its end to a length every
 // part can hold equally; padded tokens sit at positions >= real_len and are masked.
 enum class LayoutKind { contiguous, zigzag, stripe };
-LayoutKind layout_kind(const std::string& ring_type);  // basic -> contiguous, zigzag, stripe
+LayoutKind layout_kind(RingType ring_type);  // basic -> contiguous, zigzag, stripe
 
 class SequenceLayout {
  public:

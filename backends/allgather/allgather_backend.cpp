@@ -6,6 +6,8 @@
 // (reduce-scatter counted as the bandwidth-optimal ring sends it: (P−1)/P of the buffer).
 #include "backends/allgather/allgather_backend.hpp"
 
+#include "backends/buffer_estimate.hpp"
+
 namespace minictx {
 namespace {
 
@@ -77,11 +79,26 @@ std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunC
   return std::make_unique<AllGatherBackend>(world, device, cfg);
 }
 
+ParallelDegrees degrees(const RunConfig&, const Topology& topology) {
+  return {1, topology.world_size, topology.world_size};
+}
+
+// The gathered K, V and the full-length dK, dV.
+int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
+  return 4 * rank_rows(cfg, topology).kv_width * cfg.sequence.batch * cfg.sequence.length;
+}
+
 }  // namespace
 
 BackendInfo allgather_backend_info() {
-  return {"allgather", "all-gather K/V, local queries against the whole sequence, reduce-scatter dK/dV", validate,
-          create, /*query_prefix=*/false};
+  BackendInfo b;
+  b.name = "allgather";
+  b.summary = "all-gather K/V, local queries against the whole sequence, reduce-scatter dK/dV";
+  b.degrees = degrees;
+  b.buffer_floats = buffer_floats;
+  b.validate = validate;
+  b.create = create;
+  return b;
 }
 
 }  // namespace minictx

@@ -12,7 +12,7 @@
 // backends/usp/usp_backend.cpp with u = N (intra: ulysses).
 #include "backends/burst/burst_backend.hpp"
 
-#include "backends/parallel_degrees.hpp"
+#include "backends/buffer_estimate.hpp"
 #include "backends/ulysses/head_exchange.hpp"
 #include "backends/usp/ulysses_ring.hpp"
 #include "core/error.hpp"
@@ -22,35 +22,58 @@ namespace {
 
 void validate(const RunConfig& cfg, const Topology& topology) {
   const AttentionConfig& a = cfg.attention;
-  const int world = topology.world_size, n = std::max(1, std::min(topology.ranks_per_node, world));
+  const int world = topology.world_size, n = node_ranks(topology);
   if (world % n != 0)
-    input_error("attention.backend burst with intra: " + a.intra + " needs whole nodes, but the world size " +
-                std::to_string(world) + " is not a multiple of ranks_per_node " + std::to_string(n));
-  if (a.ulysses_degree != 1 && (a.intra != "ulysses" || a.ulysses_degree != n))
+    input_error("attention.backend burst with intra: " + std::string(to_string(a.intra)) +
+                " needs whole nodes, but the world size " + std::to_string(world) +
+                " is not a multiple of ranks_per_node " + std::to_string(n));
+  if (a.ulysses_degree != 1 && (a.intra != Intra::ulysses || a.ulysses_degree != n))
     input_error("attention.backend burst takes its Ulysses degree from the topology (intra: ulysses → "
                 "ranks_per_node " + std::to_string(n) + "), not ulysses_degree " + std::to_string(a.ulysses_degree));
-  if (a.ring_degree != 0)
-    input_error("attention.backend burst takes its ring from the topology; remove attention.ring_degree");
-  if (a.window_size != 0)
-    input_error("attention.backend burst rings within a node (topology.ranks_per_node); remove "
-                "attention.window_size (double_ring takes it)");
-  if (a.intra == "ulysses")
+  if (a.intra == Intra::ulysses)
     validate_head_split(cfg.model.heads, cfg.model.kv_heads, n,
                         "attention.intra ulysses over ranks_per_node " + std::to_string(n));
 }
 
-std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  const BackwardTraffic traffic = cfg.attention.bwd_comm == "kv" ? BackwardTraffic::kv : BackwardTraffic::q;
-  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg, traffic);
+BackwardTraffic traffic(const AttentionConfig& a) {
+  return a.bwd_comm == BwdComm::kv ? BackwardTraffic::kv : BackwardTraffic::q;
 }
+
+std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
+  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg,
+                           traffic(cfg.attention));
+}
+
+// Windows of a node's ranks (intra: ring), or Ulysses over a node and one ring of nodes.
+ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
+  const int world = topology.world_size, n = node_ranks(topology);
+  if (cfg.attention.intra == Intra::ulysses) return {n, world / n, world / n};
+  return {1, world, n};
+}
+
+int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
+  return ulysses_ring_floats(cfg, topology, degrees(cfg, topology), traffic(cfg.attention));
+}
+
+bool splits_heads(const AttentionConfig& a) { return a.intra == Intra::ulysses; }
 
 }  // namespace
 
 BackendInfo burst_backend_info() {
-  return {"burst",
-          "BurstAttention: ring forward, Q-side backward (Q, dO, LSE, D, dQ travel); intra ring (topology-aware "
-          "double ring) or ulysses (heads within a node)",
-          validate, create, /*query_prefix=*/true};
+  BackendInfo b;
+  b.name = "burst";
+  b.summary =
+      "BurstAttention: ring forward, Q-side backward (Q, dO, LSE, D, dQ travel); intra ring (topology-aware "
+      "double ring) or ulysses (heads within a node)";
+  // ulysses_degree only as ranks_per_node with intra: ulysses (validate).
+  b.options = {"attention.ring_type", "attention.intra", "attention.bwd_comm", "attention.ulysses_degree"};
+  b.degrees = degrees;
+  b.buffer_floats = buffer_floats;
+  b.splits_heads = splits_heads;
+  b.validate = validate;
+  b.create = create;
+  b.query_prefix = true;
+  return b;
 }
 
 }  // namespace minictx

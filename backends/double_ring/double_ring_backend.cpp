@@ -13,7 +13,7 @@
 // intra-node; only the outer ring crosses nodes.
 #include "backends/double_ring/double_ring_backend.hpp"
 
-#include "backends/parallel_degrees.hpp"
+#include "backends/buffer_estimate.hpp"
 #include "backends/ulysses/head_exchange.hpp"
 #include "backends/usp/ulysses_ring.hpp"
 #include "core/error.hpp"
@@ -43,13 +43,35 @@ std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunC
   return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg, BackwardTraffic::kv);
 }
 
+// window_size 0: the context ranks of one node.
+ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
+  ParallelDegrees d = ulysses_by_ring(cfg.attention, topology);
+  d.window = cfg.attention.window_size > 0 ? cfg.attention.window_size : std::max(1, node_ranks(topology) / d.ulysses);
+  return d;
+}
+
+int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
+  return ulysses_ring_floats(cfg, topology, degrees(cfg, topology), BackwardTraffic::kv);
+}
+
+bool splits_heads(const AttentionConfig&) { return true; }
+
 }  // namespace
 
 BackendInfo double_ring_backend_info() {
-  return {"double_ring",
-          "LoongTrain 2D attention: Ulysses × a double ring (inner ring of window_size ranks, outer ring across "
-          "windows)",
-          validate, create, /*query_prefix=*/true};
+  BackendInfo b;
+  b.name = "double_ring";
+  b.summary =
+      "LoongTrain 2D attention: Ulysses × a double ring (inner ring of window_size ranks, outer ring across "
+      "windows)";
+  b.options = {"attention.ring_type", "attention.ulysses_degree", "attention.ring_degree", "attention.window_size"};
+  b.degrees = degrees;
+  b.buffer_floats = buffer_floats;
+  b.splits_heads = splits_heads;
+  b.validate = validate;
+  b.create = create;
+  b.query_prefix = true;
+  return b;
 }
 
 }  // namespace minictx

@@ -48,10 +48,19 @@ class LocalBackend final : public AttentionBackend {
 
 void validate(const RunConfig&, const Topology& topology) {
   const int world = topology.world_size;
-  if (world != 1)
-    input_error("attention.backend local runs on 1 rank, not " + std::to_string(world) +
-                " (choose ring, ulysses, usp, allgather, double_ring or burst)");
+  if (world == 1) return;
+  std::vector<std::string> others;
+  for (const auto& b : backend_registry())
+    if (b.name != local_backend_info().name) others.push_back(b.name);
+  std::string choices;
+  for (std::size_t i = 0; i < others.size(); ++i)
+    choices += (i == 0 ? "" : i + 1 == others.size() ? " or " : ", ") + others[i];
+  input_error("attention.backend local runs on 1 rank, not " + std::to_string(world) + " (choose " + choices + ")");
 }
+
+ParallelDegrees degrees(const RunConfig&, const Topology&) { return {1, 1, 1}; }
+
+int64_t buffer_floats(const RunConfig&, const Topology&) { return 0; }
 
 std::unique_ptr<AttentionBackend> create(Comm&, Device& device, const RunConfig& cfg) {
   return std::make_unique<LocalBackend>(device, cfg);
@@ -60,8 +69,15 @@ std::unique_ptr<AttentionBackend> create(Comm&, Device& device, const RunConfig&
 }  // namespace
 
 BackendInfo local_backend_info() {
-  return {"local", "whole-sequence attention on one rank (the single-device reference)", validate, create,
-          /*query_prefix=*/true};
+  BackendInfo b;
+  b.name = "local";
+  b.summary = "whole-sequence attention on one rank (the single-device reference)";
+  b.degrees = degrees;
+  b.buffer_floats = buffer_floats;
+  b.validate = validate;
+  b.create = create;
+  b.query_prefix = true;
+  return b;
 }
 
 }  // namespace minictx

@@ -1,5 +1,6 @@
 #include "backends/ring/ring_backend.hpp"
 
+#include "backends/buffer_estimate.hpp"
 #include "backends/ring/ring_engine.hpp"
 #include "core/error.hpp"
 
@@ -33,16 +34,16 @@ class RingBackend final : public AttentionBackend {
   RingEngine engine_;
 };
 
-void validate(const RunConfig& cfg, const Topology& topology) {
-  const int world = topology.world_size;
-  const AttentionConfig& a = cfg.attention;
-  if (world < 1) input_error("attention.backend ring needs at least 1 rank");
-  if (a.ulysses_degree != 1)
-    input_error("attention.backend ring takes no ulysses_degree (got " + std::to_string(a.ulysses_degree) +
-                "); use usp");
-  if (a.ring_degree != 0 && a.ring_degree != world)
-    input_error("attention.backend ring runs one ring over all " + std::to_string(world) +
-                " ranks, not ring_degree " + std::to_string(a.ring_degree) + "; use usp");
+// One ring over every rank of any world: the deck refuses ulysses_degree and ring_degree
+// (they are not ring's options), so nothing is left to check.
+void validate(const RunConfig&, const Topology&) {}
+
+ParallelDegrees degrees(const RunConfig&, const Topology& topology) {
+  return {1, topology.world_size, topology.world_size};
+}
+
+int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
+  return ulysses_ring_floats(cfg, topology, degrees(cfg, topology), BackwardTraffic::kv);
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& comm, Device& device, const RunConfig& cfg) {
@@ -53,8 +54,16 @@ std::unique_ptr<AttentionBackend> create(Comm& comm, Device& device, const RunCo
 }  // namespace
 
 BackendInfo ring_backend_info() {
-  return {"ring", "ring attention: K/V rotate over all ranks (ring_type basic, zigzag or stripe)", validate,
-          create, /*query_prefix=*/true};
+  BackendInfo b;
+  b.name = "ring";
+  b.summary = "ring attention: K/V rotate over all ranks (ring_type basic, zigzag or stripe)";
+  b.options = {"attention.ring_type"};
+  b.degrees = degrees;
+  b.buffer_floats = buffer_floats;
+  b.validate = validate;
+  b.create = create;
+  b.query_prefix = true;
+  return b;
 }
 
 }  // namespace minictx

@@ -6,6 +6,7 @@
 //   step      4·B·L·(P−1)·[(6H/P + 6s)·D + 2H/P]    all intra- or inter-node by placement
 #include "backends/ulysses/ulysses_backend.hpp"
 
+#include "backends/buffer_estimate.hpp"
 #include "backends/ulysses/head_exchange.hpp"
 #include "core/error.hpp"
 
@@ -78,11 +79,24 @@ std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunC
   return std::make_unique<UlyssesBackend>(world, device, cfg);
 }
 
+ParallelDegrees degrees(const RunConfig&, const Topology& topology) { return {topology.world_size, 1, 1}; }
+
+int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
+  return head_exchange_floats(rank_rows(cfg, topology));
+}
+
 }  // namespace
 
 BackendInfo ulysses_backend_info() {
-  return {"ulysses", "all-to-all to head shards, full-sequence attention, all-to-all back (DeepSpeed-Ulysses)",
-          validate, create, /*query_prefix=*/false};
+  BackendInfo b;
+  b.name = "ulysses";
+  b.summary = "all-to-all to head shards, full-sequence attention, all-to-all back (DeepSpeed-Ulysses)";
+  b.options = {"attention.ulysses_degree"};  // only as the world size (validate)
+  b.degrees = degrees;
+  b.buffer_floats = buffer_floats;
+  b.validate = validate;
+  b.create = create;
+  return b;
 }
 
 }  // namespace minictx

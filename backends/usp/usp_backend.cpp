@@ -12,7 +12,7 @@
 //   step        4·B·L·(u−1)·[(6H/u + 6s)·D + 2H/u] + (24r−16)·n
 #include "backends/usp/usp_backend.hpp"
 
-#include "backends/parallel_degrees.hpp"
+#include "backends/buffer_estimate.hpp"
 #include "backends/ulysses/head_exchange.hpp"
 #include "backends/usp/ulysses_ring.hpp"
 #include "core/error.hpp"
@@ -38,11 +38,30 @@ std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunC
   return make_ulysses_ring(world, device, d, cfg, BackwardTraffic::kv);
 }
 
+ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
+  return ulysses_by_ring(cfg.attention, topology);
+}
+
+int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
+  return ulysses_ring_floats(cfg, topology, degrees(cfg, topology), BackwardTraffic::kv);
+}
+
+bool splits_heads(const AttentionConfig&) { return true; }
+
 }  // namespace
 
 BackendInfo usp_backend_info() {
-  return {"usp", "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)",
-          validate, create, /*query_prefix=*/true};
+  BackendInfo b;
+  b.name = "usp";
+  b.summary = "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)";
+  b.options = {"attention.ring_type", "attention.ulysses_degree", "attention.ring_degree"};
+  b.degrees = degrees;
+  b.buffer_floats = buffer_floats;
+  b.splits_heads = splits_heads;
+  b.validate = validate;
+  b.create = create;
+  b.query_prefix = true;
+  return b;
 }
 
 }  // namespace minictx

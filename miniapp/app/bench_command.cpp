@@ -86,7 +86,7 @@ int BenchCommand::run(const std::string& command_line) {
     if (mask_ == "causal") opt_.causal = {true};
     if (mask_ == "full") opt_.causal = {false};
     auto world = MpiComm::world(0);
-    auto device = make_device("kokkos");
+    auto device = make_device(DeviceKind::kokkos);
     const Provenance prov = collect_provenance(*world, *device, command_line, "");
     if (!output_.empty() && !force_ && std::filesystem::exists(output_))
       input_error("results file " + output_ + " exists; pass --force to replace it");

@@ -29,6 +29,7 @@
 #include "driver/verification.hpp"
 #include "io/report.hpp"
 #include "io/results_reader.hpp"
+#include "io/results_schema.hpp"
 #include "io/results_writer.hpp"
 #include "io/table.hpp"
 
@@ -102,15 +103,17 @@ double measured_peak(Comm& world, Device& device) {
 }
 
 std::string fom_line(const PointResult& p) {
+  namespace mk = schema::metric_key;
+  namespace lk = schema::label_key;
   auto metric = [&](const char* key, int decimals, double scale = 1.0) {
     const auto it = p.metrics.find(key);
     return it == p.metrics.end() ? std::string("n/a") : format_number(it->second * scale, decimals);
   };
   std::ostringstream s;
-  s << "FOM backend=" << p.labels.at("backend") << " ring_type=" << p.labels.at("ring_type")
-    << " world=" << p.labels.at("world_size") << " seq=" << p.labels.at("seq_len")
-    << " tokens/s=" << metric("tokens_per_s", 1) << " TFLOPS/device=" << metric("tflops_per_device", 4)
-    << " MFU=" << metric("mfu", 2, 100.0) << "% peak_MB=" << metric("peak_memory_mb", 1) << " " << p.verdict;
+  s << "FOM backend=" << p.labels.at(lk::backend) << " ring_type=" << p.labels.at(lk::ring_type)
+    << " world=" << p.labels.at(lk::world_size) << " seq=" << p.labels.at(lk::seq_len)
+    << " tokens/s=" << metric(mk::tokens_per_s, 1) << " TFLOPS/device=" << metric(mk::tflops_per_device, 4)
+    << " MFU=" << metric(mk::mfu, 2, 100.0) << "% peak_MB=" << metric(mk::peak_memory_mb, 1) << " " << p.verdict;
   return s.str();
 }
 
@@ -257,7 +260,7 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
       }
       stop_if_interrupted();
       device->set_precision(cfg.run.dtype);
-      if (cfg.machine.profile == "measure" && cfg.machine.peak_tflops <= 0) {
+      if (cfg.machine.measures_peak() && cfg.machine.peak_tflops <= 0) {
         if (peak <= 0) peak = measured_peak(*world, *device);
         cfg.machine.peak_tflops = peak;
       }
@@ -321,22 +324,25 @@ int cmd_verify(const VerifyOptions& o) {
         if (!o.dump.empty() && points.size() > 1) input_error("--dump takes a deck with a single point");
         if (!o.dump.empty() && std::filesystem::exists(o.dump))
           input_error("--dump " + o.dump + ": file exists; remove it or choose another name");
-        if (!o.reference.empty() && o.reference != "fp64" && o.reference != "single-device")
+        Reference r;
+        if (!o.reference.empty() && !parse_enum(o.reference, r))
           input_error("--reference must be fp64 or single-device, not '" + o.reference + "'");
         device = make_device(points.front().config.run.device);
         world = make_world_comm(points.front().config.run.comm, std::move(mpi), *device);
         for (const auto& p : points) check_memory_estimate(p.config, *world, *device);
       }))
     return 2;
+  Reference forced = Reference::fp64;
+  const bool force_reference = !o.reference.empty() && parse_enum(o.reference, forced);
   bool all_valid = true;
   for (const auto& p : points) {
-    const std::string reference = o.reference.empty() ? p.config.run.reference : o.reference;
+    const Reference reference = force_reference ? forced : p.config.run.reference;
     device->set_precision(p.config.run.dtype);
     const Verification v = verify_point(p.config, *world, *device, reference, o.dump);
     all_valid = all_valid && v.valid;
     if (world_rank() == 0) {
       std::printf("verify %s backend=%s world=%d against %s%s%s\n", p.config.run.mode == Mode::model ? "model" : "attention",
-                  p.config.attention.backend.c_str(), world->size(), reference.c_str(),
+                  p.config.attention.backend.c_str(), world->size(), to_string(reference),
                   p.label.empty() ? "" : " at ", p.label.c_str());
       print_verification(v);
       std::printf("%s\n", v.valid ? "VALID" : "INVALID");
@@ -368,13 +374,13 @@ int cmd_list() {
   std::printf("backends:\n");
   for (const auto& b : backend_registry()) std::printf("  %-12s %s\n", b.name.c_str(), b.summary.c_str());
   std::printf("devices:\n");
-  for (const auto& d : device_names()) std::printf("  %s\n", d.c_str());
+  for (const auto& d : device_registry()) std::printf("  %s\n", to_string(d.kind));
   std::printf("comms:\n");
-  for (const auto& c : comm_names()) std::printf("  %s\n", c.c_str());
+  for (const auto& c : comm_registry()) std::printf("  %s\n", to_string(c.kind));
   std::printf("model presets:\n");
   for (const auto& p : model_presets()) std::printf("  %s\n", p.c_str());
   std::printf("report column sets:\n");
-  for (const auto& t : table_names()) std::printf("  %s\n", t.c_str());
+  for (const auto& t : column_sets()) std::printf("  %-12s %s\n", t.name, t.summary);
   std::printf("blas:\n  %s\n", blas_description().c_str());
   return 0;
 }
@@ -408,7 +414,9 @@ int dispatch(int argc, char** argv) {
   auto* report_cmd = app.add_subcommand("report", "print the table of one or more results files");
   report_cmd->add_option("files", report.files, "results files")->required();
   report_cmd->add_option("--format", report.format, "md | csv");
-  report_cmd->add_option("--columns", report.columns, "column set: summary | usp | double_ring | mpt | burst");
+  std::string sets;
+  for (const auto& t : column_sets()) sets += (sets.empty() ? "" : " | ") + std::string(t.name);
+  report_cmd->add_option("--columns", report.columns, "column set: " + sets);
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
   BenchCommand bench(app);
 
@@ -434,6 +442,7 @@ int dispatch(int argc, char** argv) {
 
 int cli_main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  install_deck_backends();
   int code = 0;
   try {
     code = dispatch(argc, argv);

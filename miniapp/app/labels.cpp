@@ -1,38 +1,41 @@
 #include "app/labels.hpp"
 
 #include "backends/parallel_degrees.hpp"
+#include "io/results_schema.hpp"
 
 namespace minictx {
+
+namespace lk = schema::label_key;
 
 std::map<std::string, std::string> point_labels(const RunConfig& c, const Topology& topology) {
   const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
   const ParallelDegrees d = parallel_degrees(c, topology);
   return {
-      {"backend", c.attention.backend},
-      {"ring_type", c.attention.ring_type},
-      {"mode", to_string(c.run.mode)},
-      {"world_size", std::to_string(topology.world_size)},
-      {"seq_len", std::to_string(c.sequence.length)},
-      {"batch", std::to_string(c.sequence.batch)},
-      {"fwd_only", flag(c.run.fwd_only)},
-      {"causal", flag(c.attention.causal)},
-      {"ulysses_degree", std::to_string(d.ulysses)},
-      {"ring_degree", std::to_string(d.context)},
-      {"context_size", std::to_string(d.context)},
-      {"window_size", std::to_string(d.window)},
-      {"intra", c.attention.intra},
-      {"bwd_comm", c.attention.bwd_comm},
-      {"dtype", to_string(c.run.dtype)},
-      {"device", c.run.device},
-      {"comm", c.run.comm},
-      {"checkpointing", to_string(c.run.checkpointing)},
-      {"model", c.model.preset},
-      {"layers", std::to_string(c.model.layers)},
-      {"d_model", std::to_string(c.model.d_model)},
-      {"heads", std::to_string(c.model.heads)},
-      {"kv_heads", std::to_string(c.model.kv_heads)},
-      {"head_dim", std::to_string(c.model.head_dim)},
-      {"gpu", c.machine.name},
+      {lk::backend, c.attention.backend},
+      {lk::ring_type, to_string(c.attention.ring_type)},
+      {lk::mode, to_string(c.run.mode)},
+      {lk::world_size, std::to_string(topology.world_size)},
+      {lk::seq_len, std::to_string(c.sequence.length)},
+      {lk::batch, std::to_string(c.sequence.batch)},
+      {lk::fwd_only, flag(c.run.fwd_only)},
+      {lk::causal, flag(c.attention.causal)},
+      {lk::ulysses_degree, std::to_string(d.ulysses)},
+      {lk::ring_degree, std::to_string(d.context)},
+      {lk::context_size, std::to_string(d.context)},
+      {lk::window_size, std::to_string(d.window)},
+      {lk::intra, to_string(c.attention.intra)},
+      {lk::bwd_comm, to_string(c.attention.bwd_comm)},
+      {lk::dtype, to_string(c.run.dtype)},
+      {lk::device, to_string(c.run.device)},
+      {lk::comm, to_string(c.run.comm)},
+      {lk::checkpointing, to_string(c.run.checkpointing)},
+      {lk::model, c.model.preset},
+      {lk::layers, std::to_string(c.model.layers)},
+      {lk::d_model, std::to_string(c.model.d_model)},
+      {lk::heads, std::to_string(c.model.heads)},
+      {lk::kv_heads, std::to_string(c.model.kv_heads)},
+      {lk::head_dim, std::to_string(c.model.head_dim)},
+      {lk::gpu, c.machine.name},
   };
 }
 

@@ -9,6 +9,7 @@
 #include "bench/calibration.hpp"
 #include "bench/runner.hpp"
 #include "core/synthetic_data.hpp"
+#include "io/results_schema.hpp"
 #include "model/flops.hpp"
 
 namespace minictx {
@@ -169,13 +170,13 @@ std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& worl
   // run_point times steps by the wall clock; on the CPU clock a step is its wall time
   // scaled by the core share over the whole run (setup included: an approximation).
   const double to_clock = opt.clock == BenchClock::cpu ? row.core_share : 1.0;
-  row.seconds = p.metrics.at("latency_ms") / 1e3 * to_clock;
-  row.gflops = p.metrics.at("tflops_per_device") * 1e3 / to_clock;
-  row.peak_tracked_bytes = p.metrics.at("peak_memory_mb") * (1 << 20);
+  row.seconds = p.metrics.at(schema::metric_key::latency_ms) / 1e3 * to_clock;
+  row.gflops = p.metrics.at(schema::metric_key::tflops_per_device) * 1e3 / to_clock;
+  row.peak_tracked_bytes = p.metrics.at(schema::metric_key::peak_memory_mb) * (1 << 20);
   row.peak_rss_bytes = rss_peak_bytes();
   KernelBenchRow exact = row;
   exact.kind = "layer_step_causal";
-  exact.gflops = p.metrics.at("tflops_per_device_causal") * 1e3 / to_clock;
+  exact.gflops = p.metrics.at(schema::metric_key::tflops_per_device_causal) * 1e3 / to_clock;
   return {row, exact};
 }
 

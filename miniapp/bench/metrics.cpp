@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <numeric>
 
+#include "io/results_schema.hpp"
 #include "model/flops.hpp"
 
 namespace minictx {
 
+namespace mk = schema::metric_key;
+
 const std::vector<std::string>& phase_names() {
-  static const std::vector<std::string> names = {"forward",  "backward",  "attention_fwd",
-                                                 "attention_bwd", "recompute", "grad_allreduce"};
+  static const std::vector<std::string> names = {schema::phase::forward,       schema::phase::backward,
+                                                 schema::phase::attention_fwd, schema::phase::attention_bwd,
+                                                 schema::phase::recompute,     schema::phase::grad_allreduce};
   return names;
 }
 
@@ -40,27 +44,27 @@ std::map<std::string, double> derive_metrics(const RunConfig& cfg, const PointRe
   const StepFlops f = step_flops(cfg);
   const double tokens = double(cfg.sequence.batch) * double(cfg.sequence.length);
   const double peak = cfg.machine.peak_tflops * 1e12;
-  m["step_seconds"] = step;
-  m["iters_per_s"] = 1.0 / step;
-  m["latency_ms"] = step * 1e3;
-  m["tokens_per_s"] = tokens / step;
-  m["tokens_per_s_per_device"] = tokens / step / ranks;
-  m["sequences_per_s"] = cfg.sequence.batch / step;
-  m["model_tflop_per_step"] = f.model / 1e12;
-  m["tflops_per_device"] = f.model / step / ranks / 1e12;
-  m["tflops_per_device_causal"] = f.model_causal / step / ranks / 1e12;
+  m[mk::step_seconds] = step;
+  m[mk::iters_per_s] = 1.0 / step;
+  m[mk::latency_ms] = step * 1e3;
+  m[mk::tokens_per_s] = tokens / step;
+  m[mk::tokens_per_s_per_device] = tokens / step / ranks;
+  m[mk::sequences_per_s] = cfg.sequence.batch / step;
+  m[mk::model_tflop_per_step] = f.model / 1e12;
+  m[mk::tflops_per_device] = f.model / step / ranks / 1e12;
+  m[mk::tflops_per_device_causal] = f.model_causal / step / ranks / 1e12;
   if (peak > 0) {
-    m["peak_tflops_per_device"] = cfg.machine.peak_tflops;
-    m["mfu"] = f.model / step / ranks / peak;
-    m["hfu"] = f.hardware / step / ranks / peak;
-    m["mfu_causal"] = f.model_causal / step / ranks / peak;
-    m["hfu_causal"] = f.hardware_causal / step / ranks / peak;
+    m[mk::peak_tflops_per_device] = cfg.machine.peak_tflops;
+    m[mk::mfu] = f.model / step / ranks / peak;
+    m[mk::hfu] = f.hardware / step / ranks / peak;
+    m[mk::mfu_causal] = f.model_causal / step / ranks / peak;
+    m[mk::hfu_causal] = f.hardware_causal / step / ranks / peak;
   }
-  m["peak_memory_mb"] = max_of(p.peak_memory_bytes) / (1 << 20);
-  m["bytes_sent_intra_per_device"] = mean(p.bytes_sent_intra) / std::max(p.iters, 1);
-  m["bytes_sent_inter_per_device"] = mean(p.bytes_sent_inter) / std::max(p.iters, 1);
-  m["world_size"] = ranks;
-  if (cfg.run.mode == Mode::model) m["n_params"] = double(cfg.model.n_params());
+  m[mk::peak_memory_mb] = max_of(p.peak_memory_bytes) / (1 << 20);
+  m[mk::bytes_sent_intra_per_device] = mean(p.bytes_sent_intra) / std::max(p.iters, 1);
+  m[mk::bytes_sent_inter_per_device] = mean(p.bytes_sent_inter) / std::max(p.iters, 1);
+  m[mk::world_size] = ranks;
+  if (cfg.run.mode == Mode::model) m[mk::n_params] = double(cfg.model.n_params());
   return m;
 }
 
@@ -81,9 +85,9 @@ PointResult gather_point(const RunConfig& cfg, Comm& world, const RankMeasuremen
   p.bytes_sent_intra = gather_scalar(world, mine.bytes_sent_intra);
   p.bytes_sent_inter = gather_scalar(world, mine.bytes_sent_inter);
   p.metrics = derive_metrics(cfg, p);
-  if (cfg.run.mode == Mode::model) p.metrics["loss"] = mine.loss;
+  if (cfg.run.mode == Mode::model) p.metrics[mk::loss] = mine.loss;
   const auto tokens = gather_scalar(world, mine.real_tokens);
-  p.metrics["real_tokens_counted"] = std::accumulate(tokens.begin(), tokens.end(), 0.0);
+  p.metrics[mk::real_tokens_counted] = std::accumulate(tokens.begin(), tokens.end(), 0.0);
   return p;
 }
 

@@ -6,28 +6,44 @@
 #endif
 
 namespace minictx {
+namespace {
 
-std::vector<std::string> comm_names() {
+std::unique_ptr<Comm> create_mpi(std::unique_ptr<MpiComm> world, [[maybe_unused]] Device& device) {
 #ifdef MINICTX_HAVE_CUDA
-  return {"mpi", "nccl"};
-#else
-  return {"mpi"};
+  if (device.kind() == DeviceKind::cuda) return make_gpu_world_comm(CommKind::mpi, *world, device);
 #endif
+  return world;
 }
 
-std::unique_ptr<Comm> make_world_comm(const std::string& name, std::unique_ptr<MpiComm> world,
-                                      [[maybe_unused]] Device& device) {
 #ifdef MINICTX_HAVE_CUDA
-  if (device.name() == "cuda") return make_gpu_world_comm(name, *world, device);
+std::unique_ptr<Comm> create_nccl(std::unique_ptr<MpiComm> world, Device& device) {
+  // The deck refuses nccl without run.device cuda; a caller that skips the deck gets this.
+  if (device.kind() != DeviceKind::cuda) input_error("run.comm nccl needs run.device cuda: NCCL moves GPU memory");
+  return make_gpu_world_comm(CommKind::nccl, *world, device);
+}
 #endif
-  if (name == "mpi") return world;
-  if (name == "nccl") {
-#ifndef MINICTX_HAVE_CUDA
-    input_error("comm 'nccl' is not compiled into this build (available: mpi; build the cuda preset)");
+
+}  // namespace
+
+const std::vector<CommInfo>& comm_registry() {
+  static const std::vector<CommInfo> comms = {
+      {CommKind::mpi, create_mpi},
+#ifdef MINICTX_HAVE_CUDA
+      {CommKind::nccl, create_nccl},
 #endif
-    input_error("run.comm nccl needs run.device cuda: NCCL moves GPU memory");
+  };
+  return comms;
+}
+
+std::unique_ptr<Comm> make_world_comm(CommKind kind, std::unique_ptr<MpiComm> world, Device& device) {
+  std::string available;
+  for (const auto& c : comm_registry()) {
+    if (c.kind == kind) return c.create(std::move(world), device);
+    available += (available.empty() ? "" : ", ") + std::string(to_string(c.kind));
   }
-  input_error("comm '" + name + "' is not compiled into this build");
+  // Every comm but MPI comes with the cuda preset (CMakePresets.json).
+  input_error("comm '" + std::string(to_string(kind)) + "' is not compiled into this build (available: " + available +
+              "; build the cuda preset)");
 }
 
 }  // namespace minictx

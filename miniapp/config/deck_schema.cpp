@@ -10,6 +10,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "config/backend_catalog.hpp"
 #include "core/error.hpp"
 
 namespace minictx::deck_detail {
@@ -86,9 +87,9 @@ KeySpec real(const std::string& key, Sec RunConfig::*sec, double Sec::*member, d
 
 // Enum choices are spelled by to_string, so parsing and printing cannot drift apart.
 template <class Sec, class T>
-KeySpec enumeration(const std::string& key, Sec RunConfig::*sec, T Sec::*member, int count) {
+KeySpec enumeration(const std::string& key, Sec RunConfig::*sec, T Sec::*member) {
   std::vector<std::string> choices;
-  for (int i = 0; i < count; ++i) choices.emplace_back(to_string(T(i)));
+  for (int i = 0; i < enum_size(T{}); ++i) choices.emplace_back(to_string(T(i)));
   return member_key(key, sec, member, Kind::choice, std::move(choices));
 }
 
@@ -109,30 +110,33 @@ std::vector<KeySpec> make_schema() {
   k.push_back(integer("sequence.length", &R::sequence, &SequenceConfig::length, 1));
   k.push_back(integer("sequence.batch", &R::sequence, &SequenceConfig::batch, 1));
 
-  k.push_back(member_key("attention.backend", &R::attention, &AttentionConfig::backend, Kind::choice,
-                         {"local", "ring", "ulysses", "usp", "allgather", "double_ring", "burst"}));
+  k.push_back(member_key("attention.backend", &R::attention, &AttentionConfig::backend, Kind::choice));
+  k.back().choices_of = [] {  // the registry's names (config/backend_catalog.hpp)
+    std::vector<std::string> names;
+    for (const auto& b : backend_catalog()) names.push_back(b.name);
+    return names;
+  };
   k.push_back(member_key("attention.causal", &R::attention, &AttentionConfig::causal, Kind::boolean));
-  k.push_back(member_key("attention.ring_type", &R::attention, &AttentionConfig::ring_type, Kind::choice,
-                         {"basic", "zigzag", "stripe"}));
+  k.push_back(enumeration("attention.ring_type", &R::attention, &AttentionConfig::ring_type));
   k.push_back(integer("attention.ulysses_degree", &R::attention, &AttentionConfig::ulysses_degree, 1));
   k.push_back(integer("attention.ring_degree", &R::attention, &AttentionConfig::ring_degree, 0));
   k.push_back(integer("attention.window_size", &R::attention, &AttentionConfig::window_size, 0));
-  k.push_back(member_key("attention.intra", &R::attention, &AttentionConfig::intra, Kind::choice, {"ring", "ulysses"}));
-  k.push_back(member_key("attention.bwd_comm", &R::attention, &AttentionConfig::bwd_comm, Kind::choice, {"q", "kv"}));
+  k.push_back(enumeration("attention.intra", &R::attention, &AttentionConfig::intra));
+  k.push_back(enumeration("attention.bwd_comm", &R::attention, &AttentionConfig::bwd_comm));
   k.push_back(integer("attention.block_q", &R::attention, &AttentionConfig::block_q, 1));
   k.push_back(integer("attention.block_k", &R::attention, &AttentionConfig::block_k, 1));
 
-  k.push_back(enumeration("run.mode", &R::run, &RunSettings::mode, 2));
+  k.push_back(enumeration("run.mode", &R::run, &RunSettings::mode));
   k.push_back(member_key("run.fwd_only", &R::run, &RunSettings::fwd_only, Kind::boolean));
   k.push_back(integer("run.warmup", &R::run, &RunSettings::warmup, 0));
   k.push_back(integer("run.iters", &R::run, &RunSettings::iters, 1));
-  k.push_back(enumeration("run.checkpointing", &R::run, &RunSettings::checkpointing, 4));
-  k.push_back(enumeration("run.dtype", &R::run, &RunSettings::dtype, 3));
-  k.push_back(member_key("run.device", &R::run, &RunSettings::device, Kind::choice, {"kokkos", "cuda"}));
-  k.push_back(member_key("run.comm", &R::run, &RunSettings::comm, Kind::choice, {"mpi", "nccl"}));
+  k.push_back(enumeration("run.checkpointing", &R::run, &RunSettings::checkpointing));
+  k.push_back(enumeration("run.dtype", &R::run, &RunSettings::dtype));
+  k.push_back(enumeration("run.device", &R::run, &RunSettings::device));
+  k.push_back(enumeration("run.comm", &R::run, &RunSettings::comm));
   k.push_back(integer("run.seed", &R::run, &RunSettings::seed, 0));
   k.push_back(member_key("run.verify", &R::run, &RunSettings::verify, Kind::boolean));
-  k.push_back(member_key("run.reference", &R::run, &RunSettings::reference, Kind::choice, {"fp64", "single-device"}));
+  k.push_back(enumeration("run.reference", &R::run, &RunSettings::reference));
 
   k.push_back(member_key("machine.profile", &R::machine, &MachineConfig::profile, Kind::text));
   k.push_back(real("machine.peak_tflops", &R::machine, &MachineConfig::peak_tflops, 0, false));
@@ -286,10 +290,12 @@ DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::stri
       if (t == "true" || t == "True" || t == "TRUE") return true;
       if (t == "false" || t == "False" || t == "FALSE") return false;
       bad(where, s, "must be true or false, got '" + t + "'");
-    case Kind::choice:
-      if (std::find(s.choices.begin(), s.choices.end(), t) == s.choices.end())
-        bad(where, s, "must be one of " + join(s.choices, ", ") + "; got '" + t + "'");
+    case Kind::choice: {
+      const std::vector<std::string> choices = s.choices_of ? s.choices_of() : s.choices;
+      if (std::find(choices.begin(), choices.end(), t) == choices.end())
+        bad(where, s, "must be one of " + join(choices, ", ") + "; got '" + t + "'");
       return t;
+    }
     case Kind::text:
     case Kind::key_list:
       break;

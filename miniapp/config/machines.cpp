@@ -98,7 +98,7 @@ std::string list_profiles(const std::vector<fs::path>& dirs) {
 void resolve_machine(RunConfig& cfg, const fs::path& deck_dir, const std::string& at,
                      std::map<std::string, MachineProfile>& cache) {
   MachineConfig& m = cfg.machine;
-  if (m.profile == "measure") {
+  if (m.measures_peak()) {
     if (m.peak_tflops > 0)
       input_error(
           at + ": machine.peak_tflops is given, so machine.profile: measure has nothing to measure; drop one of them");

@@ -39,6 +39,70 @@ const char* to_string(DType t) {
   return "?";
 }
 
+const char* to_string(RingType t) {
+  switch (t) {
+    case RingType::basic:
+      return "basic";
+    case RingType::zigzag:
+      return "zigzag";
+    case RingType::stripe:
+      return "stripe";
+  }
+  return "?";
+}
+
+const char* to_string(Intra i) {
+  switch (i) {
+    case Intra::ring:
+      return "ring";
+    case Intra::ulysses:
+      return "ulysses";
+  }
+  return "?";
+}
+
+const char* to_string(BwdComm b) {
+  switch (b) {
+    case BwdComm::q:
+      return "q";
+    case BwdComm::kv:
+      return "kv";
+  }
+  return "?";
+}
+
+const char* to_string(DeviceKind d) {
+  switch (d) {
+    case DeviceKind::kokkos:
+      return "kokkos";
+    case DeviceKind::cuda:
+      return "cuda";
+  }
+  return "?";
+}
+
+const char* to_string(CommKind c) {
+  switch (c) {
+    case CommKind::mpi:
+      return "mpi";
+    case CommKind::nccl:
+      return "nccl";
+  }
+  return "?";
+}
+
+const char* to_string(Reference r) {
+  switch (r) {
+    case Reference::fp64:
+      return "fp64";
+    case Reference::single_device:
+      return "single-device";
+  }
+  return "?";
+}
+
+bool MachineConfig::measures_peak() const { return profile == measure_profile; }
+
 int64_t ModelShape::n_params() const {
   const int64_t d = d_model, q = int64_t(heads) * head_dim, kv = int64_t(kv_heads) * head_dim;
   const int64_t per_layer = 2 * d                  // the two RMSNorm gains

@@ -7,10 +7,45 @@ namespace minictx {
 enum class Mode { attention, model };
 enum class Checkpointing { none, full, selective, selective_half };
 enum class DType { f32, bf16, f16 };
+enum class RingType { basic, zigzag, stripe };  // how a ring splits the sequence
+enum class Intra { ring, ulysses };              // burst: the inner level inside a node
+enum class BwdComm { q, kv };                    // burst: what travels in the backward
+enum class DeviceKind { kokkos, cuda };
+enum class CommKind { mpi, nccl };
+enum class Reference { fp64, single_device };
 
+// The deck's spellings ("single-device"), so printed values paste back into a deck.
 const char* to_string(Mode);
 const char* to_string(Checkpointing);
 const char* to_string(DType);
+const char* to_string(RingType);
+const char* to_string(Intra);
+const char* to_string(BwdComm);
+const char* to_string(DeviceKind);
+const char* to_string(CommKind);
+const char* to_string(Reference);
+
+// How many values each enum has (its values are 0..n-1), for parsing by name.
+constexpr int enum_size(Mode) { return 2; }
+constexpr int enum_size(Checkpointing) { return 4; }
+constexpr int enum_size(DType) { return 3; }
+constexpr int enum_size(RingType) { return 3; }
+constexpr int enum_size(Intra) { return 2; }
+constexpr int enum_size(BwdComm) { return 2; }
+constexpr int enum_size(DeviceKind) { return 2; }
+constexpr int enum_size(CommKind) { return 2; }
+constexpr int enum_size(Reference) { return 2; }
+
+// The value spelled `text` as to_string spells it; false (out untouched) if none is.
+template <class E>
+bool parse_enum(const std::string& text, E& out) {
+  for (int i = 0; i < enum_size(E{}); ++i)
+    if (text == to_string(E(i))) {
+      out = E(i);
+      return true;
+    }
+  return false;
+}
 
 // Shape of the decoder layer stack (Llama style, GQA).
 struct ModelShape {
@@ -36,13 +71,13 @@ struct SequenceConfig {
 struct AttentionConfig {
   std::string backend = "local";
   bool causal = true;
-  std::string ring_type = "basic";  // basic | zigzag | stripe
-  int ulysses_degree = 1;           // usp, double_ring, burst(intra ulysses)
-  int ring_degree = 0;              // 0 = world / ulysses_degree
-  int window_size = 0;              // double_ring inner ring; 0 = ranks per node
-  std::string intra = "ring";       // burst: ring | ulysses
-  std::string bwd_comm = "q";       // burst: q (BurstAttention backward) | kv (ring backward)
-  int block_q = 256;                // tile sizes of the block kernel (README, Performance)
+  RingType ring_type = RingType::basic;
+  int ulysses_degree = 1;         // usp, double_ring, burst(intra ulysses)
+  int ring_degree = 0;            // 0 = world / ulysses_degree
+  int window_size = 0;            // double_ring inner ring; 0 = ranks per node
+  Intra intra = Intra::ring;      // burst
+  BwdComm bwd_comm = BwdComm::q;  // burst: q (BurstAttention backward) | kv (ring backward)
+  int block_q = 256;              // tile sizes of the block kernel (README, Performance)
   int block_k = 512;
 };
 
@@ -53,17 +88,21 @@ struct RunSettings {
   int iters = 3;
   Checkpointing checkpointing = Checkpointing::none;
   DType dtype = DType::f32;
-  std::string device = "kokkos";  // kokkos | cuda
-  std::string comm = "mpi";       // mpi | nccl
+  DeviceKind device = DeviceKind::kokkos;
+  CommKind comm = CommKind::mpi;
   uint64_t seed = 1234;
   bool verify = false;
-  std::string reference = "fp64";  // fp64 | single-device
+  Reference reference = Reference::fp64;
 };
 
 struct MachineConfig {
-  std::string profile = "generic-cpu";  // a file in inputs/machines/, or "measure"
+  std::string profile = "generic-cpu";  // a file in inputs/machines/, or measure_profile
   double peak_tflops = 0.0;             // per device; 0 = take it from the profile
   std::string name;                     // device name shown in reports (filled from the profile)
+
+  // profile: measure times the device's GEMM at run time instead of reading a file.
+  static constexpr const char* measure_profile = "measure";
+  bool measures_peak() const;
 };
 
 struct TopologyConfig {

@@ -2,6 +2,7 @@
 // zipped keys moving together), each resolved to a RunConfig and validated.
 #include <set>
 
+#include "config/backend_catalog.hpp"
 #include "config/deck_schema.hpp"
 #include "core/error.hpp"
 
@@ -42,14 +43,34 @@ void check_point(const RunConfig& c, const std::function<std::string(std::initia
                 ") must be a multiple of model.kv_heads (" + std::to_string(m.kv_heads) +
                 ") for grouped-query attention");
   const AttentionConfig& a = c.attention;
-  const bool uses_ulysses =
-      a.backend == "usp" || a.backend == "double_ring" || (a.backend == "burst" && a.intra == "ulysses");
-  if (uses_ulysses && m.heads % a.ulysses_degree != 0)
+  const BackendDeckFacts& backend = backend_facts(a.backend);
+  if (backend.splits_heads && backend.splits_heads(a) && m.heads % a.ulysses_degree != 0)
     input_error(at({"attention.ulysses_degree", "model.heads", "model.preset"}) + ": attention.ulysses_degree (" +
                 std::to_string(a.ulysses_degree) + ") must divide model.heads (" + std::to_string(m.heads) +
                 ") because Ulysses splits the heads across ranks");
-  if (c.run.comm == "nccl" && c.run.device != "cuda")
+  if (c.run.comm == CommKind::nccl && c.run.device != DeviceKind::cuda)
     input_error(at({"run.comm", "run.device"}) + ": run.comm nccl needs run.device cuda (NCCL moves device memory)");
+}
+
+// A backend option the deck sets for a backend that does not read it would be silently
+// ignored, so it is an error. A value equal to the key's default is let through: it
+// changes nothing, and it is what a sweep over backends zips for the points whose
+// backend does not take the key (inputs/README.md, "Sweeps").
+void check_backend_options(const std::vector<DeckEntry>& entries, const std::vector<std::size_t>& pick,
+                           const RunConfig& c, const std::string& point) {
+  const BackendDeckFacts& backend = backend_facts(c.attention.backend);
+  const RunConfig defaults;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string& key = entries[i].key;
+    if (key == "sweep.zip" || !is_backend_option(key) || takes_option(backend, key)) continue;
+    const KeySpec& spec = *find_key(key);
+    if (format_value(entries[i].values[pick[i]]) == format_value(spec.read(defaults))) continue;
+    std::string readers;
+    for (const auto& b : backend_catalog())
+      if (takes_option(b, key)) readers += (readers.empty() ? "" : ", ") + b.name;
+    input_error(entries[i].where + point + ": " + key + " does not apply to attention.backend " + backend.name +
+                " (it applies to " + readers + ")");
+  }
 }
 
 }  // namespace
@@ -126,6 +147,7 @@ std::vector<SweepPoint> expand_entries(const std::vector<DeckEntry>& entries, co
         if (const DeckEntry* e = find_entry(entries, k)) return e->where + point;
       return "deck " + deck_name + point;
     };
+    check_backend_options(entries, pick, c, point);
     check_point(c, at);
     resolve_machine(c, deck_dir, at({"machine.profile", "machine.peak_tflops"}), profiles);
     pt.resolved_yaml = resolved_yaml(c);

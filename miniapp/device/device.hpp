@@ -58,7 +58,8 @@ struct AttnBwdBlock {
 class Device {
  public:
   virtual ~Device() = default;
-  virtual std::string name() const = 0;
+  virtual DeviceKind kind() const = 0;
+  std::string name() const { return to_string(kind()); }
   virtual std::string description() const = 0;  // library versions and configuration
 
   virtual Tensor alloc(std::vector<int64_t> shape) = 0;  // uninitialised
@@ -121,8 +122,13 @@ GemmDims gemm_dims(bool trans_a, bool trans_b, const Tensor& a, const Tensor& b,
 inline int64_t matrix_cols(const Tensor& t) { return t.shape().empty() ? 1 : t.shape().back(); }
 inline int64_t matrix_rows(const Tensor& t) { return matrix_cols(t) ? t.numel() / matrix_cols(t) : 0; }
 
-// The devices compiled in, and the one the deck names.
-std::vector<std::string> device_names();
-std::unique_ptr<Device> make_device(const std::string& name);
+// The devices compiled into this build, one entry each (device/device_registry.cpp);
+// `minictx list` and make_device read it.
+struct DeviceInfo {
+  DeviceKind kind;
+  std::unique_ptr<Device> (*create)();
+};
+const std::vector<DeviceInfo>& device_registry();
+std::unique_ptr<Device> make_device(DeviceKind kind);  // InputError if not compiled in
 
 }  // namespace minictx

@@ -22,23 +22,34 @@ GemmDims gemm_dims(bool trans_a, bool trans_b, const Tensor& a, const Tensor& b,
   return {m, n, k};
 }
 
-std::vector<std::string> device_names() {
-#ifdef MINICTX_HAVE_CUDA
-  return {"kokkos", "cuda"};
-#else
-  return {"kokkos"};
-#endif
+namespace {
+
+template <class D>
+std::unique_ptr<Device> create() {
+  return std::make_unique<D>();
 }
 
-std::unique_ptr<Device> make_device(const std::string& name) {
-  if (name == "kokkos") return std::make_unique<KokkosDevice>();
+}  // namespace
+
+const std::vector<DeviceInfo>& device_registry() {
+  static const std::vector<DeviceInfo> devices = {
+      {DeviceKind::kokkos, create<KokkosDevice>},
 #ifdef MINICTX_HAVE_CUDA
-  if (name == "cuda") return std::make_unique<CudaDevice>();
+      {DeviceKind::cuda, create<CudaDevice>},
 #endif
+  };
+  return devices;
+}
+
+std::unique_ptr<Device> make_device(DeviceKind kind) {
   std::string available;
-  for (const auto& d : device_names()) available += (available.empty() ? "" : ", ") + d;
-  input_error("device '" + name + "' is not compiled into this build (available: " + available +
-              (name == "cuda" ? "; build the cuda preset" : "") + ")");
+  for (const auto& d : device_registry()) {
+    if (d.kind == kind) return d.create();
+    available += (available.empty() ? "" : ", ") + std::string(to_string(d.kind));
+  }
+  // Every device but the host one is built by a preset of its own (CMakePresets.json).
+  input_error("device '" + std::string(to_string(kind)) + "' is not compiled into this build (available: " +
+              available + "; build the " + to_string(kind) + " preset)");
 }
 
 }  // namespace minictx

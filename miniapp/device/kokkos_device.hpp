@@ -8,7 +8,7 @@ namespace minictx {
 class KokkosDevice final : public Device {
  public:
   KokkosDevice();
-  std::string name() const override { return "kokkos"; }
+  DeviceKind kind() const override { return DeviceKind::kokkos; }
   std::string description() const override;
 
   Tensor alloc(std::vector<int64_t> shape) override;

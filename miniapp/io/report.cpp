@@ -6,9 +6,13 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "io/results_schema.hpp"
 
 namespace minictx {
 namespace {
+
+namespace mk = schema::metric_key;
+namespace lk = schema::label_key;
 
 const char* const kMissing = "n/a";
 
@@ -80,12 +84,12 @@ Table build(const std::vector<PointResult>& points, const std::vector<Column>& c
 // The USP and double-ring seed tables differ only in the two layout columns.
 Table seed_attention_table(const std::vector<PointResult>& points, Column layout_a,
                            Column layout_b) {
-  return build(points, {label("ring type", "ring_type"), label("seq_len", "seq_len"),
-                        std::move(layout_a), std::move(layout_b), flag("fwd_only", "fwd_only"),
-                        metric("throughput(iters/s)", "iters_per_s", 3),
-                        metric("latency(ms/iter)", "latency_ms", 3),
-                        metric("peak memory(MB/device)", "peak_memory_mb", 1),
-                        metric("speed(TFLOPS)", "tflops_per_device", 1)});
+  return build(points, {label("ring type", lk::ring_type), label("seq_len", lk::seq_len),
+                        std::move(layout_a), std::move(layout_b), flag("fwd_only", lk::fwd_only),
+                        metric("throughput(iters/s)", mk::iters_per_s, 3),
+                        metric("latency(ms/iter)", mk::latency_ms, 3),
+                        metric("peak memory(MB/device)", mk::peak_memory_mb, 1),
+                        metric("speed(TFLOPS)", mk::tflops_per_device, 1)});
 }
 
 }  // namespace
@@ -97,28 +101,28 @@ Table summary_table(const std::vector<PointResult>& points) {
                          return p.verdict.empty() ? std::string(kMissing) : p.verdict;
                        }};
   return build(points,
-               {name, label("backend", "backend"), label("ring_type", "ring_type"),
-                label("mode", "mode"), label("world", "world_size"), label("seq_len", "seq_len"),
-                label("batch", "batch"), flag("fwd_only", "fwd_only"),
-                metric("iters/s", "iters_per_s", 3), metric("latency(ms)", "latency_ms", 3),
-                metric("tokens/s", "tokens_per_s", 0),
-                metric("tokens/s/device", "tokens_per_s_per_device", 0),
-                metric("TFLOPS/device", "tflops_per_device", 2),
-                metric("MFU", "mfu", 2, kPercent), metric("HFU", "hfu", 2, kPercent),
-                metric("peak MB/device", "peak_memory_mb", 1),
-                metric("sent MB/device (intra)", "bytes_sent_intra_per_device", 1, kPerMiB),
-                metric("sent MB/device (inter)", "bytes_sent_inter_per_device", 1, kPerMiB),
+               {name, label("backend", lk::backend), label("ring_type", lk::ring_type),
+                label("mode", lk::mode), label("world", lk::world_size), label("seq_len", lk::seq_len),
+                label("batch", lk::batch), flag("fwd_only", lk::fwd_only),
+                metric("iters/s", mk::iters_per_s, 3), metric("latency(ms)", mk::latency_ms, 3),
+                metric("tokens/s", mk::tokens_per_s, 0),
+                metric("tokens/s/device", mk::tokens_per_s_per_device, 0),
+                metric("TFLOPS/device", mk::tflops_per_device, 2),
+                metric("MFU", mk::mfu, 2, kPercent), metric("HFU", mk::hfu, 2, kPercent),
+                metric("peak MB/device", mk::peak_memory_mb, 1),
+                metric("sent MB/device (intra)", mk::bytes_sent_intra_per_device, 1, kPerMiB),
+                metric("sent MB/device (inter)", mk::bytes_sent_inter_per_device, 1, kPerMiB),
                 verdict});
 }
 
 Table usp_table(const std::vector<PointResult>& points) {
-  return seed_attention_table(points, label("ulysses_degree", "ulysses_degree"),
-                              label("ring_degree", "ring_degree"));
+  return seed_attention_table(points, label("ulysses_degree", lk::ulysses_degree),
+                              label("ring_degree", lk::ring_degree));
 }
 
 Table double_ring_table(const std::vector<PointResult>& points) {
-  return seed_attention_table(points, label("context_size", "context_size"),
-                              label("window_size", "window_size"));
+  return seed_attention_table(points, label("context_size", lk::context_size),
+                              label("window_size", lk::window_size));
 }
 
 Table mpt_table(const std::vector<PointResult>& points) {
@@ -126,34 +130,34 @@ Table mpt_table(const std::vector<PointResult>& points) {
   // no gradient accumulation, so the global batch is the micro batch.
   const Column one{"GradAccum", [](const PointResult&) { return std::string("1"); }};
   const Column global_tokens{"GlobalBatchSize (T)", [](const PointResult& p) {
-                               const std::string b = label_of(p, "batch"), s = label_of(p, "seq_len");
+                               const std::string b = label_of(p, lk::batch), s = label_of(p, lk::seq_len);
                                if (b == kMissing || s == kMissing) return std::string(kMissing);
                                return std::to_string(std::stoll(b) * std::stoll(s));
                              }};
   const Column checkpointing{"Activation Checkpointing", [](const PointResult& p) {
-                               const std::string c = label_of(p, "checkpointing");
+                               const std::string c = label_of(p, lk::checkpointing);
                                if (c == "none") return std::string("False");
                                if (c == "full") return std::string("True");
                                return c;
                              }};
-  return build(points, {label("Model", "model"), label("SeqLen (T)", "seq_len"), label("# GPUs", "world_size"),
-                        label("GPU", "gpu"), metric("MFU", "mfu", 2, kPercent), metric("HFU", "hfu", 2, kPercent),
-                        metric("Model TFLOP", "tflops_per_device", 3), label("MicroBatchSize", "batch"), one,
-                        label("GlobalBatchSize", "batch"), metric("Throughput (S/s)", "sequences_per_s", 2),
-                        metric("Throughput (T/s)", "tokens_per_s", 0),
-                        metric("Throughput (T/s/GPU)", "tokens_per_s_per_device", 0), global_tokens,
-                        label("Precision", "dtype"), not_modelled("MP Mode"), not_modelled("Sharding Strategy"),
-                        checkpointing, not_modelled("Activation CPUOffload"), count("NumParams", "n_params")});
+  return build(points, {label("Model", lk::model), label("SeqLen (T)", lk::seq_len), label("# GPUs", lk::world_size),
+                        label("GPU", lk::gpu), metric("MFU", mk::mfu, 2, kPercent), metric("HFU", mk::hfu, 2, kPercent),
+                        metric("Model TFLOP", mk::tflops_per_device, 3), label("MicroBatchSize", lk::batch), one,
+                        label("GlobalBatchSize", lk::batch), metric("Throughput (S/s)", mk::sequences_per_s, 2),
+                        metric("Throughput (T/s)", mk::tokens_per_s, 0),
+                        metric("Throughput (T/s/GPU)", mk::tokens_per_s_per_device, 0), global_tokens,
+                        label("Precision", lk::dtype), not_modelled("MP Mode"), not_modelled("Sharding Strategy"),
+                        checkpointing, not_modelled("Activation CPUOffload"), count("NumParams", mk::n_params)});
 }
 
 std::string burst_variant(const PointResult& p) {
-  const std::string backend = label_of(p, "backend");
+  const std::string backend = label_of(p, lk::backend);
   if (backend != "burst") {
-    const std::string ring = label_of(p, "ring_type");
+    const std::string ring = label_of(p, lk::ring_type);
     return ring == kMissing ? backend : backend + " (" + ring + ")";
   }
-  const std::string intra = label_of(p, "intra");
-  const std::string ckpt = label_of(p, "checkpointing");
+  const std::string intra = label_of(p, lk::intra);
+  const std::string ckpt = label_of(p, lk::checkpointing);
   const bool double_ring = intra == "ring";
   const std::string inner = double_ring ? "DoubleRing" : intra == "ulysses" ? "Ulysses(intra node)" : intra;
   if (ckpt == "selective") return std::string(double_ring ? "(C)" : "(D)") + " BurstAttention w. " + inner;
@@ -170,7 +174,7 @@ Table burst_table(const std::vector<PointResult>& points) {
   // which puts (A)..(D) first. The sort is stable: repeated measurements keep their order.
   std::map<std::string, size_t> setting_rank;
   auto setting = [](const PointResult& p) {
-    return label_of(p, "model") + "|" + label_of(p, "seq_len") + "|" + label_of(p, "world_size");
+    return label_of(p, lk::model) + "|" + label_of(p, lk::seq_len) + "|" + label_of(p, lk::world_size);
   };
   for (const PointResult& p : points) setting_rank.emplace(setting(p), setting_rank.size());
   std::vector<PointResult> sorted = points;
@@ -179,21 +183,28 @@ Table burst_table(const std::vector<PointResult>& points) {
     return ra != rb ? ra < rb : burst_variant(a) < burst_variant(b);
   });
   const Column variant{"Variant", burst_variant};
-  return build(sorted, {label("Model", "model"), label("SeqLen (T)", "seq_len"), label("# GPUs", "world_size"),
-                        label("GPU", "gpu"), variant, metric("MFU", "mfu", 2, kPercent),
-                        metric("Tokens/s/GPU", "tokens_per_s_per_device", 1)});
+  return build(sorted, {label("Model", lk::model), label("SeqLen (T)", lk::seq_len), label("# GPUs", lk::world_size),
+                        label("GPU", lk::gpu), variant, metric("MFU", mk::mfu, 2, kPercent),
+                        metric("Tokens/s/GPU", mk::tokens_per_s_per_device, 1)});
 }
 
-std::vector<std::string> table_names() { return {"summary", "usp", "double_ring", "mpt", "burst"}; }
+const std::vector<ColumnSet>& column_sets() {
+  static const std::vector<ColumnSet> sets = {
+      {"summary", "every point: backend, layout, throughput, MFU, memory, bytes sent, verdict", summary_table},
+      {"usp", "the USP seed table (ulysses_degree × ring_degree)", usp_table},
+      {"double_ring", "the LoongTrain double-ring seed table (context_size, window_size)", double_ring_table},
+      {"mpt", "the MPT (llm-foundry) benchmark table", mpt_table},
+      {"burst", "the BurstAttention figures, variants (A)..(D)", burst_table},
+  };
+  return sets;
+}
 
 Table make_table(const std::string& name, const std::vector<PointResult>& points) {
-  if (name == "summary") return summary_table(points);
-  if (name == "usp") return usp_table(points);
-  if (name == "double_ring") return double_ring_table(points);
-  if (name == "mpt") return mpt_table(points);
-  if (name == "burst") return burst_table(points);
   std::string choices;
-  for (const std::string& n : table_names()) choices += (choices.empty() ? "" : ", ") + n;
+  for (const ColumnSet& set : column_sets()) {
+    if (name == set.name) return set.build(points);
+    choices += (choices.empty() ? "" : ", ") + std::string(set.name);
+  }
   input_error("unknown table '" + name + "' (choose " + choices + ")");
 }
 

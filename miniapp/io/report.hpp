@@ -49,8 +49,14 @@ std::string burst_variant(const PointResult& p);
 // of first appearance, variants (A)..(D) first inside a setting.
 Table burst_table(const std::vector<PointResult>& points);
 
-// Column sets by name, for the command line: summary, usp, double_ring, mpt, burst.
-std::vector<std::string> table_names();
+// The column sets by name, one entry each: `report --columns`, its help text and
+// `minictx list` read this table.
+struct ColumnSet {
+  const char* name;
+  const char* summary;  // one line for `minictx list`
+  Table (*build)(const std::vector<PointResult>& points);
+};
+const std::vector<ColumnSet>& column_sets();
 Table make_table(const std::string& name, const std::vector<PointResult>& points);  // InputError if unknown
 
 }  // namespace minictx

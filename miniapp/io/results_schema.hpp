@@ -6,4 +6,72 @@ namespace minictx::schema {
 inline constexpr const char* kFormat = "minictx-results";
 inline constexpr int kFormatVersion = 1;
 
+// A point's metrics (/points/<name>/metrics), one constant per key: bench/metrics.cpp
+// writes them, the report (io/report.cpp) and the FOM line (app/cli.cpp) read them, so a
+// renamed key fails to compile instead of printing n/a. outputs/README.md defines each.
+namespace metric_key {
+inline constexpr const char* step_seconds = "step_seconds";
+inline constexpr const char* iters_per_s = "iters_per_s";
+inline constexpr const char* latency_ms = "latency_ms";
+inline constexpr const char* tokens_per_s = "tokens_per_s";
+inline constexpr const char* tokens_per_s_per_device = "tokens_per_s_per_device";
+inline constexpr const char* sequences_per_s = "sequences_per_s";
+inline constexpr const char* model_tflop_per_step = "model_tflop_per_step";
+inline constexpr const char* tflops_per_device = "tflops_per_device";
+inline constexpr const char* tflops_per_device_causal = "tflops_per_device_causal";
+inline constexpr const char* peak_tflops_per_device = "peak_tflops_per_device";
+inline constexpr const char* mfu = "mfu";
+inline constexpr const char* hfu = "hfu";
+inline constexpr const char* mfu_causal = "mfu_causal";
+inline constexpr const char* hfu_causal = "hfu_causal";
+inline constexpr const char* peak_memory_mb = "peak_memory_mb";
+inline constexpr const char* bytes_sent_intra_per_device = "bytes_sent_intra_per_device";
+inline constexpr const char* bytes_sent_inter_per_device = "bytes_sent_inter_per_device";
+inline constexpr const char* world_size = "world_size";
+inline constexpr const char* n_params = "n_params";
+inline constexpr const char* loss = "loss";
+inline constexpr const char* real_tokens_counted = "real_tokens_counted";
+}  // namespace metric_key
+
+// The phases a step times (/points/<name>/phase_seconds), as the model's PhaseTimer
+// scopes name them.
+namespace phase {
+inline constexpr const char* forward = "forward";
+inline constexpr const char* backward = "backward";
+inline constexpr const char* attention_fwd = "attention_fwd";
+inline constexpr const char* attention_bwd = "attention_bwd";
+inline constexpr const char* recompute = "recompute";
+inline constexpr const char* grad_allreduce = "grad_allreduce";
+}  // namespace phase
+
+// A point's labels (/points/<name>/labels), written by app/labels.cpp and read by the
+// report tables and the FOM line. world_size is both a label and a metric.
+namespace label_key {
+inline constexpr const char* backend = "backend";
+inline constexpr const char* ring_type = "ring_type";
+inline constexpr const char* mode = "mode";
+inline constexpr const char* world_size = "world_size";
+inline constexpr const char* seq_len = "seq_len";
+inline constexpr const char* batch = "batch";
+inline constexpr const char* fwd_only = "fwd_only";
+inline constexpr const char* causal = "causal";
+inline constexpr const char* ulysses_degree = "ulysses_degree";
+inline constexpr const char* ring_degree = "ring_degree";
+inline constexpr const char* context_size = "context_size";
+inline constexpr const char* window_size = "window_size";
+inline constexpr const char* intra = "intra";
+inline constexpr const char* bwd_comm = "bwd_comm";
+inline constexpr const char* dtype = "dtype";
+inline constexpr const char* device = "device";
+inline constexpr const char* comm = "comm";
+inline constexpr const char* checkpointing = "checkpointing";
+inline constexpr const char* model = "model";
+inline constexpr const char* layers = "layers";
+inline constexpr const char* d_model = "d_model";
+inline constexpr const char* heads = "heads";
+inline constexpr const char* kv_heads = "kv_heads";
+inline constexpr const char* head_dim = "head_dim";
+inline constexpr const char* gpu = "gpu";
+}  // namespace label_key
+
 }  // namespace minictx::schema

@@ -1,6 +1,7 @@
 #include "model/attention_step.hpp"
 
 #include "core/synthetic_data.hpp"
+#include "io/results_schema.hpp"
 #include "model/shard_data.hpp"
 
 namespace minictx {
@@ -42,11 +43,11 @@ AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBack
 
 void AttentionStep::step(bool with_backward) {
   {
-    auto t = timer_.scope("attention_fwd");
+    auto t = timer_.scope(schema::phase::attention_fwd);
     backend_.forward(shape_, q_, k_, v_, o_, lse_);
   }
   if (!with_backward) return;
-  auto t = timer_.scope("attention_bwd");
+  auto t = timer_.scope(schema::phase::attention_bwd);
   backend_.backward(shape_, q_, k_, v_, o_, lse_, dout_, dq_, dk_, dv_);
 }
 

@@ -1,6 +1,7 @@
 #include "model/layer_stack.hpp"
 
 #include "device/sequence_slices.hpp"
+#include "io/results_schema.hpp"
 #include "model/attention_step.hpp"
 #include "model/shard_data.hpp"
 
@@ -78,7 +79,7 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention atten
   if (attention == Attention::compute) {
     s.o = alloc_rows(qd);
     s.lse = dev_.alloc({int64_t(cfg_.sequence.batch), int64_t(m.heads), backend_.layout().local_len()});
-    auto t = timer_.scope("attention_fwd");
+    auto t = timer_.scope(schema::phase::attention_fwd);
     backend_.forward(shape_, s.q, s.k, s.v, s.o, s.lse);
     attention_query_rows_ += rows_;
   } else if (attention == Attention::first_half) {
@@ -130,7 +131,7 @@ void LayerStack::recompute_first_half(Activations& s) {
     Tensor o_first = dev_.alloc({b * n, matrix_cols(s.q)});
     Tensor lse_first = dev_.alloc({b, h, n});
     {
-      auto t = timer_.scope("attention_fwd");
+      auto t = timer_.scope(schema::phase::attention_fwd);
       backend_.forward_query_prefix(shape_, q_first, s.k, s.v, o_first, lse_first);
     }
     attention_query_rows_ += b * n;
@@ -168,7 +169,7 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
   dev_.gemm(false, true, 1.0f, dx2, w[size_t(Weight::wo)], 0.0f, dout);
   Tensor dq = alloc_rows(qd), dk = alloc_rows(kvd), dv = alloc_rows(kvd);
   {
-    auto t = timer_.scope("attention_bwd");
+    auto t = timer_.scope(schema::phase::attention_bwd);
     backend_.backward(shape_, s.q, s.k, s.v, s.o, s.lse, dout, dq, dk, dv);
   }
   dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
@@ -189,7 +190,7 @@ double LayerStack::step(bool with_backward) {
   attention_query_rows_ = 0;
   Tensor x = x0_;
   {
-    auto t = timer_.scope("forward");
+    auto t = timer_.scope(schema::phase::forward);
     for (int l = 0; l < layers(); ++l) {
       Activations& s = saved_[size_t(l)];
       s = Activations{};
@@ -207,7 +208,7 @@ double LayerStack::step(bool with_backward) {
   comm_.all_reduce_sum(&loss, 1);
   if (!with_backward) return loss;
 
-  auto t = timer_.scope("backward");
+  auto t = timer_.scope(schema::phase::backward);
   for (auto& layer : layers_)
     for (auto& grad : layer.grad) dev_.fill(grad, 0.0f);
   const Attention recompute_attention = ckpt == Checkpointing::full        ? Attention::compute
@@ -217,7 +218,7 @@ double LayerStack::step(bool with_backward) {
   for (int l = layers() - 1; l >= 0; --l) {
     Activations& s = saved_[size_t(l)];
     if (ckpt != Checkpointing::none) {
-      auto r = timer_.scope("recompute");
+      auto r = timer_.scope(schema::phase::recompute);
       Tensor unused;
       forward_layer(l, s, unused, recompute_attention);
     }
@@ -227,7 +228,7 @@ double LayerStack::step(bool with_backward) {
     dy = dx;
   }
   dx_ = dy;
-  auto r = timer_.scope("grad_allreduce");
+  auto r = timer_.scope(schema::phase::grad_allreduce);
   for (auto& layer : layers_)
     for (auto& grad : layer.grad) comm_.all_reduce_sum(grad.data(), grad.numel());
   return loss;

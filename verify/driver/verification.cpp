@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "backends/backend.hpp"
+#include "backends/local/local_backend.hpp"
 #include "core/phase_timer.hpp"
 #include "io/array_dump.hpp"
 #include "model/attention_step.hpp"
@@ -201,18 +202,18 @@ VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got
   return row;
 }
 
-Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, const std::string& reference,
+Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Reference reference,
                           const std::string& dump_path) {
   Verification v;
-  v.reference = reference;
+  v.reference = to_string(reference);
   const Arrays got = run_app(cfg, world, device);
   Arrays ref;
-  if (reference == "single-device") {
+  if (reference == Reference::single_device) {
     // Rank 0 alone reruns the whole sequence with the local backend.
     auto self = world.split(world.rank() == 0 ? 0 : 1, world.rank());
     if (world.rank() == 0) {
       RunConfig single = cfg;
-      single.attention.backend = "local";
+      single.attention.backend = local_backend_info().name;
       ref = run_app(single, *self, device);
     }
   } else if (world.rank() == 0) {
@@ -232,7 +233,7 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, con
         a.name = "reference/" + a.name;
         dump.push_back(std::move(a));
       }
-      write_array_dump(dump_path, dump, "minictx verify dump: inputs, weights, app outputs/grads, " + reference +
+      write_array_dump(dump_path, dump, "minictx verify dump: inputs, weights, app outputs/grads, " + v.reference +
                                             " reference outputs/grads");
     }
   }

@@ -19,7 +19,7 @@ struct Verification {
 // the global outputs and gradients, and compares them on rank 0 with the reference on
 // the same global inputs. The verdict is agreed on every rank. With `dump_path`, rank 0
 // also writes the global inputs, weights, outputs and gradients to that HDF5 file.
-Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, const std::string& reference,
+Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Reference reference,
                           const std::string& dump_path = "");
 
 // Error-bound on max |x − ref| / max |ref| for a run's precision (DESIGN: fp32 ~1e-4,

@@ -52,9 +52,9 @@ minictx_error_test(selective_half_zigzag 2 "run.checkpointing selective_half nee
 minictx_verify_test(ring_zigzag_p4_single_device 4 ${_attn} --set attention.ring_type=zigzag
                     --set sequence.length=998 --reference single-device)
 
-minictx_error_test(ring_ulysses_degree 2 "attention.backend ring takes no ulysses_degree \\(got 2\\); use usp"
+minictx_error_test(ring_ulysses_degree 2 "attention.ulysses_degree does not apply to attention.backend ring \\(it applies to ulysses, usp"
                    verify --set attention.backend=ring --set attention.ulysses_degree=2)
-minictx_error_test(ring_ring_degree 2 "not ring_degree 4" verify --set attention.backend=ring
+minictx_error_test(ring_ring_degree 2 "attention.ring_degree does not apply to attention.backend ring \\(it applies to usp, double_ring\\)" verify --set attention.backend=ring
                    --set attention.ring_degree=4)
 
 # Bytes sent per rank against the formulas in backends/ring/ring_engine.cpp (one window:
@@ -83,3 +83,7 @@ if(_h5py_python)
   set_tests_properties(bytes_ring_selective_half_recompute PROPERTIES PASS_REGULAR_EXPRESSION "half recompute bytes ok"
                        LABELS "mpi;bytes" PROCESSORS 4 TIMEOUT 120)
 endif()
+
+# A backend option the chosen backend does not read (issue 16 item 5): one line, every rank.
+minictx_error_test(window_size_for_ring 2 "attention.window_size does not apply to attention.backend ring \\(it applies to double_ring\\)"
+                   run --dry-run --set attention.backend=ring --set attention.window_size=2)

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "backends/backend.hpp"
+#include "config/backend_catalog.hpp"
 #include "config/deck.hpp"
 #include "config/deck_schema.hpp"
 #include "core/error.hpp"
@@ -24,6 +27,12 @@ struct CleanEnvironment : ::testing::Environment {
   void SetUp() override { unsetenv("MINICTX_DATA_DIR"); }
 };
 const auto* const clean_env = ::testing::AddGlobalTestEnvironment(new CleanEnvironment);
+
+// The deck takes its backend names and options from the registry, as the program does.
+struct InstalledBackends : ::testing::Environment {
+  void SetUp() override { install_deck_backends(); }
+};
+const auto* const backends_env = ::testing::AddGlobalTestEnvironment(new InstalledBackends);
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);
@@ -145,8 +154,8 @@ TEST(Deck, EveryKeyIsRead) {
   const RunConfig c = deck(R"(
 model: {layers: 3, d_model: 64, heads: 4, kv_heads: 2, head_dim: 16, ffn_hidden: 100, rms_eps: 1e-6, rope_theta: 5e5}
 sequence: {length: 4097, batch: 2}
-attention: {backend: burst, causal: false, ring_type: zigzag, ulysses_degree: 2, ring_degree: 3,
-            window_size: 4, intra: ulysses, bwd_comm: kv, block_q: 32, block_k: 128}
+attention: {backend: double_ring, causal: false, ring_type: zigzag, ulysses_degree: 2, ring_degree: 3,
+            window_size: 4, block_q: 32, block_k: 128}
 run: {mode: attention, fwd_only: true, warmup: 0, iters: 7, checkpointing: full, dtype: bf16,
       device: cuda, comm: nccl, seed: 0, verify: true, reference: single-device}
 machine: {profile: a100-80gb, peak_tflops: 100.5}
@@ -165,14 +174,16 @@ output: {file: out/x.h5, overwrite: true}
   EXPECT_EQ(c.model.rope_theta, 5e5);
   EXPECT_EQ(c.sequence.length, 4097);
   EXPECT_EQ(c.sequence.batch, 2);
-  EXPECT_EQ(c.attention.backend, "burst");
+  EXPECT_EQ(c.attention.backend, "double_ring");
   EXPECT_FALSE(c.attention.causal);
-  EXPECT_EQ(c.attention.ring_type, "zigzag");
+  EXPECT_EQ(c.attention.ring_type, RingType::zigzag);
   EXPECT_EQ(c.attention.ulysses_degree, 2);
   EXPECT_EQ(c.attention.ring_degree, 3);
   EXPECT_EQ(c.attention.window_size, 4);
-  EXPECT_EQ(c.attention.intra, "ulysses");
-  EXPECT_EQ(c.attention.bwd_comm, "kv");
+  // burst's own keys: no backend takes every backend option.
+  const AttentionConfig burst = deck("attention: {backend: burst, intra: ulysses, bwd_comm: kv}\n").resolve().attention;
+  EXPECT_EQ(burst.intra, Intra::ulysses);
+  EXPECT_EQ(burst.bwd_comm, BwdComm::kv);
   EXPECT_EQ(c.attention.block_q, 32);
   EXPECT_EQ(c.attention.block_k, 128);
   EXPECT_EQ(c.run.mode, Mode::attention);
@@ -181,11 +192,11 @@ output: {file: out/x.h5, overwrite: true}
   EXPECT_EQ(c.run.iters, 7);
   EXPECT_EQ(c.run.checkpointing, Checkpointing::full);
   EXPECT_EQ(c.run.dtype, DType::bf16);
-  EXPECT_EQ(c.run.device, "cuda");
-  EXPECT_EQ(c.run.comm, "nccl");
+  EXPECT_EQ(c.run.device, DeviceKind::cuda);
+  EXPECT_EQ(c.run.comm, CommKind::nccl);
   EXPECT_EQ(c.run.seed, 0u);
   EXPECT_TRUE(c.run.verify);
-  EXPECT_EQ(c.run.reference, "single-device");
+  EXPECT_EQ(c.run.reference, Reference::single_device);
   EXPECT_EQ(c.machine.profile, "a100-80gb");
   EXPECT_EQ(c.machine.peak_tflops, 100.5);  // the deck's figure beats the datasheet's
   EXPECT_EQ(c.machine.name, "A100-SXM4-80GB");
@@ -317,9 +328,84 @@ TEST(DeckErrors, ImpossibleValues) {
   EXPECT_EQ(resolve_error("attention:\n  backend: usp\n  ulysses_degree: 3\n"),
             "deck t.yaml line 3: attention.ulysses_degree (3) must divide model.heads (8) because Ulysses splits the "
             "heads across ranks");
-  EXPECT_NO_THROW(deck("attention:\n  backend: ring\n  ulysses_degree: 3\n").resolve());  // unused by ring
   EXPECT_EQ(resolve_error("run:\n  comm: nccl\n"),
             "deck t.yaml line 2: run.comm nccl needs run.device cuda (NCCL moves device memory)");
+}
+
+// Issue 16 item 5: a backend option set for a backend that does not read it is an error
+// naming the key, the backend and the backends that do read it.
+TEST(DeckErrors, KeysThatDoNotApplyToTheBackend) {
+  EXPECT_EQ(resolve_error("attention:\n  backend: ring\n  window_size: 2\n"),
+            "deck t.yaml line 3: attention.window_size does not apply to attention.backend ring (it applies to "
+            "double_ring)");
+  EXPECT_EQ(resolve_error("attention:\n  backend: usp\n  intra: ulysses\n"),
+            "deck t.yaml line 3: attention.intra does not apply to attention.backend usp (it applies to burst)");
+  EXPECT_EQ(resolve_error("attention:\n  backend: ring\n  ulysses_degree: 3\n"),
+            "deck t.yaml line 3: attention.ulysses_degree does not apply to attention.backend ring (it applies to "
+            "ulysses, usp, double_ring, burst)");
+  EXPECT_EQ(resolve_error("attention:\n  ring_type: zigzag\n"),  // the default backend, local
+            "deck t.yaml line 2: attention.ring_type does not apply to attention.backend local (it applies to ring, "
+            "usp, double_ring, burst)");
+  EXPECT_EQ(input_error_of([] {
+              Deck d = deck("attention:\n  backend: allgather\n");
+              d.set("attention.bwd_comm=kv");
+              d.expand();
+            }),
+            "--set attention.bwd_comm=kv: attention.bwd_comm does not apply to attention.backend allgather (it "
+            "applies to burst)");
+  // The default value changes nothing, so it is no error; keys every backend reads never are.
+  EXPECT_NO_THROW(deck("attention:\n  backend: ring\n  ulysses_degree: 1\n  window_size: 0\n").resolve());
+  EXPECT_NO_THROW(deck("attention:\n  backend: local\n  causal: false\n  block_q: 64\n").resolve());
+  EXPECT_NO_THROW(deck("attention:\n  backend: burst\n  ring_type: stripe\n  intra: ulysses\n").resolve());
+}
+
+// In a sweep over backends each point is checked with its own backend: a zipped key may
+// hold its default where the point's backend does not take it, but not another value.
+TEST(DeckErrors, BackendKeysAreCheckedPerPoint) {
+  const auto points = deck(R"(
+attention:
+  backend: [ring, usp, double_ring]
+  ulysses_degree: [1, 2, 2]
+  window_size: [0, 0, 2]
+sweep:
+  zip: [attention.backend, attention.ulysses_degree, attention.window_size]
+)")
+                          .expand();
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[2].config.attention.window_size, 2);
+  EXPECT_EQ(resolve_error(R"(
+attention:
+  backend: [ring, usp]
+  ulysses_degree: [2, 2]
+sweep:
+  zip: [attention.backend, attention.ulysses_degree]
+)"),
+            "deck t.yaml line 4 (point attention.backend=ring attention.ulysses_degree=2): attention.ulysses_degree "
+            "does not apply to attention.backend ring (it applies to ulysses, usp, double_ring, burst)");
+  // Unzipped, the scalar key meets every backend of the sweep.
+  EXPECT_EQ(resolve_error("attention:\n  backend: [usp, allgather]\n  ring_type: zigzag\n"),
+            "deck t.yaml line 3 (point attention.backend=allgather): attention.ring_type does not apply to "
+            "attention.backend allgather (it applies to ring, usp, double_ring, burst)");
+}
+
+// The deck's view of the backends is the registry's (config/backend_catalog.hpp).
+TEST(DeckBackends, TheDeckTakesNamesAndOptionsFromTheRegistry) {
+  const auto& registry = backend_registry();
+  const auto& catalog = backend_catalog();
+  ASSERT_EQ(catalog.size(), registry.size());
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    const BackendInfo& b = registry[i];
+    EXPECT_EQ(catalog[i].name, b.name);
+    EXPECT_EQ(catalog[i].options, b.options);
+    EXPECT_FALSE(b.summary.empty()) << b.name;
+    EXPECT_TRUE(b.degrees && b.buffer_floats && b.validate && b.create) << b.name << " leaves a fact undeclared";
+    for (const auto& key : b.options) {
+      const deck_detail::KeySpec* spec = deck_detail::find_key(key);
+      ASSERT_NE(spec, nullptr) << b.name << " declares the unknown option " << key;
+      EXPECT_EQ(spec->section, "attention") << key;
+    }
+    EXPECT_NO_THROW(deck("attention:\n  backend: " + b.name + "\n").resolve()) << b.name;
+  }
 }
 
 TEST(DeckErrors, MachineProfiles) {
@@ -421,7 +507,7 @@ machine:
     EXPECT_EQ(points[i].config.attention.backend, "ring");
   }
   EXPECT_EQ(points[3].config.sequence.length, 2048);
-  EXPECT_EQ(points[3].config.attention.ring_type, "zigzag");
+  EXPECT_EQ(points[3].config.attention.ring_type, RingType::zigzag);
   EXPECT_EQ(points[3].varied.at("sequence.length"), "2048");
   EXPECT_EQ(points[3].varied.at("attention.ring_type"), "zigzag");
 
@@ -439,6 +525,7 @@ sequence:
   length: [1024, 2048, 4096]
   batch: [4, 2, 1]
 attention:
+  backend: ring
   ring_type: [basic, zigzag]
 sweep:
   zip: [sequence.batch, sequence.length]
@@ -628,6 +715,32 @@ TEST(DeckMachines, SearchOrder) {
   EXPECT_NE(extra.find("extra.yaml line 2: unknown key 'speed' (a profile has name and peak_tflops)"),
             std::string::npos)
       << extra;
+}
+
+// Adding a backend (README, "Adding a backend") is its folder, one registration line and
+// its docs: a backend the docs miss, or a backend folder that is not registered, fails here.
+TEST(DeckDocs, EveryBackendIsRegisteredAndDocumented) {
+  const std::string readme = read_text(repo / "README.md");
+  const std::string inputs = read_text(repo / "inputs" / "README.md");
+  const auto backend_key_row = inputs.find("| `backend` |");
+  ASSERT_NE(backend_key_row, std::string::npos) << "inputs/README.md has no row for attention.backend";
+  const std::string key_row = inputs.substr(backend_key_row, inputs.find('\n', backend_key_row) - backend_key_row);
+  for (const auto& b : backend_registry()) {
+    EXPECT_NE(readme.find("\n| `" + b.name + "` |"), std::string::npos)
+        << "README.md's backend table has no row for " << b.name;
+    EXPECT_NE(key_row.find("`" + b.name + "`"), std::string::npos)
+        << "inputs/README.md's attention.backend row does not name " << b.name;
+  }
+  std::size_t folders = 0;
+  for (const auto& entry : fs::directory_iterator(repo / "backends")) {
+    if (!entry.is_directory()) continue;
+    ++folders;
+    const std::string name = entry.path().filename().string();
+    const auto& r = backend_registry();
+    EXPECT_TRUE(std::any_of(r.begin(), r.end(), [&](const BackendInfo& b) { return b.name == name; }))
+        << "backends/" << name << "/ is not registered in backends/registry.cpp";
+  }
+  EXPECT_EQ(folders, backend_registry().size());
 }
 
 TEST(DeckDocs, ReadmeDescribesEveryKeyAndPreset) {

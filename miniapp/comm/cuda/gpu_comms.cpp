@@ -7,12 +7,17 @@
 
 namespace minictx {
 
-std::unique_ptr<Comm> make_gpu_world_comm(const std::string& name, const MpiComm& world, Device& cuda_device) {
+std::unique_ptr<Comm> make_gpu_world_comm(CommKind kind, const MpiComm& world, Device& cuda_device) {
   auto* gpu = dynamic_cast<CudaDevice*>(&cuda_device);
   require(gpu != nullptr, "make_gpu_world_comm: not a cuda device");
-  if (name == "mpi") return StagedMpiComm::over(world, gpu->stream());
-  if (name == "nccl") return NcclComm::over(world, gpu->stream());
-  input_error("comm '" + name + "' is not compiled into this build");
+  switch (kind) {
+    case CommKind::mpi:
+      return StagedMpiComm::over(world, gpu->stream());
+    case CommKind::nccl:
+      return NcclComm::over(world, gpu->stream());
+  }
+  require(false, "make_gpu_world_comm: not a comm");
+  return nullptr;
 }
 
 }  // namespace minictx

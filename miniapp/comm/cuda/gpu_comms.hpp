@@ -9,6 +9,6 @@ namespace minictx {
 
 // The world communicator for the cuda device: "mpi" (staged through the host) or
 // "nccl", both on the device's compute stream.
-std::unique_ptr<Comm> make_gpu_world_comm(const std::string& name, const MpiComm& world, Device& cuda_device);
+std::unique_ptr<Comm> make_gpu_world_comm(CommKind kind, const MpiComm& world, Device& cuda_device);
 
 }  // namespace minictx

@@ -23,7 +23,7 @@ class CudaDevice final : public Device {
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
 
-  std::string name() const override { return "cuda"; }
+  DeviceKind kind() const override { return DeviceKind::cuda; }
   std::string description() const override;
 
   Tensor alloc(std::vector<int64_t> shape) override;
