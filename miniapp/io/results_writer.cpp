@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/file_kind.hpp"
 #include "io/hdf5_util.hpp"
 #include "io/results_reader.hpp"
 #include "io/results_schema.hpp"
@@ -18,9 +19,26 @@
 namespace minictx {
 namespace {
 
-bool exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
+[[noreturn]] void refuse_existing(const std::string& path) {
+  input_error("results file '" + path +
+              "' already exists; pass overwrite (--force) to replace it, or choose "
+              "another name");
+}
+
+// Claims `path` for this process: of several jobs given one name, exactly one goes on.
+void create_exclusive(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0 && errno == EEXIST) refuse_existing(path);
+  if (fd < 0) fail("cannot create results file '" + path + "': " + std::strerror(errno));
+  ::close(fd);
+}
+
+// Host and process make the name unique among jobs sharing a directory, even across
+// nodes of a shared file system.
+std::string scratch_name(const std::string& path) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return path + "." + host + "-" + std::to_string(::getpid()) + ".partial";
 }
 
 // A point or phase name becomes one HDF5 link name.
@@ -119,23 +137,31 @@ void write_contents(hid_t file, const ResultsFile& contents) {
 
 }  // namespace
 
-ResultsWriter::ResultsWriter(std::string path, Provenance prov, bool overwrite, bool resume)
-    : path_(std::move(path)) {
+ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_existing)
+    : path_(std::move(path)), scratch_(scratch_name(path_)) {
   for (const auto& entry : prov.numbers)
     if (prov.text.count(entry.first))
       fail("provenance key '" + entry.first + "' is both text and a number");
-  if (exists(path_)) {
-    if (resume) {
-      contents_.points = read_results(path_).points;
-      prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
-    } else if (!overwrite) {
-      input_error("results file '" + path_ +
-                  "' already exists; pass overwrite (--force) to replace it, or choose "
-                  "another name");
+  refuse_special_file(path_, "results file");
+  struct stat st;
+  bool keep_old_file = false;
+  if (::stat(path_.c_str(), &st) == 0) {
+    switch (on_existing) {
+      case OnExisting::refuse:
+        refuse_existing(path_);
+      case OnExisting::replace:
+        keep_old_file = st.st_size > 0;  // an empty file holds no results to keep
+        break;
+      case OnExisting::resume:
+        contents_.points = read_results(path_).points;
+        prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
+        break;
     }
+  } else if (on_existing == OnExisting::refuse) {
+    create_exclusive(path_);
   }
   contents_.provenance = std::move(prov);
-  commit();
+  if (!keep_old_file) commit();
 }
 
 bool ResultsWriter::has_point(const std::string& name) const {
@@ -163,7 +189,7 @@ void ResultsWriter::add_point(const PointResult& p) {
 }
 
 void ResultsWriter::commit() const {
-  const std::string partial = path_ + ".partial";
+  const std::string& partial = scratch_;
   try {
     h5::QuietErrors quiet;
     {
@@ -179,6 +205,7 @@ void ResultsWriter::commit() const {
   // The commit point: rename is atomic, so readers see the old file or the new one.
   if (std::rename(partial.c_str(), path_.c_str()) != 0)
     fail("cannot rename '" + partial + "' onto '" + path_ + "': " + std::strerror(errno));
+  written_ = true;
   fsync_path(directory_of(path_), O_DIRECTORY);  // makes the rename itself durable
 }
 

@@ -1,6 +1,7 @@
 // The input deck: defaults, presets, every kind of bad input, --set, sweeps, machine
 // profiles, round trips, and that the docs and the built-in quickstart match the code.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -354,6 +355,35 @@ TEST(DeckErrors, BadYamlAndStructure) {
             "deck t.yaml line 2: sequence.length must be a single value, got a nested list");
   EXPECT_EQ(input_error_of([] { Deck::from_file("/nonexistent/deck.yaml"); }),
             "deck /nonexistent/deck.yaml: cannot read the file");
+}
+
+TEST(DeckErrors, SpecialFilesAreRefusedBeforeTheyAreOpened) {
+  // A FIFO would block the read for ever: refused by its type, never opened.
+  const fs::path dir = fs::temp_directory_path() / ("minictx_deck_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "deck.yaml").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_EQ(input_error_of([&] { Deck::from_file(fifo); }), "deck " + fifo + ": is a FIFO, not a regular file");
+  EXPECT_EQ(input_error_of([&] { Deck::from_file(dir.string()); }),
+            "deck " + dir.string() + ": is a directory, not a regular file");
+  EXPECT_EQ(input_error_of([] { Deck::from_file("/dev/null"); }),
+            "deck /dev/null: is a character device, not a regular file");
+  fs::remove_all(dir);
+}
+
+TEST(DeckErrors, WholeRunKeysCannotBeSwept) {
+  // The comm, the device, the topology and the results file are set up once per run.
+  for (const char* key : {"topology.ranks_per_node=[1,2]", "run.device=[kokkos,cuda]", "run.comm=[mpi,nccl]",
+                          "output.file=[a.h5,b.h5]", "output.overwrite=[true,false]"}) {
+    Deck d = deck("");
+    d.set(key);
+    const std::string name = std::string(key).substr(0, std::string(key).find('='));
+    EXPECT_EQ(input_error_of([&] { d.expand(); }),
+              "--set " + std::string(key) + ": " + name + " applies to the whole run and cannot be swept; run one "
+              "job per value");
+  }
+  Deck one = deck("topology:\n  ranks_per_node: [2]\n");  // a list of one value sweeps nothing
+  EXPECT_EQ(one.expand().size(), 1u);
 }
 
 TEST(DeckSet, OverridesTakePrecedence) {
