@@ -1,9 +1,10 @@
 #include "app/resume_check.hpp"
 
+#include <sstream>
+
 #include "app/labels.hpp"
 #include "config/deck_diff.hpp"
 #include "core/error.hpp"
-#include "io/table.hpp"
 
 namespace minictx {
 namespace {
@@ -13,7 +14,11 @@ const char* const kWorldKeys[] = {"world_size", "ranks_per_node"};
 
 std::string text_of(const Provenance& p, const std::string& key) {
   if (const auto t = p.text.find(key); t != p.text.end()) return t->second;
-  if (const auto n = p.numbers.find(key); n != p.numbers.end()) return format_number(n->second, 0);
+  if (const auto n = p.numbers.find(key); n != p.numbers.end()) {
+    std::ostringstream s;
+    s << n->second;
+    return s.str();
+  }
   return "(absent)";
 }
 
@@ -37,7 +42,7 @@ void check_resume(const std::string& path, const ResultsFile& old, const Provena
     while (i < points.size() && point_name(i) != stored.name) ++i;
     if (i == points.size())
       input_error(cannot + "the file holds " + stored.name + ", but this deck has " + std::to_string(points.size()) +
-                  " points" + advice);
+                  " point(s)" + advice);
     std::optional<KeyDifference> d;
     try {
       d = first_difference(stored.deck, points[i].resolved_yaml, {"output"});
