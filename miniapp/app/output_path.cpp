@@ -1,6 +1,5 @@
 #include "app/output_path.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -58,22 +57,11 @@ void prepare_output_path(const std::string& path, bool may_exist, const std::str
     input_error(named + ": cannot write in the directory " + dir.string() + ": " + std::strerror(errno));
 }
 
-std::string create_default_output(const std::string& dir) {
+std::string default_output_name(const std::string& dir, int attempt) {
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  const std::string stem = dir + "/minictx-" + stamp + "-" + job_tag();
-  for (int n = 1; n <= 1000; ++n) {
-    const std::string path = stem + (n == 1 ? "" : "-" + std::to_string(n)) + ".h5";
-    prepare_output_path(path, true, "results file");
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd >= 0) {
-      ::close(fd);
-      return path;
-    }
-    if (errno != EEXIST) input_error("results file " + path + ": cannot create it: " + std::strerror(errno));
-  }
-  input_error("results file " + stem + ".h5: 1000 files of that name exist; pass -o");
+  return dir + "/minictx-" + stamp + "-" + job_tag() + (attempt > 1 ? "-" + std::to_string(attempt) : "") + ".h5";
 }
 
 }  // namespace minictx

@@ -11,11 +11,11 @@ namespace minictx {
 // it exists and `may_exist` is false, or when its directory cannot be created or written.
 void prepare_output_path(const std::string& path, bool may_exist, const std::string& what);
 
-// A results file name no other job uses: `<dir>/minictx-<YYYYmmdd-HHMMSS>-<job>.h5`,
-// where <job> names the batch job (Slurm: SLURM_JOB_ID, plus _SLURM_ARRAY_TASK_ID in an
-// array; PBS: PBS_JOBID) or else is `pid<PID>`. The file is created empty with O_EXCL,
-// and a taken name gets a suffix -2, -3, ...: jobs started together in one directory
-// never share a file.
-std::string create_default_output(const std::string& dir);
+// The default results file name: `<dir>/minictx-<YYYYmmdd-HHMMSS>-<job>.h5`, where <job>
+// names the batch job (Slurm: job<SLURM_JOB_ID>, plus _<SLURM_ARRAY_TASK_ID> in an array;
+// PBS: job<PBS_JOBID>) or else is pid<PID>; attempt n > 1 adds the suffix -n. The caller
+// creates it exclusively (OnExisting::refuse) and tries the next attempt when it is taken,
+// so jobs started together in one directory never share a file.
+std::string default_output_name(const std::string& dir, int attempt);
 
 }  // namespace minictx

@@ -148,7 +148,7 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
         if (mode == OnExisting::resume && path.empty())
           input_error("--resume needs the results file to continue: pass -o FILE (or set output.file)");
         if (world_rank() != 0) return;
-        if (path.empty()) return;  // a default name is created last, once nothing can fail
+        if (path.empty()) return;  // a default name is taken last, once nothing else can fail
         prepare_output_path(path, mode != OnExisting::refuse, "results file");
         if (mode == OnExisting::resume && exists(path)) read_results(path);  // readable before any work
       }))
@@ -166,12 +166,22 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
   Provenance prov = collect_provenance(*s.world, *s.device, command_line, deck_yaml);
   return agree([&] {
     if (world_rank() != 0) return;
-    if (path.empty()) {
-      path = create_default_output("outputs");
-      mode = OnExisting::replace;  // the empty file just created for this run
+    if (!path.empty()) {
+      if (mode == OnExisting::resume && exists(path)) check_resume(path, read_results(path), prov, s.points);
+      s.writer = std::make_unique<ResultsWriter>(path, std::move(prov), mode);
+      return;
     }
-    if (mode == OnExisting::resume && exists(path)) check_resume(path, read_results(path), prov, s.points);
-    s.writer = std::make_unique<ResultsWriter>(path, std::move(prov), mode);
+    // A default name: created exclusively; one that another job took first is skipped.
+    constexpr int attempts = 100;
+    for (int n = 1; !s.writer; ++n) {
+      path = default_output_name("outputs", n);
+      prepare_output_path(path, true, "results file");
+      try {
+        s.writer = std::make_unique<ResultsWriter>(path, prov, OnExisting::refuse);
+      } catch (const InputError&) {
+        if (!exists(path) || n == attempts) throw;
+      }
+    }
   });
 }
 

@@ -25,12 +25,29 @@ namespace {
               "another name");
 }
 
-// Claims `path` for this process: of several jobs given one name, exactly one goes on.
-void create_exclusive(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0 && errno == EEXIST) refuse_existing(path);
-  if (fd < 0) fail("cannot create results file '" + path + "': " + std::strerror(errno));
-  ::close(fd);
+// Puts the complete file `scratch` at `path` unless `path` exists: of several jobs given
+// one name, exactly one goes on, and no reader ever sees a partial file there. A hard
+// link is that atomic exclusive create; where the file system has none, an empty file
+// made with O_EXCL claims the name first.
+void publish_exclusive(const std::string& scratch, const std::string& path) {
+  if (::link(scratch.c_str(), path.c_str()) == 0) {
+    ::unlink(scratch.c_str());
+    return;
+  }
+  if (errno != EEXIST) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+      ::close(fd);
+      if (std::rename(scratch.c_str(), path.c_str()) == 0) return;
+    }
+    if (errno != EEXIST) {
+      const int err = errno;
+      std::remove(scratch.c_str());
+      fail("cannot create results file '" + path + "': " + std::strerror(err));
+    }
+  }
+  std::remove(scratch.c_str());
+  refuse_existing(path);
 }
 
 // Host and process make the name unique among jobs sharing a directory, even across
@@ -157,11 +174,9 @@ ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_ex
         prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
         break;
     }
-  } else if (on_existing == OnExisting::refuse) {
-    create_exclusive(path_);
   }
   contents_.provenance = std::move(prov);
-  if (!keep_old_file) commit();
+  if (!keep_old_file) commit(on_existing == OnExisting::refuse);
 }
 
 bool ResultsWriter::has_point(const std::string& name) const {
@@ -181,14 +196,14 @@ void ResultsWriter::add_point(const PointResult& p) {
          std::to_string(p.ranks));
   contents_.points.push_back(p);
   try {
-    commit();
+    commit(false);
   } catch (...) {
     contents_.points.pop_back();  // points() keeps matching what is on disk
     throw;
   }
 }
 
-void ResultsWriter::commit() const {
+void ResultsWriter::commit(bool exclusive) const {
   const std::string& partial = scratch_;
   try {
     h5::QuietErrors quiet;
@@ -203,7 +218,9 @@ void ResultsWriter::commit() const {
     throw Error("results file '" + path_ + "': " + e.what());
   }
   // The commit point: rename is atomic, so readers see the old file or the new one.
-  if (std::rename(partial.c_str(), path_.c_str()) != 0)
+  if (exclusive)
+    publish_exclusive(partial, path_);
+  else if (std::rename(partial.c_str(), path_.c_str()) != 0)
     fail("cannot rename '" + partial + "' onto '" + path_ + "': " + std::strerror(errno));
   written_ = true;
   fsync_path(directory_of(path_), O_DIRECTORY);  // makes the rename itself durable

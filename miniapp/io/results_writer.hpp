@@ -8,7 +8,7 @@ namespace minictx {
 
 // What a writer does with a results file that exists already.
 enum class OnExisting {
-  refuse,   // InputError; a new file is created with O_EXCL, so two jobs cannot share it
+  refuse,   // InputError; the new file is created exclusively, so two jobs cannot share it
   replace,  // the old file stays whole until the first new point replaces it
   resume,   // its points are kept and the new ones appended
 };
@@ -41,7 +41,8 @@ class ResultsWriter {
   void add_point(const PointResult& p);
 
  private:
-  void commit() const;
+  // `exclusive`: the first commit of OnExisting::refuse, which fails if `path` appeared.
+  void commit(bool exclusive) const;
 
   std::string path_;
   std::string scratch_;
