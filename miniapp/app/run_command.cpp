@@ -148,8 +148,10 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
         if (mode == OnExisting::resume && path.empty())
           input_error("--resume needs the results file to continue: pass -o FILE (or set output.file)");
         if (world_rank() != 0) return;
-        if (path.empty()) return;  // a default name is taken last, once nothing else can fail
-        prepare_output_path(path, mode != OnExisting::refuse, "results file");
+        if (path.empty())  // the name is taken last, once nothing else can fail; its directory now
+          prepare_output_path(default_output_name("outputs", 1), true, "results file");
+        else
+          prepare_output_path(path, mode != OnExisting::refuse, "results file");
         if (mode == OnExisting::resume && exists(path)) read_results(path);  // readable before any work
       }))
     return false;

@@ -10,8 +10,9 @@ force-killed: a --force run killed (SIGKILL, then SIGTERM) before its first poin
   the old file intact; a --force run that completes replaces it. No scratch file remains.
 four-jobs: four jobs started together in one directory with default output names all
   finish with distinct files, also when their batch job names collide.
-special-files: a FIFO as the deck, the report input or -o, and a directory as -o with
-  --force, are refused by type in one line (exit 2), nothing blocks, nothing is left.
+special-files: a FIFO as the deck, the report input, -o or --dump, and a directory as -o
+  with --force, are refused by type in one line (exit 2), nothing blocks, nothing is left;
+  so are a name ending in '/' and a default outputs/ that cannot be made.
 Every wait is bounded; none is the pass criterion."""
 import glob
 import os
@@ -196,6 +197,10 @@ def special_files(tmp):
     refused(run(RUN + ["-o", os.path.join(tmp, "dir", "sub") + "/"]), "names a directory (ends in '/')")
     assert not os.path.exists(os.path.join(tmp, "dir")), "a refused name created a directory"
     assert sorted(os.listdir(tmp)) == ["existing_dir", "fifo"], os.listdir(tmp)
+    # F1 with the default name: its directory cannot be made (a file is in its place).
+    open(os.path.join(tmp, "outputs"), "w").close()
+    refused(run(RUN, cwd=tmp), "cannot create the directory outputs: Not a directory")
+    assert os.path.getsize(os.path.join(tmp, "outputs")) == 0
 
 
 with tempfile.TemporaryDirectory() as tmp:
