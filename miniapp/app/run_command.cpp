@@ -152,7 +152,6 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
           prepare_output_path(default_output_name("outputs", 1), true, "results file");
         else
           prepare_output_path(path, mode != OnExisting::refuse, "results file");
-        if (mode == OnExisting::resume && exists(path)) read_results(path);  // readable before any work
       }))
     return false;
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "config/deck.hpp"
+#include "config/deck_diff.hpp"
 #include "config/deck_schema.hpp"
 #include "core/error.hpp"
 
@@ -681,4 +682,33 @@ TEST(DeckDocs, ReadmeDescribesEveryKeyAndPreset) {
   EXPECT_EQ(example[2].label, "sequence.length=65536");
   EXPECT_EQ(example[2].config.model.layers, 4);
   EXPECT_EQ(example[2].config.machine.peak_tflops, 989);
+}
+
+TEST(DeckDiff, NamesTheFirstDifferingKeyOfTwoResolvedDecks) {
+  const std::vector<SweepPoint> a = deck("sequence:\n  length: [256, 512]\n").expand();
+  const std::vector<SweepPoint> b = deck("sequence:\n  length: [256, 1024]\n").expand();
+  EXPECT_FALSE(first_difference(a[0].resolved_yaml, b[0].resolved_yaml, {}));
+  const auto d = first_difference(a[1].resolved_yaml, b[1].resolved_yaml, {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->key, "sequence.length");
+  EXPECT_EQ(d->old_value, "512");
+  EXPECT_EQ(d->new_value, "1024");
+  // Deck order: model comes before sequence, so a change there is named first.
+  const std::vector<SweepPoint> c = deck("model:\n  layers: 3\nsequence:\n  length: 1024\n").expand();
+  EXPECT_EQ(first_difference(a[1].resolved_yaml, c[0].resolved_yaml, {})->key, "model.layers");
+}
+
+TEST(DeckDiff, IgnoredSectionsAndAbsentKeys) {
+  const std::string old_deck = "run:\n  iters: 3\noutput:\n  file: a.h5\n  gone: 1\n";
+  const std::string new_deck = "run:\n  iters: 3\n  seed: 7\noutput:\n  file: b.h5\n";
+  const auto added = first_difference(old_deck, new_deck, {"output"});
+  ASSERT_TRUE(added);
+  EXPECT_EQ(added->key, "run.seed");
+  EXPECT_EQ(added->old_value, "(absent)");
+  EXPECT_FALSE(first_difference(old_deck, "run:\n  iters: 3\n", {"output"}));
+  const auto removed = first_difference(old_deck, "run:\n  iters: 3\noutput:\n  file: a.h5\n", {});
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(removed->key, "output.gone");
+  EXPECT_EQ(removed->new_value, "(absent)");
+  EXPECT_THROW(first_difference("[1, 2]", new_deck, {}), Error);
 }
