@@ -260,6 +260,46 @@ TEST_F(ResultsIo, ReplaceKeepsTheOldFileUntilTheFirstPoint) {
   EXPECT_TRUE(scratch_files().empty());
 }
 
+TEST_F(ResultsIo, OfWritersStartedTogetherOnOneNameExactlyOneGoesOn) {
+  // Four processes released at once; each reports 1 if it got the file, 2 if refused.
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  std::vector<pid_t> children;
+  for (int c = 0; c < 4; ++c) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      close(go[1]);
+      char start;
+      if (read(go[0], &start, 1) != 0) _exit(3);  // EOF: all released together
+      try {
+        Provenance prov = sample_provenance();
+        prov.text["writer"] = std::to_string(c);
+        ResultsWriter(path_, prov, OnExisting::refuse);
+        _exit(1);
+      } catch (const InputError&) {
+        _exit(2);
+      } catch (...) {
+        _exit(4);
+      }
+    }
+    children.push_back(child);
+  }
+  close(go[0]);
+  close(go[1]);
+  std::vector<int> codes;
+  for (pid_t child : children) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    codes.push_back(WEXITSTATUS(status));
+  }
+  std::sort(codes.begin(), codes.end());
+  EXPECT_EQ(codes, (std::vector<int>{1, 2, 2, 2}));
+  EXPECT_EQ(read_results(path_).provenance.text.count("writer"), 1u);  // one whole file
+  EXPECT_TRUE(scratch_files().empty());
+}
+
 TEST_F(ResultsIo, ReplacingAnEmptyFileWritesTheProvenanceAtOnce) {
   spit(path_, "");
   ResultsWriter writer(path_, sample_provenance(), OnExisting::replace);
