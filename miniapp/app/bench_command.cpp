@@ -3,8 +3,8 @@
 #include <mpi.h>
 
 #include <cstdio>
-#include <filesystem>
 
+#include "app/output_path.hpp"
 #include "app/provenance.hpp"
 #include "bench/kernel_bench_writer.hpp"
 #include "comm/mpi_comm.hpp"
@@ -88,8 +88,7 @@ int BenchCommand::run(const std::string& command_line) {
     auto world = MpiComm::world(0);
     auto device = make_device(DeviceKind::kokkos);
     const Provenance prov = collect_provenance(*world, *device, command_line, "");
-    if (!output_.empty() && !force_ && std::filesystem::exists(output_))
-      input_error("results file " + output_ + " exists; pass --force to replace it");
+    if (!output_.empty()) prepare_output_path(output_, force_, "results file");  // before the benchmark
     std::printf("minictx bench on %s\n", device->description().c_str());
     std::fflush(stdout);
     const KernelBenchResult result = run_kernel_bench(opt_, *world, *device, [](const KernelBenchRow& r) {

@@ -1,11 +1,19 @@
 #include "app/labels.hpp"
 
+#include <cstdio>
+
 #include "backends/parallel_degrees.hpp"
 #include "io/results_schema.hpp"
 
 namespace minictx {
 
 namespace lk = schema::label_key;
+
+std::string point_name(std::size_t i) {
+  char name[32];
+  std::snprintf(name, sizeof name, "point_%04zu", i);
+  return name;
+}
 
 std::map<std::string, std::string> point_labels(const RunConfig& c, const Topology& topology) {
   const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };

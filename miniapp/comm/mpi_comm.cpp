@@ -40,20 +40,30 @@ MpiComm::~MpiComm() {
   if (owned_) MPI_Comm_free(&comm_);
 }
 
+// MPI's default handler aborts inside the failing call with a message of its own, which
+// would make check_mpi dead code. The Comm works on a duplicate of the world with
+// MPI_ERRORS_RETURN (inherited by every split), so a failed call becomes one line naming
+// the rank and the call (check_mpi), and cli_main then aborts every rank. The
+// application's own MPI_COMM_WORLD calls keep the default: they have no line to add.
+// The duplicate is never freed (MPI_Finalize does it): the GPU comms keep using its
+// handle after this MpiComm is gone.
 std::unique_ptr<MpiComm> MpiComm::world(int ranks_per_node) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_size(comm, &size);
   if (ranks_per_node <= 0) {
     MPI_Comm node;
-    check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
     int local = 1;
     MPI_Comm_size(node, &local);
     MPI_Comm_free(&node);
     // Nodes of unequal size: take the smallest so no two nodes are merged.
-    check_mpi(MPI_Allreduce(&local, &ranks_per_node, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(&local, &ranks_per_node, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
   }
   Topology topo{size, ranks_per_node};
-  return std::make_unique<MpiComm>(MPI_COMM_WORLD, topo, std::make_shared<ByteCounter>(), false);
+  return std::make_unique<MpiComm>(comm, topo, std::make_shared<ByteCounter>(), false);
 }
 
 ShiftHandle MpiComm::shift_start(const float* send, float* recv, int64_t count, int dst, int src) {

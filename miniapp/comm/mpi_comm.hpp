@@ -16,7 +16,8 @@ class MpiComm final : public Comm {
   MpiComm(const MpiComm&) = delete;
   MpiComm& operator=(const MpiComm&) = delete;
 
-  // The world communicator; ranks_per_node 0 = from MPI_COMM_TYPE_SHARED.
+  // A duplicate of the world whose MPI errors return to check_mpi; ranks_per_node 0 =
+  // from MPI_COMM_TYPE_SHARED.
   static std::unique_ptr<MpiComm> world(int ranks_per_node);
 
   std::string name() const override { return "mpi"; }
@@ -46,7 +47,8 @@ class MpiComm final : public Comm {
   std::vector<std::vector<MPI_Request>> pending_;  // by ShiftHandle slot
 };
 
-// "MPI call failed" as one line naming the rank and the call.
+// "MPI call failed" as one line naming the rank and the call (Error). It fires on the
+// communicators of MpiComm::world, which return errors instead of aborting.
 void check_mpi(int code, const char* call);
 
 }  // namespace minictx

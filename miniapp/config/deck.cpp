@@ -7,6 +7,7 @@
 
 #include "config/deck_schema.hpp"
 #include "core/error.hpp"
+#include "core/file_kind.hpp"
 
 namespace fs = std::filesystem;
 
@@ -21,8 +22,7 @@ std::string line_of(const YAML::Mark& m) { return m.is_null() ? "" : " line " + 
 }  // namespace
 
 Deck Deck::from_file(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) input_error("deck " + path + ": is a directory, not a deck file");
+  refuse_special_file(path, "deck");
   std::ifstream in(path);
   if (!in) input_error("deck " + path + ": cannot read the file");
   std::stringstream text;

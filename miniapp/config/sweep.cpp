@@ -19,6 +19,12 @@ const DeckEntry* find_entry(const std::vector<DeckEntry>& entries, const std::st
   return nullptr;
 }
 
+// Keys one run applies once, before its first point (the comm, the device, the results
+// file), so a list of them would label points with values they did not run with.
+bool whole_run_key(const std::string& key) {
+  return key.rfind("topology.", 0) == 0 || key.rfind("output.", 0) == 0 || key == "run.device" || key == "run.comm";
+}
+
 // Sections in schema order, every key with its value; sweep.zip has no meaning for a point.
 std::string resolved_yaml(const RunConfig& cfg) {
   YAML::Emitter out;
@@ -77,6 +83,11 @@ void check_backend_options(const std::vector<DeckEntry>& entries, const std::vec
 
 std::vector<SweepPoint> expand_entries(const std::vector<DeckEntry>& entries, const std::string& deck_name,
                                        const std::filesystem::path& deck_dir) {
+  for (const auto& e : entries)
+    if (e.is_list && e.values.size() > 1 && whole_run_key(e.key))
+      input_error(e.where + ": " + e.key +
+                  " applies to the whole run and cannot be swept; run one job per value");
+
   std::set<std::string> zipped;
   if (const DeckEntry* zip = find_entry(entries, "sweep.zip")) {
     const DeckEntry* first = nullptr;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/file_kind.hpp"
 #include "io/hdf5_util.hpp"
 #include "io/results_reader.hpp"
 #include "io/results_schema.hpp"
@@ -18,9 +19,43 @@
 namespace minictx {
 namespace {
 
-bool exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
+[[noreturn]] void refuse_existing(const std::string& path) {
+  input_error("results file '" + path +
+              "' already exists; pass overwrite (--force) to replace it, or choose "
+              "another name");
+}
+
+// Puts the complete file `scratch` at `path` unless `path` exists: of several jobs given
+// one name, exactly one goes on, and no reader ever sees a partial file there. A hard
+// link is that atomic exclusive create; where the file system has none, an empty file
+// made with O_EXCL claims the name first.
+void publish_exclusive(const std::string& scratch, const std::string& path) {
+  if (::link(scratch.c_str(), path.c_str()) == 0) {
+    ::unlink(scratch.c_str());
+    return;
+  }
+  if (errno != EEXIST) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+      ::close(fd);
+      if (std::rename(scratch.c_str(), path.c_str()) == 0) return;
+    }
+    if (errno != EEXIST) {
+      const int err = errno;
+      std::remove(scratch.c_str());
+      fail("cannot create results file '" + path + "': " + std::strerror(err));
+    }
+  }
+  std::remove(scratch.c_str());
+  refuse_existing(path);
+}
+
+// Host and process make the name unique among jobs sharing a directory, even across
+// nodes of a shared file system.
+std::string scratch_name(const std::string& path) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return path + "." + host + "-" + std::to_string(::getpid()) + ".partial";
 }
 
 // A point or phase name becomes one HDF5 link name.
@@ -119,23 +154,29 @@ void write_contents(hid_t file, const ResultsFile& contents) {
 
 }  // namespace
 
-ResultsWriter::ResultsWriter(std::string path, Provenance prov, bool overwrite, bool resume)
-    : path_(std::move(path)) {
+ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_existing)
+    : path_(std::move(path)), scratch_(scratch_name(path_)) {
   for (const auto& entry : prov.numbers)
     if (prov.text.count(entry.first))
       fail("provenance key '" + entry.first + "' is both text and a number");
-  if (exists(path_)) {
-    if (resume) {
-      contents_.points = read_results(path_).points;
-      prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
-    } else if (!overwrite) {
-      input_error("results file '" + path_ +
-                  "' already exists; pass overwrite (--force) to replace it, or choose "
-                  "another name");
+  refuse_special_file(path_, "results file");
+  struct stat st;
+  bool keep_old_file = false;
+  if (::stat(path_.c_str(), &st) == 0) {
+    switch (on_existing) {
+      case OnExisting::refuse:
+        refuse_existing(path_);
+      case OnExisting::replace:
+        keep_old_file = st.st_size > 0;  // an empty file holds no results to keep
+        break;
+      case OnExisting::resume:
+        contents_.points = read_results(path_).points;
+        prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
+        break;
     }
   }
   contents_.provenance = std::move(prov);
-  commit();
+  if (!keep_old_file) commit(on_existing == OnExisting::refuse);
 }
 
 bool ResultsWriter::has_point(const std::string& name) const {
@@ -155,15 +196,15 @@ void ResultsWriter::add_point(const PointResult& p) {
          std::to_string(p.ranks));
   contents_.points.push_back(p);
   try {
-    commit();
+    commit(false);
   } catch (...) {
     contents_.points.pop_back();  // points() keeps matching what is on disk
     throw;
   }
 }
 
-void ResultsWriter::commit() const {
-  const std::string partial = path_ + ".partial";
+void ResultsWriter::commit(bool exclusive) const {
+  const std::string& partial = scratch_;
   try {
     h5::QuietErrors quiet;
     {
@@ -177,8 +218,11 @@ void ResultsWriter::commit() const {
     throw Error("results file '" + path_ + "': " + e.what());
   }
   // The commit point: rename is atomic, so readers see the old file or the new one.
-  if (std::rename(partial.c_str(), path_.c_str()) != 0)
+  if (exclusive)
+    publish_exclusive(partial, path_);
+  else if (std::rename(partial.c_str(), path_.c_str()) != 0)
     fail("cannot rename '" + partial + "' onto '" + path_ + "': " + std::strerror(errno));
+  written_ = true;
   fsync_path(directory_of(path_), O_DIRECTORY);  // makes the rename itself durable
 }
 

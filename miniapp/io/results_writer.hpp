@@ -6,21 +6,32 @@
 
 namespace minictx {
 
+// What a writer does with a results file that exists already.
+enum class OnExisting {
+  refuse,   // InputError; the new file is created exclusively, so two jobs cannot share it
+  replace,  // the old file stays whole until the first new point replaces it
+  resume,   // its points are kept and the new ones appended
+};
+
 // Writes a results file (layout: outputs/README.md) so that a killed job leaves every
 // completed point readable and never a corrupt file. Every change rewrites the whole file
-// as `path + ".partial"`, fsyncs it and renames it onto `path`, so `path` is always a
-// complete file. Serial HDF5: only one rank may own a writer.
+// as a scratch file of this process (`path.<host>-<pid>.partial`), fsyncs it and renames
+// it onto `path`, so `path` is always a complete file and concurrent jobs never touch
+// each other's scratch. Serial HDF5: only one rank may own a writer.
 class ResultsWriter {
  public:
   // Writes the provenance-only file at once, so that a run dying before its first point
-  // still leaves its provenance. If `path` exists: with `resume`, its points are loaded
-  // and kept (after them come the new ones; provenance is this run's, with
-  // numbers["resumed_points"] = how many were kept); else with `overwrite` it is
-  // replaced; else InputError. A file that cannot be read as minictx results is never
-  // resumed from or replaced by a resume (Error).
-  ResultsWriter(std::string path, Provenance prov, bool overwrite, bool resume = false);
+  // still leaves its provenance, except where that would replace an existing non-empty
+  // file (OnExisting::replace): then nothing is written before the first point. Resume
+  // loads the existing points (after them come the new ones; provenance is this run's,
+  // with numbers["resumed_points"] = how many were kept); a file that cannot be read as
+  // minictx results is never resumed from (Error). A path that exists but is not a
+  // regular file is refused (InputError) whatever `on_existing` says.
+  ResultsWriter(std::string path, Provenance prov, OnExisting on_existing);
 
   const std::string& path() const { return path_; }
+  // False while a replaced file still holds the old results (nothing committed yet).
+  bool written() const { return written_; }
   const std::vector<PointResult>& points() const { return contents_.points; }  // with resumed
   bool has_point(const std::string& name) const;
 
@@ -30,10 +41,13 @@ class ResultsWriter {
   void add_point(const PointResult& p);
 
  private:
-  void commit() const;
+  // `exclusive`: the first commit of OnExisting::refuse, which fails if `path` appeared.
+  void commit(bool exclusive) const;
 
   std::string path_;
+  std::string scratch_;
   ResultsFile contents_;
+  mutable bool written_ = false;
 };
 
 }  // namespace minictx

@@ -1,6 +1,7 @@
 // The input deck: defaults, presets, every kind of bad input, --set, sweeps, machine
 // profiles, round trips, and that the docs and the built-in quickstart match the code.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "backends/backend.hpp"
 #include "config/backend_catalog.hpp"
 #include "config/deck.hpp"
+#include "config/deck_diff.hpp"
 #include "config/deck_schema.hpp"
 #include "core/error.hpp"
 
@@ -442,6 +444,35 @@ TEST(DeckErrors, BadYamlAndStructure) {
             "deck /nonexistent/deck.yaml: cannot read the file");
 }
 
+TEST(DeckErrors, SpecialFilesAreRefusedBeforeTheyAreOpened) {
+  // A FIFO would block the read for ever: refused by its type, never opened.
+  const fs::path dir = fs::temp_directory_path() / ("minictx_deck_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "deck.yaml").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_EQ(input_error_of([&] { Deck::from_file(fifo); }), "deck " + fifo + ": is a FIFO, not a regular file");
+  EXPECT_EQ(input_error_of([&] { Deck::from_file(dir.string()); }),
+            "deck " + dir.string() + ": is a directory, not a regular file");
+  EXPECT_EQ(input_error_of([] { Deck::from_file("/dev/null"); }),
+            "deck /dev/null: is a character device, not a regular file");
+  fs::remove_all(dir);
+}
+
+TEST(DeckErrors, WholeRunKeysCannotBeSwept) {
+  // The comm, the device, the topology and the results file are set up once per run.
+  for (const char* key : {"topology.ranks_per_node=[1,2]", "run.device=[kokkos,cuda]", "run.comm=[mpi,nccl]",
+                          "output.file=[a.h5,b.h5]", "output.overwrite=[true,false]"}) {
+    Deck d = deck("");
+    d.set(key);
+    const std::string name = std::string(key).substr(0, std::string(key).find('='));
+    EXPECT_EQ(input_error_of([&] { d.expand(); }),
+              "--set " + std::string(key) + ": " + name + " applies to the whole run and cannot be swept; run one "
+              "job per value");
+  }
+  Deck one = deck("topology:\n  ranks_per_node: [2]\n");  // a list of one value sweeps nothing
+  EXPECT_EQ(one.expand().size(), 1u);
+}
+
 TEST(DeckSet, OverridesTakePrecedence) {
   Deck d = deck("model:\n  preset: tiny\n  layers: 2\n");
   d.set("model.layers=4");
@@ -764,4 +795,33 @@ TEST(DeckDocs, ReadmeDescribesEveryKeyAndPreset) {
   EXPECT_EQ(example[2].label, "sequence.length=65536");
   EXPECT_EQ(example[2].config.model.layers, 4);
   EXPECT_EQ(example[2].config.machine.peak_tflops, 989);
+}
+
+TEST(DeckDiff, NamesTheFirstDifferingKeyOfTwoResolvedDecks) {
+  const std::vector<SweepPoint> a = deck("sequence:\n  length: [256, 512]\n").expand();
+  const std::vector<SweepPoint> b = deck("sequence:\n  length: [256, 1024]\n").expand();
+  EXPECT_FALSE(first_difference(a[0].resolved_yaml, b[0].resolved_yaml, {}));
+  const auto d = first_difference(a[1].resolved_yaml, b[1].resolved_yaml, {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->key, "sequence.length");
+  EXPECT_EQ(d->old_value, "512");
+  EXPECT_EQ(d->new_value, "1024");
+  // Deck order: model comes before sequence, so a change there is named first.
+  const std::vector<SweepPoint> c = deck("model:\n  layers: 3\nsequence:\n  length: 1024\n").expand();
+  EXPECT_EQ(first_difference(a[1].resolved_yaml, c[0].resolved_yaml, {})->key, "model.layers");
+}
+
+TEST(DeckDiff, IgnoredSectionsAndAbsentKeys) {
+  const std::string old_deck = "run:\n  iters: 3\noutput:\n  file: a.h5\n  gone: 1\n";
+  const std::string new_deck = "run:\n  iters: 3\n  seed: 7\noutput:\n  file: b.h5\n";
+  const auto added = first_difference(old_deck, new_deck, {"output"});
+  ASSERT_TRUE(added);
+  EXPECT_EQ(added->key, "run.seed");
+  EXPECT_EQ(added->old_value, "(absent)");
+  EXPECT_FALSE(first_difference(old_deck, "run:\n  iters: 3\n", {"output"}));
+  const auto removed = first_difference(old_deck, "run:\n  iters: 3\noutput:\n  file: a.h5\n", {});
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(removed->key, "output.gone");
+  EXPECT_EQ(removed->new_value, "(absent)");
+  EXPECT_THROW(first_difference("[1, 2]", new_deck, {}), Error);
 }

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +149,14 @@ class ResultsIo : public ::testing::Test {
     EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
     fs::remove_all(dir_);
   }
+  // The scratch files left in the directory (any process's).
+  std::vector<std::string> scratch_files() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_))
+      if (e.path().extension() == ".partial") names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
   std::string dir_;
   std::string path_;
 };
@@ -159,7 +168,7 @@ TEST_F(ResultsIo, RoundTripKeepsEveryFieldAndInsertionOrder) {
   written[2].labels["note"] = "ünïcode, \"quoted\"";
   written[2].verification.clear();
   {
-    ResultsWriter writer(path_, sample_provenance(), false);
+    ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
     for (const PointResult& p : written) writer.add_point(p);
     ASSERT_EQ(writer.points().size(), 3u);
     EXPECT_TRUE(writer.has_point("alpha"));
@@ -172,44 +181,33 @@ TEST_F(ResultsIo, RoundTripKeepsEveryFieldAndInsertionOrder) {
   EXPECT_EQ(file.provenance.hostnames, expected.hostnames);
   ASSERT_EQ(file.points.size(), written.size());
   for (size_t i = 0; i < written.size(); ++i) expect_same(file.points[i], written[i]);
-  EXPECT_FALSE(fs::exists(path_ + ".partial"));
+  EXPECT_TRUE(scratch_files().empty());
 }
 
 TEST_F(ResultsIo, ProvenanceIsWrittenBeforeTheFirstPoint) {
-  ResultsWriter writer(path_, sample_provenance(), false);
+  ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
   const ResultsFile file = read_results(path_);
   EXPECT_EQ(file.provenance.text, sample_provenance().text);
   EXPECT_TRUE(file.points.empty());
 }
 
 TEST_F(ResultsIo, RefusesToOverwriteAnExistingFile) {
-  { ResultsWriter(path_, sample_provenance(), false).add_point(full_point("p0")); }
+  { ResultsWriter(path_, sample_provenance(), OnExisting::refuse).add_point(full_point("p0")); }
   const std::string before = slurp(path_);
   const std::string msg = error_of<InputError>(
-      [&] { ResultsWriter(path_, Provenance{}, false); });
+      [&] { ResultsWriter(path_, Provenance{}, OnExisting::refuse); });
   EXPECT_NE(msg.find(path_), std::string::npos) << msg;
   EXPECT_NE(msg.find("--force"), std::string::npos) << msg;
   EXPECT_EQ(slurp(path_), before);
 }
 
-TEST_F(ResultsIo, OverwriteReplacesTheFile) {
-  { ResultsWriter(path_, sample_provenance(), false).add_point(full_point("p0")); }
-  Provenance other;
-  other.text["git_sha"] = "def456";
-  ResultsWriter writer(path_, other, true);
-  EXPECT_TRUE(writer.points().empty());
-  const ResultsFile file = read_results(path_);
-  EXPECT_EQ(file.provenance.text, other.text);
-  EXPECT_TRUE(file.points.empty());
-}
-
 TEST_F(ResultsIo, ResumeKeepsTheExistingPoints) {
   {
-    ResultsWriter first(path_, sample_provenance(), false);
+    ResultsWriter first(path_, sample_provenance(), OnExisting::refuse);
     first.add_point(full_point("p0"));
     first.add_point(skipped_point("p1"));
   }
-  ResultsWriter resumed(path_, sample_provenance(), false, true);
+  ResultsWriter resumed(path_, sample_provenance(), OnExisting::resume);
   ASSERT_EQ(resumed.points().size(), 2u);
   EXPECT_TRUE(resumed.has_point("p0"));
   EXPECT_TRUE(resumed.has_point("p1"));
@@ -223,27 +221,106 @@ TEST_F(ResultsIo, ResumeKeepsTheExistingPoints) {
 }
 
 TEST_F(ResultsIo, ResumeWithoutAFileStartsFresh) {
-  ResultsWriter writer(path_, sample_provenance(), false, true);
+  ResultsWriter writer(path_, sample_provenance(), OnExisting::resume);
   EXPECT_TRUE(writer.points().empty());
   EXPECT_EQ(read_results(path_).provenance.numbers, sample_provenance().numbers);
 }
 
 TEST_F(ResultsIo, ResumeNeverReplacesAForeignFile) {
   spit(path_, "not results\n");
-  error_of<Error>([&] { ResultsWriter(path_, Provenance{}, true, true); });
+  error_of<Error>([&] { ResultsWriter(path_, Provenance{}, OnExisting::resume); });
   EXPECT_EQ(slurp(path_), "not results\n");
 }
 
-TEST_F(ResultsIo, StalePartialFileIsHarmless) {
-  spit(path_ + ".partial", "garbage left by a killed job");
-  ResultsWriter writer(path_, sample_provenance(), false);
+TEST_F(ResultsIo, AnotherProcessesScratchFileIsLeftAlone) {
+  // A killed job's scratch, or a running job's: either way not this writer's to touch.
+  const std::string other = path_ + ".otherhost-1.partial";
+  spit(other, "another job's scratch");
+  ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
   writer.add_point(full_point("p0"));
   EXPECT_EQ(read_results(path_).points.size(), 1u);
-  EXPECT_FALSE(fs::exists(path_ + ".partial"));
+  EXPECT_EQ(scratch_files(), std::vector<std::string>{fs::path(other).filename().string()});
+  EXPECT_EQ(slurp(other), "another job's scratch");
+}
+
+TEST_F(ResultsIo, ReplaceKeepsTheOldFileUntilTheFirstPoint) {
+  { ResultsWriter(path_, sample_provenance(), OnExisting::refuse).add_point(full_point("old")); }
+  const std::string before = slurp(path_);
+  Provenance other;
+  other.text["git_sha"] = "def456";
+  ResultsWriter writer(path_, other, OnExisting::replace);
+  EXPECT_FALSE(writer.written());
+  EXPECT_EQ(slurp(path_), before);  // a run dying here loses nothing
+  writer.add_point(full_point("new"));
+  EXPECT_TRUE(writer.written());
+  const ResultsFile file = read_results(path_);
+  EXPECT_EQ(file.provenance.text, other.text);
+  ASSERT_EQ(file.points.size(), 1u);
+  expect_same(file.points[0], full_point("new"));
+  EXPECT_TRUE(scratch_files().empty());
+}
+
+TEST_F(ResultsIo, OfWritersStartedTogetherOnOneNameExactlyOneGoesOn) {
+  // Four processes released at once; each reports 1 if it got the file, 2 if refused.
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  std::vector<pid_t> children;
+  for (int c = 0; c < 4; ++c) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      close(go[1]);
+      char start;
+      if (read(go[0], &start, 1) != 0) _exit(3);  // EOF: all released together
+      try {
+        Provenance prov = sample_provenance();
+        prov.text["writer"] = std::to_string(c);
+        ResultsWriter(path_, prov, OnExisting::refuse);
+        _exit(1);
+      } catch (const InputError&) {
+        _exit(2);
+      } catch (...) {
+        _exit(4);
+      }
+    }
+    children.push_back(child);
+  }
+  close(go[0]);
+  close(go[1]);
+  std::vector<int> codes;
+  for (pid_t child : children) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    codes.push_back(WEXITSTATUS(status));
+  }
+  std::sort(codes.begin(), codes.end());
+  EXPECT_EQ(codes, (std::vector<int>{1, 2, 2, 2}));
+  EXPECT_EQ(read_results(path_).provenance.text.count("writer"), 1u);  // one whole file
+  EXPECT_TRUE(scratch_files().empty());
+}
+
+TEST_F(ResultsIo, ReplacingAnEmptyFileWritesTheProvenanceAtOnce) {
+  spit(path_, "");
+  ResultsWriter writer(path_, sample_provenance(), OnExisting::replace);
+  EXPECT_TRUE(writer.written());
+  EXPECT_EQ(read_results(path_).provenance.text, sample_provenance().text);
+}
+
+TEST_F(ResultsIo, ASpecialFileIsRefusedByTypeWhateverTheMode) {
+  const std::string fifo = dir_ + "/fifo.h5";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  for (OnExisting mode : {OnExisting::refuse, OnExisting::replace, OnExisting::resume}) {
+    EXPECT_NE(error_of<InputError>([&] { ResultsWriter(fifo, Provenance{}, mode); }).find("is a FIFO"),
+              std::string::npos);
+    EXPECT_NE(error_of<InputError>([&] { ResultsWriter(dir_, Provenance{}, mode); }).find("is a directory"),
+              std::string::npos);
+  }
+  EXPECT_TRUE(scratch_files().empty());
 }
 
 TEST_F(ResultsIo, BadPointsAreRejectedAndTheFileKept) {
-  ResultsWriter writer(path_, sample_provenance(), false);
+  ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
   writer.add_point(full_point("p0"));
   const std::string before = slurp(path_);
   EXPECT_NE(error_of<Error>([&] { writer.add_point(full_point("p0")); }).find("already has"),
@@ -258,13 +335,13 @@ TEST_F(ResultsIo, BadPointsAreRejectedAndTheFileKept) {
 }
 
 TEST_F(ResultsIo, AFailedWriteLeavesTheWriterConsistent) {
-  ResultsWriter writer(path_, sample_provenance(), false);
+  ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
   writer.add_point(full_point("p0"));
   PointResult bad = full_point("p1");
   bad.labels[""] = "an attribute needs a name";
   error_of<Error>([&] { writer.add_point(bad); });
   EXPECT_EQ(writer.points().size(), 1u);
-  EXPECT_FALSE(fs::exists(path_ + ".partial"));
+  EXPECT_TRUE(scratch_files().empty());
   EXPECT_EQ(read_results(path_).points.size(), 1u);
 }
 
@@ -278,7 +355,7 @@ TEST_F(ResultsIo, AKilledWriterLeavesEveryCompletedPoint) {
   if (child == 0) {
     close(acks[0]);
     try {
-      ResultsWriter writer(path_, sample_provenance(), false);
+      ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
       for (int i = 0;; ++i) {
         writer.add_point(full_point("p" + std::to_string(i)));
         const char ack = 1;
@@ -309,7 +386,7 @@ TEST_F(ResultsIo, BurstTableMergesSeveralFiles) {
   std::vector<PointResult> merged;
   for (size_t v = 0; v < variants.size(); ++v) {
     const std::string file = dir_ + "/burst_" + std::to_string(v) + ".h5";
-    ResultsWriter w(file, sample_provenance(), false);
+    ResultsWriter w(file, sample_provenance(), OnExisting::refuse);
     PointResult p = burst_point("llama-13b", 1024000, 32, variants[v].first, variants[v].second, 0.1 * double(v + 1));
     p.name = "point_0000";
     w.add_point(p);
@@ -357,7 +434,7 @@ TEST_F(ResultsIo, H5pyReadsEveryDatasetInOneLine) {
   }
   if (python.empty()) GTEST_SKIP() << "no python3 with h5py";
   {
-    ResultsWriter writer(path_, sample_provenance(), false);
+    ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
     writer.add_point(full_point("point_0000"));
     writer.add_point(skipped_point("point_0001"));
   }

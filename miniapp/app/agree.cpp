@@ -1,0 +1,53 @@
+#include "app/agree.hpp"
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstdio>
+#include <exception>
+
+namespace minictx {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+bool agree(const std::function<void()>& f) {
+  std::string message;
+  int failed_rank = INT_MAX;
+  try {
+    f();
+  } catch (const std::exception& e) {
+    message = e.what();
+    failed_rank = world_rank();
+  }
+  int first = INT_MAX;
+  MPI_Allreduce(&failed_rank, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == INT_MAX) return true;
+  int len = int(message.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, MPI_COMM_WORLD);
+  message.resize(size_t(len));
+  MPI_Bcast(message.data(), len, MPI_CHAR, first, MPI_COMM_WORLD);
+  input_error_exit(message);
+  return false;
+}
+
+int input_error_exit(const std::string& what) {
+  if (world_rank() == 0) {
+    std::string line;
+    size_t begin = 0;
+    while (begin <= what.size()) {
+      size_t end = what.find('\n', begin);
+      if (end == std::string::npos) end = what.size();
+      if (end > begin) line += (line.empty() ? "" : "; ") + what.substr(begin, end - begin);
+      begin = end + 1;
+    }
+    std::fprintf(stderr, "minictx: error: %s\n", line.c_str());
+    std::fflush(stderr);
+  }
+  return 2;
+}
+
+}  // namespace minictx

@@ -1,0 +1,340 @@
+#include "app/run_command.hpp"
+
+#include <mpi.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "app/agree.hpp"
+#include "app/interrupt.hpp"
+#include "app/labels.hpp"
+#include "app/output_path.hpp"
+#include "app/progress.hpp"
+#include "app/provenance.hpp"
+#include "app/resume_check.hpp"
+#include "backends/backend.hpp"
+#include "bench/calibration.hpp"
+#include "bench/runner.hpp"
+#include "comm/comm_factory.hpp"
+#include "comm/mpi_comm.hpp"
+#include "core/error.hpp"
+#include "device/device.hpp"
+#include "driver/verification.hpp"
+#include "io/report.hpp"
+#include "io/results_reader.hpp"
+#include "io/results_schema.hpp"
+#include "io/results_writer.hpp"
+#include "io/table.hpp"
+
+namespace minictx {
+namespace {
+
+using Options = RunCommand::Options;
+
+// Everything a run sets up, on every rank alike, before its first point.
+struct RunSetup {
+  std::vector<SweepPoint> points;
+  std::vector<std::string> skipped;  // per point: "" if it runs on this world, else why not
+  std::unique_ptr<Comm> world;
+  std::unique_ptr<Device> device;
+  std::unique_ptr<ResultsWriter> writer;  // rank 0 only: serial HDF5
+};
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+void check_options(const Options& o) {
+  if (o.force && o.resume)
+    input_error("--force and --resume contradict each other: --force replaces the results file, --resume continues it");
+}
+
+void check_ranks_per_node(int per_node, int world, const std::string& what) {
+  if (per_node < 1 || per_node > world)
+    input_error(what + " must be between 1 and the world size " + std::to_string(world) + ", got " +
+                std::to_string(per_node));
+}
+
+OnExisting on_existing(const Options& o, const RunConfig& first) {
+  if (o.resume) return OnExisting::resume;
+  return o.force || first.output.overwrite ? OnExisting::replace : OnExisting::refuse;
+}
+
+// For each point: "" if it runs on this topology, else why not. A single point that
+// cannot run is an error; inside a sweep it is a recorded skip.
+std::vector<std::string> skip_reasons(const std::vector<SweepPoint>& points, const Topology& topology) {
+  std::vector<std::string> reasons;
+  for (const auto& p : points) {
+    std::string reason;
+    try {
+      validate_backend(p.config, topology);
+    } catch (const InputError& e) {
+      if (points.size() == 1) throw;
+      reason = e.what();
+    }
+    reasons.push_back(reason);
+  }
+  return reasons;
+}
+
+std::string describe(const SweepPoint& p, size_t i) {
+  return point_name(i) + " " + (p.label.empty() ? p.config.attention.backend : p.label);
+}
+
+// `run --dry-run`: expand and check the deck, print the points; nothing runs or is written.
+int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
+  std::vector<SweepPoint> points;
+  std::vector<std::string> skipped;
+  Topology topology;
+  if (!agree([&] {
+        if (ranks_given && o.ranks < 1) input_error("--ranks must be at least 1, got " + std::to_string(o.ranks));
+        points = load_deck(o.deck).expand();
+        int world = o.ranks;
+        if (!ranks_given) MPI_Comm_size(MPI_COMM_WORLD, &world);
+        int per_node = points.front().config.topology.ranks_per_node;
+        if (per_node_given) check_ranks_per_node(per_node = o.ranks_per_node, world, "--ranks-per-node");
+        else if (per_node > 0) check_ranks_per_node(per_node, world, "topology.ranks_per_node");
+        else per_node = world;
+        topology = Topology{world, per_node};
+        skipped = skip_reasons(points, topology);
+      }))
+    return 2;
+  if (world_rank() != 0) return 0;
+  size_t runnable = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    if (skipped[i].empty()) {
+      ++runnable;
+      std::printf("%s: runs, memory estimate %lld MiB per rank\n", describe(p, i).c_str(),
+                  static_cast<long long>(estimate_memory_bytes(p.config, topology) >> 20));
+    } else {
+      std::printf("%s: skipped: %s\n", describe(p, i).c_str(), skipped[i].c_str());
+    }
+  }
+  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped\n", points.size(), runnable, topology.world_size,
+              points.size() - runnable);
+  return 0;
+}
+
+// The start-up, as agreed steps: each step either throws only before its collectives or
+// has none, so a failure on one rank never leaves another waiting. The output file is
+// checked before any work, and only replaced or written once everything else is known.
+bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
+  std::string deck_yaml;
+  if (!agree([&] {
+        check_options(o);
+        const Deck deck = load_deck(o.deck);
+        deck_yaml = deck.to_yaml();
+        s.points = deck.expand();
+      }))
+    return false;
+  const RunConfig& first = s.points.front().config;  // whole-run keys are the same at every point
+  std::unique_ptr<MpiComm> mpi;
+  if (!agree([&] {
+        mpi = MpiComm::world(first.topology.ranks_per_node);
+        if (first.topology.ranks_per_node != 0)
+          check_ranks_per_node(first.topology.ranks_per_node, mpi->size(), "topology.ranks_per_node");
+        s.skipped = skip_reasons(s.points, mpi->topology());
+      }))
+    return false;
+
+  std::string path = o.output.empty() ? first.output.file : o.output;
+  OnExisting mode = on_existing(o, first);
+  if (!agree([&] {
+        if (mode == OnExisting::resume && path.empty())
+          input_error("--resume needs the results file to continue: pass -o FILE (or set output.file)");
+        if (world_rank() != 0) return;
+        if (path.empty())  // the name is taken last, once nothing else can fail; its directory now
+          prepare_output_path(default_output_name("outputs", 1), true, "results file");
+        else
+          prepare_output_path(path, mode != OnExisting::refuse, "results file");
+      }))
+    return false;
+
+  if (!agree([&] { s.device = make_device(first.run.device); })) return false;
+  if (!agree([&] {
+        // MPI decides the ranks; the comm run.comm names wraps it once the device exists.
+        s.world = make_world_comm(first.run.comm, std::move(mpi), *s.device);
+        for (size_t i = 0; i < s.points.size(); ++i)
+          if (s.skipped[i].empty()) check_memory_estimate(s.points[i].config, *s.world, *s.device);
+      }))
+    return false;
+
+  Provenance prov = collect_provenance(*s.world, *s.device, command_line, deck_yaml);
+  return agree([&] {
+    if (world_rank() != 0) return;
+    if (!path.empty()) {
+      if (mode == OnExisting::resume && exists(path)) check_resume(path, read_results(path), prov, s.points);
+      s.writer = std::make_unique<ResultsWriter>(path, std::move(prov), mode);
+      return;
+    }
+    // A default name: created exclusively; one that another job took first is skipped.
+    constexpr int attempts = 100;
+    for (int n = 1; !s.writer; ++n) {
+      path = default_output_name("outputs", n);
+      prepare_output_path(path, true, "results file");
+      try {
+        s.writer = std::make_unique<ResultsWriter>(path, prov, OnExisting::refuse);
+      } catch (const InputError&) {
+        if (!exists(path) || n == attempts) throw;
+      }
+    }
+  });
+}
+
+// The peak FLOP/s of this device when the deck says `machine.profile: measure`: each
+// rank calibrates its own core; the mean is used.
+double measured_peak(Comm& world, Device& device) {
+  double tflops = measure_gemm_tflops(device);
+  world.all_reduce_sum(&tflops, 1);
+  return tflops / world.size();
+}
+
+std::string fom_line(const PointResult& p) {
+  namespace mk = schema::metric_key;
+  namespace lk = schema::label_key;
+  auto metric = [&](const char* key, int decimals, double scale = 1.0) {
+    const auto it = p.metrics.find(key);
+    return it == p.metrics.end() ? std::string("n/a") : format_number(it->second * scale, decimals);
+  };
+  std::ostringstream s;
+  s << "FOM backend=" << p.labels.at(lk::backend) << " ring_type=" << p.labels.at(lk::ring_type)
+    << " world=" << p.labels.at(lk::world_size) << " seq=" << p.labels.at(lk::seq_len)
+    << " tokens/s=" << metric(mk::tokens_per_s, 1) << " TFLOPS/device=" << metric(mk::tflops_per_device, 4)
+    << " MFU=" << metric(mk::mfu, 2, 100.0) << "% peak_MB=" << metric(mk::peak_memory_mb, 1) << " " << p.verdict;
+  return s.str();
+}
+
+// One point on every rank: measured, and verified when its deck says so, or the
+// recorded reason it was skipped. `peak` caches a measured peak FLOP/s across points.
+PointResult run_one_point(const SweepPoint& point, const std::string& skipped, RunSetup& s, double& peak) {
+  RunConfig cfg = point.config;
+  s.device->set_precision(cfg.run.dtype);
+  if (cfg.machine.measures_peak() && cfg.machine.peak_tflops <= 0) {
+    if (peak <= 0) peak = measured_peak(*s.world, *s.device);
+    cfg.machine.peak_tflops = peak;
+  }
+  PointResult result;
+  if (!skipped.empty()) {
+    result.skipped_reason = skipped;
+    result.verdict = "SKIPPED";
+  } else {
+    result = run_point(cfg, *s.world, *s.device, stop_if_interrupted);
+    result.verdict = "UNVERIFIED";
+    if (cfg.run.verify) {
+      const Verification v = verify_point(cfg, *s.world, *s.device, cfg.run.reference);
+      result.verdict = v.valid ? "VALID" : "INVALID";
+      result.reference = v.reference;
+      result.verification = v.rows;
+    }
+  }
+  result.deck = point.resolved_yaml;
+  result.labels = point_labels(cfg, s.world->topology());
+  return result;
+}
+
+// Every point not in the file yet, in order, each committed to the file as it completes.
+void run_points(RunSetup& s) {
+  const int rank = world_rank();
+  const size_t total = s.points.size();
+  // Which points are in the file already (--resume): rank 0 owns the writer.
+  std::vector<int> done(total, 0);
+  if (rank == 0)
+    for (size_t i = 0; i < total; ++i) done[i] = s.writer->has_point(point_name(i));
+  MPI_Bcast(done.data(), int(done.size()), MPI_INT, 0, MPI_COMM_WORLD);
+  size_t to_run = 0;
+  for (size_t i = 0; i < total; ++i) to_run += !done[i] && s.skipped[i].empty();
+
+  double peak = 0;
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+  Progress progress(total, to_run);
+  for (size_t i = 0; i < total; ++i) {
+    const std::string what = describe(s.points[i], i);
+    if (done[i]) {
+      if (rank == 0) std::printf("[%zu/%zu] %s: in the file already (--resume)\n", i + 1, total, what.c_str());
+      continue;
+    }
+    stop_if_interrupted();
+    if (rank == 0) {
+      std::printf("%s\n", progress.line(i, what, since(start)).c_str());
+      std::fflush(stdout);
+    }
+    const auto point_start = clock::now();
+    PointResult result = run_one_point(s.points[i], s.skipped[i], s, peak);
+    if (s.skipped[i].empty()) progress.finished(since(point_start));
+    result.name = point_name(i);
+    if (rank == 0) {
+      s.writer->add_point(result);
+      if (result.skipped_reason.empty())
+        std::printf("%s\n", fom_line(result).c_str());
+      else
+        std::printf("skipped: %s\n", result.skipped_reason.c_str());
+      std::fflush(stdout);
+    }
+  }
+}
+
+// The one line a stopped sweep ends with, and its exit code (128 + signal, as a shell).
+int report_interrupt(const Interrupted& stop, const ResultsWriter* writer, size_t total) {
+  if (world_rank() == 0) {
+    if (writer->written())
+      std::fprintf(stderr,
+                   "minictx: %s: sweep interrupted with %zu of %zu points in %s; run the same command with "
+                   "--resume to continue it\n",
+                   stop.what(), writer->points().size(), total, writer->path().c_str());
+    else
+      std::fprintf(stderr, "minictx: %s: sweep interrupted before its first point; %s keeps its previous results\n",
+                   stop.what(), writer->path().c_str());
+    std::fflush(stderr);
+  }
+  return 128 + stop.signal();
+}
+
+void print_summary(const ResultsWriter& writer) {
+  std::printf("\n%s\nresults: %s\n", render(summary_table(writer.points()), TableFormat::markdown).c_str(),
+              writer.path().c_str());
+}
+
+}  // namespace
+
+RunCommand::RunCommand(CLI::App& app) {
+  cmd_ = app.add_subcommand("run", "run a deck (benchmark), write HDF5 results, print the table");
+  add_deck_options(cmd_, o_.deck);
+  cmd_->add_option("-o,--output", o_.output,
+                   "results file (default: output.file or outputs/minictx-<date>-<time>-<job or pid>.h5)");
+  cmd_->add_flag("--force", o_.force, "replace an existing results file (kept until the first new point is written)");
+  cmd_->add_flag("--resume", o_.resume,
+                 "continue an existing results file of the same deck, build and ranks: run only its missing points");
+  auto* dry = cmd_->add_flag("--dry-run", o_.dry_run, "expand and check the deck, list its points; run and write nothing");
+  ranks_option_ =
+      cmd_->add_option("--ranks", o_.ranks, "with --dry-run: check the points for this many ranks (default: this run's)")
+          ->needs(dry);
+  ranks_per_node_option_ =
+      cmd_->add_option("--ranks-per-node", o_.ranks_per_node,
+                       "with --dry-run: ranks per node (default: the deck's topology.ranks_per_node, else one node)")
+          ->needs(dry);
+}
+
+int RunCommand::run(const std::string& command_line) {
+  if (o_.dry_run) return dry_run(o_, ranks_option_->count() > 0, ranks_per_node_option_->count() > 0);
+  RunSetup s;
+  if (!set_up(o_, command_line, s)) return 2;
+  // Only a run checks for signals; every other command keeps the default (immediate) exit.
+  install_interrupt_handlers();
+  try {
+    run_points(s);
+  } catch (const Interrupted& stop) {
+    return report_interrupt(stop, s.writer.get(), s.points.size());
+  }
+  if (world_rank() == 0) print_summary(*s.writer);
+  return 0;
+}
+
+}  // namespace minictx

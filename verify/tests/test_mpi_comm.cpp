@@ -1,0 +1,38 @@
+// MpiComm's error path: a failed MPI call is an Error naming the rank and the call, not an
+// abort inside MPI (so check_mpi is not dead code). One rank, MPI initialised.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "comm/mpi_comm.hpp"
+#include "core/error.hpp"
+
+namespace minictx {
+namespace {
+
+TEST(MpiComm, AFailedCallIsAnErrorNamingTheRankAndTheCall) {
+  auto world = MpiComm::world(1);
+  float send = 1, recv = 0;
+  // A source rank outside the communicator: MPI_Irecv fails before anything is posted.
+  try {
+    world->shift_start(&send, &recv, 1, 0, world->size() + 3);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("rank 0: MPI_Irecv failed: ", 0), 0u) << msg;
+  }
+  // The communicator still works afterwards.
+  float x = 2;
+  world->all_reduce_sum(&x, 1);
+  EXPECT_EQ(x, 2.0f);
+}
+
+TEST(MpiComm, SplitsInheritTheErrorHandler) {
+  auto world = MpiComm::world(1);
+  auto sub = world->split(0, 0);
+  float send = 1, recv = 0;
+  EXPECT_THROW(sub->shift_start(&send, &recv, 1, 0, sub->size() + 3), Error);
+}
+
+}  // namespace
+}  // namespace minictx
