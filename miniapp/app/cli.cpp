@@ -15,6 +15,7 @@
 #include "app/interrupt.hpp"
 #include "app/labels.hpp"
 #include "app/progress.hpp"
+#include "app/project_command.hpp"
 #include "app/provenance.hpp"
 #include "backends/backend.hpp"
 #include "bench/calibration.hpp"
@@ -140,6 +141,10 @@ std::vector<std::string> skip_reasons(const std::vector<SweepPoint>& points, con
   for (const auto& p : points) {
     std::string reason;
     try {
+      const int wanted = p.config.topology.world_size;
+      if (wanted > 0 && wanted != topology.world_size)
+        input_error("topology.world_size is " + std::to_string(wanted) + " but this run has " +
+                    std::to_string(topology.world_size) + " ranks");
       validate_backend(p.config, topology);
     } catch (const InputError& e) {
       if (points.size() == 1) throw;
@@ -411,6 +416,7 @@ int dispatch(int argc, char** argv) {
   report_cmd->add_option("--columns", report.columns, "column set: summary | usp | double_ring | mpt | burst");
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
   BenchCommand bench(app);
+  ProjectCommand project(app);
 
   try {
     app.parse(argc, argv);
@@ -427,6 +433,7 @@ int dispatch(int argc, char** argv) {
   }
   if (*list_cmd) return cmd_list();
   if (bench.selected()) return bench.run(command_line);
+  if (project.selected()) return project.run(command_line);
   return 2;
 }
 
