@@ -28,6 +28,7 @@
 #include "device/blas_kernels.hpp"
 #include "device/device.hpp"
 #include "driver/verification.hpp"
+#include "io/compare.hpp"
 #include "io/report.hpp"
 #include "io/results_reader.hpp"
 #include "io/results_writer.hpp"
@@ -355,10 +356,17 @@ struct ReportOptions {
   std::vector<std::string> files;
   std::string format = "md";
   std::string columns = "summary";
+  bool compare = false;
 };
 
 int cmd_report(const ReportOptions& o) {
   if (world_rank() != 0) return 0;
+  if (o.compare) {
+    if (o.files.size() != 2) input_error("report --compare takes two files: MEASURED.h5 PROJECTED.h5");
+    const ResultsFile measured = read_results(o.files[0]), projected = read_results(o.files[1]);
+    std::printf("%s", render(compare_table(measured.points, projected.points), parse_table_format(o.format)).c_str());
+    return 0;
+  }
   std::vector<PointResult> points;
   for (const auto& f : o.files) {
     ResultsFile r = read_results(f);
@@ -414,6 +422,7 @@ int dispatch(int argc, char** argv) {
   report_cmd->add_option("files", report.files, "results files")->required();
   report_cmd->add_option("--format", report.format, "md | csv");
   report_cmd->add_option("--columns", report.columns, "column set: summary | usp | double_ring | mpt | burst");
+  report_cmd->add_flag("--compare", report.compare, "MEASURED.h5 PROJECTED.h5: measured/projected ratios per point");
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
   BenchCommand bench(app);
   ProjectCommand project(app);

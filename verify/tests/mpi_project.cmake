@@ -1,0 +1,17 @@
+# `minictx project` against the run (miniapp/project/): projected bytes per link class
+# equal the bytes a one-step run counts, and the projected memory is the run's estimate,
+# for every backend and layout and the model under each checkpointing policy.
+find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(_h5py_python)
+  add_test(NAME project_bytes_and_memory_match_run
+           COMMAND ${_h5py_python} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_projection_bytes.py ${MPIEXEC_BIN}
+                   $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR})
+  set_tests_properties(project_bytes_and_memory_match_run PROPERTIES LABELS "mpi;project" PROCESSORS 4 TIMEOUT 300)
+endif()
+minictx_error_test(project_no_world_size 1 "the deck has no topology.world_size: give the world size with --ranks N"
+                   project ${CMAKE_SOURCE_DIR}/inputs/quickstart.yaml --machine a100-80gb-hdr)
+minictx_error_test(project_profile_without_links 1 "no 'projection:' section"
+                   project ${CMAKE_SOURCE_DIR}/inputs/quickstart.yaml --machine a100-80gb --ranks 2)
+minictx_error_test(project_bad_backend_split 1 "ulysses_degree"
+                   project ${CMAKE_SOURCE_DIR}/inputs/quickstart.yaml --machine a100-80gb-hdr --ranks 3
+                   --set attention.backend=usp --set attention.ulysses_degree=2)
