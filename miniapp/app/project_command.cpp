@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "io/report.hpp"
 #include "io/results_writer.hpp"
+#include "project/calibration.hpp"
 #include "project/step_model.hpp"
 
 namespace minictx {
@@ -33,7 +34,7 @@ std::string default_columns(const std::vector<SweepPoint>& points) {
 }
 
 Provenance projection_provenance(const std::string& command_line, const std::string& deck_yaml,
-                                 const ProjectionProfile& profile, const std::string& calibration,
+                                 const ProjectionProfile& profile, const std::vector<std::string>& calibration,
                                  const Topology& topology) {
   Provenance p;
   p.text["version"] = build::version;
@@ -44,7 +45,7 @@ Provenance projection_provenance(const std::string& command_line, const std::str
   p.text["machine_profile"] = profile.file;
   p.text["machine_name"] = profile.name;
   for (const auto& [group, source] : profile.sources) p.text["machine_source." + group] = source;
-  if (!calibration.empty()) p.text["calibration"] = calibration;
+  for (size_t i = 0; i < calibration.size(); ++i) p.text["calibration." + std::to_string(i)] = calibration[i];
   char date[64];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -74,7 +75,7 @@ ProjectCommand::ProjectCommand(CLI::App& app) {
                    "ranks per node (default: the deck's topology.ranks_per_node, else the profile's devices per node)")
       ->check(CLI::PositiveNumber);
   cmd_->add_option("--calibration", calibration_,
-                   "HDF5 file of `minictx bench` / `bench --comm` rates to use in place of the profile's");
+                   "HDF5 file of `minictx bench` or `bench --comm` rates to use in place of the profile's (repeatable)");
   cmd_->add_option("-o,--output", output_, "write the projected points to this results file");
   cmd_->add_flag("--force", force_, "replace an existing results file");
   cmd_->add_option("--columns", columns_, "column set of the printed table (default: the deck's seed table)");
@@ -90,6 +91,7 @@ int ProjectCommand::run(const std::string& command_line) {
     const std::vector<SweepPoint> points = deck.expand();
     const auto deck_dir = std::filesystem::absolute(deck_).parent_path();
     ProjectionProfile profile = load_projection_profile(machine_, deck_dir);
+    for (const auto& c : calibration_) apply_calibration(profile, c);
     const std::string columns = columns_.empty() ? default_columns(points) : columns_;
     make_table(columns, {});  // an unknown column set fails before any work
 

@@ -21,7 +21,7 @@ class ProjectCommand {
   std::string machine_;
   int ranks_ = 0;
   int ranks_per_node_ = 0;
-  std::string calibration_;
+  std::vector<std::string> calibration_;
   std::string output_;
   std::string columns_;
   bool force_ = false;
