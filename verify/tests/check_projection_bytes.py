@@ -61,6 +61,17 @@ with tempfile.TemporaryDirectory() as tmp:
                    for k in ("bytes_sent_intra_per_device", "bytes_sent_inter_per_device"))
         memory = int(p["peak_memory_mb"]) == estimate_mib
         ok &= same and memory
+        # The report views: the verdict column says PROJECTED; --compare pairs the two
+        # points and gives the byte ratios as exactly 1.
+        summary = subprocess.run([minictx, "report", f"{tmp}/p.h5"], capture_output=True, text=True, check=True).stdout
+        compare = subprocess.run([minictx, "report", f"{tmp}/m.h5", f"{tmp}/p.h5", "--compare"], capture_output=True,
+                                 text=True, check=True).stdout
+        row = compare.strip().splitlines()[-1].split("|")
+        views = "PROJECTED" in summary and row[1].strip() == "point_0000" and all(
+            c.strip() in ("1.000", "n/a") for c in row[13:15]) and any(c.strip() == "1.000" for c in row[13:15])
+        if not views:
+            print(summary, compare)
+        ok &= views
         print(f"{label:70s} bytes intra {m['bytes_sent_intra_per_device']:.0f}/{p['bytes_sent_intra_per_device']:.0f} "
               f"inter {m['bytes_sent_inter_per_device']:.0f}/{p['bytes_sent_inter_per_device']:.0f} "
               f"memory {p['peak_memory_mb']:.1f} MiB vs estimate {estimate_mib} MiB "
