@@ -21,7 +21,7 @@ struct CommBenchRow {
 struct CommBenchResult {
   std::vector<CommBenchRow> rows;
   // Per link class measured (both directions at once, as a ring step): latency from the
-  // smallest exchange, bandwidth the best of the larger ones with the latency taken off.
+  // smallest exchange, bandwidth the best rate of the larger ones.
   struct Link {
     bool measured = false;
     double latency_us = 0, bandwidth_gb_s = 0;
