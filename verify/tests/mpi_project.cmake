@@ -15,3 +15,18 @@ minictx_error_test(project_profile_without_links 1 "no 'projection:' section"
 minictx_error_test(project_bad_backend_split 1 "ulysses_degree"
                    project ${CMAKE_SOURCE_DIR}/inputs/quickstart.yaml --machine a100-80gb-hdr --ranks 3
                    --set attention.backend=usp --set attention.ulysses_degree=2)
+
+# `bench --comm` on 4 ranks as 2 emulated nodes measures both link classes and writes a
+# calibration that `project --calibration` takes in place of the profile's links.
+set(_comm_h5 ${CMAKE_CURRENT_BINARY_DIR}/project_comm_calibration.h5)
+add_test(NAME project_bench_comm
+         COMMAND ${MPIEXEC_BIN} -n 4 $<TARGET_FILE:minictx> bench --comm --ranks-per-node 2 --sizes 8,65536
+                 --min-seconds 0 -o ${_comm_h5} --force)
+set_tests_properties(project_bench_comm PROPERTIES FIXTURES_SETUP project_comm LABELS "mpi;project" PROCESSORS 4
+                     TIMEOUT 120 PASS_REGULAR_EXPRESSION "intra-node link: latency [0-9.]+ us.*inter-node link: latency")
+add_test(NAME project_with_comm_calibration
+         COMMAND $<TARGET_FILE:minictx> project ${CMAKE_SOURCE_DIR}/inputs/quickstart.yaml --machine generic-cpu
+                 --ranks 4 --ranks-per-node 2 --set attention.backend=ring --calibration ${_comm_h5})
+set_tests_properties(project_with_comm_calibration PROPERTIES FIXTURES_REQUIRED project_comm LABELS "project"
+                     TIMEOUT 60 PASS_REGULAR_EXPRESSION "point_0000")
+minictx_error_test(project_bench_comm_one_rank 1 "bench --comm needs at least 2 ranks" bench --comm)
