@@ -30,3 +30,6 @@ add_test(NAME project_with_comm_calibration
 set_tests_properties(project_with_comm_calibration PROPERTIES FIXTURES_REQUIRED project_comm LABELS "project"
                      TIMEOUT 60 PASS_REGULAR_EXPRESSION "point_0000")
 minictx_error_test(project_bench_comm_one_rank 1 "bench --comm needs at least 2 ranks" bench --comm)
+# A deck written for another world size: one line, on every rank.
+minictx_error_test(run_world_size 2 "topology.world_size is 4 but this run has 2 ranks"
+                   run --dry-run --set topology.world_size=4)
