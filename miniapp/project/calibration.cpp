@@ -36,10 +36,9 @@ void apply_kernels(ProjectionProfile& p, hid_t group, const std::string& path) {
   // Per head dim, the longest causal length: forward time and forward+backward time.
   std::map<int, std::pair<double, size_t>> fwd, both;
   for (size_t i = 0; i < kind.size(); ++i) {
-    if (!causal[i]) continue;
-    auto& slot = kind[i] == "attn_fwd" ? fwd : kind[i] == "attn_fwd_bwd" ? both : fwd;
-    if (kind[i] != "attn_fwd" && kind[i] != "attn_fwd_bwd") continue;
-    auto it = slot.find(int(dim[i]));
+    if (!causal[i] || (kind[i] != "attn_fwd" && kind[i] != "attn_fwd_bwd")) continue;
+    auto& slot = kind[i] == "attn_fwd" ? fwd : both;
+    const auto it = slot.find(int(dim[i]));
     if (it == slot.end() || seq[i] > it->second.first) slot[int(dim[i])] = {seq[i], i};
   }
   EfficiencyCurve f, b;
@@ -48,13 +47,15 @@ void apply_kernels(ProjectionProfile& p, hid_t group, const std::string& path) {
     if (other == both.end() || other->second.first != at.first) continue;
     const size_t i = at.second, j = other->second.second;
     // F forward FLOPs in seconds[i]; the backward is 2.5 F in the rest of seconds[j].
+    // When noise leaves no time for it (short rows on a loaded host), the forward+backward
+    // row's own rate stands for the backward's.
     const double flops = gflops[i] * 1e9 * seconds[i];
     const double backward = seconds[j] - seconds[i];
-    if (!(backward > 0)) continue;
+    const double derived = backward > 0 ? 2.5 * flops / backward / 1e9 / calibration : 0;
     f.x.push_back(d);
     f.y.push_back(std::min(1.0, gflops[i] / calibration));
     b.x.push_back(d);
-    b.y.push_back(std::min(1.0, 2.5 * flops / backward / 1e9 / calibration));
+    b.y.push_back(std::min(1.0, derived > 0 && derived <= 1 ? derived : gflops[j] / calibration));
   }
   if (f.x.empty()) input_error("--calibration " + path + ": no causal attn_fwd and attn_fwd_bwd rows of the same length");
   p.attention_fwd = f;

@@ -33,3 +33,16 @@ minictx_error_test(project_bench_comm_one_rank 1 "bench --comm needs at least 2 
 # A deck written for another world size: one line, on every rank.
 minictx_error_test(run_world_size 2 "topology.world_size is 4 but this run has 2 ranks"
                    run --dry-run --set topology.world_size=4)
+
+# A `minictx bench` file as a calibration: its GEMM rate becomes the peak and its
+# attention rows the efficiencies.
+set(_kernels_h5 ${CMAKE_CURRENT_BINARY_DIR}/project_kernel_calibration.h5)
+add_test(NAME project_bench_kernels
+         COMMAND $<TARGET_FILE:minictx> bench --seq 256,512 --head-dim 32 --mask causal --memory-seq 256
+                 --layer-seq 128 --min-seconds 0 -o ${_kernels_h5} --force)
+set_tests_properties(project_bench_kernels PROPERTIES FIXTURES_SETUP project_kernels LABELS "project" TIMEOUT 120)
+add_test(NAME project_with_kernel_calibration
+         COMMAND $<TARGET_FILE:minictx> project ${CMAKE_SOURCE_DIR}/inputs/quickstart.yaml --machine generic-cpu
+                 --ranks 2 --set attention.backend=ring --calibration ${_kernels_h5})
+set_tests_properties(project_with_kernel_calibration PROPERTIES FIXTURES_REQUIRED project_kernels LABELS "project"
+                     TIMEOUT 60 PASS_REGULAR_EXPRESSION "point_0000 \\| [0-9.]+ \\| compute")
