@@ -160,7 +160,7 @@ int ProjectCommand::run(const std::string& command_line) {
       std::printf("projected on %s (%s)\n%s", profile.name.c_str(), profile.file.c_str(),
                   render(make_table(columns, results), TableFormat::markdown).c_str());
       Table bounds;
-      bounds.header = {"point", "step (s)", "bound", "attention fwd (s)", "attention bwd (s)", "GEMM (s)",
+      bounds.header = {"point", "step (s)", "bound", "attention fwd (s)", "attention bwd (s)", "of which all-to-all (s)", "GEMM (s)",
                        "element-wise (s)", "recompute (s)", "grad all-reduce (s)", "exposed intra (s)",
                        "exposed inter (s)", "memory MiB/device", "fits"};
       for (const auto& r : results) {
@@ -170,7 +170,7 @@ int ProjectCommand::run(const std::string& command_line) {
           return it == r.metrics.end() ? std::string("n/a") : format_number(it->second, 4);
         };
         bounds.rows.push_back({r.name, m("step_seconds"), r.labels.at("bound"), m("projected_attention_fwd_s"),
-                               m("projected_attention_bwd_s"), m("projected_gemm_s"), m("projected_elementwise_s"),
+                               m("projected_attention_bwd_s"), m("projected_all_to_all_s"), m("projected_gemm_s"), m("projected_elementwise_s"),
                                m("projected_recompute_s"), m("projected_grad_allreduce_s"),
                                m("projected_exposed_intra_s"), m("projected_exposed_inter_s"),
                                format_number(r.metrics.at("peak_memory_mb"), 0), r.labels.at("fits")});

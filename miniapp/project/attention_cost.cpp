@@ -40,6 +40,7 @@ Cost exchange_cost(double bytes_per_peer, const PeerSplit& peers, const LinkRate
   Cost c = te > ti ? cost_of(Bound::inter, te) : cost_of(Bound::intra, ti);
   c.bytes_intra = peers.intra * bytes_per_peer;
   c.bytes_inter = peers.inter * bytes_per_peer;
+  c.all_to_all = c.seconds();
   return c;
 }
 

@@ -29,6 +29,7 @@ Cost& Cost::operator+=(const Cost& o) {
   inter += o.inter;
   bytes_intra += o.bytes_intra;
   bytes_inter += o.bytes_inter;
+  all_to_all += o.all_to_all;
   return *this;
 }
 
@@ -40,6 +41,7 @@ Cost Cost::times(double k) const {
   c.inter *= k;
   c.bytes_intra *= k;
   c.bytes_inter *= k;
+  c.all_to_all *= k;
   return c;
 }
 

@@ -88,6 +88,7 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
                {"recompute", recompute.seconds()},
                {"grad_allreduce", grads.seconds()}};
   }
+  p.terms["all_to_all"] = p.total.all_to_all;
   p.terms["exposed_intra"] = p.total.intra;
   p.terms["exposed_inter"] = p.total.inter;
   p.terms["compute"] = p.total.compute;
