@@ -33,6 +33,11 @@ ParallelDegrees parallel_degrees(const RunConfig& cfg, const Topology& topology)
   return find_backend(cfg.attention.backend).degrees(cfg, topology);
 }
 
+TrafficShape traffic_shape(const AttentionConfig& a) {
+  const BackendInfo& info = find_backend(a.backend);
+  return info.traffic ? info.traffic(a) : TrafficShape{};
+}
+
 void validate_backend(const RunConfig& cfg, const Topology& topology) {
   const BackendInfo& info = find_backend(cfg.attention.backend);
   info.validate(cfg, topology);

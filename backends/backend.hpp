@@ -37,6 +37,15 @@ class AttentionBackend {
   int part_ = 0;
 };
 
+// The shape of a backend's traffic, which `minictx project` replays: the ring engine over
+// `layout` (local and ulysses are a ring of one, inside a head exchange for ulysses), or
+// an all-gather of K/V.
+struct TrafficShape {
+  bool all_gathers_kv = false;
+  LayoutKind layout = LayoutKind::contiguous;
+  bool query_side_backward = false;  // the BurstAttention backward: Q, dO, LSE, D travel
+};
+
 // Everything minictx knows of a backend beyond its class, declared by the backend
 // itself (its *_backend.cpp) and listed once in backends/registry.cpp. Nothing else names
 // a backend: the deck, the degrees, the memory estimate and `minictx list` read this.
@@ -56,12 +65,15 @@ struct BackendInfo {
   // Throws InputError (one line) when the deck cannot run on this topology's ranks.
   void (*validate)(const RunConfig&, const Topology&) = nullptr;
   std::unique_ptr<AttentionBackend> (*create)(Comm&, Device&, const RunConfig&) = nullptr;
+  // Its traffic on this deck; nullptr = the default TrafficShape (local, ulysses).
+  TrafficShape (*traffic)(const AttentionConfig&) = nullptr;
   // Implements forward_query_prefix when it runs without a head exchange (Ulysses degree 1).
   bool query_prefix = false;
 };
 
 const std::vector<BackendInfo>& backend_registry();
 const BackendInfo& find_backend(const std::string& name);
+TrafficShape traffic_shape(const AttentionConfig&);
 // Gives the deck (config/backend_catalog.hpp) the registry's names, options and head
 // exchanges; called once at start-up, before any deck is read.
 void install_deck_backends();

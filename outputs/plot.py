@@ -37,8 +37,17 @@ def read_points(paths):
     return points
 
 
+def projected(labels):
+    """' (projected)' for a point of `minictx project`, so it stands beside its measurement."""
+    return " (projected)" if labels.get("projected") == "true" else ""
+
+
 def burst_variant(labels):
-    """As burst_variant() in miniapp/io/report.cpp."""
+    """As burst_variant() in miniapp/io/report.cpp, marked when projected."""
+    return burst_variant_name(labels) + projected(labels)
+
+
+def burst_variant_name(labels):
     backend = labels.get("backend", "n/a")
     if backend != "burst":
         ring = labels.get("ring_type")
@@ -96,7 +105,7 @@ def series_name(labels):
         name += " " + labels["ring_type"]
     if labels.get("backend") in ("usp", "double_ring", "burst"):
         name += f" u{labels.get('ulysses_degree', '?')}r{labels.get('ring_degree', '?')}"
-    return name, "fwd" if labels.get("fwd_only") == "true" else "fwd+bwd"
+    return name + projected(labels), "fwd" if labels.get("fwd_only") == "true" else "fwd+bwd"
 
 
 def draw_lines(points, out):

@@ -88,6 +88,8 @@ int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
   return 4 * rank_rows(cfg, topology).kv_width * cfg.sequence.batch * cfg.sequence.length;
 }
 
+TrafficShape traffic(const AttentionConfig&) { return {true, LayoutKind::contiguous, false}; }
+
 }  // namespace
 
 BackendInfo allgather_backend_info() {
@@ -98,6 +100,7 @@ BackendInfo allgather_backend_info() {
   b.buffer_floats = buffer_floats;
   b.validate = validate;
   b.create = create;
+  b.traffic = traffic;
   return b;
 }
 

@@ -57,6 +57,10 @@ int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
 
 bool splits_heads(const AttentionConfig& a) { return a.intra == Intra::ulysses; }
 
+TrafficShape traffic_shape_of(const AttentionConfig& a) {
+  return {false, layout_kind(a.ring_type), traffic(a) == BackwardTraffic::q};
+}
+
 }  // namespace
 
 BackendInfo burst_backend_info() {
@@ -72,6 +76,7 @@ BackendInfo burst_backend_info() {
   b.splits_heads = splits_heads;
   b.validate = validate;
   b.create = create;
+  b.traffic = traffic_shape_of;
   b.query_prefix = true;
   return b;
 }

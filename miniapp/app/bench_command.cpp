@@ -6,6 +6,7 @@
 
 #include "app/output_path.hpp"
 #include "app/provenance.hpp"
+#include "bench/comm_bench.hpp"
 #include "bench/kernel_bench_writer.hpp"
 #include "comm/mpi_comm.hpp"
 #include "core/error.hpp"
@@ -66,9 +67,51 @@ BenchCommand::BenchCommand(CLI::App& app) {
   cmd_->add_option("--clock", clock_, "wall | cpu (thread CPU time: leaves out other load on a shared machine)");
   cmd_->add_option("-o,--output", output_, "write the rows to this HDF5 file");
   cmd_->add_flag("--force", force_, "replace an existing output file");
+  cmd_->add_flag("--comm", comm_,
+                 "measure the comm instead (2+ ranks): exchange bandwidth and latency per link class, all-to-all, "
+                 "all-reduce; the file is a calibration for `minictx project --calibration`");
+  cmd_->add_option("--ranks-per-node", ranks_per_node_, "with --comm: emulate nodes of this many ranks");
+  cmd_->add_option("--sizes", comm_sizes_, "with --comm: message sizes in bytes")->delimiter(',');
+}
+
+int BenchCommand::run_comm(const std::string& command_line) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  try {
+    for (double s : comm_sizes_)
+      if (!(s >= 4)) input_error("--sizes must be at least 4 bytes, got " + std::to_string(s));
+    if (comm_sizes_.size() < 2) input_error("--sizes needs two sizes or more (latency and bandwidth)");
+    auto world = MpiComm::world(ranks_per_node_);
+    if (world->size() < 2) input_error("bench --comm needs at least 2 ranks (mpiexec -n 2 or more)");
+    if (!output_.empty() && !force_ && std::filesystem::exists(output_))
+      input_error("results file " + output_ + " exists; pass --force to replace it");
+    auto device = make_device(DeviceKind::kokkos);
+    const Provenance prov = collect_provenance(*world, *device, command_line, "");
+    const CommBenchResult r = run_comm_bench(*world, comm_sizes_, opt_.min_seconds);
+    if (rank != 0) return 0;
+    Table t;
+    t.header = {"kind", "link", "bytes", "time (us)", "GB/s"};
+    for (const auto& row : r.rows)
+      t.rows.push_back({row.kind, row.link, format_number(row.bytes, 0), format_number(row.seconds * 1e6, 2),
+                        format_number(row.gb_s, 3)});
+    std::printf("%s", render(t, TableFormat::markdown).c_str());
+    for (const auto& [name, link] : {std::pair{"intra", r.intra}, std::pair{"inter", r.inter}})
+      if (link.measured)
+        std::printf("%s-node link: latency %.2f us, bandwidth %.3f GB/s per direction\n", name, link.latency_us,
+                    link.bandwidth_gb_s);
+    if (!output_.empty()) {
+      write_comm_bench(output_, prov, r, force_);
+      std::printf("calibration: %s\n", output_.c_str());
+    }
+  } catch (const Error& e) {
+    if (rank == 0) std::fprintf(stderr, "minictx: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
 }
 
 int BenchCommand::run(const std::string& command_line) {
+  if (comm_) return run_comm(command_line);
   int world_size = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

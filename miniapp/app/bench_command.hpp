@@ -1,6 +1,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "bench/kernel_bench.hpp"
 
@@ -21,6 +22,11 @@ class BenchCommand {
   std::string clock_ = "wall";
   std::string output_;
   bool force_ = false;
+  bool comm_ = false;
+  int ranks_per_node_ = 0;
+  std::vector<double> comm_sizes_{8, 4096, 262144, 4194304, 33554432};
+
+  int run_comm(const std::string& command_line);
 };
 
 }  // namespace minictx

@@ -10,6 +10,7 @@
 #include "app/deck_options.hpp"
 #include "app/output_path.hpp"
 #include "app/run_command.hpp"
+#include "app/project_command.hpp"
 #include "backends/backend.hpp"
 #include "bench/runner.hpp"
 #include "build_info.hpp"
@@ -21,6 +22,7 @@
 #include "device/blas_kernels.hpp"
 #include "device/device.hpp"
 #include "driver/verification.hpp"
+#include "io/compare.hpp"
 #include "io/report.hpp"
 #include "io/results_reader.hpp"
 #include "io/table.hpp"
@@ -94,10 +96,17 @@ struct ReportOptions {
   std::vector<std::string> files;
   std::string format = "md";
   std::string columns = "summary";
+  bool compare = false;
 };
 
 int cmd_report(const ReportOptions& o) {
   if (world_rank() != 0) return 0;
+  if (o.compare) {
+    if (o.files.size() != 2) input_error("report --compare takes two files: MEASURED.h5 PROJECTED.h5");
+    const ResultsFile measured = read_results(o.files[0]), projected = read_results(o.files[1]);
+    std::printf("%s", render(compare_table(measured.points, projected.points), parse_table_format(o.format)).c_str());
+    return 0;
+  }
   std::vector<PointResult> points;
   for (const auto& f : o.files) {
     require_regular_file(f, "results file");  // a FIFO would block the read for ever
@@ -144,8 +153,10 @@ int dispatch(int argc, char** argv) {
   std::string sets;
   for (const auto& t : column_sets()) sets += (sets.empty() ? "" : " | ") + std::string(t.name);
   report_cmd->add_option("--columns", report.columns, "column set: " + sets);
+  report_cmd->add_flag("--compare", report.compare, "MEASURED.h5 PROJECTED.h5: measured/projected ratios per point");
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
   BenchCommand bench(app);
+  ProjectCommand project(app);
 
   // CLI11 would only say that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-') {
@@ -173,6 +184,7 @@ int dispatch(int argc, char** argv) {
   }
   if (*list_cmd) return cmd_list();
   if (bench.selected()) return bench.run(command_line);
+  if (project.selected()) return project.run(command_line);
   return 2;
 }
 

@@ -72,6 +72,10 @@ std::vector<std::string> skip_reasons(const std::vector<SweepPoint>& points, con
   for (const auto& p : points) {
     std::string reason;
     try {
+      const int wanted = p.config.topology.world_size;
+      if (wanted > 0 && wanted != topology.world_size)
+        input_error("topology.world_size is " + std::to_string(wanted) + " but this run has " +
+                    std::to_string(topology.world_size) + " ranks");
       validate_backend(p.config, topology);
     } catch (const InputError& e) {
       if (points.size() == 1) throw;

@@ -142,6 +142,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(real("machine.peak_tflops", &R::machine, &MachineConfig::peak_tflops, 0, false));
 
   k.push_back(integer("topology.ranks_per_node", &R::topology, &TopologyConfig::ranks_per_node, 0));
+  k.push_back(integer("topology.world_size", &R::topology, &TopologyConfig::world_size, 0));
 
   k.push_back(member_key("output.file", &R::output, &OutputConfig::file, Kind::text));
   k.push_back(member_key("output.overwrite", &R::output, &OutputConfig::overwrite, Kind::boolean));

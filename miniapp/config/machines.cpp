@@ -66,11 +66,13 @@ MachineProfile read_profile(const fs::path& file) {
         spec.min_exclusive = true;
         p.peak_tflops[dtype] = std::get<double>(parse_value(spec, d.second, at(d.first)));
       }
+    } else if (key == "projection") {
+      continue;  // links and efficiencies: read by `minictx project` (config/machine_profile.cpp)
     } else if (key == "name" || key == "peak_tflops") {
       input_error(at(kv.first) + ": '" + key + "' must be " +
                   (key == "name" ? "a non-empty string" : "a mapping of dtype to TFLOPS"));
     } else {
-      input_error(at(kv.first) + ": unknown key '" + key + "' (a profile has name and peak_tflops)");
+      input_error(at(kv.first) + ": unknown key '" + key + "' (a profile has name, peak_tflops and projection)");
     }
   }
   if (p.name.empty()) input_error(where + ": 'name' is missing");

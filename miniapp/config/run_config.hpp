@@ -107,6 +107,7 @@ struct MachineConfig {
 
 struct TopologyConfig {
   int ranks_per_node = 0;  // 0 = from MPI_COMM_TYPE_SHARED
+  int world_size = 0;      // the ranks the deck is written for (run refuses others, project uses it); 0 = any
 };
 
 struct OutputConfig {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "config/run_config.hpp"
 #include "core/error.hpp"
 #include "io/results_schema.hpp"
 
@@ -150,19 +151,25 @@ Table mpt_table(const std::vector<PointResult>& points) {
                         checkpointing, not_modelled("Activation CPUOffload"), count("NumParams", mk::n_params)});
 }
 
+// The BurstAttention column set, named after the backend whose figures it reproduces.
+constexpr const char* kBurstSet = "burst";
+
 std::string burst_variant(const PointResult& p) {
   const std::string backend = label_of(p, lk::backend);
-  if (backend != "burst") {
+  if (backend != kBurstSet) {
     const std::string ring = label_of(p, lk::ring_type);
     return ring == kMissing ? backend : backend + " (" + ring + ")";
   }
   const std::string intra = label_of(p, lk::intra);
   const std::string ckpt = label_of(p, lk::checkpointing);
-  const bool double_ring = intra == "ring";
-  const std::string inner = double_ring ? "DoubleRing" : intra == "ulysses" ? "Ulysses(intra node)" : intra;
-  if (ckpt == "selective") return std::string(double_ring ? "(C)" : "(D)") + " BurstAttention w. " + inner;
-  if (ckpt == "selective_half") return "BurstAttention w. " + inner + " w. seq-wise Selective Checkpointing";
-  if (ckpt == "full")
+  const bool double_ring = intra == to_string(Intra::ring);
+  const std::string inner =
+      double_ring ? "DoubleRing" : intra == to_string(Intra::ulysses) ? "Ulysses(intra node)" : intra;
+  if (ckpt == to_string(Checkpointing::selective))
+    return std::string(double_ring ? "(C)" : "(D)") + " BurstAttention w. " + inner;
+  if (ckpt == to_string(Checkpointing::selective_half))
+    return "BurstAttention w. " + inner + " w. seq-wise Selective Checkpointing";
+  if (ckpt == to_string(Checkpointing::full))
     return std::string(double_ring ? "(A)" : "(B)") + " BurstAttention w. " + inner + " w/o Selective Checkpointing";
   return "BurstAttention w. " + inner + " (checkpointing: " + ckpt + ")";
 }
@@ -194,7 +201,7 @@ const std::vector<ColumnSet>& column_sets() {
       {"usp", "the USP seed table (ulysses_degree × ring_degree)", usp_table},
       {"double_ring", "the LoongTrain double-ring seed table (context_size, window_size)", double_ring_table},
       {"mpt", "the MPT (llm-foundry) benchmark table", mpt_table},
-      {"burst", "the BurstAttention figures, variants (A)..(D)", burst_table},
+      {kBurstSet, "the BurstAttention figures, variants (A)..(D)", burst_table},
   };
   return sets;
 }

@@ -412,8 +412,9 @@ TEST(DeckBackends, TheDeckTakesNamesAndOptionsFromTheRegistry) {
 
 TEST(DeckErrors, MachineProfiles) {
   const std::string missing = resolve_error("machine:\n  profile: h100\n");
-  EXPECT_EQ(missing.rfind("deck t.yaml line 2: machine profile 'h100' not found (available: a100-80gb, a800-80gb, "
-                          "generic-cpu, h100-80gb, h800-80gb, rtx-4090d; searched: ",
+  EXPECT_EQ(missing.rfind("deck t.yaml line 2: machine profile 'h100' not found (available: a100-80gb, a100-80gb-hdr, "
+                          "a800-80gb, generic-cpu, h100-80gb, h100-sxm-ndr, h800-80gb, rtx-4090d, rtx-4090d-pcie4; "
+                          "searched: ",
                           0),
             0u)
       << missing;
@@ -692,6 +693,9 @@ TEST(DeckMachines, ShippedProfilesAllLoad) {
       {"a100-80gb", {"A100-SXM4-80GB", 312}}, {"a800-80gb", {"A800-SXM4-80GB", 312}},
       {"h100-80gb", {"H100-SXM5-80GB", 989}}, {"h800-80gb", {"H800-SXM5-80GB", 989}},
       {"rtx-4090d", {"RTX-4090D", 147.1}},
+      // The profiles of `minictx project` serve the run too (their projection: section is skipped).
+      {"a100-80gb-hdr", {"A100-SXM4-80GB", 312}}, {"h100-sxm-ndr", {"H100-SXM5-80GB", 989}},
+      {"rtx-4090d-pcie4", {"RTX-4090D", 147.1}},
   };
   for (const auto& [profile, expected] : bf16) {
     const RunConfig c = deck("run: {dtype: bf16}\nmachine: {profile: " + profile + "}\n").resolve();
@@ -706,7 +710,7 @@ TEST(DeckMachines, ShippedProfilesAllLoad) {
     ++files;
     EXPECT_NO_THROW(deck("machine: {profile: " + f.path().stem().string() + "}").resolve()) << f.path();
   }
-  EXPECT_EQ(files, 6u);
+  EXPECT_EQ(files, 9u);
 }
 
 TEST(DeckMachines, SearchOrder) {
@@ -743,7 +747,7 @@ TEST(DeckMachines, SearchOrder) {
   EXPECT_NE(broken.find("broken.yaml line 2: peak_tflops.fp32 must be greater than 0, got 0"), std::string::npos)
       << broken;
   const std::string extra = input_error_of([&] { Deck::from_file((tmp.path / "bad" / "e.yaml").string()).resolve(); });
-  EXPECT_NE(extra.find("extra.yaml line 2: unknown key 'speed' (a profile has name and peak_tflops)"),
+  EXPECT_NE(extra.find("extra.yaml line 2: unknown key 'speed' (a profile has name, peak_tflops and projection)"),
             std::string::npos)
       << extra;
 }

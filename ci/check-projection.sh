@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The projection against this machine (README, Projection): calibrate the host (`minictx
+# bench` for the kernels, `minictx bench --comm` on 2 ranks for the link), run the
+# 2-rank check decks (every backend and layout in attention mode at two lengths; the
+# model under each checkpointing policy), project the same decks on the calibrated
+# generic-cpu profile, and print measured/projected per point with `report --compare`.
+# A benchmark, not a test: its timings depend on the machine being quiet.
+#   ci/check-projection.sh [OUTDIR]      (default outputs/check-projection)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MINICTX=${MINICTX:-build/miniapp/minictx}
+OUT=${1:-outputs/check-projection}
+mkdir -p "$OUT"
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+
+"$MINICTX" bench --seq 1024,4096 --head-dim 64 --mask causal --memory-seq 1024 --layer-seq 512 --min-seconds 0.5 \
+  -o "$OUT/kernels.h5" --force > "$OUT/kernels.txt"
+mpiexec -n 2 "$MINICTX" bench --comm --min-seconds 0.2 -o "$OUT/comm.h5" --force > "$OUT/comm.txt"
+calibration=(--calibration "$OUT/kernels.h5" --calibration "$OUT/comm.h5")
+
+for deck in check-projection-2ranks check-projection-model-2ranks; do
+  mpiexec -n 2 "$MINICTX" run "inputs/$deck.yaml" -o "$OUT/$deck-measured.h5" --force > "$OUT/$deck-run.txt"
+  "$MINICTX" project "inputs/$deck.yaml" --machine generic-cpu "${calibration[@]}" -o "$OUT/$deck-projected.h5" \
+    --force > "$OUT/$deck-project.txt"
+  echo "### $deck"
+  "$MINICTX" report "$OUT/$deck-measured.h5" "$OUT/$deck-projected.h5" --compare
+  echo
+done
+grep -h "calibration\|link:" "$OUT/kernels.txt" "$OUT/comm.txt"

@@ -1,0 +1,130 @@
+#include "bench/comm_bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "io/hdf5_util.hpp"
+
+namespace minictx {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Best time of `op` over repetitions lasting at least min_seconds (at least 3), agreed
+// over the ranks of `c` (the slowest rank's time of each repetition).
+template <class Op>
+double best_seconds(Comm& c, double min_seconds, const Op& op) {
+  double best = 1e300, spent = 0;
+  int reps = 0;
+  while (reps < 3 || spent < min_seconds) {
+    c.barrier();
+    const auto t0 = clock_type::now();
+    op();
+    double t = std::chrono::duration<double>(clock_type::now() - t0).count();
+    double all = t;
+    // Every rank must stop after the same repetition: agree on the slowest time.
+    std::vector<double> times(size_t(c.size()));
+    c.gather_doubles(&all, times.data(), 1);
+    t = *std::max_element(times.begin(), times.end());
+    best = std::min(best, t);
+    spent += t;
+    ++reps;
+  }
+  return best;
+}
+
+// Exchanges between world rank 0 and `peer` (both directions at once); other ranks idle.
+void exchange_rows(Comm& world, int peer, const std::string& link, const std::vector<double>& sizes,
+                   double min_seconds, CommBenchResult& r, CommBenchResult::Link& rate) {
+  const bool in_pair = world.rank() == 0 || world.rank() == peer;
+  std::unique_ptr<Comm> pair = world.split(in_pair ? 0 : 1, world.rank());
+  for (double bytes : sizes) {
+    const int64_t count = std::max<int64_t>(1, int64_t(bytes / sizeof(float)));
+    std::vector<float> send(size_t(count), 1.0f);
+    std::vector<float> recv(send.size());
+    double t = 0;
+    if (in_pair) {
+      t = best_seconds(*pair, min_seconds, [&] {
+        ShiftHandle h = pair->shift_start(send.data(), recv.data(), count, 1 - pair->rank(), 1 - pair->rank());
+        pair->wait(h);
+      });
+    }
+    double all = t;
+    std::vector<double> times(size_t(world.size()));
+    world.gather_doubles(&all, times.data(), 1);
+    t = times[0];
+    const double sent = double(count) * sizeof(float);
+    r.rows.push_back({"exchange", link, sent, t, sent / t / 1e9});
+  }
+  const size_t first = r.rows.size() - sizes.size();
+  const double latency = r.rows[first].seconds;
+  rate.measured = true;
+  rate.latency_us = latency * 1e6;
+  // The best rate of the larger sizes (latency included, so a latency inflated by a
+  // loaded host cannot make it absurd): on a shared-memory host the largest messages fall
+  // out of cache and run slower than a ring step's blocks.
+  for (size_t i = first + 1; i < r.rows.size(); ++i) rate.bandwidth_gb_s = std::max(rate.bandwidth_gb_s, r.rows[i].gb_s);
+}
+
+}  // namespace
+
+CommBenchResult run_comm_bench(Comm& world, const std::vector<double>& sizes_in, double min_seconds) {
+  require(world.size() >= 2, "bench --comm needs at least 2 ranks");
+  std::vector<double> sizes = sizes_in;
+  std::sort(sizes.begin(), sizes.end());
+  CommBenchResult r;
+  const Topology& t = world.topology();
+  if (t.node_of(0) == t.node_of(1)) exchange_rows(world, 1, "intra", sizes, min_seconds, r, r.intra);
+  if (world.size() > t.ranks_per_node) exchange_rows(world, t.ranks_per_node, "inter", sizes, min_seconds, r, r.inter);
+  for (double bytes : sizes) {
+    const int64_t count = std::max<int64_t>(1, int64_t(bytes / sizeof(float)));
+    std::vector<float> send(size_t(count) * size_t(world.size()), 1.0f), recv(send.size());
+    const double a2a = best_seconds(world, min_seconds, [&] { world.all_to_all(send.data(), recv.data(), count); });
+    r.rows.push_back({"all_to_all", "world", double(count) * sizeof(float), a2a,
+                      double(count) * sizeof(float) * (world.size() - 1) / a2a / 1e9});
+    std::vector<float> buf(size_t(count), 1.0f);
+    const double ar = best_seconds(world, min_seconds, [&] { world.all_reduce_sum(buf.data(), count); });
+    r.rows.push_back({"all_reduce", "world", double(count) * sizeof(float), ar,
+                      2.0 * (world.size() - 1) / world.size() * double(count) * sizeof(float) / ar / 1e9});
+  }
+  world.bytes().reset();
+  return r;
+}
+
+void write_comm_bench(const std::string& path, const Provenance& prov, const CommBenchResult& result, bool overwrite) {
+  if (!overwrite && std::filesystem::exists(path))
+    input_error("results file " + path + " exists; pass --force to replace it");
+  h5::Handle file = h5::create_file(path);
+  {
+    h5::Handle p = h5::create_group(file.get(), "provenance");
+    for (const auto& [key, value] : prov.text) h5::write_attribute(p.get(), key, value);
+    for (const auto& [key, value] : prov.numbers) h5::write_attribute(p.get(), key, value);
+    h5::write_strings(p.get(), "hostnames", prov.hostnames);
+  }
+  h5::Handle c = h5::create_group(file.get(), "comm");
+  for (const auto& [name, link] : {std::pair{"intra", result.intra}, std::pair{"inter", result.inter}}) {
+    if (!link.measured) continue;
+    h5::write_attribute(c.get(), std::string(name) + "_latency_us", link.latency_us);
+    h5::write_attribute(c.get(), std::string(name) + "_bandwidth_gb_s", link.bandwidth_gb_s);
+  }
+  std::vector<std::string> kind, link;
+  std::vector<double> bytes, seconds, gb_s;
+  for (const auto& row : result.rows) {
+    kind.push_back(row.kind);
+    link.push_back(row.link);
+    bytes.push_back(row.bytes);
+    seconds.push_back(row.seconds);
+    gb_s.push_back(row.gb_s);
+  }
+  h5::write_strings(c.get(), "kind", kind);
+  h5::write_strings(c.get(), "link", link);
+  h5::write_doubles(c.get(), "bytes", bytes, {hsize_t(bytes.size())});
+  h5::write_doubles(c.get(), "seconds", seconds, {hsize_t(seconds.size())});
+  h5::write_doubles(c.get(), "gb_s", gb_s, {hsize_t(gb_s.size())});
+  c.close("write " + path);
+  file.close("write " + path);
+}
+
+}  // namespace minictx

@@ -1,0 +1,152 @@
+#include "config/machine_profile.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "config/deck.hpp"
+#include "core/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace minictx {
+
+double EfficiencyCurve::at(double v) const {
+  if (v <= x.front()) return y.front();
+  if (v >= x.back()) return y.back();
+  const size_t i = size_t(std::upper_bound(x.begin(), x.end(), v) - x.begin());
+  const double t = (std::log2(v) - std::log2(x[i - 1])) / (std::log2(x[i]) - std::log2(x[i - 1]));
+  return y[i - 1] + t * (y[i] - y[i - 1]);
+}
+
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(const fs::path& file) : where_("machine profile " + file.string()) {
+    try {
+      root_ = YAML::LoadFile(file.string());
+    } catch (const YAML::Exception& e) {
+      input_error(where_ + ": invalid YAML: " + e.msg);
+    }
+    if (!root_.IsMap()) input_error(where_ + ": expected a mapping");
+  }
+
+  const YAML::Node& root() const { return root_; }
+  std::string at(const YAML::Node& n) const { return where_ + " line " + std::to_string(n.Mark().line + 1); }
+
+  // A group of the projection section: a mapping that names its source.
+  YAML::Node group(const std::string& key, std::map<std::string, std::string>& sources) const {
+    const YAML::Node p = root_["projection"];
+    if (!p || !p.IsMap())
+      input_error(where_ + ": no 'projection:' section; `minictx project` needs a profile with links and "
+                  "efficiencies (see inputs/machines/a100-80gb-hdr.yaml)");
+    const YAML::Node g = p[key];
+    if (!g || !g.IsMap()) input_error(at(p) + ": projection." + key + " is missing or not a mapping");
+    const YAML::Node s = g["source"];
+    if (!s || !s.IsScalar() || s.Scalar().empty())
+      input_error(at(g) + ": projection." + key + " has no 'source:' (every figure names where it comes from)");
+    sources[key] = s.Scalar();
+    return g;
+  }
+
+  double positive(const YAML::Node& g, const std::string& group, const std::string& key) const {
+    const YAML::Node v = g[key];
+    if (!v || !v.IsScalar()) input_error(at(g) + ": projection." + group + "." + key + " is missing");
+    double x = 0;
+    try {
+      x = v.as<double>();
+    } catch (const YAML::Exception&) {
+      input_error(at(v) + ": projection." + group + "." + key + " must be a number, got '" + v.Scalar() + "'");
+    }
+    if (!(x > 0) || !std::isfinite(x))
+      input_error(at(v) + ": projection." + group + "." + key + " must be positive, got " + v.Scalar());
+    return x;
+  }
+
+  std::vector<double> list(const YAML::Node& g, const std::string& group, const std::string& key) const {
+    const YAML::Node v = g[key];
+    if (!v || !v.IsSequence() || v.size() == 0)
+      input_error(at(g) + ": projection." + group + "." + key + " must be a non-empty list of numbers");
+    std::vector<double> out;
+    for (const auto& e : v) {
+      double x = 0;
+      try {
+        x = e.as<double>();
+      } catch (const YAML::Exception&) {
+        input_error(at(e) + ": projection." + group + "." + key + " must hold numbers, got '" + e.Scalar() + "'");
+      }
+      if (!(x > 0)) input_error(at(e) + ": projection." + group + "." + key + " values must be positive");
+      out.push_back(x);
+    }
+    return out;
+  }
+
+  EfficiencyCurve curve(const YAML::Node& g, const std::string& group, const std::string& x_key,
+                        const std::string& y_key) const {
+    EfficiencyCurve c{list(g, group, x_key), list(g, group, y_key)};
+    if (c.x.size() != c.y.size())
+      input_error(at(g) + ": projection." + group + "." + x_key + " and ." + y_key + " differ in length");
+    for (size_t i = 1; i < c.x.size(); ++i)
+      if (c.x[i] <= c.x[i - 1]) input_error(at(g) + ": projection." + group + "." + x_key + " must increase");
+    for (double y : c.y)
+      if (y > 1) input_error(at(g) + ": projection." + group + "." + y_key + " are fractions of the peak (<= 1)");
+    return c;
+  }
+
+ private:
+  std::string where_;
+  YAML::Node root_;
+};
+
+fs::path find_profile(const std::string& name_or_path, const fs::path& deck_dir) {
+  const bool is_path = name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".yaml";
+  if (is_path) {
+    if (!fs::is_regular_file(name_or_path)) input_error("--machine " + name_or_path + ": no such file");
+    return name_or_path;
+  }
+  std::string searched;
+  for (const auto& d : machine_profile_dirs(deck_dir)) {
+    if (fs::is_regular_file(d / (name_or_path + ".yaml"))) return d / (name_or_path + ".yaml");
+    searched += (searched.empty() ? "" : ", ") + d.string();
+  }
+  input_error("--machine " + name_or_path + ": profile not found (searched: " +
+              (searched.empty() ? "no profile directory exists" : searched) + ")");
+}
+
+}  // namespace
+
+ProjectionProfile load_projection_profile(const std::string& name_or_path, const fs::path& deck_dir) {
+  const fs::path file = find_profile(name_or_path, deck_dir);
+  const Reader r(file);
+  ProjectionProfile p;
+  p.file = file.string();
+  const YAML::Node name = r.root()["name"];
+  if (!name || !name.IsScalar() || name.Scalar().empty()) input_error(r.at(r.root()) + ": 'name' is missing");
+  p.name = name.Scalar();
+  const YAML::Node peaks = r.root()["peak_tflops"];
+  if (!peaks || !peaks.IsMap()) input_error(r.at(r.root()) + ": 'peak_tflops' is missing");
+  for (const auto& kv : peaks) p.peak_tflops[kv.first.Scalar()] = kv.second.as<double>();
+  r.group("peaks", p.sources);
+
+  const YAML::Node nodes = r.group("node", p.sources);
+  p.gpus_per_node = int(r.positive(nodes, "node", "devices"));
+  const YAML::Node mem = r.group("memory", p.sources);
+  p.memory_gib = r.positive(mem, "memory", "capacity_gib");
+  p.hbm_gb_s = r.positive(mem, "memory", "bandwidth_gb_s");
+  const YAML::Node intra = r.group("intra_node", p.sources);
+  p.intra = {r.positive(intra, "intra_node", "bandwidth_gb_s"), r.positive(intra, "intra_node", "latency_us")};
+  const YAML::Node inter = r.group("inter_node", p.sources);
+  p.inter = {r.positive(inter, "inter_node", "bandwidth_gb_s"), r.positive(inter, "inter_node", "latency_us")};
+  const YAML::Node call = r.group("call_overhead", p.sources);
+  p.call_overhead_us = r.positive(call, "call_overhead", "us");
+  const YAML::Node gemm = r.group("gemm_efficiency", p.sources);
+  p.gemm = r.curve(gemm, "gemm_efficiency", "size", "efficiency");
+  const YAML::Node attn = r.group("attention_efficiency", p.sources);
+  p.attention_fwd = r.curve(attn, "attention_efficiency", "head_dim", "forward");
+  p.attention_bwd = r.curve(attn, "attention_efficiency", "head_dim", "backward");
+  return p;
+}
+
+}  // namespace minictx

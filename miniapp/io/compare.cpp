@@ -1,0 +1,68 @@
+#include "io/compare.hpp"
+
+#include <string>
+
+namespace minictx {
+namespace {
+
+// The labels that make two points the same configuration; the device, comm and GPU may
+// differ (a projection of a host run is made on a profile).
+const char* const kConfigLabels[] = {"backend", "ring_type", "mode",          "world_size",  "seq_len",
+                                     "batch",   "fwd_only",  "causal",        "ulysses_degree", "ring_degree",
+                                     "window_size", "intra", "bwd_comm",     "checkpointing", "model",
+                                     "layers",  "d_model",   "heads",         "kv_heads",    "head_dim"};
+
+std::string config_key(const PointResult& p) {
+  std::string key;
+  for (const char* l : kConfigLabels) {
+    const auto it = p.labels.find(l);
+    key += std::string(l) + "=" + (it == p.labels.end() ? "" : it->second) + ";";
+  }
+  return key;
+}
+
+std::string value(const PointResult* p, const char* metric, double scale, int decimals) {
+  if (!p) return "n/a";
+  const auto it = p->metrics.find(metric);
+  return it == p->metrics.end() ? "n/a" : format_number(it->second * scale, decimals);
+}
+
+std::string ratio(const PointResult& m, const PointResult* p, const char* metric) {
+  if (!p) return "n/a";
+  const auto a = m.metrics.find(metric), b = p->metrics.find(metric);
+  if (a == m.metrics.end() || b == p->metrics.end() || b->second == 0) return "n/a";
+  return format_number(a->second / b->second, 3);
+}
+
+std::string label(const PointResult& p, const char* key) {
+  const auto it = p.labels.find(key);
+  return it == p.labels.end() ? "n/a" : it->second;
+}
+
+}  // namespace
+
+Table compare_table(const std::vector<PointResult>& measured, const std::vector<PointResult>& projected) {
+  Table t;
+  t.header = {"point",         "backend",          "ring_type",        "mode",
+              "seq_len",       "fwd_only",         "ckpt",             "measured ms",
+              "projected ms",  "measured/projected", "tokens/s/device ratio", "peak MB ratio",
+              "sent MB ratio (intra)", "sent MB ratio (inter)", "bound"};
+  for (const PointResult& m : measured) {
+    if (!m.skipped_reason.empty()) continue;
+    const PointResult* twin = nullptr;
+    for (const PointResult& p : projected)
+      if (p.skipped_reason.empty() && config_key(p) == config_key(m)) {
+        twin = &p;
+        break;
+      }
+    t.rows.push_back({m.name, label(m, "backend"), label(m, "ring_type"), label(m, "mode"), label(m, "seq_len"),
+                      label(m, "fwd_only"), label(m, "checkpointing"), value(&m, "latency_ms", 1, 3),
+                      value(twin, "latency_ms", 1, 3), ratio(m, twin, "latency_ms"),
+                      ratio(m, twin, "tokens_per_s_per_device"), ratio(m, twin, "peak_memory_mb"),
+                      ratio(m, twin, "bytes_sent_intra_per_device"), ratio(m, twin, "bytes_sent_inter_per_device"),
+                      twin ? label(*twin, "bound") : "n/a"});
+  }
+  return t;
+}
+
+}  // namespace minictx

@@ -1,0 +1,259 @@
+#include "project/attention_cost.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "backends/ring/ring_blocks.hpp"
+
+namespace minictx {
+namespace {
+
+constexpr double kFloat = 4;  // Comm moves fp32 whatever the compute dtype (README, Communication volume)
+
+// Heads a rank of a Ulysses group of u holds (HeadExchange's split; one replica when u > heads).
+int head_share(int heads, int u) { return heads >= u ? heads / u : 1; }
+
+// Mean over `members` (world ranks) of how many of the other members share its node.
+struct PeerSplit {
+  double intra = 0, inter = 0;  // mean peers per rank
+  bool any_inter = false;
+};
+PeerSplit peer_split(const std::vector<int>& members, const Topology& t) {
+  PeerSplit s;
+  for (int a : members)
+    for (int b : members) {
+      if (a == b) continue;
+      const bool same = t.node_of(a) == t.node_of(b);
+      (same ? s.intra : s.inter) += 1;
+      s.any_inter = s.any_inter || !same;
+    }
+  s.intra /= double(members.size());
+  s.inter /= double(members.size());
+  return s;
+}
+
+// An all-to-all-like exchange sending `bytes_per_peer` to every peer: the intra- and
+// inter-node parts go at once; the slower one is the time.
+Cost exchange_cost(double bytes_per_peer, const PeerSplit& peers, const LinkRates& links) {
+  const double ti = peers.intra > 0 ? links.intra.seconds(peers.intra * bytes_per_peer) : 0;
+  const double te = peers.inter > 0 ? links.inter.seconds(peers.inter * bytes_per_peer) : 0;
+  Cost c = te > ti ? cost_of(Bound::inter, te) : cost_of(Bound::intra, ti);
+  c.bytes_intra = peers.intra * bytes_per_peer;
+  c.bytes_inter = peers.inter * bytes_per_peer;
+  c.all_to_all = c.seconds();
+  return c;
+}
+
+// The ring engine's walk over C = W·w ranks of one group (ring rank j = world rank
+// j·u + g). Payload P and accumulator A floats per block as in ring_engine.cpp.
+class RingWalkModel {
+ public:
+  RingWalkModel(const AttentionPlan& plan, const Topology& t) : u_(plan.degrees.ulysses) {
+    c_ = plan.degrees.context;
+    w_ = plan.degrees.window;
+    windows_ = c_ / w_;
+    // Edges of rank j: inner to the next rank of its window, outer to the same index of
+    // the next window (either direction crosses the same number of node boundaries).
+    int inner_cross = 0, outer_cross = 0, edges = 0;
+    for (int g = 0; g < u_; ++g)
+      for (int j = 0; j < c_; ++j) {
+        const int x = j / w_, k = j % w_;
+        const int in = x * w_ + (k + 1) % w_, out = ((x + 1) % windows_) * w_ + k;
+        inner_cross += t.node_of(j * u_ + g) != t.node_of(in * u_ + g);
+        outer_cross += t.node_of(j * u_ + g) != t.node_of(out * u_ + g);
+        ++edges;
+      }
+    inner_inter_ = double(inner_cross) / edges;
+    outer_inter_ = double(outer_cross) / edges;
+  }
+
+  // Source of ring rank j's block at round o, inner step i (RingWalk::source).
+  int source(int j, int o, int i) const {
+    const int x = j / w_, k = j % w_;
+    return ((x - o + windows_) % windows_) * w_ + (k - i + w_) % w_;
+  }
+  int ranks() const { return c_; }
+
+  // step_seconds(o, i): the slowest ring rank's kernel time at that step.
+  template <class StepSeconds>
+  Cost walk(double payload, double accumulator, const StepSeconds& step_seconds, const LinkRates& links) const {
+    const LinkRate& in_link = inner_inter_ > 0 ? links.inter : links.intra;
+    const LinkRate& out_link = outer_inter_ > 0 ? links.inter : links.intra;
+    const Bound in_bound = inner_inter_ > 0 ? Bound::inter : Bound::intra;
+    const Bound out_bound = outer_inter_ > 0 ? Bound::inter : Bound::intra;
+    Cost total;
+    for (int o = 0; o < windows_; ++o) {
+      // The outer hop of the block this round began with (not in the last round) and of
+      // the previous round's accumulators runs under the whole inner round.
+      const double outer_floats = (o < windows_ - 1 ? payload : 0) + (o > 0 ? accumulator : 0);
+      const double t_outer = windows_ > 1 ? out_link.seconds(outer_floats * kFloat) : 0;
+      Cost round;
+      for (int i = 0; i < w_; ++i) {
+        // The next block (not after the last step) and the accumulator trailing it.
+        const double floats = (i < w_ - 1 ? payload : 0) + (i > 0 ? accumulator : 0);
+        round += overlapped(step_seconds(o, i), w_ > 1 ? in_link.seconds(floats * kFloat) : 0, in_bound);
+      }
+      if (w_ > 1 && accumulator > 0) round += cost_of(in_bound, in_link.seconds(accumulator * kFloat));  // home hop
+      if (t_outer > round.seconds()) round = cost_of(out_bound, t_outer);
+      total += round;
+    }
+    if (windows_ > 1 && accumulator > 0) total += cost_of(out_bound, out_link.seconds(accumulator * kFloat));
+    // Bytes as RingEngine sends them: a level of size 1 sends nothing.
+    const double inner = w_ > 1 ? windows_ * ((w_ - 1) * payload + w_ * accumulator) * kFloat : 0;
+    const double outer = windows_ > 1 ? ((windows_ - 1) * payload + windows_ * accumulator) * kFloat : 0;
+    total.bytes_intra = inner * (1 - inner_inter_) + outer * (1 - outer_inter_);
+    total.bytes_inter = inner * inner_inter_ + outer * outer_inter_;
+    return total;
+  }
+
+ private:
+  int u_, c_, w_, windows_;
+  double inner_inter_ = 0, outer_inter_ = 0;
+};
+
+// FLOPs (FlashAttention convention, forward) of one active block: whole rows, or half
+// of them on a causal diagonal block and in a causal stripe block.
+double block_flops(const ActiveRows& a, bool causal, bool diagonal, LayoutKind kind, double per_pair) {
+  if (a.empty()) return 0;
+  const double half = causal && (diagonal || kind == LayoutKind::stripe) ? 0.5 : 1.0;
+  return per_pair * double(a.q.len) * double(a.k.len) * half;
+}
+
+Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
+                 const KernelRates& rates, const LinkRates& links) {
+  const ModelShape& m = cfg.model;
+  const int u = plan.degrees.ulysses;
+  const double b = cfg.sequence.batch, d = m.head_dim;
+  const int heads = m.heads / u, kv_heads = head_share(m.kv_heads, u);
+  const int64_t rows = plan.layout.outer_len();  // a ring rank's share, per sequence
+  const LayoutKind kind = plan.layout.kind();
+  const bool causal = cfg.attention.causal;
+  // selective_half: the first half of the rows; under a causal mask only as many keys.
+  const int64_t q_rows = pass == AttentionPass::forward_query_prefix ? plan.layout.local_len() / 2 : rows;
+  const int64_t k_rows = pass == AttentionPass::forward_query_prefix && causal ? q_rows : rows;
+  const double per_pair = 4.0 * b * heads * d;
+
+  Cost total;
+  // Every Ulysses group (u consecutive ranks), averaged: groups may straddle nodes unevenly.
+  PeerSplit peers;
+  if (u > 1) {
+    const int groups = topology.world_size / u;
+    for (int q = 0; q < groups; ++q) {
+      std::vector<int> group;
+      for (int g = 0; g < u; ++g) group.push_back(q * u + g);
+      const PeerSplit s = peer_split(group, topology);
+      peers.intra += s.intra / groups;
+      peers.inter += s.inter / groups;
+      peers.any_inter = peers.any_inter || s.any_inter;
+    }
+  }
+  // Head exchange (HeadExchange): per peer, a rank's local rows of the peer's head share.
+  const double local_rows = b * double(plan.layout.local_len());
+  auto exchange = [&](double width) { return exchange_cost(local_rows * width * kFloat, peers, links); };
+  const bool backward = pass == AttentionPass::backward;
+  if (u > 1) {
+    // forward: q, k, v to heads; backward: q, k, v, o, lse, dout to heads.
+    for (double w : {double(heads) * d, double(kv_heads) * d, double(kv_heads) * d}) total += exchange(w);
+    if (backward) {
+      total += exchange(heads * d);  // o
+      total += exchange(heads);      // lse
+      total += exchange(heads * d);  // dout
+    }
+  }
+
+  RingWalkModel walk(plan, topology);
+  const int c = walk.ranks();
+  auto slowest = [&](int o, int i) {
+    double worst = 0;
+    for (int j = 0; j < c; ++j) {
+      const int src = walk.source(j, o, i);
+      double f = 0;
+      if (!backward) {
+        f = block_flops(active_rows(kind, causal, j, src, q_rows, k_rows), causal, j == src, kind, per_pair);
+      } else if (plan.traffic == BackwardTraffic::kv) {
+        f = block_flops(active_rows(kind, causal, j, src, rows, rows), causal, j == src, kind, per_pair);
+      } else {
+        f = block_flops(active_rows(kind, causal, src, j, rows, rows), causal, j == src, kind, per_pair);
+      }
+      worst = std::max(worst, f);
+    }
+    return backward ? rates.attention_bwd_seconds(2.5 * worst, m.head_dim) : rates.attention_fwd_seconds(worst, m.head_dim);
+  };
+  const double n = b * double(rows) * kv_heads * d;  // one of K, V
+  const double mq = b * double(rows) * heads * d;    // one of Q, dO
+  double payload = 2 * n, accumulator = 0;
+  if (pass == AttentionPass::forward_query_prefix) payload = 2 * b * double(k_rows) * kv_heads * d;
+  if (backward && plan.traffic == BackwardTraffic::kv) accumulator = 2 * n;
+  if (backward && plan.traffic == BackwardTraffic::q) {
+    payload = 2 * mq + 2 * b * double(rows) * heads;  // Q, dO, LSE, D
+    accumulator = mq;                                  // dQ
+  }
+  total += walk.walk(payload, accumulator, slowest, links);
+
+  if (u > 1) {
+    if (backward) {
+      total += exchange(heads * d);     // dq
+      total += exchange(kv_heads * d);  // dk
+      total += exchange(kv_heads * d);  // dv
+    } else {
+      total += exchange(heads * d);  // o
+      total += exchange(heads);      // lse
+    }
+  }
+  return total;
+}
+
+Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
+                      const KernelRates& rates, const LinkRates& links) {
+  const ModelShape& m = cfg.model;
+  const int p = topology.world_size;
+  const double b = cfg.sequence.batch, d = m.head_dim;
+  const double len = double(plan.layout.local_len()), all = double(plan.layout.padded_len());
+  std::vector<int> world;
+  for (int r = 0; r < p; ++r) world.push_back(r);
+  const PeerSplit peers = peer_split(world, topology);
+  const double n_bytes = b * len * m.kv_heads * d * kFloat;  // one of K, V per rank
+  Cost total;
+  const bool backward = pass == AttentionPass::backward;
+  // Forward: all-gather K and V; backward: again, then reduce-scatter dK and dV.
+  for (int t = 0; t < (backward ? 4 : 2); ++t) total += exchange_cost(n_bytes, peers, links);
+  // The last rank's queries see the most keys (contiguous layout).
+  const double keys = cfg.attention.causal ? all - len / 2 : all;
+  double flops = 4.0 * b * m.heads * d * len * keys;
+  if (pass == AttentionPass::forward_query_prefix) flops /= 2;
+  total += cost_of(Bound::compute, backward ? rates.attention_bwd_seconds(2.5 * flops, m.head_dim)
+                                            : rates.attention_fwd_seconds(flops, m.head_dim));
+  return total;
+}
+
+}  // namespace
+
+Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
+                    const KernelRates& rates, const LinkRates& links) {
+  return plan.scheme == AttentionScheme::allgather ? allgather_scheme(cfg, topology, plan, pass, rates, links)
+                                                   : ring_scheme(cfg, topology, plan, pass, rates, links);
+}
+
+Cost all_reduce_cost(double floats, double bytes_per_float, int calls, const Topology& topology,
+                     const LinkRates& links) {
+  const int p = topology.world_size;
+  if (p < 2) return {};
+  std::vector<int> world;
+  for (int r = 0; r < p; ++r) world.push_back(r);
+  const PeerSplit peers = peer_split(world, topology);
+  // Comm counts 2(P−1)/P of the buffer, spread evenly over the P−1 peers.
+  const double per_peer = 2.0 * floats * bytes_per_float / p;
+  Cost c;
+  c.bytes_intra = peers.intra * per_peer;
+  c.bytes_inter = peers.inter * per_peer;
+  // The ring algorithm: 2(P−1) steps of 1/P of the buffer over the ring's slowest edge.
+  const LinkRate& link = peers.any_inter ? links.inter : links.intra;
+  const double seconds = calls * 2.0 * (p - 1) * link.latency_us * 1e-6 +
+                         2.0 * (p - 1) / p * floats * bytes_per_float / (link.bandwidth_gb_s * 1e9);
+  Cost t = cost_of(peers.any_inter ? Bound::inter : Bound::intra, seconds);
+  t.bytes_intra = c.bytes_intra;
+  t.bytes_inter = c.bytes_inter;
+  return t;
+}
+
+}  // namespace minictx

@@ -1,0 +1,31 @@
+#pragma once
+// The projected time and bytes of one distributed attention call on the slowest rank:
+// the ring walk's steps in the order RingWalk runs them (inner rounds, outer hops,
+// trailing accumulators), each step the attention of its active blocks (active_rows,
+// the run's own rule) overlapped with the transfer of the next block over its link
+// class; the Ulysses head exchange around it; or the all-gather scheme.
+#include "config/run_config.hpp"
+#include "project/attention_plan.hpp"
+#include "project/cost.hpp"
+#include "project/kernel_rates.hpp"
+
+namespace minictx {
+
+struct LinkRates {
+  LinkRate intra, inter;
+};
+
+enum class AttentionPass {
+  forward,
+  backward,
+  forward_query_prefix,  // selective_half's recompute: the first half of each rank's queries
+};
+
+Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
+                    const KernelRates& rates, const LinkRates& links);
+
+// An all-reduce of `floats` over every rank (the ring algorithm, as Comm counts it).
+Cost all_reduce_cost(double floats, double bytes_per_float, int calls, const Topology& topology,
+                     const LinkRates& links);
+
+}  // namespace minictx

@@ -1,0 +1,17 @@
+#include "project/attention_plan.hpp"
+
+#include "backends/backend.hpp"
+
+namespace minictx {
+
+AttentionPlan attention_plan(const RunConfig& cfg, const Topology& topology) {
+  const TrafficShape shape = traffic_shape(cfg.attention);
+  AttentionPlan p;
+  p.degrees = parallel_degrees(cfg, topology);
+  if (shape.all_gathers_kv) p.scheme = AttentionScheme::allgather;
+  p.layout = SequenceLayout(shape.layout, cfg.sequence.length, p.degrees.context, p.degrees.ulysses);
+  p.traffic = shape.query_side_backward ? BackwardTraffic::q : BackwardTraffic::kv;
+  return p;
+}
+
+}  // namespace minictx

@@ -1,0 +1,37 @@
+#include "project/kernel_rates.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace minictx {
+
+KernelRates::KernelRates(const ProjectionProfile& profile, DType dtype) : profile_(profile) {
+  const std::string d = dtype == DType::f32 ? "fp32" : dtype == DType::bf16 ? "bf16" : "fp16";
+  const auto it = profile.peak_tflops.find(d);
+  if (it == profile.peak_tflops.end() || !(it->second > 0))
+    input_error("machine profile " + profile.file + " has no peak_tflops for " + d);
+  peak_ = it->second * 1e12;
+  call_s_ = profile.call_overhead_us * 1e-6;
+  element_bytes_ = dtype == DType::f32 ? 4 : 2;
+}
+
+double KernelRates::gemm_seconds(double m, double n, double k) const {
+  if (m <= 0 || n <= 0 || k <= 0) return 0;
+  const double size = std::cbrt(m * n * k);
+  return 2 * m * n * k / (peak_ * profile_.gemm.at(size)) + call_s_;
+}
+
+double KernelRates::attention_fwd_seconds(double flops, int head_dim) const {
+  return flops > 0 ? flops / (peak_ * profile_.attention_fwd.at(head_dim)) + call_s_ : 0;
+}
+
+double KernelRates::attention_bwd_seconds(double flops, int head_dim) const {
+  return flops > 0 ? flops / (peak_ * profile_.attention_bwd.at(head_dim)) + call_s_ : 0;
+}
+
+double KernelRates::memory_seconds(double bytes, int calls) const {
+  return bytes / (profile_.hbm_gb_s * 1e9) + calls * call_s_;
+}
+
+}  // namespace minictx

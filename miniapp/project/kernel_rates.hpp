@@ -1,0 +1,33 @@
+#pragma once
+// How long the device takes for one kernel call, by the profile's peak and efficiency
+// curves (datasheet) or, for the host device, by the rates `minictx bench` measured.
+#include <cstdint>
+#include <string>
+
+#include "config/machine_profile.hpp"
+#include "config/run_config.hpp"
+
+namespace minictx {
+
+class KernelRates {
+ public:
+  KernelRates(const ProjectionProfile& profile, DType dtype);
+
+  // C[m, n] = A[m, k]·B[k, n]: 2mnk FLOPs at the GEMM efficiency of its size.
+  double gemm_seconds(double m, double n, double k) const;
+  // One attention block call of `flops` (FlashAttention convention) at head dim d.
+  double attention_fwd_seconds(double flops, int head_dim) const;
+  double attention_bwd_seconds(double flops, int head_dim) const;
+  // Element-wise kernels moving `bytes` through device memory in `calls` calls.
+  double memory_seconds(double bytes, int calls) const;
+  double call_seconds() const { return call_s_; }
+  double peak_flops() const { return peak_; }
+  // Bytes per element the device keeps activations in.
+  double element_bytes() const { return element_bytes_; }
+
+ private:
+  const ProjectionProfile& profile_;
+  double peak_ = 0, call_s_ = 0, element_bytes_ = 4;
+};
+
+}  // namespace minictx

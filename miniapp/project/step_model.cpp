@@ -1,0 +1,101 @@
+#include "project/step_model.hpp"
+
+#include "bench/runner.hpp"
+#include "project/attention_plan.hpp"
+
+namespace minictx {
+namespace {
+
+// The GEMMs of one layer on `rows` rows (LayerStack: wq, wk, wv, wo, w1, w3, w2); the
+// backward runs two of the same size per GEMM (the input and the weight gradient).
+Cost layer_gemms(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
+  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim,
+               f = m.ffn_hidden;
+  double s = rates.gemm_seconds(rows, q, d) + 2 * rates.gemm_seconds(rows, kv, d) + rates.gemm_seconds(rows, d, q) +
+             2 * rates.gemm_seconds(rows, f, d) + rates.gemm_seconds(rows, d, f);
+  return cost_of(Bound::compute, backward ? 2 * s : s);
+}
+
+// Element-wise kernels of one layer, per row in elements read and written: two RMSNorms
+// (2d each), RoPE on q and k (2·(H + Hkv)·D), SwiGLU (3F), two residual adds (3d each):
+// seven calls. The backward moves about twice as much in twice as many calls.
+Cost layer_elementwise(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
+  const double per_row = 10.0 * m.d_model + 2.0 * (m.heads + m.kv_heads) * m.head_dim + 3.0 * m.ffn_hidden;
+  const double bytes = rows * per_row * rates.element_bytes();
+  return cost_of(Bound::memory, backward ? rates.memory_seconds(2 * bytes, 14) : rates.memory_seconds(bytes, 7));
+}
+
+}  // namespace
+
+StepProjection project_step(const RunConfig& cfg, const Topology& topology, const KernelRates& rates,
+                            const LinkRates& links, double memory_capacity_bytes) {
+  StepProjection p;
+  const AttentionPlan plan = attention_plan(cfg, topology);
+  const bool backward = !cfg.run.fwd_only;
+  const Cost attn_fwd = attention_cost(cfg, topology, plan, AttentionPass::forward, rates, links);
+  const Cost attn_bwd = backward ? attention_cost(cfg, topology, plan, AttentionPass::backward, rates, links) : Cost{};
+  p.memory_bytes = double(estimate_memory_bytes(cfg, topology));
+  p.memory_capacity_bytes = memory_capacity_bytes;
+
+  if (cfg.run.mode == Mode::attention) {
+    p.total = attn_fwd;
+    p.total += attn_bwd;
+    p.phases = {{"attention_fwd", attn_fwd.seconds()}, {"attention_bwd", attn_bwd.seconds()}};
+    p.terms = {{"attention_fwd", attn_fwd.seconds()}, {"attention_bwd", attn_bwd.seconds()}};
+  } else {
+    const ModelShape& m = cfg.model;
+    const double layers = m.layers;
+    const double rows = double(cfg.sequence.batch) * double(plan.layout.local_len());
+    const Cost gemm_f = layer_gemms(m, rows, false, rates), gemm_b = layer_gemms(m, rows, true, rates);
+    const Cost ew_f = layer_elementwise(m, rows, false, rates), ew_b = layer_elementwise(m, rows, true, rates);
+    Cost forward_layer = gemm_f;
+    forward_layer += ew_f;
+    const Cost loss = all_reduce_cost(1, 8, 1, topology, links);  // the loss, one double
+
+    Cost forward = forward_layer.times(layers);
+    forward += attn_fwd.times(layers);
+    forward += loss;
+
+    Cost recompute;
+    if (backward && cfg.run.checkpointing != Checkpointing::none) {
+      recompute = forward_layer;
+      if (cfg.run.checkpointing == Checkpointing::full) recompute += attn_fwd;
+      if (cfg.run.checkpointing == Checkpointing::selective_half)
+        recompute += attention_cost(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
+      recompute = recompute.times(layers);
+    }
+    const Cost grads = backward ? all_reduce_cost(double(m.n_params()), 4, int(layers) * 9, topology, links) : Cost{};
+    Cost backward_phase = recompute;
+    if (backward) {
+      Cost layer = gemm_b;
+      layer += ew_b;
+      layer += attn_bwd;
+      backward_phase += layer.times(layers);
+      backward_phase += grads;
+    }
+    p.total = forward;
+    p.total += backward_phase;
+    p.phases = {{"forward", forward.seconds()},
+                {"backward", backward_phase.seconds()},
+                {"attention_fwd", layers * attn_fwd.seconds()},
+                {"attention_bwd", layers * attn_bwd.seconds()},
+                {"recompute", recompute.seconds()},
+                {"grad_allreduce", grads.seconds()}};
+    p.terms = {{"attention_fwd", layers * attn_fwd.seconds()},
+               {"attention_bwd", layers * attn_bwd.seconds()},
+               {"gemm", gemm_f.seconds() * layers + (backward ? gemm_b.seconds() * layers : 0)},
+               {"elementwise", ew_f.seconds() * layers + (backward ? ew_b.seconds() * layers : 0)},
+               {"recompute", recompute.seconds()},
+               {"grad_allreduce", grads.seconds()}};
+  }
+  p.terms["all_to_all"] = p.total.all_to_all;
+  p.terms["exposed_intra"] = p.total.intra;
+  p.terms["exposed_inter"] = p.total.inter;
+  p.terms["compute"] = p.total.compute;
+  p.terms["memory_bound"] = p.total.memory;
+  p.bound = to_string(p.total.bound());
+  p.fits = p.memory_bytes <= memory_capacity_bytes;
+  return p;
+}
+
+}  // namespace minictx

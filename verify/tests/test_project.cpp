@@ -1,0 +1,149 @@
+// Invariants of the time model behind `minictx project` (miniapp/project/): memory is
+// the run's estimate, compute-bound time follows the FLOP count, and a point turns
+// link-bound as the profile's link bandwidth drops.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bench/runner.hpp"
+#include "config/machine_profile.hpp"
+#include "core/error.hpp"
+#include "model/flops.hpp"
+#include "project/step_model.hpp"
+
+namespace minictx {
+namespace {
+
+ProjectionProfile shipped(const std::string& name) {
+  return load_projection_profile(std::string(MINICTX_MACHINES_DIR) + "/" + name + ".yaml", {});
+}
+ProjectionProfile a100() { return shipped("a100-80gb-hdr"); }
+
+StepProjection project(const RunConfig& cfg, const Topology& t, const ProjectionProfile& p) {
+  const KernelRates rates(p, cfg.run.dtype);
+  return project_step(cfg, t, rates, {p.intra, p.inter}, p.memory_gib * double(1 << 30));
+}
+
+// Llama-7b-like attention (32 heads of 128, GQA 8), bf16, zigzag ring.
+RunConfig attention_point(int64_t seq) {
+  RunConfig c;
+  c.run.mode = Mode::attention;
+  c.run.dtype = DType::bf16;
+  c.model.heads = 32;
+  c.model.kv_heads = 8;
+  c.model.head_dim = 128;
+  c.attention.backend = "ring";
+  c.attention.ring_type = RingType::zigzag;
+  c.sequence.length = seq;
+  return c;
+}
+
+TEST(Project, ShippedProfilesLoadWithSources) {
+  for (const char* name : {"a100-80gb-hdr", "rtx-4090d-pcie4", "h100-sxm-ndr"}) {
+    const ProjectionProfile p = shipped(name);
+    EXPECT_GT(p.peak_tflops.at("bf16"), 0) << name;
+    EXPECT_GT(p.intra.bandwidth_gb_s, 0) << name;
+    EXPECT_GT(p.inter.bandwidth_gb_s, 0) << name;
+    for (const char* group : {"peaks", "node", "memory", "intra_node", "inter_node", "call_overhead",
+                              "gemm_efficiency", "attention_efficiency"})
+      EXPECT_FALSE(p.sources.at(group).empty()) << name << " " << group;
+  }
+}
+
+TEST(Project, AFigureWithoutItsSourceIsRefused) {
+  const auto dir = std::filesystem::temp_directory_path() / "minictx_test_project";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "nosource.yaml";
+  std::ifstream in(std::filesystem::path(a100().file));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = "    source: \"Mellanox";
+  const size_t at = text.find(cut);
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, text.find('\n', at) - at + 1);
+  std::ofstream(file) << text;
+  try {
+    load_projection_profile(file.string(), {});
+    FAIL() << "a group without a source was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("projection.inter_node has no 'source:'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Project, MemoryIsTheRunsEstimate) {
+  const ProjectionProfile p = a100();
+  for (const char* backend : {"ring", "ulysses", "allgather", "burst"}) {
+    RunConfig c = attention_point(65536);
+    c.attention.backend = backend;
+    const Topology t{16, 8};
+    EXPECT_EQ(project(c, t, p).memory_bytes, double(estimate_memory_bytes(c, t))) << backend;
+  }
+  RunConfig m;
+  m.run.mode = Mode::model;
+  m.run.checkpointing = Checkpointing::full;
+  m.sequence.length = 8192;
+  EXPECT_EQ(project(m, {4, 4}, p).memory_bytes, double(estimate_memory_bytes(m, {4, 4})));
+}
+
+TEST(Project, ComputeBoundTimeFollowsTheFlopCount) {
+  const ProjectionProfile p = a100();
+  const Topology t{8, 8};
+  double last_time = 0, last_flops = 0;
+  for (int64_t seq : {131072, 262144, 524288}) {
+    const RunConfig c = attention_point(seq);
+    const StepProjection s = project(c, t, p);
+    EXPECT_EQ(s.bound, "compute") << seq;
+    const double flops = step_flops(c).attention;
+    if (last_time > 0) {
+      EXPECT_NEAR(s.total.seconds() / last_time, flops / last_flops, 0.02 * flops / last_flops) << seq;
+    }
+    last_time = s.total.seconds();
+    last_flops = flops;
+  }
+}
+
+TEST(Project, APointTurnsLinkBoundAsTheLinkSlows) {
+  ProjectionProfile p = a100();
+  const RunConfig c = attention_point(262144);
+  // Two nodes of 8: the ring crosses nodes twice per round.
+  const Topology two_nodes{16, 8};
+  ASSERT_EQ(project(c, two_nodes, p).bound, "compute");
+  double last = project(c, two_nodes, p).total.seconds();
+  std::string bound;
+  for (double bw = p.inter.bandwidth_gb_s; bw > 0.01 && bound != "inter-node link"; bw /= 2) {
+    p.inter.bandwidth_gb_s = bw;
+    const StepProjection s = project(c, two_nodes, p);
+    EXPECT_GE(s.total.seconds(), last * (1 - 1e-12));
+    last = s.total.seconds();
+    bound = s.bound;
+  }
+  EXPECT_EQ(bound, "inter-node link");
+
+  // One node: the intra-node link.
+  p = a100();
+  const Topology one_node{8, 8};
+  ASSERT_EQ(project(c, one_node, p).bound, "compute");
+  for (double bw = p.intra.bandwidth_gb_s; bw > 0.01 && bound != "intra-node link"; bw /= 2) {
+    p.intra.bandwidth_gb_s = bw;
+    bound = project(c, one_node, p).bound;
+  }
+  EXPECT_EQ(bound, "intra-node link");
+}
+
+// The sweep the issue asks for reaches 1M tokens on 1024 devices: the walk is replayed
+// step by step (1024 x 1024 active-block rules per pass), so check it stays whole there.
+// Its time (well under a second in a Release build) is in README.md, not asserted here.
+TEST(Project, ReachesAMillionTokensOnAThousandDevices) {
+  const ProjectionProfile p = a100();
+  RunConfig c = attention_point(1 << 20);
+  c.run.mode = Mode::model;
+  c.run.checkpointing = Checkpointing::selective;
+  c.attention.backend = "burst";
+  const StepProjection s = project(c, {1024, 8}, p);
+  EXPECT_GT(s.total.seconds(), 0);
+  EXPECT_GT(s.total.bytes_intra, 0);
+  EXPECT_GT(s.total.bytes_inter, 0);
+}
+
+}  // namespace
+}  // namespace minictx
