@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "app/provenance.hpp"
+#include "bench/kernel_bench.hpp"
 #include "bench/kernel_bench_writer.hpp"
 #include "comm/mpi_comm.hpp"
 #include "core/error.hpp"
@@ -87,6 +88,7 @@ int BenchCommand::run(const std::string& command_line) {
     if (mask_ == "full") opt_.causal = {false};
     auto world = MpiComm::world(0);
     auto device = make_device("kokkos");
+    check_kernel_bench_memory(opt_, *world, *device);
     const Provenance prov = collect_provenance(*world, *device, command_line, "");
     if (!output_.empty() && !force_ && std::filesystem::exists(output_))
       input_error("results file " + output_ + " exists; pass --force to replace it");

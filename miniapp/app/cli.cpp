@@ -150,27 +150,44 @@ std::vector<std::string> skip_reasons(const std::vector<SweepPoint>& points, con
   return reasons;
 }
 
+// Memory per rank of this host's device for the dry run's ranks per node (all its ranks
+// on this node unless --ranks-per-node says otherwise), or -1 where this host lacks the
+// deck's device: the real run here would refuse what exceeds it.
+int64_t dry_run_capacity(const RunConfig& cfg, const Topology& topology) {
+  try {
+    return capacity_per_rank(*make_device(cfg.run.device), topology);
+  } catch (const Error&) {
+    return -1;
+  }
+}
+
 // `run --dry-run`: expand and check the deck, print the points; nothing runs or is written.
 int cmd_dry_run(const RunOptions& o) {
   std::vector<SweepPoint> points;
   std::vector<std::string> skipped;
   Topology topology;
+  int64_t capacity = -1;
   if (!agree([&] {
         points = load_deck(o.deck).expand();
         int world = o.ranks;
         if (world <= 0) MPI_Comm_size(MPI_COMM_WORLD, &world);
         int per_node = o.ranks_per_node > 0 ? o.ranks_per_node : points.front().config.topology.ranks_per_node;
         if (per_node <= 0) per_node = world;
-        topology = Topology{world, per_node};
+        topology = Topology{world, per_node, o.ranks_per_node > 0 ? o.ranks_per_node : world};
         skipped = skip_reasons(points, topology);
+        capacity = dry_run_capacity(points.front().config, topology);
       }))
     return 2;
   if (world_rank() != 0) return 0;
-  size_t runnable = 0;
+  size_t runnable = 0, refused = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     const std::string what = p.label.empty() ? p.config.attention.backend : p.label;
-    if (skipped[i].empty()) {
+    const std::string refusal = capacity < 0 ? "" : memory_refusal(p.config, topology, capacity);
+    if (skipped[i].empty() && !refusal.empty()) {
+      ++refused;
+      std::printf("%s %s: would be refused here: %s\n", point_name(i).c_str(), what.c_str(), refusal.c_str());
+    } else if (skipped[i].empty()) {
       ++runnable;
       std::printf("%s %s: runs, memory estimate %lld MiB per rank\n", point_name(i).c_str(), what.c_str(),
                   static_cast<long long>(estimate_memory_bytes(p.config, topology) >> 20));
@@ -178,8 +195,9 @@ int cmd_dry_run(const RunOptions& o) {
       std::printf("%s %s: skipped: %s\n", point_name(i).c_str(), what.c_str(), skipped[i].c_str());
     }
   }
-  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped\n", points.size(), runnable, topology.world_size,
-              points.size() - runnable);
+  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped%s\n", points.size(), runnable,
+              topology.world_size, points.size() - runnable - refused,
+              refused ? (", " + std::to_string(refused) + " would be refused here").c_str() : "");
   return 0;
 }
 

@@ -43,16 +43,16 @@ MpiComm::~MpiComm() {
 std::unique_ptr<MpiComm> MpiComm::world(int ranks_per_node) {
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm node;
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int here = 1;
+  MPI_Comm_size(node, &here);
+  MPI_Comm_free(&node);
   if (ranks_per_node <= 0) {
-    MPI_Comm node;
-    check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-    int local = 1;
-    MPI_Comm_size(node, &local);
-    MPI_Comm_free(&node);
     // Nodes of unequal size: take the smallest so no two nodes are merged.
-    check_mpi(MPI_Allreduce(&local, &ranks_per_node, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(&here, &ranks_per_node, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
   }
-  Topology topo{size, ranks_per_node};
+  Topology topo{size, ranks_per_node, here};
   return std::make_unique<MpiComm>(MPI_COMM_WORLD, topo, std::make_shared<ByteCounter>(), false);
 }
 

@@ -24,7 +24,8 @@ struct ModelShape {
   double rms_eps = 1e-5;
   double rope_theta = 10000.0;
 
-  // Parameters of the layer stack (norm gains included), as counted in MFU.
+  // Parameters of the layer stack (norm gains included), as counted in MFU; saturates at
+  // kSaturated (core/saturating.hpp) rather than overflow.
   int64_t n_params() const;
 };
 

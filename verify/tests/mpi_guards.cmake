@@ -1,0 +1,22 @@
+# Guards that cannot overflow, HDF5 faults, the watchdog and self-describing dumps
+# (issue 16, part B).
+find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+
+# The memory estimate saturates instead of wrapping (F4), covers the attention tiles and
+# caps them (F5), and guards the bench's rows (F9).
+minictx_error_test(estimate_overflow 2 "memory estimate more than 8 EiB per rank exceeds" run --set run.mode=attention --set attention.backend=ring
+                   --set sequence.batch=1000000 --set sequence.length=2000000000)
+minictx_error_test(tile_cap 2 "attention.block_q = 2147483647 exceeds 65536" run --set attention.backend=ring
+                   --set model.layers=1
+                   --set model.d_model=64 --set model.heads=4 --set model.kv_heads=2 --set model.ffn_hidden=128
+                   --set sequence.length=256 --set attention.block_q=2147483647 --set attention.block_k=2147483647)
+minictx_error_test(bench_memory_rows 1 "bench row at S=200000000, D=64: memory estimate .* exceeds" bench
+                   --memory-seq 200000000)
+
+# Ranks per node for the guard come from MPI, not the emulation key (F6); --dry-run says
+# "would be refused here" (O2).
+add_test(NAME guard_ranks_per_physical_node
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_guards.py ${MPIEXEC_BIN}
+                 $<TARGET_FILE:minictx>)
+set_tests_properties(guard_ranks_per_physical_node PROPERTIES PASS_REGULAR_EXPRESSION "guards ok"
+                     LABELS "mpi;errors" PROCESSORS 4 TIMEOUT 180)
