@@ -22,6 +22,7 @@
 #include "build_info.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/mpi_comm.hpp"
+#include "comm/watchdog.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
 #include "device/blas_kernels.hpp"
@@ -284,6 +285,7 @@ int cmd_run(const RunOptions& o, const std::string& command_line) {
         std::fflush(stdout);
       }
       const auto point_start = clock::now();
+      watchdog::set_point(what);
       PointResult result;
       if (!skipped[i].empty()) {
         result.skipped_reason = skipped[i];

@@ -9,6 +9,7 @@
 #include "backends/backend.hpp"
 #include "backends/buffer_estimate.hpp"
 #include "bench/metrics.hpp"
+#include "comm/watchdog.hpp"
 #include "core/error.hpp"
 #include "core/phase_timer.hpp"
 #include "core/saturating.hpp"
@@ -96,9 +97,12 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const s
   std::unique_ptr<AttentionStep> attention;
   const bool with_backward = !cfg.run.fwd_only;
   double loss = 0;
+  watchdog::configure(cfg.run.watchdog_seconds);
   auto step = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
     if (model) loss = model->step(with_backward);
     else attention->step(with_backward);
+    watchdog::step_completed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   };
   if (cfg.run.mode == Mode::model) model = std::make_unique<LayerStack>(cfg, device, world, *backend, timer);
   else attention = std::make_unique<AttentionStep>(cfg, device, *backend, timer);

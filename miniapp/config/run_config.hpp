@@ -59,6 +59,9 @@ struct RunSettings {
   uint64_t seed = 1234;
   bool verify = false;
   std::string reference = "fp64";  // fp64 | single-device
+  // A rank waiting longer than this in one communication call aborts the job (0 = never;
+  // -1 = ten times the slowest step so far, at least 300 s): comm/watchdog.hpp.
+  double watchdog_seconds = -1;
 };
 
 struct MachineConfig {

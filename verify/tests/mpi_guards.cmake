@@ -20,3 +20,13 @@ add_test(NAME guard_ranks_per_physical_node
                  $<TARGET_FILE:minictx>)
 set_tests_properties(guard_ranks_per_physical_node PROPERTIES PASS_REGULAR_EXPRESSION "guards ok"
                      LABELS "mpi;errors" PROCESSORS 4 TIMEOUT 180)
+
+# The watchdog: a stopped rank ends the job within run.watchdog_seconds, with one line
+# naming the waiting rank, its call, its peer and the point; the completed point resumes.
+add_test(NAME watchdog_stopped_rank
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_watchdog.py $<TARGET_FILE:minictx>
+                 ${MPIEXEC_BIN})
+set_tests_properties(watchdog_stopped_rank PROPERTIES PASS_REGULAR_EXPRESSION "watchdog ok" LABELS "mpi;sweep"
+                     PROCESSORS 2 TIMEOUT 300)
+minictx_error_test(watchdog_negative 2 "run.watchdog_seconds must be -1 \\(automatic\\), 0 \\(off\\) or seconds" run
+                   --set attention.backend=ring --set run.watchdog_seconds=-0.5)
