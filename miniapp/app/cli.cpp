@@ -377,6 +377,7 @@ int cmd_report(const ReportOptions& o) {
   std::vector<PointResult> points;
   for (const auto& f : o.files) {
     ResultsFile r = read_results(f);
+    for (const auto& line : r.unreadable) std::fprintf(stderr, "minictx: warning: %s: %s\n", f.c_str(), line.c_str());
     points.insert(points.end(), r.points.begin(), r.points.end());
   }
   std::printf("%s", render(make_table(o.columns, points), parse_table_format(o.format)).c_str());

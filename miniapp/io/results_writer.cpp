@@ -126,7 +126,11 @@ ResultsWriter::ResultsWriter(std::string path, Provenance prov, bool overwrite, 
       fail("provenance key '" + entry.first + "' is both text and a number");
   if (exists(path_)) {
     if (resume) {
-      contents_.points = read_results(path_).points;
+      ResultsFile old = read_results(path_);
+      // An unreadable point is not in the file as far as --resume goes: it runs again.
+      for (const std::string& line : old.unreadable)
+        std::fprintf(stderr, "minictx: warning: results file '%s': %s; it runs again\n", path_.c_str(), line.c_str());
+      contents_.points = std::move(old.points);
       prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
     } else if (!overwrite) {
       input_error("results file '" + path_ +
@@ -166,12 +170,7 @@ void ResultsWriter::commit() const {
   const std::string partial = path_ + ".partial";
   try {
     h5::QuietErrors quiet;
-    {
-      h5::Handle file = h5::create_file(partial);
-      write_contents(file.get(), contents_);
-      file.close("file");  // strong close degree: every byte is written
-    }
-    fsync_path(partial, 0);
+    h5::write_file(partial, [this](hid_t file) { write_contents(file, contents_); });  // fsynced
   } catch (const Error& e) {
     std::remove(partial.c_str());
     throw Error("results file '" + path_ + "': " + e.what());

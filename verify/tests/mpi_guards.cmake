@@ -30,3 +30,15 @@ set_tests_properties(watchdog_stopped_rank PROPERTIES PASS_REGULAR_EXPRESSION "w
                      PROCESSORS 2 TIMEOUT 300)
 minictx_error_test(watchdog_negative 2 "run.watchdog_seconds must be -1 \\(automatic\\), 0 \\(off\\) or seconds" run
                    --set attention.backend=ring --set run.watchdog_seconds=-0.5)
+
+# HDF5 faults: a full disk is one error line, never a crash at exit (F10); a damaged
+# results file never crashes or hangs the report, whose good points still print and
+# resume (F12).
+add_test(NAME hdf5_full_disk
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_full_disk.py ${MPIEXEC_BIN}
+                 $<TARGET_FILE:minictx>)
+set_tests_properties(hdf5_full_disk PROPERTIES PASS_REGULAR_EXPRESSION "full disk ok" SKIP_RETURN_CODE 77
+                     LABELS "mpi;errors" PROCESSORS 2 TIMEOUT 300)
+add_test(NAME hdf5_report_fuzz
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_report_fuzz.py $<TARGET_FILE:minictx> 120)
+set_tests_properties(hdf5_report_fuzz PROPERTIES PASS_REGULAR_EXPRESSION "fuzz ok" LABELS "errors" TIMEOUT 900)
