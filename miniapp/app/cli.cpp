@@ -352,7 +352,7 @@ int cmd_verify(const VerifyOptions& o) {
   for (const auto& p : points) {
     const std::string reference = o.reference.empty() ? p.config.run.reference : o.reference;
     device->set_precision(p.config.run.dtype);
-    const Verification v = verify_point(p.config, *world, *device, reference, o.dump);
+    const Verification v = verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml);
     all_valid = all_valid && v.valid;
     if (world_rank() == 0) {
       std::printf("verify %s backend=%s world=%d against %s%s%s\n", p.config.run.mode == Mode::model ? "model" : "attention",

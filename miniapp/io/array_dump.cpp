@@ -27,7 +27,8 @@ h5::Handle parent_group(hid_t file, const std::string& path) {
 
 }  // namespace
 
-void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays, const std::string& description) {
+void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays,
+                      const DumpAttributes& attributes) {
   if (std::filesystem::exists(path)) input_error("--dump " + path + ": file exists; remove it or choose another name");
   const std::string tmp = path + ".partial";
   try {
@@ -38,7 +39,8 @@ void write_array_dump(const std::string& path, const std::vector<DumpArray>& arr
         const std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
         h5::write_doubles(group.get(), a.name.substr(a.name.rfind('/') + 1), a.data, dims);
       }
-      h5::write_attribute(file, "description", description);
+      for (const auto& [key, value] : attributes.text) h5::write_attribute(file, key, value);
+      for (const auto& [key, value] : attributes.numbers) h5::write_attribute(file, key, value);
     });
   } catch (const Error& e) {
     throw Error("--dump " + path + ": " + e.what());
