@@ -7,6 +7,7 @@
 #include "backends/allgather/allgather_backend.hpp"
 
 #include "backends/buffer_estimate.hpp"
+#include "core/saturating.hpp"
 
 namespace minictx {
 namespace {
@@ -85,7 +86,7 @@ ParallelDegrees degrees(const RunConfig&, const Topology& topology) {
 
 // The gathered K, V and the full-length dK, dV.
 int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
-  return 4 * rank_rows(cfg, topology).kv_width * cfg.sequence.batch * cfg.sequence.length;
+  return sat_mul(sat_mul(4, rank_rows(cfg, topology).kv_width), sat_mul(cfg.sequence.batch, cfg.sequence.length));
 }
 
 TrafficShape traffic(const AttentionConfig&) { return {true, LayoutKind::contiguous, false}; }

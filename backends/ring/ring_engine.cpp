@@ -24,6 +24,7 @@
 
 #include "backends/ring/ring_blocks.hpp"
 #include "core/error.hpp"
+#include "core/saturating.hpp"
 #include "device/sequence_slices.hpp"
 
 namespace minictx {
@@ -52,12 +53,15 @@ RingEngine::RingEngine(Comm& group, int window, Device& device, const SequenceLa
 
 int64_t RingEngine::buffer_floats(int64_t rows, int64_t q_width, int64_t kv_width, int heads, int windows,
                                   BackwardTraffic traffic) {
-  const int64_t forward = RingWalk::buffer_floats(2 * kv_width * rows, 0, windows);
-  const int64_t delta = heads * rows;
-  const int64_t backward = traffic == BackwardTraffic::kv
-                               ? RingWalk::buffer_floats(2 * kv_width * rows, 2 * kv_width * rows, windows)
-                               : RingWalk::buffer_floats((2 * q_width + 2 * heads) * rows, q_width * rows, windows);
-  return std::max(forward, backward + delta);
+  const int64_t kv = sat_mul(sat_mul(2, kv_width), rows);
+  const int64_t forward = RingWalk::buffer_floats(kv, 0, windows);
+  const int64_t delta = sat_mul(heads, rows);
+  const int64_t backward =
+      traffic == BackwardTraffic::kv
+          ? RingWalk::buffer_floats(kv, kv, windows)
+          : RingWalk::buffer_floats(sat_mul(sat_add(sat_mul(2, q_width), sat_mul(2, heads)), rows),
+                                    sat_mul(q_width, rows), windows);
+  return std::max(forward, sat_add(backward, delta));
 }
 
 void RingEngine::forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,

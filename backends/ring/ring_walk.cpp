@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/saturating.hpp"
 
 namespace minictx {
 
@@ -70,7 +71,7 @@ RingWalk::RingWalk(Comm& group, int window) : rank_(group.rank()), window_(windo
 int64_t RingWalk::buffer_floats(int64_t payload, int64_t accumulated, int windows) {
   const bool two_level = windows > 1;
   // WalkBuffers, the gradient scratch, and the two accumulators crossing windows.
-  return (two_level ? 4 : 2) * (payload + accumulated) + accumulated * (two_level ? 3 : 1);
+  return sat_add(sat_mul(two_level ? 4 : 2, sat_add(payload, accumulated)), sat_mul(accumulated, two_level ? 3 : 1));
 }
 
 int RingWalk::source(int round, int step) const {

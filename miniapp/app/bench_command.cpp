@@ -7,6 +7,7 @@
 #include "app/output_path.hpp"
 #include "app/provenance.hpp"
 #include "bench/comm_bench.hpp"
+#include "bench/kernel_bench.hpp"
 #include "bench/kernel_bench_writer.hpp"
 #include "comm/mpi_comm.hpp"
 #include "core/error.hpp"
@@ -130,6 +131,7 @@ int BenchCommand::run(const std::string& command_line) {
     if (mask_ == "full") opt_.causal = {false};
     auto world = MpiComm::world(0);
     auto device = make_device(DeviceKind::kokkos);
+    check_kernel_bench_memory(opt_, *world, *device);
     const Provenance prov = collect_provenance(*world, *device, command_line, "");
     if (!output_.empty()) prepare_output_path(output_, force_, "results file");  // before the benchmark
     std::printf("minictx bench on %s\n", device->description().c_str());

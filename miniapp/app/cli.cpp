@@ -78,7 +78,7 @@ int cmd_verify(const VerifyOptions& o) {
   for (const auto& p : points) {
     const Reference reference = force_reference ? forced : p.config.run.reference;
     device->set_precision(p.config.run.dtype);
-    const Verification v = verify_point(p.config, *world, *device, reference, o.dump);
+    const Verification v = verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml);
     all_valid = all_valid && v.valid;
     if (world_rank() == 0) {
       std::printf("verify %s backend=%s world=%d against %s%s%s\n", p.config.run.mode == Mode::model ? "model" : "attention",
@@ -111,6 +111,7 @@ int cmd_report(const ReportOptions& o) {
   for (const auto& f : o.files) {
     require_regular_file(f, "results file");  // a FIFO would block the read for ever
     ResultsFile r = read_results(f);
+    for (const auto& line : r.unreadable) std::fprintf(stderr, "minictx: warning: %s: %s\n", f.c_str(), line.c_str());
     points.insert(points.end(), r.points.begin(), r.points.end());
   }
   std::printf("%s", render(make_table(o.columns, points), parse_table_format(o.format)).c_str());

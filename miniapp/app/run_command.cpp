@@ -21,6 +21,7 @@
 #include "bench/runner.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/mpi_comm.hpp"
+#include "comm/watchdog.hpp"
 #include "core/error.hpp"
 #include "device/device.hpp"
 #include "driver/verification.hpp"
@@ -90,11 +91,23 @@ std::string describe(const SweepPoint& p, size_t i) {
   return point_name(i) + " " + (p.label.empty() ? p.config.attention.backend : p.label);
 }
 
+// Memory per rank of this host's device for the dry run's ranks per node (all its ranks
+// on this node unless --ranks-per-node says otherwise), or -1 where this host lacks the
+// deck's device: the real run here would refuse what exceeds it.
+int64_t dry_run_capacity(const RunConfig& cfg, const Topology& topology) {
+  try {
+    return capacity_per_rank(*make_device(cfg.run.device), topology);
+  } catch (const Error&) {
+    return -1;
+  }
+}
+
 // `run --dry-run`: expand and check the deck, print the points; nothing runs or is written.
 int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
   std::vector<SweepPoint> points;
   std::vector<std::string> skipped;
   Topology topology;
+  int64_t capacity = -1;
   if (!agree([&] {
         if (ranks_given && o.ranks < 1) input_error("--ranks must be at least 1, got " + std::to_string(o.ranks));
         points = load_deck(o.deck).expand();
@@ -104,15 +117,20 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
         if (per_node_given) check_ranks_per_node(per_node = o.ranks_per_node, world, "--ranks-per-node");
         else if (per_node > 0) check_ranks_per_node(per_node, world, "topology.ranks_per_node");
         else per_node = world;
-        topology = Topology{world, per_node};
+        topology = Topology{world, per_node, per_node_given ? o.ranks_per_node : world};
         skipped = skip_reasons(points, topology);
+        capacity = dry_run_capacity(points.front().config, topology);
       }))
     return 2;
   if (world_rank() != 0) return 0;
-  size_t runnable = 0;
+  size_t runnable = 0, refused = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
-    if (skipped[i].empty()) {
+    const std::string refusal = capacity < 0 ? "" : memory_refusal(p.config, topology, capacity);
+    if (skipped[i].empty() && !refusal.empty()) {
+      ++refused;
+      std::printf("%s: would be refused here: %s\n", describe(p, i).c_str(), refusal.c_str());
+    } else if (skipped[i].empty()) {
       ++runnable;
       std::printf("%s: runs, memory estimate %lld MiB per rank\n", describe(p, i).c_str(),
                   static_cast<long long>(estimate_memory_bytes(p.config, topology) >> 20));
@@ -120,8 +138,9 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
       std::printf("%s: skipped: %s\n", describe(p, i).c_str(), skipped[i].c_str());
     }
   }
-  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped\n", points.size(), runnable, topology.world_size,
-              points.size() - runnable);
+  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped%s\n", points.size(), runnable,
+              topology.world_size, points.size() - runnable - refused,
+              refused ? (", " + std::to_string(refused) + " would be refused here").c_str() : "");
   return 0;
 }
 
@@ -271,6 +290,7 @@ void run_points(RunSetup& s) {
       std::fflush(stdout);
     }
     const auto point_start = clock::now();
+    watchdog::set_point(what);
     PointResult result = run_one_point(s.points[i], s.skipped[i], s, peak);
     if (s.skipped[i].empty()) progress.finished(since(point_start));
     result.name = point_name(i);

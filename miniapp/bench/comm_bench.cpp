@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
+#include "io/results_writer.hpp"
 
 namespace minictx {
 namespace {
@@ -96,35 +97,30 @@ CommBenchResult run_comm_bench(Comm& world, const std::vector<double>& sizes_in,
 void write_comm_bench(const std::string& path, const Provenance& prov, const CommBenchResult& result, bool overwrite) {
   if (!overwrite && std::filesystem::exists(path))
     input_error("results file " + path + " exists; pass --force to replace it");
-  h5::Handle file = h5::create_file(path);
-  {
-    h5::Handle p = h5::create_group(file.get(), "provenance");
-    for (const auto& [key, value] : prov.text) h5::write_attribute(p.get(), key, value);
-    for (const auto& [key, value] : prov.numbers) h5::write_attribute(p.get(), key, value);
-    h5::write_strings(p.get(), "hostnames", prov.hostnames);
-  }
-  h5::Handle c = h5::create_group(file.get(), "comm");
-  for (const auto& [name, link] : {std::pair{"intra", result.intra}, std::pair{"inter", result.inter}}) {
-    if (!link.measured) continue;
-    h5::write_attribute(c.get(), std::string(name) + "_latency_us", link.latency_us);
-    h5::write_attribute(c.get(), std::string(name) + "_bandwidth_gb_s", link.bandwidth_gb_s);
-  }
-  std::vector<std::string> kind, link;
-  std::vector<double> bytes, seconds, gb_s;
-  for (const auto& row : result.rows) {
-    kind.push_back(row.kind);
-    link.push_back(row.link);
-    bytes.push_back(row.bytes);
-    seconds.push_back(row.seconds);
-    gb_s.push_back(row.gb_s);
-  }
-  h5::write_strings(c.get(), "kind", kind);
-  h5::write_strings(c.get(), "link", link);
-  h5::write_doubles(c.get(), "bytes", bytes, {hsize_t(bytes.size())});
-  h5::write_doubles(c.get(), "seconds", seconds, {hsize_t(seconds.size())});
-  h5::write_doubles(c.get(), "gb_s", gb_s, {hsize_t(gb_s.size())});
-  c.close("write " + path);
-  file.close("write " + path);
+  h5::QuietErrors quiet;
+  h5::write_file(path, [&](hid_t file) {
+    write_provenance(file, prov);
+    h5::Handle c = h5::create_group(file, "comm");
+    for (const auto& [name, link] : {std::pair{"intra", result.intra}, std::pair{"inter", result.inter}}) {
+      if (!link.measured) continue;
+      h5::write_attribute(c.get(), std::string(name) + "_latency_us", link.latency_us);
+      h5::write_attribute(c.get(), std::string(name) + "_bandwidth_gb_s", link.bandwidth_gb_s);
+    }
+    std::vector<std::string> kind, link;
+    std::vector<double> bytes, seconds, gb_s;
+    for (const auto& row : result.rows) {
+      kind.push_back(row.kind);
+      link.push_back(row.link);
+      bytes.push_back(row.bytes);
+      seconds.push_back(row.seconds);
+      gb_s.push_back(row.gb_s);
+    }
+    h5::write_strings(c.get(), "kind", kind);
+    h5::write_strings(c.get(), "link", link);
+    h5::write_doubles(c.get(), "bytes", bytes, {hsize_t(bytes.size())});
+    h5::write_doubles(c.get(), "seconds", seconds, {hsize_t(seconds.size())});
+    h5::write_doubles(c.get(), "gb_s", gb_s, {hsize_t(gb_s.size())});
+  });
 }
 
 }  // namespace minictx

@@ -8,6 +8,7 @@
 #include "bench/bench_clock.hpp"
 #include "bench/calibration.hpp"
 #include "bench/runner.hpp"
+#include "core/error.hpp"
 #include "core/synthetic_data.hpp"
 #include "io/results_schema.hpp"
 #include "model/flops.hpp"
@@ -109,15 +110,36 @@ class AttnProblem {
   Tensor q_, k_, v_, o_, lse_, dout_, delta_, dq_, dk_, dv_;
 };
 
-// One attention row: forward, or forward+backward, of one shape on a fresh problem.
-KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, const std::string& kind,
-                             int64_t seq_len, int head_dim, bool causal) {
-  const bool with_backward = kind != "attn_fwd";
+// The point an attention row measures, for its FLOPs and its memory estimate.
+RunConfig attention_config(const KernelBenchOptions& opt, int64_t seq_len, int head_dim, bool causal) {
   RunConfig cfg;
+  cfg.run.mode = Mode::attention;
   cfg.sequence.length = seq_len;
   cfg.model.heads = cfg.model.kv_heads = opt.heads;
   cfg.model.head_dim = head_dim;
   cfg.attention.causal = causal;
+  cfg.attention.block_q = opt.block_q;
+  cfg.attention.block_k = opt.block_k;
+  return cfg;
+}
+
+RunConfig layer_config(const KernelBenchOptions& opt) {
+  RunConfig cfg;
+  cfg.run.mode = Mode::model;
+  cfg.run.warmup = 1;
+  cfg.run.iters = 2;
+  cfg.model = opt.layer_model;
+  cfg.sequence.length = opt.layer_seq_len;
+  cfg.attention.block_q = opt.block_q;
+  cfg.attention.block_k = opt.block_k;
+  return cfg;
+}
+
+// One attention row: forward, or forward+backward, of one shape on a fresh problem.
+KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, const std::string& kind,
+                             int64_t seq_len, int head_dim, bool causal) {
+  const bool with_backward = kind != "attn_fwd";
+  const RunConfig cfg = attention_config(opt, seq_len, head_dim, causal);
   AttnShape shape;
   shape.heads = shape.kv_heads = opt.heads;
   shape.head_dim = head_dim;
@@ -150,14 +172,7 @@ KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, cons
 // (causal-exact: what the causal kernel really computes).
 std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& world, Device& device,
                                        double calibration_gflops) {
-  RunConfig cfg;
-  cfg.run.mode = Mode::model;
-  cfg.run.warmup = 1;
-  cfg.run.iters = 2;
-  cfg.model = opt.layer_model;
-  cfg.sequence.length = opt.layer_seq_len;
-  cfg.attention.block_q = opt.block_q;
-  cfg.attention.block_k = opt.block_k;
+  RunConfig cfg = layer_config(opt);
   cfg.machine.peak_tflops = calibration_gflops / 1e3;
   const CoreShare share;
   const PointResult p = run_point(cfg, world, device);
@@ -181,6 +196,20 @@ std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& worl
 }
 
 }  // namespace
+
+void check_kernel_bench_memory(const KernelBenchOptions& opt, const Comm& world, const Device& device) {
+  std::vector<RunConfig> rows{layer_config(opt)};
+  for (int64_t s : opt.memory_seq_lens) rows.push_back(attention_config(opt, s, 64, true));
+  for (int d : opt.head_dims)
+    for (int64_t s : opt.seq_lens) rows.push_back(attention_config(opt, s, d, true));
+  const Topology& topology = world.topology();
+  for (const RunConfig& cfg : rows) {
+    const std::string refusal = memory_refusal(cfg, topology, capacity_per_rank(device, topology));
+    if (!refusal.empty())
+      input_error("bench row at S=" + std::to_string(cfg.sequence.length) + ", D=" + std::to_string(cfg.model.head_dim) +
+                  ": " + refusal);
+  }
+}
 
 KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, Device& device,
                                    const std::function<void(const KernelBenchRow&)>& progress) {

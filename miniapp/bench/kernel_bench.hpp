@@ -56,6 +56,10 @@ struct KernelBenchResult {
   std::vector<KernelBenchRow> rows;
 };
 
+// Refuses (InputError) options whose rows would not fit in the device's memory, before
+// anything is allocated: the memory rows, the attention rows and the layer step.
+void check_kernel_bench_memory(const KernelBenchOptions& opt, const Comm& world, const Device& device);
+
 // Runs every measurement on this rank (the bench is a single-rank command); `progress`
 // sees each row as soon as it is measured.
 KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, Device& device,

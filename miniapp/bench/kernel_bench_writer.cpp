@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
+#include "io/results_writer.hpp"
 
 namespace minictx {
 
@@ -12,56 +13,51 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
   if (!overwrite && std::filesystem::exists(path))
     input_error("results file " + path + " exists; pass --force to replace it");
   h5::QuietErrors quiet;
-  h5::Handle file = h5::create_file(path);
-  {
-    h5::Handle p = h5::create_group(file.get(), "provenance");
-    for (const auto& [key, value] : prov.text) h5::write_attribute(p.get(), key, value);
-    for (const auto& [key, value] : prov.numbers) h5::write_attribute(p.get(), key, value);
-    h5::write_strings(p.get(), "hostnames", prov.hostnames);
-  }
-  h5::Handle b = h5::create_group(file.get(), "bench");
-  h5::write_attribute(b.get(), "calibration_gflops", result.calibration_gflops);
-  h5::write_attribute(b.get(), "calibration_after_gflops", result.calibration_after_gflops);
-  h5::write_attribute(b.get(), "clock", opt.clock == BenchClock::cpu ? "cpu" : "wall");
-  h5::write_attribute(b.get(), "attention_heads", int64_t(opt.heads));
-  h5::write_attribute(b.get(), "block_q", int64_t(opt.block_q));
-  h5::write_attribute(b.get(), "block_k", int64_t(opt.block_k));
-  const ModelShape& m = opt.layer_model;
-  h5::write_attribute(b.get(), "layer_model",
-                      "layers=" + std::to_string(m.layers) + " d_model=" + std::to_string(m.d_model) +
-                          " heads=" + std::to_string(m.heads) + " kv_heads=" + std::to_string(m.kv_heads) +
-                          " head_dim=" + std::to_string(m.head_dim) + " ffn_hidden=" + std::to_string(m.ffn_hidden));
+  h5::write_file(path, [&](hid_t file) {
+    write_provenance(file, prov);
+    h5::Handle b = h5::create_group(file, "bench");
+    h5::write_attribute(b.get(), "calibration_gflops", result.calibration_gflops);
+    h5::write_attribute(b.get(), "calibration_after_gflops", result.calibration_after_gflops);
+    h5::write_attribute(b.get(), "clock", opt.clock == BenchClock::cpu ? "cpu" : "wall");
+    h5::write_attribute(b.get(), "attention_heads", int64_t(opt.heads));
+    h5::write_attribute(b.get(), "block_q", int64_t(opt.block_q));
+    h5::write_attribute(b.get(), "block_k", int64_t(opt.block_k));
+    const ModelShape& m = opt.layer_model;
+    h5::write_attribute(b.get(), "layer_model",
+                        "layers=" + std::to_string(m.layers) + " d_model=" + std::to_string(m.d_model) +
+                            " heads=" + std::to_string(m.heads) + " kv_heads=" + std::to_string(m.kv_heads) +
+                            " head_dim=" + std::to_string(m.head_dim) + " ffn_hidden=" + std::to_string(m.ffn_hidden));
 
-  std::vector<std::string> kind;
-  std::vector<double> seq_len, head_dim, seconds, gflops, calibration, fraction, tracked, rss, share;
-  std::vector<int8_t> causal;
-  for (const KernelBenchRow& r : result.rows) {
-    kind.push_back(r.kind);
-    seq_len.push_back(double(r.seq_len));
-    head_dim.push_back(double(r.head_dim));
-    causal.push_back(r.causal ? 1 : 0);
-    seconds.push_back(r.seconds);
-    gflops.push_back(r.gflops);
-    calibration.push_back(r.calibration_gflops);
-    fraction.push_back(r.fraction);
-    tracked.push_back(r.peak_tracked_bytes);
-    rss.push_back(r.peak_rss_bytes);
-    share.push_back(r.core_share);
-  }
-  const std::vector<hsize_t> n{result.rows.size()};
-  h5::write_strings(b.get(), "kind", kind);
-  h5::write_doubles(b.get(), "seq_len", seq_len, n);
-  h5::write_doubles(b.get(), "head_dim", head_dim, n);
-  h5::write_int8s(b.get(), "causal", causal);
-  h5::write_doubles(b.get(), "seconds", seconds, n);
-  h5::write_doubles(b.get(), "gflops", gflops, n);
-  h5::write_doubles(b.get(), "calibration_gflops", calibration, n);
-  h5::write_doubles(b.get(), "fraction_of_calibration", fraction, n);
-  h5::write_doubles(b.get(), "peak_tracked_bytes", tracked, n);
-  h5::write_doubles(b.get(), "peak_rss_bytes", rss, n);
-  h5::write_doubles(b.get(), "core_share", share, n);
-  b.close("write " + path);
-  file.close("write " + path);
+    std::vector<std::string> kind;
+    std::vector<double> seq_len, head_dim, seconds, gflops, calibration, fraction, tracked, rss, share;
+    std::vector<int8_t> causal;
+    for (const KernelBenchRow& r : result.rows) {
+      kind.push_back(r.kind);
+      seq_len.push_back(double(r.seq_len));
+      head_dim.push_back(double(r.head_dim));
+      causal.push_back(r.causal ? 1 : 0);
+      seconds.push_back(r.seconds);
+      gflops.push_back(r.gflops);
+      calibration.push_back(r.calibration_gflops);
+      fraction.push_back(r.fraction);
+      tracked.push_back(r.peak_tracked_bytes);
+      rss.push_back(r.peak_rss_bytes);
+      share.push_back(r.core_share);
+    }
+    const std::vector<hsize_t> n{result.rows.size()};
+    h5::write_strings(b.get(), "kind", kind);
+    h5::write_doubles(b.get(), "seq_len", seq_len, n);
+    h5::write_doubles(b.get(), "head_dim", head_dim, n);
+    h5::write_int8s(b.get(), "causal", causal);
+    h5::write_doubles(b.get(), "seconds", seconds, n);
+    h5::write_doubles(b.get(), "gflops", gflops, n);
+    h5::write_doubles(b.get(), "calibration_gflops", calibration, n);
+    h5::write_doubles(b.get(), "fraction_of_calibration", fraction, n);
+    h5::write_doubles(b.get(), "peak_tracked_bytes", tracked, n);
+    h5::write_doubles(b.get(), "peak_rss_bytes", rss, n);
+    h5::write_doubles(b.get(), "core_share", share, n);
+    b.close("write " + path);
+  });
 }
 
 }  // namespace minictx

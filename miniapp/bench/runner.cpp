@@ -3,46 +3,88 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "backends/backend.hpp"
 #include "backends/buffer_estimate.hpp"
 #include "bench/metrics.hpp"
+#include "comm/watchdog.hpp"
 #include "core/error.hpp"
 #include "core/phase_timer.hpp"
+#include "core/saturating.hpp"
 #include "model/attention_step.hpp"
 #include "model/layer_stack.hpp"
 
 namespace minictx {
 
+namespace {
+
+// The host kernel's tiles are clamped to the block they cover (at most the whole
+// sequence); a tile past kMaxTile rows would not fit any cache and only asks for scratch.
+constexpr int kMaxTile = 65536;
+
+// Floats of the attention kernel's per-call scratch: scores and their gradient (bq × bk),
+// the output accumulator (bq × D) and three row vectors.
+long double tile_scratch_floats(const RunConfig& c) {
+  const long double bq = std::min<int64_t>(c.attention.block_q, c.sequence.length);
+  const long double bk = std::min<int64_t>(c.attention.block_k, c.sequence.length);
+  return 2 * bq * bk + bq * c.model.head_dim + 3 * bq;
+}
+
+std::string mib(int64_t bytes) {
+  return bytes == kSaturated ? "more than 8 EiB" : std::to_string(bytes >> 20) + " MiB";
+}
+
+}  // namespace
+
 int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
+  // In long double (exact integers to 2^64) and saturated at the end: a deck's sizes may
+  // multiply past 2^63, which int64 arithmetic would wrap to a figure that fits.
+  using real = long double;
   const int world = topology.world_size;
   const ModelShape& m = c.model;
-  const double rows = double(c.sequence.batch) * std::ceil(double(c.sequence.length) / world);
-  const double qd = double(m.heads) * m.head_dim, kvd = double(m.kv_heads) * m.head_dim;
-  const double per_layer = rows * (5.0 * m.d_model + 2 * qd + 2 * kvd + 3.0 * m.ffn_hidden) * 4;
-  double bytes = 0;
+  const real rows = real(c.sequence.batch) * std::ceil(real(c.sequence.length) / world);
+  const real qd = real(m.heads) * m.head_dim, kvd = real(m.kv_heads) * m.head_dim;
+  const real per_layer = rows * (5.0L * m.d_model + 2 * qd + 2 * kvd + 3.0L * m.ffn_hidden) * 4;
+  real bytes = 0;
   if (c.run.mode == Mode::model) {
     const Checkpointing ckpt = c.run.checkpointing;
-    const double kept = c.run.fwd_only ? 1 : ckpt == Checkpointing::none ? m.layers : 1;
+    const real kept = c.run.fwd_only ? 1 : ckpt == Checkpointing::none ? m.layers : 1;
     // Selective checkpointing keeps every layer's attention output and LSE, or half of them.
-    const double attention_kept = c.run.fwd_only                            ? 0
-                                  : ckpt == Checkpointing::selective      ? 1
-                                  : ckpt == Checkpointing::selective_half ? 0.5
-                                                                          : 0;
-    bytes = 2.0 * double(m.n_params()) * 4 + per_layer * (kept + 1) + rows * m.d_model * 4 * (m.layers + 3) +
+    const real attention_kept = c.run.fwd_only                            ? 0
+                                : ckpt == Checkpointing::selective      ? 1
+                                : ckpt == Checkpointing::selective_half ? 0.5L
+                                                                        : 0;
+    bytes = 2.0L * real(m.n_params()) * 4 + per_layer * (kept + 1) + rows * m.d_model * 4 * (m.layers + 3.0L) +
             attention_kept * m.layers * rows * (qd + m.heads) * 4;
   } else {
     bytes = rows * (6 * qd + 6 * kvd) * 4;
   }
-  return int64_t(bytes) + backend_buffer_bytes(c, topology);
+  bytes += tile_scratch_floats(c) * 4 + real(backend_buffer_bytes(c, topology));
+  return saturate(bytes);
+}
+
+std::string memory_refusal(const RunConfig& cfg, const Topology& topology, int64_t capacity_per_rank) {
+  for (const auto& [key, tile] : {std::pair{"attention.block_q", cfg.attention.block_q},
+                                  std::pair{"attention.block_k", cfg.attention.block_k}})
+    if (tile > kMaxTile)
+      return std::string(key) + " = " + std::to_string(tile) + " exceeds " + std::to_string(kMaxTile) +
+             ", the largest tile the attention kernel takes";
+  const int64_t estimate = estimate_memory_bytes(cfg, topology);
+  if (estimate <= capacity_per_rank) return "";
+  return "memory estimate " + mib(estimate) + " per rank exceeds the " + mib(capacity_per_rank) +
+         " this device offers each of its ranks";
+}
+
+int64_t capacity_per_rank(const Device& device, const Topology& topology) {
+  const int64_t capacity = device.capacity_bytes();
+  return device.capacity_shared_by_node() ? capacity / std::max(1, topology.ranks_here) : capacity;
 }
 
 void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device& device) {
-  const int64_t estimate = estimate_memory_bytes(cfg, world.topology());
-  const int64_t capacity = device.capacity_bytes() / world.topology().ranks_per_node;
-  if (estimate > capacity)
-    input_error("memory estimate " + std::to_string(estimate >> 20) + " MiB per rank exceeds the " +
-                std::to_string(capacity >> 20) + " MiB this device offers each of its ranks");
+  const std::string refusal = memory_refusal(cfg, world.topology(), capacity_per_rank(device, world.topology()));
+  if (!refusal.empty()) input_error(refusal);
 }
 
 PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const std::function<void()>& between) {
@@ -55,9 +97,12 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const s
   std::unique_ptr<AttentionStep> attention;
   const bool with_backward = !cfg.run.fwd_only;
   double loss = 0;
+  watchdog::configure(cfg.run.watchdog_seconds);
   auto step = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
     if (model) loss = model->step(with_backward);
     else attention->step(with_backward);
+    watchdog::step_completed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   };
   if (cfg.run.mode == Mode::model) model = std::make_unique<LayerStack>(cfg, device, world, *backend, timer);
   else attention = std::make_unique<AttentionStep>(cfg, device, *backend, timer);

@@ -1,8 +1,12 @@
 #include "comm/mpi_comm.hpp"
 
+#include <chrono>
 #include <climits>
+#include <cstdio>
 #include <string>
+#include <thread>
 
+#include "comm/watchdog.hpp"
 #include "core/error.hpp"
 
 namespace minictx {
@@ -25,6 +29,46 @@ int as_int_count(int64_t count) {
 }
 
 }  // namespace
+
+std::string MpiComm::describe_peers(int dst, int src) const {
+  if (dst >= 0)
+    return "send to rank " + std::to_string(world_rank_of(dst)) + ", receive from rank " +
+           std::to_string(world_rank_of(src));
+  std::string ranks;
+  for (int r = 0; r < size_ && r < 8; ++r) ranks += (r ? "," : "") + std::to_string(world_rank_of(r));
+  return "group of " + std::to_string(size_) + " ranks (" + ranks + (size_ > 8 ? ",..." : "") + ")";
+}
+
+// Every wait goes through here: MPI_Testall until done, and past the watchdog's limit one
+// line and MPI_Abort, so a lost or stopped peer ends the job instead of its allocation.
+// Portable MPI-3: nonblocking calls and MPI_Testall only. Long waits yield the core,
+// which an oversubscribed node's other ranks need, without delaying MPI's progress.
+void MpiComm::complete(MPI_Request* reqs, int n, const char* call, int dst, int src) const {
+  const double limit = watchdog::limit_seconds();
+  if (limit <= 0) {
+    check_mpi(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE), call);
+    return;
+  }
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), call);
+    if (done) return;
+    const double waited = std::chrono::duration<double>(clock::now() - start).count();
+    if (waited > limit) {
+      int rank = -1;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      const std::string& point = watchdog::point();
+      std::fprintf(stderr, "minictx: watchdog: rank %d waited %.1f s in %s (%s) %s; aborting the job (%s)\n", rank,
+                   waited, call, describe_peers(dst, src).c_str(),
+                   point.empty() ? "outside any point" : ("at " + point).c_str(), watchdog::limit_description().c_str());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    if (waited > 1e-3) std::this_thread::yield();
+  }
+}
 
 MpiComm::MpiComm(MPI_Comm comm, Topology topology, std::shared_ptr<ByteCounter> bytes, bool owned)
     : Comm(topology, std::move(bytes)), comm_(comm), owned_(owned) {
@@ -53,16 +97,16 @@ std::unique_ptr<MpiComm> MpiComm::world(int ranks_per_node) {
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   int size = 1;
   MPI_Comm_size(comm, &size);
+  MPI_Comm node;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int here = 1;
+  MPI_Comm_size(node, &here);
+  MPI_Comm_free(&node);
   if (ranks_per_node <= 0) {
-    MPI_Comm node;
-    check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-    int local = 1;
-    MPI_Comm_size(node, &local);
-    MPI_Comm_free(&node);
     // Nodes of unequal size: take the smallest so no two nodes are merged.
-    check_mpi(MPI_Allreduce(&local, &ranks_per_node, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(&here, &ranks_per_node, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
   }
-  Topology topo{size, ranks_per_node};
+  Topology topo{size, ranks_per_node, here};
   return std::make_unique<MpiComm>(comm, topo, std::make_shared<ByteCounter>(), false);
 }
 
@@ -75,57 +119,78 @@ ShiftHandle MpiComm::shift_start(const float* send, float* recv, int64_t count, 
   for (size_t slot = 0; slot < pending_.size(); ++slot) {
     if (pending_[slot].empty()) {
       pending_[slot] = std::move(reqs);
+      shift_peers_[slot] = {dst, src};
       return {int(slot)};
     }
   }
   pending_.push_back(std::move(reqs));
+  shift_peers_.emplace_back(dst, src);
   return {int(pending_.size() - 1)};
 }
 
 void MpiComm::wait(ShiftHandle& handle) {
   require(handle.slot >= 0 && size_t(handle.slot) < pending_.size(), "wait on a shift that was not started");
   auto& reqs = pending_[size_t(handle.slot)];
-  check_mpi(MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  complete(reqs.data(), int(reqs.size()), "MPI_Waitall of a ring shift", shift_peers_[size_t(handle.slot)].first,
+           shift_peers_[size_t(handle.slot)].second);
   reqs.clear();
   handle.slot = -1;
 }
 
 void MpiComm::all_to_all(const float* send, float* recv, int64_t count_per_rank) {
   const int n = as_int_count(count_per_rank);
-  check_mpi(MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Alltoall");
+  MPI_Request req;
+  check_mpi(MPI_Ialltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_, &req), "MPI_Ialltoall");
+  complete(&req, 1, "MPI_Ialltoall");
   count_to_all_peers(double(count_per_rank) * sizeof(float));
 }
 
 void MpiComm::all_gather(const float* send, float* recv, int64_t count_per_rank) {
   const int n = as_int_count(count_per_rank);
-  check_mpi(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Allgather");
+  MPI_Request req;
+  check_mpi(MPI_Iallgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_, &req), "MPI_Iallgather");
+  complete(&req, 1, "MPI_Iallgather");
   count_to_all_peers(double(count_per_rank) * sizeof(float));
 }
 
 // All-reduce and reduce-scatter are counted as the bandwidth-optimal ring algorithm
 // sends them: 2(P−1)/P and (P−1)/P of the buffer, spread evenly over the peers.
 void MpiComm::all_reduce_sum(float* data, int64_t count) {
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_FLOAT, MPI_SUM, comm_), "MPI_Allreduce");
+  MPI_Request req;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_FLOAT, MPI_SUM, comm_, &req),
+            "MPI_Iallreduce");
+  complete(&req, 1, "MPI_Iallreduce");
   if (size_ > 1) count_to_all_peers(2.0 * double(count) * sizeof(float) / size_);
 }
 
 void MpiComm::all_reduce_sum(double* data, int64_t count) {
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
+  MPI_Request req;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_DOUBLE, MPI_SUM, comm_, &req),
+            "MPI_Iallreduce");
+  complete(&req, 1, "MPI_Iallreduce");
   if (size_ > 1) count_to_all_peers(2.0 * double(count) * sizeof(double) / size_);
 }
 
 void MpiComm::reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) {
-  check_mpi(MPI_Reduce_scatter_block(send, recv, as_int_count(count_per_rank), MPI_FLOAT, MPI_SUM, comm_),
-            "MPI_Reduce_scatter_block");
+  MPI_Request req;
+  check_mpi(MPI_Ireduce_scatter_block(send, recv, as_int_count(count_per_rank), MPI_FLOAT, MPI_SUM, comm_, &req),
+            "MPI_Ireduce_scatter_block");
+  complete(&req, 1, "MPI_Ireduce_scatter_block");
   count_to_all_peers(double(count_per_rank) * sizeof(float));
 }
 
 void MpiComm::gather_doubles(const double* send, double* recv, int64_t count_per_rank) {
   const int n = as_int_count(count_per_rank);
-  check_mpi(MPI_Allgather(send, n, MPI_DOUBLE, recv, n, MPI_DOUBLE, comm_), "MPI_Allgather");
+  MPI_Request req;
+  check_mpi(MPI_Iallgather(send, n, MPI_DOUBLE, recv, n, MPI_DOUBLE, comm_, &req), "MPI_Iallgather");
+  complete(&req, 1, "MPI_Iallgather");
 }
 
-void MpiComm::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+void MpiComm::barrier() {
+  MPI_Request req;
+  check_mpi(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+  complete(&req, 1, "MPI_Ibarrier");
+}
 
 std::unique_ptr<Comm> MpiComm::split(int color, int key) {
   MPI_Comm sub;

@@ -1,6 +1,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/comm.hpp"
@@ -45,6 +47,12 @@ class MpiComm final : public Comm {
   int size_ = 1;
   std::vector<int> world_ranks_;
   std::vector<std::vector<MPI_Request>> pending_;  // by ShiftHandle slot
+  std::vector<std::pair<int, int>> shift_peers_;     // (dst, src) by ShiftHandle slot
+
+  // Completes n requests of `call` under the watchdog (comm/watchdog.hpp); dst and src
+  // name a shift's peers, -1 a collective over this group.
+  void complete(MPI_Request* reqs, int n, const char* call, int dst = -1, int src = -1) const;
+  std::string describe_peers(int dst, int src) const;
 };
 
 // "MPI call failed" as one line naming the rank and the call (Error). It fires on the

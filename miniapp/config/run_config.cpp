@@ -1,5 +1,7 @@
 #include "config/run_config.hpp"
 
+#include "core/saturating.hpp"
+
 namespace minictx {
 
 // The spellings are the deck's, so a printed value can be pasted back into a deck.
@@ -104,13 +106,14 @@ const char* to_string(Reference r) {
 bool MachineConfig::measures_peak() const { return profile == measure_profile; }
 
 int64_t ModelShape::n_params() const {
-  const int64_t d = d_model, q = int64_t(heads) * head_dim, kv = int64_t(kv_heads) * head_dim;
-  const int64_t per_layer = 2 * d                  // the two RMSNorm gains
-                            + d * q                // wq
-                            + 2 * d * kv           // wk, wv (GQA: kv_heads)
-                            + q * d                // wo
-                            + 3 * d * ffn_hidden;  // w1, w3, w2 (SwiGLU)
-  return layers * per_layer;
+  // Saturating: the memory guard reads this before any deck size is bounded.
+  const int64_t d = d_model, q = sat_mul(heads, head_dim), kv = sat_mul(kv_heads, head_dim);
+  int64_t per_layer = sat_mul(2, d);                       // the two RMSNorm gains
+  per_layer = sat_add(per_layer, sat_mul(d, q));           // wq
+  per_layer = sat_add(per_layer, sat_mul(2, sat_mul(d, kv)));  // wk, wv (GQA: kv_heads)
+  per_layer = sat_add(per_layer, sat_mul(q, d));           // wo
+  per_layer = sat_add(per_layer, sat_mul(3, sat_mul(d, ffn_hidden)));  // w1, w3, w2 (SwiGLU)
+  return sat_mul(layers, per_layer);
 }
 
 }  // namespace minictx

@@ -59,7 +59,8 @@ struct ModelShape {
   double rms_eps = 1e-5;
   double rope_theta = 10000.0;
 
-  // Parameters of the layer stack (norm gains included), as counted in MFU.
+  // Parameters of the layer stack (norm gains included), as counted in MFU; saturates at
+  // kSaturated (core/saturating.hpp) rather than overflow.
   int64_t n_params() const;
 };
 
@@ -93,6 +94,9 @@ struct RunSettings {
   uint64_t seed = 1234;
   bool verify = false;
   Reference reference = Reference::fp64;
+  // A rank waiting longer than this in one communication call aborts the job (0 = never;
+  // -1 = ten times the slowest step so far, at least 300 s): comm/watchdog.hpp.
+  double watchdog_seconds = -1;
 };
 
 struct MachineConfig {

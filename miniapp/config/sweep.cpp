@@ -54,6 +54,8 @@ void check_point(const RunConfig& c, const std::function<std::string(std::initia
     input_error(at({"attention.ulysses_degree", "model.heads", "model.preset"}) + ": attention.ulysses_degree (" +
                 std::to_string(a.ulysses_degree) + ") must divide model.heads (" + std::to_string(m.heads) +
                 ") because Ulysses splits the heads across ranks");
+  if (c.run.watchdog_seconds < 0 && c.run.watchdog_seconds != -1)
+    input_error(at({"run.watchdog_seconds"}) + ": run.watchdog_seconds must be -1 (automatic), 0 (off) or seconds");
   if (c.run.comm == CommKind::nccl && c.run.device != DeviceKind::cuda)
     input_error(at({"run.comm", "run.device"}) + ": run.comm nccl needs run.device cuda (NCCL moves device memory)");
 }

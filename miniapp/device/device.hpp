@@ -66,6 +66,9 @@ class Device {
   Tensor zeros(std::vector<int64_t> shape);
   MemoryTracker& memory() { return memory_; }
   virtual int64_t capacity_bytes() const = 0;  // memory this device may use, for the estimate
+  // Whether every rank on a node shares capacity_bytes() (host memory), rather than each
+  // rank having that much of its own (a GPU per rank).
+  virtual bool capacity_shared_by_node() const { return true; }
   // The run's dtype: a device that stores or computes in bf16/fp16 rounds to it (the
   // host device computes in fp32 whatever the dtype).
   virtual void set_precision(DType) {}

@@ -90,7 +90,8 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
   const HeadRows o = head_rows(*a.o, s, s.heads, b, a.q.begin, h);
   float* lse = row_vector(*a.lse, s, b, h, a.q.begin);
 
-  const int bq = s.block_q, bk = s.block_k;
+  // A tile never exceeds its block, so the scratch stays what the block needs.
+  const int bq = int(std::min<int64_t>(s.block_q, a.q.len)), bk = int(std::min<int64_t>(s.block_k, a.k.len));
   Scratch& sc = scratch(bq, bk, d);
   float *acc = sc.acc.data(), *run_max = sc.run_max.data(), *run_sum = sc.run_sum.data();
   int* visible = sc.visible.data();
@@ -142,7 +143,7 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
   const HeadRows v = head_rows(*a.v.tensor, s, s.kv_heads, b, a.v.begin, g);
   const HeadRows dk = head_rows(*a.dk, s, s.kv_heads, b, a.k.begin, g);
   const HeadRows dv = head_rows(*a.dv, s, s.kv_heads, b, a.k.begin, g);
-  const int bq = s.block_q, bk = s.block_k;
+  const int bq = int(std::min<int64_t>(s.block_q, a.q.len)), bk = int(std::min<int64_t>(s.block_k, a.k.len));
   Scratch& sc = scratch(bq, bk, d);
   int* visible = sc.visible.data();
 

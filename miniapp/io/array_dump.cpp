@@ -27,21 +27,27 @@ h5::Handle parent_group(hid_t file, const std::string& path) {
 
 }  // namespace
 
-void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays, const std::string& description) {
+void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays,
+                      const DumpAttributes& attributes) {
   if (std::filesystem::exists(path)) input_error("--dump " + path + ": file exists; remove it or choose another name");
   const std::string tmp = path + ".partial";
-  {
+  try {
     const h5::QuietErrors quiet;
-    h5::Handle file = h5::create_file(tmp);
-    for (const auto& a : arrays) {
-      const h5::Handle group = parent_group(file.get(), a.name);
-      const std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
-      h5::write_doubles(group.get(), a.name.substr(a.name.rfind('/') + 1), a.data, dims);
-    }
-    h5::write_attribute(file.get(), "description", description);
-    file.close("close " + tmp);
+    h5::write_file(tmp, [&](hid_t file) {
+      for (const auto& a : arrays) {
+        const h5::Handle group = parent_group(file, a.name);
+        const std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
+        h5::write_doubles(group.get(), a.name.substr(a.name.rfind('/') + 1), a.data, dims);
+      }
+      for (const auto& [key, value] : attributes.text) h5::write_attribute(file, key, value);
+      for (const auto& [key, value] : attributes.numbers) h5::write_attribute(file, key, value);
+    });
+  } catch (const Error& e) {
+    throw Error("--dump " + path + ": " + e.what());
   }
-  std::filesystem::rename(tmp, path);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) fail("--dump: cannot rename '" + tmp + "' onto '" + path + "': " + ec.message());
 }
 
 }  // namespace minictx

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,15 @@ struct DumpArray {
   std::vector<double> data;
 };
 
-// Writes every array as a float64 dataset (refuses to replace an existing file).
+// Attributes on the file's root, so the file describes itself (the resolved deck, the
+// model's conventions, its shape).
+struct DumpAttributes {
+  std::map<std::string, std::string> text;
+  std::map<std::string, double> numbers;
+};
+
+// Writes every array as a float64 dataset of its shape (refuses to replace an existing file).
 void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays,
-                      const std::string& description);
+                      const DumpAttributes& attributes);
 
 }  // namespace minictx

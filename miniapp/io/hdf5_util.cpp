@@ -1,5 +1,11 @@
 #include "io/hdf5_util.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "core/error.hpp"
 
 namespace minictx::h5 {
@@ -141,16 +147,67 @@ hssize_t element_count(const Handle& dset, const std::string& name,
   }
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
   if (n < 0) fail("count the elements of dataset '" + name + "'");
+  // Every element takes at least a byte of the file (nothing is compressed): a larger
+  // extent is damage, and reading it would allocate without bound.
+  Handle file(check(H5Iget_file_id(dset.get()), "get the file of dataset '" + name + "'"), H5Fclose);
+  hsize_t file_bytes = 0;
+  check_status(H5Fget_filesize(file.get(), &file_bytes), "get the file size");
+  if (hsize_t(n) > file_bytes)
+    minictx::fail("dataset '" + name + "' claims " + std::to_string(n) + " elements, more than its file's " +
+                  std::to_string(file_bytes) + " bytes");
   return n;
 }
 
 }  // namespace
 
-Handle create_file(const std::string& path) {
-  Handle fapl = file_access_list();
-  return Handle(check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                      "create file"),
+namespace {
+
+[[noreturn]] void io_fail(const std::string& what, const std::string& path, int err) {
+  minictx::fail("cannot " + what + " '" + path + "': " + std::strerror(err));
+}
+
+void write_bytes(const std::string& path, const std::vector<char>& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) io_fail("create", path, errno);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      ::close(fd);
+      ::unlink(path.c_str());
+      io_fail("write", path, err);
+    }
+    done += size_t(n);
+  }
+  // close() can report a deferred write error (NFS); fsync makes the bytes durable.
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(path.c_str());
+    io_fail("write", path, err);
+  }
+}
+
+}  // namespace
+
+void write_file(const std::string& path, const std::function<void(hid_t file)>& fill) {
+  std::vector<char> image;
+  {
+    Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "create a file access list"), H5Pclose);
+    check_status(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "set the file close degree");
+    check_status(H5Pset_fapl_core(fapl.get(), 1 << 20, /*backing_store=*/false), "use the in-memory driver");
+    Handle file(check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "create file in memory"),
                 H5Fclose);
+    fill(file.get());
+    check_status(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "flush the file in memory");
+    const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
+    if (size < 0) fail("get the file image");
+    image.resize(size_t(size));
+    if (H5Fget_file_image(file.get(), image.data(), image.size()) != size) fail("get the file image");
+    file.close("file in memory");
+  }
+  write_bytes(path, image);
 }
 
 Handle open_file_readonly(const std::string& path) {

@@ -2,6 +2,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,11 @@ class QuietErrors {
 // Throws Error("cannot <what> (HDF5: <innermost message>)") and clears the HDF5 stack.
 [[noreturn]] void fail(const std::string& what);
 
-Handle create_file(const std::string& path);         // truncates an existing file
+// Builds a file in memory with `fill`, then writes its bytes to `path` (created or
+// truncated) with plain POSIX I/O and fsync. A full disk or an I/O error is then one
+// Error naming the file and errno, and never a half-closed HDF5 file, which HDF5 1.10
+// cannot close again and crashes on when it tidies up at exit.
+void write_file(const std::string& path, const std::function<void(hid_t file)>& fill);
 Handle open_file_readonly(const std::string& path);
 Handle create_group(hid_t loc, const std::string& name);
 Handle open_group(hid_t loc, const std::string& name);

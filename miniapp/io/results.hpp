@@ -46,6 +46,9 @@ struct PointResult {
 struct ResultsFile {
   Provenance provenance;
   std::vector<PointResult> points;
+  // One line per point that could not be read ("point_0003 unreadable: ..."); the other
+  // points are still in `points`.
+  std::vector<std::string> unreadable;
 };
 
 }  // namespace minictx

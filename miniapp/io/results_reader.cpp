@@ -1,8 +1,19 @@
 #include "io/results_reader.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
 #include <utility>
 
 #include "core/error.hpp"
@@ -70,9 +81,12 @@ std::pair<int64_t, PointResult> read_point(hid_t points, const std::string& name
     for (const std::string& key : h5::attribute_names(metrics.get()))
       p.metrics[key] = h5::read_double_attribute(metrics.get(), key);
   }
+  if (p.iters < 0 || p.ranks < 0) fail("iters or ranks is negative");
   std::vector<hsize_t> dims;
   p.iter_seconds = h5::read_doubles(g, "iter_seconds", &dims);
   if (dims.size() != 2) fail("iter_seconds is not 2-D");
+  if (!p.iter_seconds.empty() && (dims[0] != hsize_t(p.iters) || dims[1] != hsize_t(p.ranks)))
+    fail("iter_seconds is not iters x ranks");
   {
     h5::Handle phases = h5::open_group(g, "phase_seconds");
     for (const std::string& phase : h5::link_names(phases.get()))
@@ -81,13 +95,13 @@ std::pair<int64_t, PointResult> read_point(hid_t points, const std::string& name
   p.peak_memory_bytes = h5::read_doubles(g, "peak_memory_bytes");
   p.bytes_sent_intra = h5::read_doubles(g, "bytes_sent_intra");
   p.bytes_sent_inter = h5::read_doubles(g, "bytes_sent_inter");
+  for (const auto* per_rank : {&p.peak_memory_bytes, &p.bytes_sent_intra, &p.bytes_sent_inter})
+    if (!per_rank->empty() && per_rank->size() != size_t(p.ranks)) fail("a per-rank dataset does not have ranks values");
   p.verification = read_verification(g);
   return {index, std::move(p)};
 }
 
-ResultsFile read_contents(const std::string& path) {
-  h5::Handle file = h5::open_file_readonly(path);
-  const hid_t f = file.get();
+void check_format(hid_t f) {
   if (!h5::has_attribute(f, "format") ||
       h5::attribute_class(f, "format") != H5T_STRING ||
       h5::read_string_attribute(f, "format") != schema::kFormat)
@@ -97,16 +111,160 @@ ResultsFile read_contents(const std::string& path) {
   if (version != schema::kFormatVersion)
     fail("format_version " + std::to_string(version) + ", but this minictx reads version " +
          std::to_string(schema::kFormatVersion));
+}
 
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  std::replace(text.begin(), text.end(), '\t', ' ');
+  return text;
+}
+
+// What the child found: each point it read cleanly, why it could not read the others.
+struct Probe {
+  std::set<std::string> ok;
+  std::map<std::string, std::string> unreadable;
+};
+
+constexpr unsigned kProbeSeconds = 30;                // a results file reads in well under a second
+constexpr uint64_t kProbeExtraBytes = uint64_t(4) << 30;  // nor needs gigabytes
+
+void write_line(int fd, const std::string& line) {
+  const std::string text = line + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(1);
+    done += size_t(n);
+  }
+}
+
+// The child: reads the file as read_contents will, one line per step to `fd`:
+// "try NAME", then "ok NAME" or "bad NAME<TAB>why"; "fail<TAB>why" for the whole file;
+// "done" at the end. It never returns.
+[[noreturn]] void probe_child(const std::string& path, const std::set<std::string>& skip, int fd) {
+  // The parent reports how the child ended in one line: the child says nothing itself,
+  // and dies of its signals (MPI libraries install handlers that print backtraces).
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+  const int null = ::open("/dev/null", O_WRONLY);
+  if (null >= 0) ::dup2(null, STDERR_FILENO);
+  alarm(kProbeSeconds);
+  long pages = 0;
+  if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
+    std::fclose(statm);
+  }
+  if (pages > 0) {
+    const rlim_t cap = rlim_t(pages) * rlim_t(sysconf(_SC_PAGESIZE)) + kProbeExtraBytes;
+    const rlimit limit{cap, cap};
+    setrlimit(RLIMIT_AS, &limit);
+  }
+  try {
+    h5::QuietErrors quiet;
+    h5::Handle file = h5::open_file_readonly(path);
+    check_format(file.get());
+    Provenance prov;
+    read_provenance(file.get(), prov);
+    h5::Handle points = h5::open_group(file.get(), "points");
+    for (const std::string& name : h5::link_names(points.get())) {
+      if (skip.count(name)) continue;
+      write_line(fd, "try " + name);
+      try {
+        read_point(points.get(), name);
+        write_line(fd, "ok " + name);
+      } catch (const std::exception& e) {
+        write_line(fd, "bad " + name + "\t" + one_line(e.what()));
+      }
+    }
+    write_line(fd, "done");
+  } catch (const std::exception& e) {
+    write_line(fd, "fail\t" + one_line(e.what()));
+  }
+  _exit(0);
+}
+
+std::string how_it_ended(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    if (sig == SIGALRM) return "reading it took more than " + std::to_string(kProbeSeconds) + " s";
+    return std::string("libhdf5 crashed reading it (") + strsignal(sig) + ")";
+  }
+  return "the reader exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+// Runs children until one reads to the end, each skipping the points that took an earlier
+// one down (at most one child per point).
+Probe probe(const std::string& path) {
+  Probe result;
+  std::set<std::string> skip;
+  for (;;) {
+    int fds[2];
+    if (::pipe(fds) != 0) fail(std::string("cannot make a pipe: ") + std::strerror(errno));
+    std::fflush(nullptr);  // the child must not flush our buffered output a second time
+    const pid_t child = ::fork();
+    if (child < 0) fail(std::string("cannot fork a reader: ") + std::strerror(errno));
+    if (child == 0) {
+      ::close(fds[0]);
+      probe_child(path, skip, fds[1]);
+    }
+    ::close(fds[1]);
+    std::string text;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(fds[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      text.append(buf, size_t(n));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::string pending;  // the point the child was reading when it ended
+    bool done = false;
+    size_t begin = 0;
+    for (size_t end = text.find('\n'); end != std::string::npos; begin = end + 1, end = text.find('\n', begin)) {
+      const std::string line = text.substr(begin, end - begin);
+      const size_t tab = line.find('\t');
+      if (line.rfind("try ", 0) == 0) {
+        pending = line.substr(4);
+      } else if (line.rfind("ok ", 0) == 0) {
+        result.ok.insert(line.substr(3));
+        pending.clear();
+      } else if (line.rfind("bad ", 0) == 0 && tab != std::string::npos) {
+        result.unreadable[line.substr(4, tab - 4)] = line.substr(tab + 1);
+        pending.clear();
+      } else if (line.rfind("fail\t", 0) == 0) {
+        fail(line.substr(5));
+      } else if (line == "done") {
+        done = true;
+      }
+    }
+    if (done) return result;
+    if (pending.empty()) fail("cannot read the file: " + how_it_ended(status));
+    result.unreadable[pending] = how_it_ended(status);
+    skip.insert(pending);
+  }
+}
+
+ResultsFile read_contents(const std::string& path, const Probe& probed) {
+  h5::Handle file = h5::open_file_readonly(path);
+  const hid_t f = file.get();
+  check_format(f);
   ResultsFile contents;
   read_provenance(f, contents.provenance);
   h5::Handle points = h5::open_group(f, "points");
   std::vector<std::pair<int64_t, PointResult>> indexed;
   for (const std::string& name : h5::link_names(points.get())) {
-    try {
-      indexed.push_back(read_point(points.get(), name));
-    } catch (const Error& e) {
-      throw Error("point '" + name + "': " + e.what());
+    const auto bad = probed.unreadable.find(name);
+    if (bad != probed.unreadable.end()) {
+      contents.unreadable.push_back(name + " unreadable: " + bad->second);
+    } else if (probed.ok.count(name)) {
+      try {
+        indexed.push_back(read_point(points.get(), name));
+      } catch (const std::exception& e) {
+        contents.unreadable.push_back(name + " unreadable: " + one_line(e.what()));
+      }
     }
   }
   std::stable_sort(indexed.begin(), indexed.end(),
@@ -121,8 +279,9 @@ ResultsFile read_results(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) fail("results file '" + path + "' not found");
   try {
+    const Probe probed = probe(path);
     h5::QuietErrors quiet;
-    return read_contents(path);
+    return read_contents(path, probed);
   } catch (const Error& e) {
     throw Error("results file '" + path + "': " + e.what());
   }

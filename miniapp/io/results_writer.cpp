@@ -81,13 +81,6 @@ std::string directory_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-void write_provenance(hid_t file, const Provenance& prov) {
-  h5::Handle group = h5::create_group(file, "provenance");
-  for (const auto& [key, value] : prov.text) h5::write_attribute(group.get(), key, value);
-  for (const auto& [key, value] : prov.numbers) h5::write_attribute(group.get(), key, value);
-  h5::write_strings(group.get(), "hostnames", prov.hostnames);
-}
-
 void write_verification(hid_t point, const std::vector<VerifyRow>& rows) {
   // One 1-D dataset per column: each reads with one h5py line, no compound types.
   h5::Handle group = h5::create_group(point, "verification");
@@ -154,6 +147,13 @@ void write_contents(hid_t file, const ResultsFile& contents) {
 
 }  // namespace
 
+void write_provenance(hid_t file, const Provenance& prov) {
+  h5::Handle group = h5::create_group(file, "provenance");
+  for (const auto& [key, value] : prov.text) h5::write_attribute(group.get(), key, value);
+  for (const auto& [key, value] : prov.numbers) h5::write_attribute(group.get(), key, value);
+  h5::write_strings(group.get(), "hostnames", prov.hostnames);
+}
+
 ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_existing)
     : path_(std::move(path)), scratch_(scratch_name(path_)) {
   for (const auto& entry : prov.numbers)
@@ -170,7 +170,14 @@ ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_ex
         keep_old_file = st.st_size > 0;  // an empty file holds no results to keep
         break;
       case OnExisting::resume:
-        contents_.points = read_results(path_).points;
+      {
+        ResultsFile old = read_results(path_);
+        // An unreadable point is not in the file as far as --resume goes: it runs again.
+        for (const std::string& line : old.unreadable)
+          std::fprintf(stderr, "minictx: warning: results file '%s': %s; it runs again\n", path_.c_str(),
+                       line.c_str());
+        contents_.points = std::move(old.points);
+      }
         prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
         break;
     }
@@ -207,12 +214,7 @@ void ResultsWriter::commit(bool exclusive) const {
   const std::string& partial = scratch_;
   try {
     h5::QuietErrors quiet;
-    {
-      h5::Handle file = h5::create_file(partial);
-      write_contents(file.get(), contents_);
-      file.close("file");  // strong close degree: every byte is written
-    }
-    fsync_path(partial, 0);
+    h5::write_file(partial, [this](hid_t file) { write_contents(file, contents_); });  // fsynced
   } catch (const Error& e) {
     std::remove(partial.c_str());
     throw Error("results file '" + path_ + "': " + e.what());

@@ -1,4 +1,5 @@
 #pragma once
+#include <hdf5.h>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@ enum class OnExisting {
   replace,  // the old file stays whole until the first new point replaces it
   resume,   // its points are kept and the new ones appended
 };
+
+// The /provenance group, as every minictx HDF5 file carries it (results, bench, calibration).
+void write_provenance(hid_t file, const Provenance& prov);
 
 // Writes a results file (layout: outputs/README.md) so that a killed job leaves every
 // completed point readable and never a corrupt file. Every change rewrites the whole file

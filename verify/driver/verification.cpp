@@ -166,6 +166,47 @@ Arrays global_inputs(const RunConfig& cfg) {
   return in;
 }
 
+// What someone comparing with their own framework needs besides the arrays: the deck and
+// every convention the numbers depend on (outputs/README.md, "Verification dumps").
+DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& reference, const std::string& deck_yaml) {
+  const ModelShape& m = cfg.model;
+  DumpAttributes a;
+  a.text["description"] = "minictx verify dump: inputs, weights, outputs and gradients of the app (" +
+                          cfg.attention.backend + "), and under reference/ those of the " + reference + " reference";
+  a.text["deck"] = deck_yaml;
+  a.text["mode"] = to_string(cfg.run.mode);
+  a.text["backend"] = cfg.attention.backend;
+  a.text["reference"] = reference;
+  a.text["layout"] = "activations [batch, seq, features] row-major; q, k, v [batch, seq, heads, head_dim]";
+  a.text["attention"] = "softmax(q k^T / sqrt(head_dim)) v, causal by global position when causal = 1; GQA: "
+                        "query head h uses kv head h / (heads / kv_heads); lse = natural log-sum-exp per row, "
+                        "[batch, seq, heads]";
+  if (cfg.run.mode == Mode::model) {
+    a.text["weights"] = "y = x @ W, W stored [in, out]; RMSNorm gains [d_model]";
+    a.text["rope"] = "half-split (rotate_half, as Hugging Face Llama): each head's pair (i, i + head_dim/2) is rotated "
+                   "by pos * rope_theta^(-2i/head_dim), pos = the token's 0-based index in the sequence";
+    a.text["rms_norm"] = "x / sqrt(mean(x^2) + rms_eps) * g";
+    a.text["layer"] = "h = x + wo(attention(rope(wq(norm(x))), rope(wk(norm(x))), wv(norm(x)))); "
+                      "y = h + w2(silu(w1(norm(h))) * w3(norm(h))); norm(x) uses g_attn, norm(h) g_mlp";
+    a.text["loss"] = "sum(inputs/loss_weights * y) / (batch * seq), y the last layer's output (no final norm)";
+  } else {
+    a.text["loss"] = "attention mode: the gradients are those of sum(inputs/dout * o)";
+  }
+  a.numbers["batch"] = double(cfg.sequence.batch);
+  a.numbers["seq_len"] = double(cfg.sequence.length);
+  a.numbers["layers"] = m.layers;
+  a.numbers["d_model"] = m.d_model;
+  a.numbers["heads"] = m.heads;
+  a.numbers["kv_heads"] = m.kv_heads;
+  a.numbers["head_dim"] = m.head_dim;
+  a.numbers["ffn_hidden"] = m.ffn_hidden;
+  a.numbers["rms_eps"] = m.rms_eps;
+  a.numbers["rope_theta"] = m.rope_theta;
+  a.numbers["causal"] = cfg.attention.causal ? 1 : 0;
+  a.numbers["seed"] = double(cfg.run.seed);
+  return a;
+}
+
 }  // namespace
 
 double verify_tolerance(const RunConfig& cfg) {
@@ -203,7 +244,7 @@ VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got
 }
 
 Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Reference reference,
-                          const std::string& dump_path) {
+                          const std::string& dump_path, const std::string& deck_yaml) {
   Verification v;
   v.reference = to_string(reference);
   const Arrays got = run_app(cfg, world, device);
@@ -228,13 +269,17 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
     }
     if (!dump_path.empty()) {
       Arrays dump = global_inputs(cfg);
+      // A weight keeps the shape of its gradient, [in, out] for y = x · W.
+      for (auto& w : dump)
+        if (w.name.rfind("weights/", 0) == 0)
+          for (const auto& g : got)
+            if (g.name == "grads/" + w.name.substr(8)) w.shape = g.shape;
       for (const auto& a : got) dump.push_back(a);
       for (auto a : ref) {
         a.name = "reference/" + a.name;
         dump.push_back(std::move(a));
       }
-      write_array_dump(dump_path, dump, "minictx verify dump: inputs, weights, app outputs/grads, " + v.reference +
-                                            " reference outputs/grads");
+      write_array_dump(dump_path, dump, dump_attributes(cfg, v.reference, deck_yaml));
     }
   }
   world.all_reduce_sum(&failures, 1);

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """`minictx verify --dump`: the file holds the global inputs, weights, outputs and
-gradients with the reference beside them, readable with h5py one line per dataset, and a
-second dump to the same name is refused without touching the first."""
+gradients with the reference beside them, each in its natural shape, readable with h5py
+one line per dataset; it describes itself (the resolved deck and the model's conventions
+as attributes), so a layer written from the attributes alone reproduces its outputs (the
+README's recipe, run here with numpy); and a second dump to the same name is refused
+without touching the first."""
 import os
 import subprocess
 import sys
@@ -11,19 +14,76 @@ import h5py
 import numpy as np
 
 minictx = sys.argv[1]
+
+
+def rms_norm(x, g, eps):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
+
+
+def rope(x, theta):  # x [b, s, h, d], half-split pairs (i, i + d/2), pos = index in the sequence
+    d = x.shape[-1]
+    angle = np.arange(x.shape[1])[:, None] * theta ** (-2.0 * np.arange(d // 2) / d)
+    c, s = np.cos(angle)[None, :, None, :], np.sin(angle)[None, :, None, :]
+    lo, hi = x[..., : d // 2], x[..., d // 2:]
+    return np.concatenate([lo * c - hi * s, lo * s + hi * c], -1)
+
+
+def my_llama_layer(x, w, a):
+    """A user's own layer, written from the dump's attributes only."""
+    b, s, _ = x.shape
+    H, KV, D = int(a["heads"]), int(a["kv_heads"]), int(a["head_dim"])
+    n = rms_norm(x, w["g_attn"], a["rms_eps"])
+    q = rope((n @ w["wq"]).reshape(b, s, H, D), a["rope_theta"])
+    k = np.repeat(rope((n @ w["wk"]).reshape(b, s, KV, D), a["rope_theta"]), H // KV, axis=2)
+    v = np.repeat((n @ w["wv"]).reshape(b, s, KV, D), H // KV, axis=2)
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(D)
+    if a["causal"]:
+        scores = np.where(np.tril(np.ones((s, s), bool)), scores, -np.inf)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    o = np.einsum("bhqk,bkhd->bqhd", p / p.sum(-1, keepdims=True), v).reshape(b, s, H * D)
+    h = x + o @ w["wo"]
+    m = rms_norm(h, w["g_mlp"], a["rms_eps"])
+    g = m @ w["w1"]
+    return h + (g / (1 + np.exp(-g)) * (m @ w["w3"])) @ w["w2"]
+
+
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "dump.h5")
     args = [minictx, "verify", "--set", "sequence.length=37", "--set", "sequence.batch=2", "--dump", path]
     run = subprocess.run(args, capture_output=True, text=True)
     assert run.returncode == 0 and "VALID" in run.stdout, run.stdout + run.stderr
     with h5py.File(path, "r") as f:
+        a = f.attrs
         assert f["inputs/x"].shape == (2, 37, 256), f["inputs/x"].shape
-        assert f["weights/layer1/wq"].shape == (256 * 256,)
+        # Every weight has its natural shape, the shape of its gradient.
+        for layer in ("layer0", "layer1"):
+            for name, grad in f["grads/" + layer].items():
+                assert f[f"weights/{layer}/{name}"].shape == grad.shape, (layer, name)
+        assert f["weights/layer1/wq"].shape == (256, 256)
+        assert f["weights/layer0/w2"].shape == (688, 256)
         y, y_ref = f["outputs/y"][:], f["reference/outputs/y"][:]
         assert y.shape == (2, 37, 256)
         assert np.abs(y - y_ref).max() / np.abs(y_ref).max() < 1e-4
         assert f["grads/layer0/w2"].shape == (688, 256)
         assert f["outputs/loss"][0] == f["outputs/loss"][0]  # finite, not NaN
+
+        # Self-described: the deck and the conventions are attributes.
+        assert "sequence:\n  length: 37\n  batch: 2" in a["deck"], a["deck"]
+        for key in ("rope", "loss", "weights", "attention", "rms_norm", "layer"):
+            assert a[key], key
+        assert (a["heads"], a["kv_heads"], a["head_dim"], a["causal"]) == (8, 4, 32, 1)
+
+        # The README's recipe: a layer written from the attributes reproduces the outputs
+        # and the loss (fp64 here, so to the reference's own accuracy).
+        x = f["inputs/x"][:]
+        for l in range(int(a["layers"])):
+            w = {k: v[:] for k, v in f[f"weights/layer{l}"].items()}
+            x = my_llama_layer(x, w, a)
+        err = np.abs(x - y_ref).max() / np.abs(y_ref).max()
+        loss = (f["inputs/loss_weights"][:] * x).sum() / (a["batch"] * a["seq_len"])
+        print(f"own layer from the attributes: max rel err {err:.2e}; loss {loss:.9g} vs {f['reference/outputs/loss'][0]:.9g}")
+        assert err < 1e-10, err
+        assert abs(loss - f["reference/outputs/loss"][0]) <= 1e-10 * abs(loss), loss
     before = os.path.getmtime(path)
     again = subprocess.run(args, capture_output=True, text=True)
     assert again.returncode != 0 and "file exists" in again.stderr, again.stderr

@@ -28,6 +28,7 @@ class CudaDevice final : public Device {
 
   Tensor alloc(std::vector<int64_t> shape) override;
   int64_t capacity_bytes() const override;
+  bool capacity_shared_by_node() const override { return false; }  // one GPU per rank
   void set_precision(DType dtype) override;
   void synchronize() override;
 

@@ -1,0 +1,44 @@
+# Guards that cannot overflow, HDF5 faults, the watchdog and self-describing dumps
+# (issue 16, part B).
+find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+
+# The memory estimate saturates instead of wrapping (F4), covers the attention tiles and
+# caps them (F5), and guards the bench's rows (F9).
+minictx_error_test(estimate_overflow 2 "memory estimate more than 8 EiB per rank exceeds" run --set run.mode=attention --set attention.backend=ring
+                   --set sequence.batch=1000000 --set sequence.length=2000000000)
+minictx_error_test(tile_cap 2 "attention.block_q = 2147483647 exceeds 65536" run --set attention.backend=ring
+                   --set model.layers=1
+                   --set model.d_model=64 --set model.heads=4 --set model.kv_heads=2 --set model.ffn_hidden=128
+                   --set sequence.length=256 --set attention.block_q=2147483647 --set attention.block_k=2147483647)
+minictx_error_test(bench_memory_rows 1 "bench row at S=200000000, D=64: memory estimate .* exceeds" bench
+                   --memory-seq 200000000)
+
+# Ranks per node for the guard come from MPI, not the emulation key (F6); --dry-run says
+# "would be refused here" (O2).
+add_test(NAME guard_ranks_per_physical_node
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_guards.py ${MPIEXEC_BIN}
+                 $<TARGET_FILE:minictx>)
+set_tests_properties(guard_ranks_per_physical_node PROPERTIES PASS_REGULAR_EXPRESSION "guards ok"
+                     LABELS "mpi;errors" PROCESSORS 4 TIMEOUT 180)
+
+# The watchdog: a stopped rank ends the job within run.watchdog_seconds, with one line
+# naming the waiting rank, its call, its peer and the point; the completed point resumes.
+add_test(NAME watchdog_stopped_rank
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_watchdog.py $<TARGET_FILE:minictx>
+                 ${MPIEXEC_BIN})
+set_tests_properties(watchdog_stopped_rank PROPERTIES PASS_REGULAR_EXPRESSION "watchdog ok" LABELS "mpi;sweep"
+                     PROCESSORS 2 TIMEOUT 300)
+minictx_error_test(watchdog_negative 2 "run.watchdog_seconds must be -1 \\(automatic\\), 0 \\(off\\) or seconds" run
+                   --set attention.backend=ring --set run.watchdog_seconds=-0.5)
+
+# HDF5 faults: a full disk is one error line, never a crash at exit (F10); a damaged
+# results file never crashes or hangs the report, whose good points still print and
+# resume (F12).
+add_test(NAME hdf5_full_disk
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_full_disk.py ${MPIEXEC_BIN}
+                 $<TARGET_FILE:minictx>)
+set_tests_properties(hdf5_full_disk PROPERTIES PASS_REGULAR_EXPRESSION "full disk ok" SKIP_RETURN_CODE 77
+                     LABELS "mpi;errors" PROCESSORS 2 TIMEOUT 300)
+add_test(NAME hdf5_report_fuzz
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_report_fuzz.py $<TARGET_FILE:minictx> 120)
+set_tests_properties(hdf5_report_fuzz PROPERTIES PASS_REGULAR_EXPRESSION "fuzz ok" LABELS "errors" TIMEOUT 900)
