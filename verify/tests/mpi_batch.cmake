@@ -14,8 +14,8 @@ set_tests_properties(batch_pbs_script PROPERTIES PASS_REGULAR_EXPRESSION "pbs ok
 add_test(NAME batch_bind_gpu_picks_the_local_rank
          COMMAND env CUDA_VISIBLE_DEVICES=4,5,6,7 SLURM_LOCALID=2 ${CMAKE_SOURCE_DIR}/ci/bind-gpu.sh
                  printenv CUDA_VISIBLE_DEVICES)
-set_tests_properties(batch_bind_gpu_picks_the_local_rank PROPERTIES PASS_REGULAR_EXPRESSION "^6\n$" LABELS batch)
+set_tests_properties(batch_bind_gpu_picks_the_local_rank PROPERTIES PASS_REGULAR_EXPRESSION "^6\n$" LABELS "batch;quick")
 add_test(NAME batch_bind_gpu_keeps_a_bound_gpu
          COMMAND env CUDA_VISIBLE_DEVICES=3 SLURM_LOCALID=1 ${CMAKE_SOURCE_DIR}/ci/bind-gpu.sh
                  printenv CUDA_VISIBLE_DEVICES)
-set_tests_properties(batch_bind_gpu_keeps_a_bound_gpu PROPERTIES PASS_REGULAR_EXPRESSION "^3\n$" LABELS batch)
+set_tests_properties(batch_bind_gpu_keeps_a_bound_gpu PROPERTIES PASS_REGULAR_EXPRESSION "^3\n$" LABELS "batch;quick")

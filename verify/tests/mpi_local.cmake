@@ -1,13 +1,13 @@
 # The local backend (one rank) against fp64 and the single-device path, model and
 # attention modes, GQA and MHA, causal and not, lengths that are not powers of two.
 set(_tiny --set model.preset=tiny --set model.layers=2)
-minictx_verify_test(local_model_gqa_causal 1 ${_tiny} --set sequence.length=257)
+minictx_verify_test(local_model_gqa_causal 1 QUICK ${_tiny} --set sequence.length=257)
 minictx_verify_test(local_model_mha_full 1 ${_tiny} --set model.kv_heads=8 --set attention.causal=false
                     --set sequence.length=300 --set sequence.batch=2)
 minictx_verify_test(local_attention_causal 1 --set run.mode=attention --set sequence.length=1000)
-minictx_verify_test(local_attention_full 1 --set run.mode=attention --set attention.causal=false
+minictx_verify_test(local_attention_full 1 QUICK --set run.mode=attention --set attention.causal=false
                     --set sequence.length=777 --set attention.block_q=32 --set attention.block_k=48)
-minictx_verify_test(local_single_device 1 --reference single-device)
+minictx_verify_test(local_single_device 1 QUICK --reference single-device)
 minictx_verify_test(local_model_ckpt_full 1 ${_tiny} --set run.checkpointing=full --set sequence.length=200)
 minictx_verify_test(local_model_ckpt_selective 1 ${_tiny} --set run.checkpointing=selective
                     --set sequence.length=200)
