@@ -6,6 +6,7 @@
 
 #include "backends/backend.hpp"
 #include "core/phase_timer.hpp"
+#include "driver/idle_barrier.hpp"
 #include "io/array_dump.hpp"
 #include "model/attention_step.hpp"
 #include "model/layer_stack.hpp"
@@ -236,6 +237,7 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, con
                                             " reference outputs/grads");
     }
   }
+  idle_barrier();  // the other ranks sleep until rank 0 has its verdict
   world.all_reduce_sum(&failures, 1);
   v.valid = failures == 0;
   return v;
