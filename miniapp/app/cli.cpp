@@ -417,7 +417,8 @@ int dispatch(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
 
   CLI::App app{"minictx: a mini-app for sequence-parallel long-context transformer training"};
-  app.set_version_flag("--version", std::string("minictx ") + build::version + " (" + build::git_sha + ")");
+  app.set_version_flag("--version", std::string("minictx ") + build::version + " (" + build::git_sha +
+                                        (build::git_dirty ? ", dirty" : "") + ")");
   app.require_subcommand(1);
   RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "run a deck (benchmark), write HDF5 results, print the table");
@@ -451,9 +452,11 @@ int dispatch(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // Every rank parsed the same arguments, so every rank exits alike.
-    if (world_rank() == 0) return app.exit(e);
-    return e.get_exit_code() == 0 ? 0 : 2;
+    // Every rank parsed the same arguments, so every rank exits alike: --help and
+    // --version print and exit 0; a bad command line is one error line and status 2.
+    if (e.get_exit_code() == 0) return world_rank() == 0 ? app.exit(e) : 0;
+    if (world_rank() == 0) std::fprintf(stderr, "minictx: error: %s (see --help)\n", e.what());
+    return 2;
   }
   if (*run_cmd) return cmd_run(run, command_line);
   if (*verify_cmd) return cmd_verify(verify);
