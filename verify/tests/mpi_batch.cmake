@@ -8,7 +8,7 @@ add_test(NAME batch_slurm_sbatch
 set_tests_properties(batch_slurm_sbatch PROPERTIES PASS_REGULAR_EXPRESSION "slurm ok" SKIP_RETURN_CODE 77
                      LABELS "mpi;batch" PROCESSORS 2 TIMEOUT 600 RUN_SERIAL TRUE)
 add_test(NAME batch_pbs_script
-         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_pbs.sh $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR})
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_pbs.sh $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR} ${MPIEXEC_BIN})
 set_tests_properties(batch_pbs_script PROPERTIES PASS_REGULAR_EXPRESSION "pbs ok" LABELS "mpi;batch"
                      PROCESSORS 2 TIMEOUT 300)
 add_test(NAME batch_bind_gpu_picks_the_local_rank
