@@ -7,7 +7,7 @@ minictx_verify_test(local_model_mha_full 1 ${_tiny} --set model.kv_heads=8 --set
 minictx_verify_test(local_attention_causal 1 --set run.mode=attention --set sequence.length=1000)
 minictx_verify_test(local_attention_full 1 QUICK --set run.mode=attention --set attention.causal=false
                     --set sequence.length=777 --set attention.block_q=32 --set attention.block_k=48)
-minictx_verify_test(local_single_device 1 QUICK --reference single-device)
+minictx_verify_test(local_single_device 1 --reference single-device)
 minictx_verify_test(local_model_ckpt_full 1 ${_tiny} --set run.checkpointing=full --set sequence.length=200)
 minictx_verify_test(local_model_ckpt_selective 1 ${_tiny} --set run.checkpointing=selective
                     --set sequence.length=200)
