@@ -360,7 +360,8 @@ int cmd_verify(const VerifyOptions& o) {
   const RunConfig* world_of = &points.front().config;
   for (const auto& p : points) {
     const std::string reference = o.reference.empty() ? p.config.run.reference : o.reference;
-    if (p.config.topology.ranks_per_node != world_of->topology.ranks_per_node || p.config.run.comm != world_of->run.comm) {
+    if (p.config.topology.ranks_per_node != world_of->topology.ranks_per_node ||
+        p.config.run.comm != world_of->run.comm) {
       world = point_world(p.config, *device);
       world_of = &p.config;
     }
