@@ -11,7 +11,8 @@ trap 'rm -f "$log"' EXIT
 # The program's sources, the reference and the verification driver; not the gtest
 # files, whose macro expansions are slow to analyse and say nothing about the program.
 run-clang-tidy -quiet -j "$(nproc)" -p "$build" "$PWD/(miniapp|backends|verify/driver|verify/reference)/.*\\.cpp$" >"$log" 2>&1 || true
-grep -E '(warning|error): .* \[[a-z0-9.,-]+\]$' "$log" | sort -u >"$log.findings" || true
+# One line per finding, without the colour codes run-clang-tidy may add.
+sed -E 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '(warning|error): .* \[[a-z0-9.,-]+\]$' | sort -u >"$log.findings" || true
 if [ -s "$log.findings" ]; then
   cat "$log.findings"
   echo "tidy: findings by check:"
