@@ -86,7 +86,7 @@ stage_build() {
 }
 
 stage_test() {
-  { nvidia-smi 2>&1 || true; deps_env ctest --test-dir "$build" -L gpu -j 1 --timeout 300 --output-on-failure 2>&1; } |
+  { nvidia-smi 2>&1 || true; deps_env ctest --test-dir "$build" -L '^gpu$' -j 1 --timeout 300 --output-on-failure 2>&1; } |
     tee "$out/ctest-gpu.log"
 }
 

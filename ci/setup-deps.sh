@@ -3,17 +3,30 @@
 # A no-op when they are all present. Run as root (or with sudo available).
 set -euo pipefail
 
+# Open MPI is the second MPI that CI builds against (preset openmpi); MPICH stays the
+# machine's default mpicc/mpiexec. clang-format and clang-tidy: ci/format-check.sh, ci/tidy.sh.
 packages=(
   build-essential cmake pkg-config git
   mpich libmpich-dev
-  libhdf5-dev hdf5-tools
+  openmpi-bin libopenmpi-dev
+  libhdf5-dev
   libtrilinos-kokkos-dev
   libyaml-cpp-dev libcli11-dev
   libopenblas-dev
-  libgtest-dev libbenchmark-dev
+  libgtest-dev
+  clang-format clang-tidy
   python3 python3-h5py python3-numpy python3-matplotlib
   slurmctld slurmd slurm-client
 )
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# Open MPI's alternatives outrank MPICH's: point the plain names back at MPICH.
+keep_mpich_default() {
+  $SUDO update-alternatives --quiet --set mpi /usr/bin/mpicc.mpich
+  $SUDO update-alternatives --quiet --set mpirun /usr/bin/mpirun.mpich
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -21,12 +34,12 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup-deps: all ${#packages[@]} packages present"
+  keep_mpich_default
   exit 0
 fi
 
 echo "setup-deps: installing ${missing[*]}"
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+keep_mpich_default

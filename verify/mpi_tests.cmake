@@ -1,27 +1,107 @@
-# MPI suites: `minictx verify` and `minictx run` under mpiexec, on 1 to 8 ranks (MPICH
-# oversubscribes a 2-core machine fine). Each backend adds its cases in
-# tests/mpi_<backend>.cmake with minictx_verify_test().
+# MPI suites: `minictx verify`, `minictx run` and the error paths under mpiexec, on 1 to 8
+# ranks (more ranks than cores: the launcher oversubscribes). Each backend adds its cases
+# in tests/mpi_<backend>.cmake. Every test is labelled `quick` (a few minutes at most
+# under the sanitizers: every backend and layout once, the errors, the unit tests) or
+# `full` (the rest); `ctest -L quick` is the short run.
+#
+# The launcher: MPICH's by default; another through MPIEXEC_BIN and MPIEXEC_PREFLAGS
+# (placed before the program). Settings the Python checks' own launches need too go in
+# the environment (the openmpi test preset sets Open MPI's).
 find_program(MPIEXEC_BIN NAMES mpiexec.mpich mpiexec REQUIRED)
+set(MPIEXEC_PREFLAGS "" CACHE STRING "launcher flags placed before the program")
+find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
+set(_check_launch ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_launch.py)
+separate_arguments(_mpiexec_preflags UNIX_COMMAND "${MPIEXEC_PREFLAGS}")
+# The sanitizers slow a verify point several times over.
+set(_timeout_scale 1)
+if(MINICTX_SANITIZE)
+  set(_timeout_scale 5)
+endif()
 
-# minictx_verify_test(NAME RANKS [--set k=v ...] [--reference single-device]):
-# passes when every rank exits 0 and rank 0 prints VALID.
-function(minictx_verify_test name ranks)
-  add_test(NAME verify_${name}
-           COMMAND ${MPIEXEC_BIN} -n ${ranks} $<TARGET_FILE:minictx> verify ${ARGN})
-  set_tests_properties(verify_${name} PROPERTIES
-                       PASS_REGULAR_EXPRESSION "\nVALID\n" FAIL_REGULAR_EXPRESSION "INVALID|error"
-                       LABELS "mpi;verify" PROCESSORS ${ranks} TIMEOUT 300)
+# The launch of RANKS ranks of minictx with the given arguments.
+function(minictx_launch out ranks)
+  set(${out} ${MPIEXEC_BIN} -n ${ranks} ${_mpiexec_preflags} $<TARGET_FILE:minictx> ${ARGN} PARENT_SCOPE)
 endfunction()
 
-# A deck error must give one line and a non-zero exit on every rank, never a hang.
+# minictx_verify_test(NAME RANKS [QUICK] [GPU] [--set k=v ...] [--reference R]): one
+# verify case. Cases are not launched one by one: the cases of one suite file with the
+# same rank count and label become the points (--point) of one `minictx verify` launch
+# (minictx_flush_verify_tests), which passes when it exits 0 with one VALID per case.
+# QUICK puts the case in the quick label; GPU marks a case that needs one (label gpu).
+function(minictx_verify_test name ranks)
+  cmake_parse_arguments(_v "QUICK;GPU" "" "" ${ARGN})
+  set(_point "")
+  set(_next "")
+  foreach(_arg ${_v_UNPARSED_ARGUMENTS})
+    if(_next STREQUAL "reference")
+      string(APPEND _point " run.reference=${_arg}")
+      set(_next "")
+    elseif(_arg STREQUAL "--set")
+    elseif(_arg STREQUAL "--reference")
+      set(_next reference)
+    else()
+      string(APPEND _point " ${_arg}")
+    endif()
+  endforeach()
+  string(STRIP "${_point}" _point)
+  if(_point STREQUAL "")
+    set(_point " ")  # the deck as it is; a list keeps no empty element
+  endif()
+  set(_group p${ranks})
+  if(_v_GPU)
+    string(APPEND _group _gpu)
+  endif()
+  if(_v_QUICK)
+    string(APPEND _group _quick)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY minictx_verify_groups ${_group})
+  set_property(GLOBAL APPEND PROPERTY minictx_verify_${_group}_names ${name})
+  set_property(GLOBAL APPEND PROPERTY minictx_verify_${_group}_points "${_point}")
+endfunction()
+
+# Turns the cases the last suite file declared into one launch per group, named
+# verify_<suite>_p<ranks>[_gpu][_quick].
+function(minictx_flush_verify_tests suite)
+  get_property(_groups GLOBAL PROPERTY minictx_verify_groups)
+  if(NOT _groups)
+    return()
+  endif()
+  list(REMOVE_DUPLICATES _groups)
+  foreach(_group ${_groups})
+    get_property(_names GLOBAL PROPERTY minictx_verify_${_group}_names)
+    get_property(_points GLOBAL PROPERTY minictx_verify_${_group}_points)
+    string(REGEX MATCH "^p([0-9]+)" _ ${_group})
+    set(_ranks ${CMAKE_MATCH_1})
+    set(_args "")
+    foreach(_point ${_points})
+      list(APPEND _args --point "${_point}")
+    endforeach()
+    minictx_launch(_cmd ${_ranks} verify ${_args})
+    list(LENGTH _names _count)
+    string(JOIN "," _cases ${_names})
+    set(_test verify_${suite}_${_group})
+    add_test(NAME ${_test} COMMAND ${_check_launch} verify ${_cases} -- ${_cmd})
+    math(EXPR _timeout "(120 + 60 * ${_count}) * ${_timeout_scale}")
+    set(_labels mpi verify)
+    if(_group MATCHES "_quick$")
+      list(APPEND _labels quick)
+    endif()
+    if(_group MATCHES "_gpu")
+      list(APPEND _labels gpu)
+    endif()
+    set_tests_properties(${_test} PROPERTIES LABELS "${_labels}" PROCESSORS ${_ranks} TIMEOUT ${_timeout})
+    set_property(GLOBAL PROPERTY minictx_verify_${_group}_names "")
+    set_property(GLOBAL PROPERTY minictx_verify_${_group}_points "")
+  endforeach()
+  set_property(GLOBAL PROPERTY minictx_verify_groups "")
+endfunction()
+
+# A deck error must give one line and exit status 2 on every rank, never a hang: one
+# launch, checked for the status, the message (EXPECTED, a regex) and the single line.
 function(minictx_error_test name ranks expected)
-  add_test(NAME error_${name}
-           COMMAND ${MPIEXEC_BIN} -n ${ranks} $<TARGET_FILE:minictx> ${ARGN})
-  set_tests_properties(error_${name} PROPERTIES WILL_FAIL TRUE LABELS "mpi;errors" TIMEOUT 60)
-  add_test(NAME error_${name}_message
-           COMMAND ${MPIEXEC_BIN} -n ${ranks} $<TARGET_FILE:minictx> ${ARGN})
-  set_tests_properties(error_${name}_message PROPERTIES PASS_REGULAR_EXPRESSION "${expected}"
-                       LABELS "mpi;errors" TIMEOUT 60)
+  minictx_launch(_cmd ${ranks} ${ARGN})
+  add_test(NAME error_${name} COMMAND ${_check_launch} error "${expected}" -- ${_cmd})
+  set_tests_properties(error_${name} PROPERTIES LABELS "mpi;errors;quick" TIMEOUT 60)
 endfunction()
 
 # Bytes sent per rank in one step, from the results file. Needs a Python with h5py
@@ -46,9 +126,9 @@ function(minictx_bytes_test name ranks intra inter)
     return()
   endif()
   set(_h5 ${CMAKE_CURRENT_BINARY_DIR}/bytes_${name}.h5)
-  add_test(NAME bytes_${name}_run
-           COMMAND ${MPIEXEC_BIN} -n ${ranks} $<TARGET_FILE:minictx> run --force -o ${_h5} --set run.mode=attention
-                   --set run.warmup=0 --set run.iters=1 ${ARGN})
+  minictx_launch(_cmd ${ranks} run --force -o ${_h5} --set run.mode=attention --set run.warmup=0 --set run.iters=1
+                 ${ARGN})
+  add_test(NAME bytes_${name}_run COMMAND ${_cmd})
   set_tests_properties(bytes_${name}_run PROPERTIES FIXTURES_SETUP bytes_${name} LABELS "mpi;bytes"
                        PROCESSORS ${ranks} TIMEOUT 120)
   add_test(NAME bytes_${name}
@@ -65,4 +145,16 @@ endfunction()
 file(GLOB _mpi_suites CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/mpi_*.cmake)
 foreach(_suite ${_mpi_suites})
   include(${_suite})
+  get_filename_component(_name ${_suite} NAME_WE)
+  string(REGEX REPLACE "^mpi_" "" _name ${_name})
+  minictx_flush_verify_tests(${_name})
+endforeach()
+
+# Every test not in `quick` is in `full` (the gtest cases are labelled where discovered).
+get_property(_tests DIRECTORY PROPERTY TESTS)
+foreach(_test ${_tests})
+  get_test_property(${_test} LABELS _labels)
+  if(NOT _labels MATCHES "(^|;)quick(;|$)")
+    set_property(TEST ${_test} APPEND PROPERTY LABELS full)
+  endif()
 endforeach()

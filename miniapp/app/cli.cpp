@@ -30,12 +30,6 @@
 namespace minictx {
 namespace {
 
-struct VerifyOptions {
-  DeckOptions deck;
-  std::string reference;
-  std::string dump;
-};
-
 void print_verification(const Verification& v) {
   Table t;
   t.header = {"tensor", "max abs err", "max rel err", "rmse", "tolerance", "ok"};
@@ -45,14 +39,43 @@ void print_verification(const Verification& v) {
   std::printf("%s", render(t, TableFormat::markdown).c_str());
 }
 
+struct VerifyOptions {
+  DeckOptions deck;
+  std::string reference;
+  std::string dump;
+  std::vector<std::string> points;  // --point: each one more list of overrides
+};
+
+// The points to verify: the deck's own, or with --point, each group of overrides on top
+// of the deck and --set (a group may itself sweep), labelled by its overrides.
+std::vector<SweepPoint> verify_points(const VerifyOptions& o) {
+  if (o.points.empty()) return load_deck(o.deck).expand();
+  std::vector<SweepPoint> points;
+  for (const auto& group : o.points) {
+    Deck deck = load_deck(o.deck);
+    std::istringstream overrides(group);
+    for (std::string s; overrides >> s;) deck.set(s);
+    for (auto& p : deck.expand()) {
+      p.label = group + (p.label.empty() ? "" : " " + p.label);
+      points.push_back(std::move(p));
+    }
+  }
+  return points;
+}
+
+// Each point's own topology.ranks_per_node and run.comm: one launch may verify points
+// of several emulated node sizes.
+std::unique_ptr<Comm> point_world(const RunConfig& cfg, Device& device) {
+  return make_world_comm(cfg.run.comm, MpiComm::world(cfg.topology.ranks_per_node), device);
+}
+
 // Agreed steps, as in `run`: a rank-local failure never precedes a collective in one step.
 int cmd_verify(const VerifyOptions& o) {
   std::vector<SweepPoint> points;
-  std::unique_ptr<MpiComm> mpi;
   std::unique_ptr<Comm> world;
   std::unique_ptr<Device> device;
   if (!agree([&] {
-        points = load_deck(o.deck).expand();
+        points = verify_points(o);
         if (!o.dump.empty() && points.size() > 1) input_error("--dump takes a deck with a single point");
         Reference r;
         if (!o.reference.empty() && !parse_enum(o.reference, r))
@@ -61,22 +84,30 @@ int cmd_verify(const VerifyOptions& o) {
         if (!o.dump.empty() && world_rank() == 0) prepare_output_path(o.dump, false, "--dump");
       }))
     return 2;
-  if (!agree([&] {
-        mpi = MpiComm::world(points.front().config.topology.ranks_per_node);
-        for (const auto& p : points) validate_backend(p.config, mpi->topology());
-      }))
-    return 2;
   if (!agree([&] { device = make_device(points.front().config.run.device); })) return 2;
   if (!agree([&] {
-        world = make_world_comm(points.front().config.run.comm, std::move(mpi), *device);
-        for (const auto& p : points) check_memory_estimate(p.config, *world, *device);
+        for (const auto& p : points) {
+          if (p.config.run.device != points.front().config.run.device)
+            input_error(std::string("verify runs one run.device per launch, but the points name ") +
+                        to_string(points.front().config.run.device) + " and " + to_string(p.config.run.device));
+          const auto mpi = MpiComm::world(p.config.topology.ranks_per_node);
+          validate_backend(p.config, mpi->topology());
+          check_memory_estimate(p.config, *mpi, *device);
+        }
+        world = point_world(points.front().config, *device);
       }))
     return 2;
   Reference forced = Reference::fp64;
   const bool force_reference = !o.reference.empty() && parse_enum(o.reference, forced);
   bool all_valid = true;
+  const RunConfig* world_of = &points.front().config;
   for (const auto& p : points) {
     const Reference reference = force_reference ? forced : p.config.run.reference;
+    if (p.config.topology.ranks_per_node != world_of->topology.ranks_per_node ||
+        p.config.run.comm != world_of->run.comm) {
+      world = point_world(p.config, *device);
+      world_of = &p.config;
+    }
     device->set_precision(p.config.run.dtype);
     const Verification v = verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml);
     all_valid = all_valid && v.valid;
@@ -139,7 +170,8 @@ int dispatch(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
 
   CLI::App app{"minictx: a mini-app for sequence-parallel long-context transformer training"};
-  app.set_version_flag("--version", std::string("minictx ") + build::version + " (" + build::git_sha + ")");
+  app.set_version_flag("--version", std::string("minictx ") + build::version + " (" + build::git_sha +
+                                        (build::git_dirty ? ", dirty" : "") + ")");
   app.require_subcommand(1);
   RunCommand run(app);
   VerifyOptions verify;
@@ -147,6 +179,9 @@ int dispatch(int argc, char** argv) {
   add_deck_options(verify_cmd, verify.deck);
   verify_cmd->add_option("--reference", verify.reference, "fp64 (independent golden code) or single-device");
   verify_cmd->add_option("--dump", verify.dump, "write global inputs, weights, outputs and gradients to this HDF5 file");
+  verify_cmd->add_option("--point", verify.points,
+                         "verify one more point: space-separated overrides on top of the deck and --set, "
+                         "e.g. --point \"attention.ring_type=zigzag sequence.length=998\" (repeatable)");
   ReportOptions report;
   auto* report_cmd = app.add_subcommand("report", "print the table of one or more results files");
   report_cmd->add_option("files", report.files, "results files")->required();

@@ -16,6 +16,7 @@ Provenance collect_provenance(const Comm& world, const Device& device, const std
   Provenance p;
   p.text["version"] = build::version;
   p.text["git_sha"] = build::git_sha;
+  p.text["git_dirty"] = build::git_dirty ? "true" : "false";
   p.text["compiler"] = build::compiler;
   p.text["cxx_flags"] = build::cxx_flags;
   p.text["build_type"] = build::build_type;

@@ -22,9 +22,15 @@ using HostExec = Kokkos::DefaultHostExecutionSpace;
 // every tensor is gone: they are owned by objects that die before main returns).
 void ensure_kokkos() {
   if (Kokkos::is_initialized()) return;
+  // One MPI rank per core. InitArguments gave way to InitializationSettings in 3.7 and
+  // is gone from Kokkos 4.
+#if KOKKOS_VERSION >= 30700
+  Kokkos::initialize(Kokkos::InitializationSettings().set_num_threads(1));
+#else
   Kokkos::InitArguments args;
-  args.num_threads = 1;  // one MPI rank per core
+  args.num_threads = 1;
   Kokkos::initialize(args);
+#endif
   std::atexit([] {
     if (Kokkos::is_initialized()) Kokkos::finalize();
   });

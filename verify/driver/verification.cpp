@@ -7,6 +7,7 @@
 #include "backends/backend.hpp"
 #include "backends/local/local_backend.hpp"
 #include "core/phase_timer.hpp"
+#include "driver/idle_barrier.hpp"
 #include "io/array_dump.hpp"
 #include "model/attention_step.hpp"
 #include "model/layer_stack.hpp"
@@ -282,6 +283,7 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
       write_array_dump(dump_path, dump, dump_attributes(cfg, v.reference, deck_yaml));
     }
   }
+  idle_barrier();  // the other ranks sleep until rank 0 has its verdict
   world.all_reduce_sum(&failures, 1);
   v.valid = failures == 0;
   return v;

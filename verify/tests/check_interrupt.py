@@ -48,10 +48,15 @@ def rank_pids(results_path):
     return pids
 
 
+# The variable that carries a rank's number: MPICH's hydra (and Slurm's PMI) set
+# PMI_RANK, Open MPI sets OMPI_COMM_WORLD_RANK, PMIx launchers PMIX_RANK.
+RANK_VARIABLES = (b"PMI_RANK=", b"OMPI_COMM_WORLD_RANK=", b"PMIX_RANK=")
+
+
 def rank_of(pid):
     with open(f"/proc/{pid}/environ", "rb") as f:
         for kv in f.read().split(b"\0"):
-            if kv.startswith(b"PMI_RANK="):
+            if kv.startswith(RANK_VARIABLES):
                 return int(kv.split(b"=", 1)[1])
     return -1
 

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # ci/minictx.pbs as PBS would run it, without a PBS server: the job environment PBS sets
 # (PBS_NODEFILE with one line per rank, PBS_JOBID, PBS_O_WORKDIR) and the script run by
-# bash, so its hostfile, rank count and mpiexec line run for real on 2 ranks.
-#   check_pbs.sh MINICTX SOURCE_DIR
+# bash, so its hostfile, rank count and mpiexec line run for real on 2 ranks, with the
+# launcher the build tests with (MPICH's or Open MPI's hostfile form).
+#   check_pbs.sh MINICTX SOURCE_DIR [MPIEXEC]
 set -euo pipefail
-minictx=$1 source=$2
+minictx=$1 source=$2 mpiexec=${3:-mpiexec}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 host=$(hostname)
 printf '%s\n%s\n' "$host" "$host" > "$tmp/nodefile"
-env PBS_NODEFILE="$tmp/nodefile" PBS_JOBID=4242.pbs-test PBS_O_WORKDIR="$tmp" MINICTX="$minictx" \
+env PBS_NODEFILE="$tmp/nodefile" PBS_JOBID=4242.pbs-test PBS_O_WORKDIR="$tmp" MINICTX="$minictx" MINICTX_MPIEXEC="$mpiexec" \
     MINICTX_ROOT="$source" MINICTX_DECK="$source/inputs/quickstart.yaml" \
     MINICTX_ARGS="--set attention.backend=ring --set sequence.length=256 --set run.iters=1 -o $tmp/pbs.h5" \
     bash "$source/ci/minictx.pbs" | tee "$tmp/out"

@@ -8,14 +8,14 @@ add_test(NAME batch_slurm_sbatch
 set_tests_properties(batch_slurm_sbatch PROPERTIES PASS_REGULAR_EXPRESSION "slurm ok" SKIP_RETURN_CODE 77
                      LABELS "mpi;batch" PROCESSORS 2 TIMEOUT 600 RUN_SERIAL TRUE)
 add_test(NAME batch_pbs_script
-         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_pbs.sh $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR})
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_pbs.sh $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR} ${MPIEXEC_BIN})
 set_tests_properties(batch_pbs_script PROPERTIES PASS_REGULAR_EXPRESSION "pbs ok" LABELS "mpi;batch"
                      PROCESSORS 2 TIMEOUT 300)
 add_test(NAME batch_bind_gpu_picks_the_local_rank
          COMMAND env CUDA_VISIBLE_DEVICES=4,5,6,7 SLURM_LOCALID=2 ${CMAKE_SOURCE_DIR}/ci/bind-gpu.sh
                  printenv CUDA_VISIBLE_DEVICES)
-set_tests_properties(batch_bind_gpu_picks_the_local_rank PROPERTIES PASS_REGULAR_EXPRESSION "^6\n$" LABELS batch)
+set_tests_properties(batch_bind_gpu_picks_the_local_rank PROPERTIES PASS_REGULAR_EXPRESSION "^6\n$" LABELS "batch;quick")
 add_test(NAME batch_bind_gpu_keeps_a_bound_gpu
          COMMAND env CUDA_VISIBLE_DEVICES=3 SLURM_LOCALID=1 ${CMAKE_SOURCE_DIR}/ci/bind-gpu.sh
                  printenv CUDA_VISIBLE_DEVICES)
-set_tests_properties(batch_bind_gpu_keeps_a_bound_gpu PROPERTIES PASS_REGULAR_EXPRESSION "^3\n$" LABELS batch)
+set_tests_properties(batch_bind_gpu_keeps_a_bound_gpu PROPERTIES PASS_REGULAR_EXPRESSION "^3\n$" LABELS "batch;quick")

@@ -5,16 +5,18 @@
 # checkpointing policy, its deck errors and its bytes.
 set(_att --set run.mode=attention --set attention.backend=burst)
 set(_model --set model.preset=tiny --set attention.backend=burst)
+# The quick label: every ring_type with intra ring on 2 ranks, intra ulysses once.
+set(_quick_zigzag_q QUICK)
 foreach(_type basic zigzag stripe)
   set(_t --set attention.ring_type=${_type})
   foreach(_bwd q kv)
     set(_b --set attention.bwd_comm=${_bwd})
     minictx_verify_test(burst_ring_${_type}_${_bwd}_p4_n2 4 ${_att} ${_t} ${_b} --set topology.ranks_per_node=2
                         --set sequence.length=998)
-    minictx_verify_test(burst_ulysses_${_type}_${_bwd}_p4_n2 4 ${_att} ${_t} ${_b} --set attention.intra=ulysses
-                        --set topology.ranks_per_node=2 --set sequence.length=998)
+    minictx_verify_test(burst_ulysses_${_type}_${_bwd}_p4_n2 4 ${_quick_${_type}_${_bwd}} ${_att} ${_t} ${_b}
+                        --set attention.intra=ulysses --set topology.ranks_per_node=2 --set sequence.length=998)
   endforeach()
-  minictx_verify_test(burst_ring_${_type}_p2_n2 2 ${_att} ${_t} --set topology.ranks_per_node=1
+  minictx_verify_test(burst_ring_${_type}_p2_n2 2 QUICK ${_att} ${_t} --set topology.ranks_per_node=1
                       --set sequence.length=97)
   minictx_verify_test(burst_ring_${_type}_p6_n2 6 ${_att} ${_t} --set topology.ranks_per_node=3
                       --set sequence.length=333 --set sequence.batch=2)

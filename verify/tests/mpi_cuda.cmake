@@ -10,14 +10,13 @@ endif()
 
 minictx_error_test(cuda_no_gpu 2 "minictx: error: rank 0: device cuda: no usable GPU" verify
                    --set run.device=cuda --set attention.backend=ring)
-set_property(TEST error_cuda_no_gpu error_cuda_no_gpu_message APPEND PROPERTY LABELS nogpu)
+set_property(TEST error_cuda_no_gpu APPEND PROPERTY LABELS nogpu)
 add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
 set_tests_properties(cuda_listed PROPERTIES LABELS nogpu TIMEOUT 60
                      PASS_REGULAR_EXPRESSION "devices:\n  kokkos\n  cuda\ncomms:\n  mpi\n  nccl\n")
 
 function(minictx_gpu_verify_test name ranks)
-  minictx_verify_test(${name} ${ranks} --set run.device=cuda ${ARGN})
-  set_property(TEST verify_${name} APPEND PROPERTY LABELS gpu)
+  minictx_verify_test(${name} ${ranks} GPU --set run.device=cuda ${ARGN})
 endfunction()
 
 set(_model --set model.preset=tiny --set model.layers=2 --set sequence.length=1000)
@@ -55,4 +54,4 @@ endforeach()
 # Two ranks on a machine with one GPU: NCCL refuses, every rank says so once.
 minictx_error_test(cuda_nccl_shared_gpu 2 "comm nccl needs one GPU per rank" verify --set run.device=cuda
                    --set run.comm=nccl --set attention.backend=ring)
-set_property(TEST error_cuda_nccl_shared_gpu error_cuda_nccl_shared_gpu_message APPEND PROPERTY LABELS gpu)
+set_property(TEST error_cuda_nccl_shared_gpu APPEND PROPERTY LABELS gpu)

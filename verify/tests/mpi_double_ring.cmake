@@ -6,7 +6,7 @@ set(_att --set run.mode=attention --set attention.backend=double_ring)
 set(_model --set model.preset=tiny --set attention.backend=double_ring)
 foreach(_type basic zigzag stripe)
   set(_t --set attention.ring_type=${_type})
-  minictx_verify_test(double_ring_${_type}_p2_w1 2 ${_att} ${_t} --set attention.window_size=1
+  minictx_verify_test(double_ring_${_type}_p2_w1 2 QUICK ${_att} ${_t} --set attention.window_size=1
                       --set topology.ranks_per_node=1 --set sequence.length=97)
   minictx_verify_test(double_ring_${_type}_p4_w2 4 ${_att} ${_t} --set attention.window_size=2
                       --set topology.ranks_per_node=2 --set sequence.length=998)

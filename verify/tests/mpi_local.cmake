@@ -1,11 +1,11 @@
 # The local backend (one rank) against fp64 and the single-device path, model and
 # attention modes, GQA and MHA, causal and not, lengths that are not powers of two.
 set(_tiny --set model.preset=tiny --set model.layers=2)
-minictx_verify_test(local_model_gqa_causal 1 ${_tiny} --set sequence.length=257)
+minictx_verify_test(local_model_gqa_causal 1 QUICK ${_tiny} --set sequence.length=257)
 minictx_verify_test(local_model_mha_full 1 ${_tiny} --set model.kv_heads=8 --set attention.causal=false
                     --set sequence.length=300 --set sequence.batch=2)
 minictx_verify_test(local_attention_causal 1 --set run.mode=attention --set sequence.length=1000)
-minictx_verify_test(local_attention_full 1 --set run.mode=attention --set attention.causal=false
+minictx_verify_test(local_attention_full 1 QUICK --set run.mode=attention --set attention.causal=false
                     --set sequence.length=777 --set attention.block_q=32 --set attention.block_k=48)
 minictx_verify_test(local_single_device 1 --reference single-device)
 minictx_verify_test(local_model_ckpt_full 1 ${_tiny} --set run.checkpointing=full --set sequence.length=200)
@@ -19,6 +19,10 @@ endforeach()
 
 minictx_error_test(local_on_two_ranks 2 "attention.backend local runs on 1 rank" verify)
 minictx_error_test(unknown_key 2 "did you mean 'attention.ring_type'" run --set attention.ring_typ=zigzag)
+minictx_error_test(unknown_option 2 "minictx: error: The following argument was not expected: --bogus" verify --bogus)
+minictx_error_test(option_out_of_range 2 "minictx: error: --ranks: Value 0 not in range" run --dry-run --ranks 0)
+minictx_error_test(point_unknown_key 2 "unknown key 'attention.ring_typ'" verify --point "sequence.length=64"
+                   --point "attention.ring_typ=x")
 
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 add_test(NAME verify_dump COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_dump.py $<TARGET_FILE:minictx>)

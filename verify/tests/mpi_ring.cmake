@@ -11,10 +11,13 @@ set(_len_2 999)
 set(_len_3 333)
 set(_len_4 998)
 set(_len_8 500)
+# The quick label: every ring_type on 2 ranks, and the zigzag model stack.
+set(_quick_p2 QUICK)
+set(_quick_model_zigzag QUICK)
 foreach(_type basic zigzag stripe)
   set(_t --set attention.ring_type=${_type})
   foreach(_p 1 2 3 4 8)
-    minictx_verify_test(ring_${_type}_p${_p} ${_p} ${_attn} ${_t} --set sequence.length=${_len_${_p}})
+    minictx_verify_test(ring_${_type}_p${_p} ${_p} ${_quick_p${_p}} ${_attn} ${_t} --set sequence.length=${_len_${_p}})
   endforeach()
   minictx_verify_test(ring_${_type}_p4_even 4 ${_attn} ${_t} --set sequence.length=1024)
   minictx_verify_test(ring_${_type}_p8_shorter_than_ring 8 ${_attn} ${_t} --set sequence.length=5)
@@ -27,7 +30,7 @@ foreach(_type basic zigzag stripe)
   # Tiles smaller than a zigzag half and than a share: the kernel's tile skipping inside sub-blocks.
   minictx_verify_test(ring_${_type}_p3_small_tiles 3 ${_attn} ${_t} --set sequence.length=301
                       --set attention.block_q=16 --set attention.block_k=24)
-  minictx_verify_test(ring_${_type}_model_p2 2 ${_model} ${_t} --set model.layers=2 --set sequence.length=150)
+  minictx_verify_test(ring_${_type}_model_p2 2 ${_quick_model_${_type}} ${_model} ${_t} --set model.layers=2 --set sequence.length=150)
   minictx_verify_test(ring_${_type}_model_p4 4 ${_model} ${_t} --set model.layers=1 --set sequence.length=201
                       --set sequence.batch=2)
 endforeach()

@@ -23,5 +23,5 @@ add_test(NAME sweep_dry_run_lists_skips
                  --set run.mode=attention)
 set_tests_properties(sweep_dry_run_lists_skips PROPERTIES
                      PASS_REGULAR_EXPRESSION "point_0001 attention.backend=local: skipped: .*dry run: 2 points, 1 run on 2 ranks, 1 skipped"
-                     LABELS sweep TIMEOUT 60)
+                     LABELS "sweep;quick" TIMEOUT 60)
 minictx_error_test(dry_run_single_point 1 "attention.backend local runs on 1 rank" run --dry-run --ranks 2)

@@ -4,7 +4,7 @@
 set(_att --set run.mode=attention --set attention.backend=ulysses)
 set(_model --set model.preset=tiny --set attention.backend=ulysses)
 minictx_verify_test(ulysses_1_causal 1 ${_att} --set sequence.length=1000)
-minictx_verify_test(ulysses_2_mha_full 2 ${_att} --set model.kv_heads=8 --set attention.causal=false
+minictx_verify_test(ulysses_2_mha_full 2 QUICK ${_att} --set model.kv_heads=8 --set attention.causal=false
                     --set sequence.length=333 --set sequence.batch=2)
 minictx_verify_test(ulysses_4_causal 4 ${_att} --set sequence.length=1000)
 minictx_verify_test(ulysses_4_mha_single_device 4 ${_att} --set model.kv_heads=8 --set sequence.length=333
@@ -12,7 +12,7 @@ minictx_verify_test(ulysses_4_mha_single_device 4 ${_att} --set model.kv_heads=8
 minictx_verify_test(ulysses_8_kv_replicated 8 ${_att} --set sequence.length=333 --set sequence.batch=2)
 minictx_verify_test(ulysses_8_mqa_full 8 ${_att} --set model.kv_heads=1 --set attention.causal=false
                     --set sequence.length=100 --set attention.block_q=16 --set attention.block_k=32)
-minictx_verify_test(ulysses_2_model 2 ${_model} --set model.layers=2 --set sequence.length=300 --set sequence.batch=2)
+minictx_verify_test(ulysses_2_model 2 QUICK ${_model} --set model.layers=2 --set sequence.length=300 --set sequence.batch=2)
 minictx_verify_test(ulysses_4_model_full 4 ${_model} --set model.layers=1 --set attention.causal=false
                     --set sequence.length=257)
 
@@ -25,8 +25,8 @@ minictx_error_test(ulysses_explicit_degree 4 "attention.ulysses_degree 2 does no
 minictx_error_test(ulysses_selective_half 2 "selective_half recomputes half the query rows through a ring without a head exchange; attention.backend ulysses cannot"
                    run --set attention.backend=ulysses --set run.checkpointing=selective_half)
 # Attention mode has no checkpointing, so the key does not restrict the backend there.
-add_test(NAME ulysses_selective_half_attention_mode
-         COMMAND ${MPIEXEC_BIN} -n 2 $<TARGET_FILE:minictx> run --dry-run --set run.mode=attention
-                 --set attention.backend=ulysses --set run.checkpointing=selective_half)
+minictx_launch(_cmd 2 run --dry-run --set run.mode=attention --set attention.backend=ulysses
+               --set run.checkpointing=selective_half)
+add_test(NAME ulysses_selective_half_attention_mode COMMAND ${_cmd})
 set_tests_properties(ulysses_selective_half_attention_mode PROPERTIES PASS_REGULAR_EXPRESSION "1 run on 2 ranks"
-                     LABELS "mpi" TIMEOUT 60)
+                     LABELS "mpi;quick" TIMEOUT 60)

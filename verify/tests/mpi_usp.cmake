@@ -7,7 +7,7 @@ minictx_verify_test(usp_1x4_zigzag 4 ${_att} --set attention.ulysses_degree=1 --
                     --set sequence.length=333 --set sequence.batch=2)
 minictx_verify_test(usp_2x2_basic_full 4 ${_att} --set attention.ulysses_degree=2 --set attention.causal=false
                     --set sequence.length=1000)
-minictx_verify_test(usp_2x2_zigzag 4 ${_att} --set attention.ulysses_degree=2 --set attention.ring_type=zigzag
+minictx_verify_test(usp_2x2_zigzag 4 QUICK ${_att} --set attention.ulysses_degree=2 --set attention.ring_type=zigzag
                     --set sequence.length=1000)
 minictx_verify_test(usp_2x2_stripe 4 ${_att} --set attention.ulysses_degree=2 --set attention.ring_type=stripe
                     --set sequence.length=333 --set sequence.batch=2)
@@ -23,7 +23,7 @@ minictx_verify_test(usp_4x2_basic_full 8 ${_att} --set attention.ulysses_degree=
                     --set sequence.length=250)
 minictx_verify_test(usp_8x1_kv_replicated_full 8 ${_att} --set attention.ulysses_degree=8 --set attention.causal=false
                     --set sequence.length=250 --set sequence.batch=2)
-minictx_verify_test(usp_2x1_model 2 ${_model} --set attention.ulysses_degree=2 --set model.layers=2
+minictx_verify_test(usp_2x1_model 2 QUICK ${_model} --set attention.ulysses_degree=2 --set model.layers=2
                     --set sequence.length=300)
 minictx_verify_test(usp_2x2_zigzag_model 4 ${_model} --set attention.ulysses_degree=2 --set attention.ring_type=zigzag
                     --set model.layers=1 --set sequence.length=257 --set sequence.batch=2)

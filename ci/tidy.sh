@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# clang-tidy (.clang-tidy) over minictx's sources in a build's compile database,
+# then the findings counted by check. Exits 1 if there is any finding.
+# Usage: ci/tidy.sh [build dir]   (default build, configured by `cmake --preset default`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+[ -f "$build/compile_commands.json" ] || cmake --preset default >/dev/null
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# The program's sources, the reference and the verification driver; not the gtest
+# files, whose macro expansions are slow to analyse and say nothing about the program.
+run-clang-tidy -quiet -j "$(nproc)" -p "$build" "$PWD/(miniapp|backends|verify/driver|verify/reference)/.*\\.cpp$" >"$log" 2>&1 || true
+# One line per finding, without the colour codes run-clang-tidy may add.
+sed -E 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '(warning|error): .* \[[a-z0-9.,-]+\]$' | sort -u >"$log.findings" || true
+if [ -s "$log.findings" ]; then
+  cat "$log.findings"
+  echo "tidy: findings by check:"
+  sed -E 's/.*\[([a-z0-9.,-]+)\]$/\1/' "$log.findings" | sort | uniq -c | sort -rn
+  echo "tidy: $(wc -l <"$log.findings") findings"
+  rm -f "$log.findings"
+  exit 1
+fi
+rm -f "$log.findings"
+echo "tidy: clean"
