@@ -16,15 +16,17 @@ void validate_query_prefix(const BackendInfo& info, const RunConfig& cfg, const 
     std::string able;
     for (const auto& b : backend_registry())
       if (b.query_prefix) able += (able.empty() ? "" : ", ") + b.name;
-    input_error("run.checkpointing selective_half recomputes half the query rows through a ring without a head "
-                "exchange; attention.backend " + info.name +
-                (info.query_prefix ? " with Ulysses degree " + std::to_string(d.ulysses) : std::string()) +
-                " cannot (backends that can, at Ulysses degree 1: " + able + ")");
+    input_error(
+        "run.checkpointing selective_half recomputes half the query rows through a ring without a head "
+        "exchange; attention.backend " +
+        info.name + (info.query_prefix ? " with Ulysses degree " + std::to_string(d.ulysses) : std::string()) +
+        " cannot (backends that can, at Ulysses degree 1: " + able + ")");
   }
   if (d.context > 1 && cfg.attention.ring_type != RingType::stripe)
-    input_error("run.checkpointing selective_half needs attention.ring_type stripe, where the first half of every "
-                "rank's rows is the sequence's first half (got " + std::string(to_string(cfg.attention.ring_type)) +
-                ")");
+    input_error(
+        "run.checkpointing selective_half needs attention.ring_type stripe, where the first half of every "
+        "rank's rows is the sequence's first half (got " +
+        std::string(to_string(cfg.attention.ring_type)) + ")");
 }
 
 }  // namespace

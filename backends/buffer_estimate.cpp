@@ -26,9 +26,9 @@ int64_t ulysses_ring_floats(const RunConfig& cfg, const Topology& topology, cons
                             BackwardTraffic traffic) {
   const RankRows r = rank_rows(cfg, topology);
   const int64_t kv_heads = std::max<int64_t>(1, cfg.model.kv_heads / d.ulysses);
-  int64_t floats =
-      RingEngine::buffer_floats(sat_mul(r.rows, d.ulysses), r.q_width / d.ulysses, sat_mul(kv_heads, cfg.model.head_dim),
-                                cfg.model.heads / d.ulysses, d.context / d.window, traffic);
+  int64_t floats = RingEngine::buffer_floats(sat_mul(r.rows, d.ulysses), r.q_width / d.ulysses,
+                                             sat_mul(kv_heads, cfg.model.head_dim), cfg.model.heads / d.ulysses,
+                                             d.context / d.window, traffic);
   if (d.ulysses > 1) floats = sat_add(floats, head_exchange_floats(r));
   return floats;
 }

@@ -14,10 +14,9 @@
 namespace minictx {
 
 const std::vector<BackendInfo>& backend_registry() {
-  static const std::vector<BackendInfo> registry = {local_backend_info(), ring_backend_info(),
-                                                     ulysses_backend_info(), usp_backend_info(),
-                                                     allgather_backend_info(), double_ring_backend_info(),
-                                                     burst_backend_info()};
+  static const std::vector<BackendInfo> registry = {
+      local_backend_info(),     ring_backend_info(),        ulysses_backend_info(), usp_backend_info(),
+      allgather_backend_info(), double_ring_backend_info(), burst_backend_info()};
   return registry;
 }
 

@@ -2,7 +2,7 @@
 """Projects the seed decks on datasheet machine profiles with `minictx project` and prints
 each published row against its projection, with the error, as the markdown tables of
 README.md (Projection). No figure of the model is fitted to these tables; the published
-values below are the seeds' (shared/seeds/000 via ALGORITHMS.md, seeds/003), copied
+values below are the published figures (docs/algorithms.md; the USP and LoongTrain tables), copied
 verbatim.
 
   ci/compare-published.py [MINICTX]       (default build/miniapp/minictx; needs h5py)"""
@@ -16,14 +16,14 @@ import h5py
 MINICTX = sys.argv[1] if len(sys.argv) > 1 else "build/miniapp/minictx"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# BurstAttention README (seeds/000): tokens/s per GPU, variants A-D.
+# BurstAttention README (docs/algorithms.md): tokens/s per GPU, variants A-D.
 BURST = {
     "burst-7b-2048k-32gpu": {"A": 79.5, "B": 81.0, "C": 100.1, "D": 101.9},
     "burst-7b-4096k-64gpu": {"A": 35.8, "B": 39.0, "C": 50.3, "D": 51.8},
     "burst-13b-1024k-32gpu": {"A": 98.1, "B": 98.7, "C": 118.5, "D": 122.9},
     "burst-13b-2048k-64gpu": {"A": 44.4, "B": 50.9, "C": 54.8, "D": 63.5},
 }
-# seeds/003, 8 x RTX 4090D: latency (ms/iter) by (ring type, seq_len, ulysses, ring, fwd_only).
+# The USP table, 8 x RTX 4090D: latency (ms/iter) by (ring type, seq_len, ulysses, ring, fwd_only).
 USP = {
     ("basic", 4096, 2, 4, True): 11.902, ("basic", 8192, 2, 4, True): 11.785, ("basic", 16384, 2, 4, True): 22.596,
     ("basic", 32768, 2, 4, True): 77.898, ("basic", 65536, 2, 4, True): 155.191, ("basic", 128000, 2, 4, True): 378.174,
@@ -40,7 +40,7 @@ USP = {
     ("zigzag", 32768, 2, 4, False): 175.013, ("zigzag", 65536, 2, 4, False): 468.519,
     ("zigzag", 128000, 2, 4, False): 854.512,
 }
-# seeds/003, LoongTrain double ring, context 8, window 4: latency (ms/iter) by (seq_len, fwd_only).
+# The LoongTrain table: LoongTrain double ring, context 8, window 4: latency (ms/iter) by (seq_len, fwd_only).
 DOUBLE_RING = {
     (4096, True): 17.509, (8192, True): 21.480, (16384, True): 32.471, (32768, True): 55.610, (65536, True): 134.849,
     (128000, True): 305.810, (4096, False): 34.002, (8192, False): 54.853, (16384, False): 92.736,

@@ -25,8 +25,7 @@ class AllGatherBackend final : public AttentionBackend {
     }
   }
 
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
-               Tensor& lse) override {
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) override {
     const Tensor kg = gather(k, s.batch), vg = gather(v, s.batch);
     dev_.attn_init(o, lse);
     // The causal prefix needs no special handling: the kernel masks (and skips) keys

@@ -1,4 +1,4 @@
-// BurstAttention (ALGORITHMS.md, "BurstAttention"). N = ranks_per_node.
+// BurstAttention (docs/algorithms.md, "BurstAttention"). N = ranks_per_node.
 //   intra: ring     one context group of all ranks, windows of N (one node each): K/V go
 //                   round the node, every N steps a block crosses to the next node on
 //                   its own communicator, overlapping the whole intra-node round.
@@ -28,8 +28,10 @@ void validate(const RunConfig& cfg, const Topology& topology) {
                 " needs whole nodes, but the world size " + std::to_string(world) +
                 " is not a multiple of ranks_per_node " + std::to_string(n));
   if (a.ulysses_degree != 1 && (a.intra != Intra::ulysses || a.ulysses_degree != n))
-    input_error("attention.backend burst takes its Ulysses degree from the topology (intra: ulysses → "
-                "ranks_per_node " + std::to_string(n) + "), not ulysses_degree " + std::to_string(a.ulysses_degree));
+    input_error(
+        "attention.backend burst takes its Ulysses degree from the topology (intra: ulysses → "
+        "ranks_per_node " +
+        std::to_string(n) + "), not ulysses_degree " + std::to_string(a.ulysses_degree));
   if (a.intra == Intra::ulysses)
     validate_head_split(cfg.model.heads, cfg.model.kv_heads, n,
                         "attention.intra ulysses over ranks_per_node " + std::to_string(n));
@@ -40,8 +42,7 @@ BackwardTraffic traffic(const AttentionConfig& a) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg,
-                           traffic(cfg.attention));
+  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg, traffic(cfg.attention));
 }
 
 // Windows of a node's ranks (intra: ring), or Ulysses over a node and one ring of nodes.

@@ -1,4 +1,4 @@
-// LoongTrain double ring (ALGORITHMS.md, "LoongTrain double ring"): u × C = world,
+// LoongTrain double ring (docs/algorithms.md, "LoongTrain double ring"): u × C = world,
 // u = ulysses_degree consecutive ranks exchange heads, the C context ranks (strided by
 // u) form C/w windows of w = window_size consecutive context ranks. Within a window
 // K/V go round the inner ring; each window's K/V cross to the next window over the
@@ -29,9 +29,10 @@ void validate(const RunConfig& cfg, const Topology& topology) {
     input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
                 std::to_string(world) + " (backend double_ring)");
   if (u * c != world)
-    input_error("attention.backend double_ring needs ulysses_degree × ring_degree (the context size) = world "
-                "size, but " + std::to_string(u) + " × " + std::to_string(c) + " ≠ " + std::to_string(world) +
-                " ranks");
+    input_error(
+        "attention.backend double_ring needs ulysses_degree × ring_degree (the context size) = world "
+        "size, but " +
+        std::to_string(u) + " × " + std::to_string(c) + " ≠ " + std::to_string(world) + " ranks");
   if (c % w != 0)
     input_error("attention.window_size " + std::to_string(w) +
                 (cfg.attention.window_size > 0 ? "" : " (the context ranks of one node)") +

@@ -11,8 +11,7 @@ class LocalBackend final : public AttentionBackend {
     layout_ = SequenceLayout(LayoutKind::contiguous, cfg.sequence.length, 1);
   }
 
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
-               Tensor& lse) override {
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) override {
     const auto pos = layout_.positions(0);
     device_.attn_init(o, lse);
     device_.attn_fwd(s, {block(q, pos), block(k, pos), block(v, pos), &o, &lse});

@@ -15,8 +15,7 @@ class RingBackend final : public AttentionBackend {
     part_ = comm.rank();
   }
 
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
-               Tensor& lse) override {
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) override {
     engine_.forward(s, q, k, v, o, lse);
   }
 

@@ -20,7 +20,7 @@ struct ActiveRows {
 
 // Which rows of the block (the first q_len query rows of ring rank r's share, the first
 // k_len key rows of ring rank j's) a ring step must compute, for shares laid out by
-// `kind` (ALGORITHMS.md, "Ring attention, three layouts"). With a causal mask q_len ==
+// `kind` (docs/algorithms.md, "Ring attention, three layouts"). With a causal mask q_len ==
 // k_len: whole shares, or with stripe the same first rows of every share (themselves a
 // stripe layout of a shorter sequence). Only work is saved here: the kernel masks by
 // global position, so the rules never decide correctness, only that no visible pair is

@@ -1,4 +1,4 @@
-// Ring attention (ALGORITHMS.md, "Ring attention, three layouts", "LoongTrain double
+// Ring attention (docs/algorithms.md, "Ring attention, three layouts", "LoongTrain double
 // ring", "BurstAttention") over a group of C = W·w ranks: W windows of w ranks.
 //
 // Bytes each rank sends, fp32: a block of P elements travelling with accumulators of
@@ -43,8 +43,7 @@ SeqBlock block_rows(const Tensor& t, const std::vector<int64_t>& positions, RowR
 
 }  // namespace
 
-RingEngine::RingEngine(Comm& group, int window, Device& device, const SequenceLayout& layout,
-                       BackwardTraffic traffic)
+RingEngine::RingEngine(Comm& group, int window, Device& device, const SequenceLayout& layout, BackwardTraffic traffic)
     : walk_(group, window), dev_(device), layout_(layout), traffic_(traffic) {
   require(layout.outer_len() * group.size() == layout.padded_len(),
           "ring engine: the layout's outer parts must be the group's ranks");
@@ -56,11 +55,10 @@ int64_t RingEngine::buffer_floats(int64_t rows, int64_t q_width, int64_t kv_widt
   const int64_t kv = sat_mul(sat_mul(2, kv_width), rows);
   const int64_t forward = RingWalk::buffer_floats(kv, 0, windows);
   const int64_t delta = sat_mul(heads, rows);
-  const int64_t backward =
-      traffic == BackwardTraffic::kv
-          ? RingWalk::buffer_floats(kv, kv, windows)
-          : RingWalk::buffer_floats(sat_mul(sat_add(sat_mul(2, q_width), sat_mul(2, heads)), rows),
-                                    sat_mul(q_width, rows), windows);
+  const int64_t backward = traffic == BackwardTraffic::kv
+                               ? RingWalk::buffer_floats(kv, kv, windows)
+                               : RingWalk::buffer_floats(sat_mul(sat_add(sat_mul(2, q_width), sat_mul(2, heads)), rows),
+                                                         sat_mul(q_width, rows), windows);
   return std::max(forward, sat_add(backward, delta));
 }
 
@@ -111,8 +109,8 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
       const ActiveRows a = active_rows(layout_.kind(), s.causal, r, j, layout_.outer_len(), layout_.outer_len());
       if (a.empty()) return false;
       const std::vector<int64_t>& theirs = positions_[size_t(j)];
-      dev_.attn_bwd(s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k), block_rows(kv[1], theirs, a.k),
-                        &dout, &lse, &delta, &dq, &grads[0], &grads[1]});
+      dev_.attn_bwd(s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k), block_rows(kv[1], theirs, a.k), &dout,
+                        &lse, &delta, &dq, &grads[0], &grads[1]});
       return true;
     });
     return;

@@ -33,8 +33,8 @@ class RingEngine {
                                BackwardTraffic traffic);
 
   void forward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse);
-  void backward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
-                const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv);
+  void backward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& lse,
+                const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv);
   // forward() for the queries in the first n rows of each batch of the share only (q, o:
   // B·n rows; lse: [B, H, n]); k and v whole. Needs the stripe layout or a group of one:
   // those rows are then the sequence's first n·C tokens, so under a causal mask they see

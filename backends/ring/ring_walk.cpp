@@ -104,8 +104,8 @@ void RingWalk::forward(Device& dev, const std::vector<const Tensor*>& payload, c
   }
 }
 
-void RingWalk::backward(Device& dev, const std::vector<const Tensor*>& payload,
-                        const std::vector<Tensor*>& accumulated, const GradVisit& visit) {
+void RingWalk::backward(Device& dev, const std::vector<const Tensor*>& payload, const std::vector<Tensor*>& accumulated,
+                        const GradVisit& visit) {
   const int np = int(payload.size()), ng = int(accumulated.size()), all = np + ng;
   const int w = window_, W = windows_;
   std::vector<std::vector<int64_t>> acc_shapes;
@@ -134,7 +134,7 @@ void RingWalk::backward(Device& dev, const std::vector<const Tensor*>& payload,
       PackedTensors* next = buf.next_of(cur);
       const int first = step + 1 < w ? 0 : np;  // the block goes on until the round's last step
       const int end = step > 0 ? all : np;      // there are accumulators from step 1 on
-      if (step == 0)  // the round's first source starts its accumulators here
+      if (step == 0)                            // the round's first source starts its accumulators here
         for (int g = 0; g < ng; ++g) dev.fill((*next)[np + g], 0.0f);
       const bool shift = first < end;
       ShiftHandle h;

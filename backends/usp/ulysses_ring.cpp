@@ -18,8 +18,7 @@ class UlyssesRing final : public AttentionBackend {
     ring_ = std::make_unique<RingEngine>(*context_comm_, d.window, device, layout_, traffic);
   }
 
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
-               Tensor& lse) override {
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) override {
     if (exchange_)
       exchange_->forward(*ring_, s, q, k, v, o, lse);
     else

@@ -48,8 +48,16 @@ std::vector<std::string> table_row(const KernelBenchRow& r) {
           format_number(r.core_share, 2)};
 }
 
-const std::vector<std::string> kHeader = {"kind", "S", "D", "causal", "time (ms)", "GFLOP/s",
-                                          "calibration GFLOP/s", "of calibration", "peak tracked MB", "peak RSS MB",
+const std::vector<std::string> kHeader = {"kind",
+                                          "S",
+                                          "D",
+                                          "causal",
+                                          "time (ms)",
+                                          "GFLOP/s",
+                                          "calibration GFLOP/s",
+                                          "of calibration",
+                                          "peak tracked MB",
+                                          "peak RSS MB",
                                           "core share"};
 
 }  // namespace
@@ -122,8 +130,8 @@ int BenchCommand::run(const std::string& command_line) {
     return 2;
   };
   if (world_size != 1)
-    return error("bench measures one core: run it as a single rank (without mpiexec -n " +
-                 std::to_string(world_size) + ")");
+    return error("bench measures one core: run it as a single rank (without mpiexec -n " + std::to_string(world_size) +
+                 ")");
   try {
     check_options(opt_, mask_, clock_);
     opt_.clock = clock_ == "cpu" ? BenchClock::cpu : BenchClock::wall;

@@ -9,8 +9,8 @@
 #include "app/bench_command.hpp"
 #include "app/deck_options.hpp"
 #include "app/output_path.hpp"
-#include "app/run_command.hpp"
 #include "app/project_command.hpp"
+#include "app/run_command.hpp"
 #include "backends/backend.hpp"
 #include "bench/runner.hpp"
 #include "build_info.hpp"
@@ -112,9 +112,9 @@ int cmd_verify(const VerifyOptions& o) {
     const Verification v = verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml);
     all_valid = all_valid && v.valid;
     if (world_rank() == 0) {
-      std::printf("verify %s backend=%s world=%d against %s%s%s\n", p.config.run.mode == Mode::model ? "model" : "attention",
-                  p.config.attention.backend.c_str(), world->size(), to_string(reference),
-                  p.label.empty() ? "" : " at ", p.label.c_str());
+      std::printf("verify %s backend=%s world=%d against %s%s%s\n",
+                  p.config.run.mode == Mode::model ? "model" : "attention", p.config.attention.backend.c_str(),
+                  world->size(), to_string(reference), p.label.empty() ? "" : " at ", p.label.c_str());
       print_verification(v);
       std::printf("%s\n", v.valid ? "VALID" : "INVALID");
       std::fflush(stdout);
@@ -178,7 +178,8 @@ int dispatch(int argc, char** argv) {
   auto* verify_cmd = app.add_subcommand("verify", "check a backend's outputs and gradients against a reference");
   add_deck_options(verify_cmd, verify.deck);
   verify_cmd->add_option("--reference", verify.reference, "fp64 (independent golden code) or single-device");
-  verify_cmd->add_option("--dump", verify.dump, "write global inputs, weights, outputs and gradients to this HDF5 file");
+  verify_cmd->add_option("--dump", verify.dump,
+                         "write global inputs, weights, outputs and gradients to this HDF5 file");
   verify_cmd->add_option("--point", verify.points,
                          "verify one more point: space-separated overrides on top of the deck and --set, "
                          "e.g. --point \"attention.ring_type=zigzag sequence.length=998\" (repeatable)");

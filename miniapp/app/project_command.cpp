@@ -68,8 +68,9 @@ ProjectCommand::ProjectCommand(CLI::App& app) {
   cmd_->add_option("--ranks-per-node", ranks_per_node_,
                    "ranks per node (default: the deck's topology.ranks_per_node, else the profile's devices per node)")
       ->check(CLI::PositiveNumber);
-  cmd_->add_option("--calibration", calibration_,
-                   "HDF5 file of `minictx bench` or `bench --comm` rates to use in place of the profile's (repeatable)");
+  cmd_->add_option(
+      "--calibration", calibration_,
+      "HDF5 file of `minictx bench` or `bench --comm` rates to use in place of the profile's (repeatable)");
   cmd_->add_option("-o,--output", output_, "write the projected points to this results file");
   cmd_->add_flag("--force", force_, "replace an existing results file");
   cmd_->add_option("--columns", columns_, "column set of the printed table (default: the deck's seed table)");
@@ -96,12 +97,10 @@ int ProjectCommand::run(const std::string& command_line) {
       const auto start = std::chrono::steady_clock::now();
       RunConfig cfg = points[i].config;
       const int world = ranks_ > 0 ? ranks_ : cfg.topology.world_size;
-      if (world <= 0)
-        input_error("the deck has no topology.world_size: give the world size with --ranks N");
-      const int per_node =
-          std::min(world, ranks_per_node_ > 0            ? ranks_per_node_
-                          : cfg.topology.ranks_per_node > 0 ? cfg.topology.ranks_per_node
-                                                           : profile.gpus_per_node);
+      if (world <= 0) input_error("the deck has no topology.world_size: give the world size with --ranks N");
+      const int per_node = std::min(world, ranks_per_node_ > 0               ? ranks_per_node_
+                                           : cfg.topology.ranks_per_node > 0 ? cfg.topology.ranks_per_node
+                                                                             : profile.gpus_per_node);
       const Topology topology{world, per_node};
       const KernelRates rates(profile, cfg.run.dtype);
       cfg.machine.name = profile.name;
@@ -122,8 +121,8 @@ int ProjectCommand::run(const std::string& command_line) {
         r.verdict = "SKIPPED";
       }
       if (r.skipped_reason.empty()) {
-        const StepProjection s = project_step(cfg, topology, rates, {profile.intra, profile.inter},
-                                              profile.memory_gib * double(1 << 30));
+        const StepProjection s =
+            project_step(cfg, topology, rates, {profile.intra, profile.inter}, profile.memory_gib * double(1 << 30));
         r.iters = 1;
         r.ranks = world;
         r.iter_seconds.assign(size_t(world), s.total.seconds());
@@ -153,9 +152,20 @@ int ProjectCommand::run(const std::string& command_line) {
       std::printf("projected on %s (%s)\n%s", profile.name.c_str(), profile.file.c_str(),
                   render(make_table(columns, results), TableFormat::markdown).c_str());
       Table bounds;
-      bounds.header = {"point", "step (s)", "bound", "attention fwd (s)", "attention bwd (s)", "of which all-to-all (s)", "GEMM (s)",
-                       "element-wise (s)", "recompute (s)", "grad all-reduce (s)", "exposed intra (s)",
-                       "exposed inter (s)", "memory MiB/device", "fits"};
+      bounds.header = {"point",
+                       "step (s)",
+                       "bound",
+                       "attention fwd (s)",
+                       "attention bwd (s)",
+                       "of which all-to-all (s)",
+                       "GEMM (s)",
+                       "element-wise (s)",
+                       "recompute (s)",
+                       "grad all-reduce (s)",
+                       "exposed intra (s)",
+                       "exposed inter (s)",
+                       "memory MiB/device",
+                       "fits"};
       for (const auto& r : results) {
         if (!r.skipped_reason.empty()) continue;
         auto m = [&](const std::string& k) {
@@ -163,10 +173,11 @@ int ProjectCommand::run(const std::string& command_line) {
           return it == r.metrics.end() ? std::string("n/a") : format_number(it->second, 4);
         };
         bounds.rows.push_back({r.name, m("step_seconds"), r.labels.at("bound"), m("projected_attention_fwd_s"),
-                               m("projected_attention_bwd_s"), m("projected_all_to_all_s"), m("projected_gemm_s"), m("projected_elementwise_s"),
-                               m("projected_recompute_s"), m("projected_grad_allreduce_s"),
-                               m("projected_exposed_intra_s"), m("projected_exposed_inter_s"),
-                               format_number(r.metrics.at("peak_memory_mb"), 0), r.labels.at("fits")});
+                               m("projected_attention_bwd_s"), m("projected_all_to_all_s"), m("projected_gemm_s"),
+                               m("projected_elementwise_s"), m("projected_recompute_s"),
+                               m("projected_grad_allreduce_s"), m("projected_exposed_intra_s"),
+                               m("projected_exposed_inter_s"), format_number(r.metrics.at("peak_memory_mb"), 0),
+                               r.labels.at("fits")});
       }
       std::printf("\n%s", render(bounds, TableFormat::markdown).c_str());
       if (writer) std::printf("results: %s\n", writer->path().c_str());

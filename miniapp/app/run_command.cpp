@@ -114,9 +114,12 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
         int world = o.ranks;
         if (!ranks_given) MPI_Comm_size(MPI_COMM_WORLD, &world);
         int per_node = points.front().config.topology.ranks_per_node;
-        if (per_node_given) check_ranks_per_node(per_node = o.ranks_per_node, world, "--ranks-per-node");
-        else if (per_node > 0) check_ranks_per_node(per_node, world, "topology.ranks_per_node");
-        else per_node = world;
+        if (per_node_given)
+          check_ranks_per_node(per_node = o.ranks_per_node, world, "--ranks-per-node");
+        else if (per_node > 0)
+          check_ranks_per_node(per_node, world, "topology.ranks_per_node");
+        else
+          per_node = world;
         topology = Topology{world, per_node, per_node_given ? o.ranks_per_node : world};
         skipped = skip_reasons(points, topology);
         capacity = dry_run_capacity(points.front().config, topology);
@@ -138,8 +141,8 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
       std::printf("%s: skipped: %s\n", describe(p, i).c_str(), skipped[i].c_str());
     }
   }
-  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped%s\n", points.size(), runnable,
-              topology.world_size, points.size() - runnable - refused,
+  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped%s\n", points.size(), runnable, topology.world_size,
+              points.size() - runnable - refused,
               refused ? (", " + std::to_string(refused) + " would be refused here").c_str() : "");
   return 0;
 }
@@ -336,10 +339,11 @@ RunCommand::RunCommand(CLI::App& app) {
   cmd_->add_flag("--force", o_.force, "replace an existing results file (kept until the first new point is written)");
   cmd_->add_flag("--resume", o_.resume,
                  "continue an existing results file of the same deck, build and ranks: run only its missing points");
-  auto* dry = cmd_->add_flag("--dry-run", o_.dry_run, "expand and check the deck, list its points; run and write nothing");
-  ranks_option_ =
-      cmd_->add_option("--ranks", o_.ranks, "with --dry-run: check the points for this many ranks (default: this run's)")
-          ->needs(dry);
+  auto* dry =
+      cmd_->add_flag("--dry-run", o_.dry_run, "expand and check the deck, list its points; run and write nothing");
+  ranks_option_ = cmd_->add_option("--ranks", o_.ranks,
+                                   "with --dry-run: check the points for this many ranks (default: this run's)")
+                      ->needs(dry);
   ranks_per_node_option_ =
       cmd_->add_option("--ranks-per-node", o_.ranks_per_node,
                        "with --dry-run: ranks per node (default: the deck's topology.ranks_per_node, else one node)")

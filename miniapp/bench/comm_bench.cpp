@@ -37,8 +37,8 @@ double best_seconds(Comm& c, double min_seconds, const Op& op) {
 }
 
 // Exchanges between world rank 0 and `peer` (both directions at once); other ranks idle.
-void exchange_rows(Comm& world, int peer, const std::string& link, const std::vector<double>& sizes,
-                   double min_seconds, CommBenchResult& r, CommBenchResult::Link& rate) {
+void exchange_rows(Comm& world, int peer, const std::string& link, const std::vector<double>& sizes, double min_seconds,
+                   CommBenchResult& r, CommBenchResult::Link& rate) {
   const bool in_pair = world.rank() == 0 || world.rank() == peer;
   std::unique_ptr<Comm> pair = world.split(in_pair ? 0 : 1, world.rank());
   for (double bytes : sizes) {
@@ -66,7 +66,8 @@ void exchange_rows(Comm& world, int peer, const std::string& link, const std::ve
   // The best rate of the larger sizes (latency included, so a latency inflated by a
   // loaded host cannot make it absurd): on a shared-memory host the largest messages fall
   // out of cache and run slower than a ring step's blocks.
-  for (size_t i = first + 1; i < r.rows.size(); ++i) rate.bandwidth_gb_s = std::max(rate.bandwidth_gb_s, r.rows[i].gb_s);
+  for (size_t i = first + 1; i < r.rows.size(); ++i)
+    rate.bandwidth_gb_s = std::max(rate.bandwidth_gb_s, r.rows[i].gb_s);
 }
 
 }  // namespace

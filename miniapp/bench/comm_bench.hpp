@@ -11,8 +11,8 @@
 namespace minictx {
 
 struct CommBenchRow {
-  std::string kind;  // exchange | all_to_all | all_reduce
-  std::string link;  // intra | inter (exchange); world (collectives)
+  std::string kind;    // exchange | all_to_all | all_reduce
+  std::string link;    // intra | inter (exchange); world (collectives)
   double bytes = 0;    // per rank: sent to the peer (exchange), to each peer (all_to_all), buffer (all_reduce)
   double seconds = 0;  // best of the repetitions
   double gb_s = 0;     // bytes / seconds, 1 GB = 1e9 bytes

@@ -136,8 +136,8 @@ RunConfig layer_config(const KernelBenchOptions& opt) {
 }
 
 // One attention row: forward, or forward+backward, of one shape on a fresh problem.
-KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, const std::string& kind,
-                             int64_t seq_len, int head_dim, bool causal) {
+KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, const std::string& kind, int64_t seq_len,
+                             int head_dim, bool causal) {
   const bool with_backward = kind != "attn_fwd";
   const RunConfig cfg = attention_config(opt, seq_len, head_dim, causal);
   AttnShape shape;
@@ -206,8 +206,8 @@ void check_kernel_bench_memory(const KernelBenchOptions& opt, const Comm& world,
   for (const RunConfig& cfg : rows) {
     const std::string refusal = memory_refusal(cfg, topology, capacity_per_rank(device, topology));
     if (!refusal.empty())
-      input_error("bench row at S=" + std::to_string(cfg.sequence.length) + ", D=" + std::to_string(cfg.model.head_dim) +
-                  ": " + refusal);
+      input_error("bench row at S=" + std::to_string(cfg.sequence.length) +
+                  ", D=" + std::to_string(cfg.model.head_dim) + ": " + refusal);
   }
 }
 

@@ -41,13 +41,13 @@ struct KernelBenchRow {
   int64_t seq_len = 0;
   int head_dim = 0;
   bool causal = false;
-  double seconds = 0;              // best time of one call (one step for layer_step)
-  double gflops = 0;               // by the FLOP conventions of README "Metrics"
-  double calibration_gflops = 0;   // the calibration taken just before this row
-  double fraction = 0;             // gflops / calibration_gflops
-  double peak_tracked_bytes = 0;   // device tracker's peak during the row
-  double peak_rss_bytes = 0;       // process high-water mark after the row
-  double core_share = 0;           // CPU time / wall time over the row: 1 = the core was ours
+  double seconds = 0;             // best time of one call (one step for layer_step)
+  double gflops = 0;              // by the FLOP conventions of README "Metrics"
+  double calibration_gflops = 0;  // the calibration taken just before this row
+  double fraction = 0;            // gflops / calibration_gflops
+  double peak_tracked_bytes = 0;  // device tracker's peak during the row
+  double peak_rss_bytes = 0;      // process high-water mark after the row
+  double core_share = 0;          // CPU time / wall time over the row: 1 = the core was ours
 };
 
 struct KernelBenchResult {

@@ -52,7 +52,7 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
     const Checkpointing ckpt = c.run.checkpointing;
     const real kept = c.run.fwd_only ? 1 : ckpt == Checkpointing::none ? m.layers : 1;
     // Selective checkpointing keeps every layer's attention output and LSE, or half of them.
-    const real attention_kept = c.run.fwd_only                            ? 0
+    const real attention_kept = c.run.fwd_only                          ? 0
                                 : ckpt == Checkpointing::selective      ? 1
                                 : ckpt == Checkpointing::selective_half ? 0.5L
                                                                         : 0;
@@ -66,8 +66,8 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
 }
 
 std::string memory_refusal(const RunConfig& cfg, const Topology& topology, int64_t capacity_per_rank) {
-  for (const auto& [key, tile] : {std::pair{"attention.block_q", cfg.attention.block_q},
-                                  std::pair{"attention.block_k", cfg.attention.block_k}})
+  for (const auto& [key, tile] :
+       {std::pair{"attention.block_q", cfg.attention.block_q}, std::pair{"attention.block_k", cfg.attention.block_k}})
     if (tile > kMaxTile)
       return std::string(key) + " = " + std::to_string(tile) + " exceeds " + std::to_string(kMaxTile) +
              ", the largest tile the attention kernel takes";
@@ -100,12 +100,16 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const s
   watchdog::configure(cfg.run.watchdog_seconds);
   auto step = [&] {
     const auto t0 = std::chrono::steady_clock::now();
-    if (model) loss = model->step(with_backward);
-    else attention->step(with_backward);
+    if (model)
+      loss = model->step(with_backward);
+    else
+      attention->step(with_backward);
     watchdog::step_completed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   };
-  if (cfg.run.mode == Mode::model) model = std::make_unique<LayerStack>(cfg, device, world, *backend, timer);
-  else attention = std::make_unique<AttentionStep>(cfg, device, *backend, timer);
+  if (cfg.run.mode == Mode::model)
+    model = std::make_unique<LayerStack>(cfg, device, world, *backend, timer);
+  else
+    attention = std::make_unique<AttentionStep>(cfg, device, *backend, timer);
 
   auto check = [&] {
     if (between) between();

@@ -32,7 +32,7 @@ struct ShiftHandle {
 
 // The communication the backends and the model use. Buffers are in the memory of the
 // device the communicator was made for. Counts are in elements of the given type; byte
-// accounting follows the conventions in README.md (Communication volume).
+// accounting follows docs/design.md, "Metrics" (bytes sent).
 class Comm {
  public:
   virtual ~Comm() = default;

@@ -62,8 +62,12 @@ void MpiComm::complete(MPI_Request* reqs, int n, const char* call, int dst, int 
       const std::string& point = watchdog::point();
       std::fprintf(stderr, "minictx: watchdog: rank %d waited %.1f s in %s (%s) %s; aborting the job (%s)\n", rank,
                    waited, call, describe_peers(dst, src).c_str(),
-                   point.empty() ? "outside any point" : ("at " + point).c_str(), watchdog::limit_description().c_str());
+                   point.empty() ? "outside any point" : ("at " + point).c_str(),
+                   watchdog::limit_description().c_str());
       std::fflush(stderr);
+      // The launcher forwards a rank's output asynchronously and may tear the job down
+      // before it has: give the line a moment to get out.
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
       MPI_Abort(MPI_COMM_WORLD, 3);
     }
     if (waited > 1e-3) std::this_thread::yield();
@@ -157,8 +161,7 @@ void MpiComm::all_gather(const float* send, float* recv, int64_t count_per_rank)
 // sends them: 2(P−1)/P and (P−1)/P of the buffer, spread evenly over the peers.
 void MpiComm::all_reduce_sum(float* data, int64_t count) {
   MPI_Request req;
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_FLOAT, MPI_SUM, comm_, &req),
-            "MPI_Iallreduce");
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_FLOAT, MPI_SUM, comm_, &req), "MPI_Iallreduce");
   complete(&req, 1, "MPI_Iallreduce");
   if (size_ > 1) count_to_all_peers(2.0 * double(count) * sizeof(float) / size_);
 }

@@ -47,7 +47,7 @@ class MpiComm final : public Comm {
   int size_ = 1;
   std::vector<int> world_ranks_;
   std::vector<std::vector<MPI_Request>> pending_;  // by ShiftHandle slot
-  std::vector<std::pair<int, int>> shift_peers_;     // (dst, src) by ShiftHandle slot
+  std::vector<std::pair<int, int>> shift_peers_;   // (dst, src) by ShiftHandle slot
 
   // Completes n requests of `call` under the watchdog (comm/watchdog.hpp); dst and src
   // name a shift's peers, -1 a collective over this group.

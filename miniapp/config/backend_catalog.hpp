@@ -21,7 +21,7 @@ struct BackendDeckFacts {
 };
 
 void install_backend_catalog(std::vector<BackendDeckFacts> backends);
-const std::vector<BackendDeckFacts>& backend_catalog();       // in registration order
+const std::vector<BackendDeckFacts>& backend_catalog();          // in registration order
 const BackendDeckFacts& backend_facts(const std::string& name);  // a registered name
 
 // A deck key that some backend declares as an option (so it is not read by every backend).

@@ -22,7 +22,8 @@ Flat flatten(const std::string& yaml, const char* which) {
   if (!root.IsMap()) fail(std::string(which) + " deck is not a mapping of sections");
   Flat out;
   for (const auto& section : root) {
-    if (!section.second.IsMap()) fail(std::string(which) + " deck: section " + section.first.Scalar() + " is not a mapping");
+    if (!section.second.IsMap())
+      fail(std::string(which) + " deck: section " + section.first.Scalar() + " is not a mapping");
     for (const auto& kv : section.second) {
       if (!kv.second.IsScalar()) fail(std::string(which) + " deck: " + kv.first.Scalar() + " is not a scalar");
       out.emplace_back(section.first.Scalar() + "." + kv.first.Scalar(), kv.second.Scalar());

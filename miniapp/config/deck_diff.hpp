@@ -8,7 +8,7 @@
 namespace minictx {
 
 struct KeyDifference {
-  std::string key;  // "sequence.length"
+  std::string key;        // "sequence.length"
   std::string old_value;  // "(absent)" when only the other deck has the key
   std::string new_value;
 };

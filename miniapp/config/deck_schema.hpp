@@ -26,7 +26,7 @@ struct KeySpec {
   bool min_exclusive = false;  // real: the value must be > min_real rather than >=
   bool even = false;           // integer: must be even
   std::vector<std::string> choices;
-  std::function<std::vector<std::string>()> choices_of;  // choices known only at run time
+  std::function<std::vector<std::string>()> choices_of;      // choices known only at run time
   std::function<void(RunConfig&, const DeckScalar&)> apply;  // empty for sweep.zip
   std::function<DeckScalar(const RunConfig&)> read;
 };

@@ -40,7 +40,8 @@ class Reader {
   YAML::Node group(const std::string& key, std::map<std::string, std::string>& sources) const {
     const YAML::Node p = root_["projection"];
     if (!p || !p.IsMap())
-      input_error(where_ + ": no 'projection:' section; `minictx project` needs a profile with links and "
+      input_error(where_ +
+                  ": no 'projection:' section; `minictx project` needs a profile with links and "
                   "efficiencies (see inputs/machines/a100-80gb-hdr.yaml)");
     const YAML::Node g = p[key];
     if (!g || !g.IsMap()) input_error(at(p) + ": projection." + key + " is missing or not a mapping");
@@ -111,8 +112,8 @@ fs::path find_profile(const std::string& name_or_path, const fs::path& deck_dir)
     if (fs::is_regular_file(d / (name_or_path + ".yaml"))) return d / (name_or_path + ".yaml");
     searched += (searched.empty() ? "" : ", ") + d.string();
   }
-  input_error("--machine " + name_or_path + ": profile not found (searched: " +
-              (searched.empty() ? "no profile directory exists" : searched) + ")");
+  input_error("--machine " + name_or_path +
+              ": profile not found (searched: " + (searched.empty() ? "no profile directory exists" : searched) + ")");
 }
 
 }  // namespace

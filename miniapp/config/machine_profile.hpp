@@ -29,9 +29,9 @@ struct ProjectionProfile {
   int gpus_per_node = 1;
   double memory_gib = 0;
   double hbm_gb_s = 0;
-  LinkRate intra, inter;       // inter: per device, the node's NICs shared by its devices
-  double call_overhead_us = 0;  // launch and synchronisation cost of one kernel call
-  EfficiencyCurve gemm;         // x = (m·n·k)^(1/3) of one call
+  LinkRate intra, inter;                         // inter: per device, the node's NICs shared by its devices
+  double call_overhead_us = 0;                   // launch and synchronisation cost of one kernel call
+  EfficiencyCurve gemm;                          // x = (m·n·k)^(1/3) of one call
   EfficiencyCurve attention_fwd, attention_bwd;  // x = head dim, at lengths that saturate the kernel
   std::map<std::string, std::string> sources;    // group -> citation, kept for the provenance
 };

@@ -108,10 +108,10 @@ bool MachineConfig::measures_peak() const { return profile == measure_profile; }
 int64_t ModelShape::n_params() const {
   // Saturating: the memory guard reads this before any deck size is bounded.
   const int64_t d = d_model, q = sat_mul(heads, head_dim), kv = sat_mul(kv_heads, head_dim);
-  int64_t per_layer = sat_mul(2, d);                       // the two RMSNorm gains
-  per_layer = sat_add(per_layer, sat_mul(d, q));           // wq
-  per_layer = sat_add(per_layer, sat_mul(2, sat_mul(d, kv)));  // wk, wv (GQA: kv_heads)
-  per_layer = sat_add(per_layer, sat_mul(q, d));           // wo
+  int64_t per_layer = sat_mul(2, d);                                   // the two RMSNorm gains
+  per_layer = sat_add(per_layer, sat_mul(d, q));                       // wq
+  per_layer = sat_add(per_layer, sat_mul(2, sat_mul(d, kv)));          // wk, wv (GQA: kv_heads)
+  per_layer = sat_add(per_layer, sat_mul(q, d));                       // wo
   per_layer = sat_add(per_layer, sat_mul(3, sat_mul(d, ffn_hidden)));  // w1, w3, w2 (SwiGLU)
   return sat_mul(layers, per_layer);
 }

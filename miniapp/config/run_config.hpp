@@ -8,8 +8,8 @@ enum class Mode { attention, model };
 enum class Checkpointing { none, full, selective, selective_half };
 enum class DType { f32, bf16, f16 };
 enum class RingType { basic, zigzag, stripe };  // how a ring splits the sequence
-enum class Intra { ring, ulysses };              // burst: the inner level inside a node
-enum class BwdComm { q, kv };                    // burst: what travels in the backward
+enum class Intra { ring, ulysses };             // burst: the inner level inside a node
+enum class BwdComm { q, kv };                   // burst: what travels in the backward
 enum class DeviceKind { kokkos, cuda };
 enum class CommKind { mpi, nccl };
 enum class Reference { fp64, single_device };

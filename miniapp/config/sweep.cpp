@@ -87,8 +87,7 @@ std::vector<SweepPoint> expand_entries(const std::vector<DeckEntry>& entries, co
                                        const std::filesystem::path& deck_dir) {
   for (const auto& e : entries)
     if (e.is_list && e.values.size() > 1 && whole_run_key(e.key))
-      input_error(e.where + ": " + e.key +
-                  " applies to the whole run and cannot be swept; run one job per value");
+      input_error(e.where + ": " + e.key + " applies to the whole run and cannot be swept; run one job per value");
 
   std::set<std::string> zipped;
   if (const DeckEntry* zip = find_entry(entries, "sweep.zip")) {

@@ -19,7 +19,7 @@ struct AttnShape {
   int head_dim = 1;
   bool causal = true;
   int64_t real_len = 0;  // keys at global positions >= real_len are padding: always masked
-  int block_q = 256;      // tile sizes of the block kernel
+  int block_q = 256;     // tile sizes of the block kernel
   int block_k = 512;
 };
 
@@ -33,7 +33,7 @@ struct SeqBlock {
 };
 
 // One block of attention: merge softmax(q kᵀ) v of these rows into the running
-// (o, lse) of the same query rows (the LSE merge of ALGORITHMS.md).
+// (o, lse) of the same query rows (docs/algorithms.md, "Block attention and the LSE merge").
 struct AttnFwdBlock {
   SeqBlock q, k, v;
   Tensor* o = nullptr;    // [B, Lq, H, D] accumulator, rows as q.tensor
@@ -80,25 +80,24 @@ class Device {
   virtual void copy(Tensor& dst, const Tensor& src) = 0;
   // Copy `rows` rows of `cols` floats from src (row stride src_ld, starting at src_off)
   // to dst (row stride dst_ld, starting at dst_off): the gather/scatter of sub-blocks.
-  virtual void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src,
-                         int64_t src_off, int64_t src_ld, int64_t rows, int64_t cols) = 0;
+  virtual void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
+                         int64_t src_ld, int64_t rows, int64_t cols) = 0;
   virtual void fill(Tensor& t, float value) = 0;
   virtual void add(Tensor& y, const Tensor& x) = 0;  // y += x
   virtual double dot(const Tensor& a, const Tensor& b) = 0;
 
   // C = alpha · op(A) · op(B) + beta · C, op = transpose when the flag is set.
-  virtual void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
-                    float beta, Tensor& c) = 0;
+  virtual void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                    Tensor& c) = 0;
 
   // y = x / rms(x) · g per row; rstd [rows] keeps 1/rms for the backward.
   virtual void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) = 0;
   // dx += dL/dx; dg += dL/dg.
-  virtual void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
-                           Tensor& dx, Tensor& dg) = 0;
+  virtual void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                           Tensor& dg) = 0;
   // Rotary embedding in place on [B·L, heads·D] rows at the given positions (one per
   // row of a sequence, repeated over the batch); inverse = rotate back (the backward).
-  virtual void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
-                    bool inverse) = 0;
+  virtual void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse) = 0;
   // m = silu(a) ∘ u, and its backward.
   virtual void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) = 0;
   virtual void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) = 0;

@@ -107,21 +107,21 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
       const int tk = visible_prefixes(s, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), visible);
       if (tk == 0) continue;
       float* scores = sc.s.data();  // [tq, tk]: only keys some row of the tile sees
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, alpha, q.ptr + i0 * q.ld, q.ld,
-                  k.ptr + j0 * k.ld, k.ld, 0.0f, scores, tk);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, alpha, q.ptr + i0 * q.ld, q.ld, k.ptr + j0 * k.ld,
+                  k.ld, 0.0f, scores, tk);
       for (int i = 0; i < tq; ++i) {
         float* srow = scores + size_t(i) * tk;
         const int n = visible[i];
         const float new_max = std::max(run_max[i], row_max(srow, n));
         std::fill(srow + n, srow + tk, 0.0f);
-        if (new_max == kNegInf) continue;  // nothing visible yet: the row stays empty
+        if (new_max == kNegInf) continue;                       // nothing visible yet: the row stays empty
         const float rescale = std::exp2(run_max[i] - new_max);  // 0 on the first visible tile
         run_sum[i] = run_sum[i] * rescale + exp2_shift_sum(srow, n, new_max);
         run_max[i] = new_max;
         if (rescale != 1.0f) scale_row(acc + size_t(i) * d, d, rescale);
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, 1.0f, scores, tk, v.ptr + j0 * v.ld,
-                  v.ld, 1.0f, acc, d);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, 1.0f, scores, tk, v.ptr + j0 * v.ld, v.ld, 1.0f,
+                  acc, d);
     }
     for (int i = 0; i < tq; ++i) {
       if (run_sum[i] == 0.0f) continue;  // no visible key in this block
@@ -176,16 +176,16 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
           exp2_shift(prow, n, row_lse * kLog2e);
           std::fill(prow + n, prow + tk, 0.0f);
         }
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, 1.0f, p, tk, dout.ptr + i0 * dout.ld,
-                    dout.ld, 1.0f, dv.ptr + j0 * dv.ld, dv.ld);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, 1.0f, p, tk, dout.ptr + i0 * dout.ld, dout.ld,
+                    1.0f, dv.ptr + j0 * dv.ld, dv.ld);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, 1.0f, dout.ptr + i0 * dout.ld, dout.ld,
                     v.ptr + j0 * v.ld, v.ld, 0.0f, dp, tk);
         for (int i = 0; i < tq; ++i)  // p becomes dS; masked entries stay 0
           softmax_grad(p + size_t(i) * tk, dp + size_t(i) * tk, visible[i], delta[i0 + i]);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, scale, p, tk, k.ptr + j0 * k.ld, k.ld,
-                    1.0f, dq.ptr + i0 * dq.ld, dq.ld);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, scale, p, tk, q.ptr + i0 * q.ld, q.ld,
-                    1.0f, dk.ptr + j0 * dk.ld, dk.ld);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, scale, p, tk, k.ptr + j0 * k.ld, k.ld, 1.0f,
+                    dq.ptr + i0 * dq.ld, dq.ld);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, scale, p, tk, q.ptr + i0 * q.ld, q.ld, 1.0f,
+                    dk.ptr + j0 * dk.ld, dk.ld);
       }
     }
   }
@@ -207,7 +207,8 @@ void lse_merge_row(float* o, float& lse, const float* o_b, float lse_b, int n) {
 
 void attn_fwd(const AttnShape& s, const AttnFwdBlock& a) {
   if (a.q.len == 0 || a.k.len == 0) return;
-  Kokkos::parallel_for("minictx::attn_fwd", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, s.batch * s.heads),
+  Kokkos::parallel_for("minictx::attn_fwd",
+                       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, s.batch * s.heads),
                        [&](int bh) { fwd_head(s, a, bh / s.heads, bh % s.heads); });
 }
 
@@ -228,7 +229,8 @@ void attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Ten
                          float* out = row_vector(delta, s, b, h, 0);
                          for (int64_t i = 0; i < len; ++i) {
                            float acc = 0.0f;
-                           for (int c = 0; c < s.head_dim; ++c) acc += orow.ptr[i * orow.ld + c] * drow.ptr[i * drow.ld + c];
+                           for (int c = 0; c < s.head_dim; ++c)
+                             acc += orow.ptr[i * orow.ld + c] * drow.ptr[i * drow.ld + c];
                            out[i] = acc;
                          }
                        });

@@ -10,12 +10,11 @@ namespace minictx::host {
 
 constexpr int kLanes = 16;  // one AVX-512 register, two AVX2, four SSE2
 
-
 // 2^x for -126 <= x <= 0, relative error below 2e-7. Free of float→int conversions
 // and of branches: either would stop the vectoriser under the default -ftrapping-math
 // (so callers clamp in a loop of their own).
 inline float exp2_clamped(float x) {
-  const float t = x + 12582912.0f;  // 1.5·2^23: the low mantissa bits of t hold round(x)
+  const float t = x + 12582912.0f;        // 1.5·2^23: the low mantissa bits of t hold round(x)
   const float f = x - (t - 12582912.0f);  // in [-0.5, 0.5]
   // Taylor series of e^(f ln 2) to degree 7: truncation error < 1e-9 on [-0.5, 0.5].
   float p = 1.5252734e-5f;

@@ -22,8 +22,8 @@ using HostExec = Kokkos::DefaultHostExecutionSpace;
 // every tensor is gone: they are owned by objects that die before main returns).
 void ensure_kokkos() {
   if (Kokkos::is_initialized()) return;
-  // One MPI rank per core. InitArguments gave way to InitializationSettings in 3.7 and
-  // is gone from Kokkos 4.
+    // One MPI rank per core. InitArguments gave way to InitializationSettings in 3.7 and
+    // is gone from Kokkos 4.
 #if KOKKOS_VERSION >= 30700
   Kokkos::initialize(Kokkos::InitializationSettings().set_num_threads(1));
 #else
@@ -45,7 +45,6 @@ void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
   require(a.numel() == b.numel(), std::string(op) + ": tensor sizes differ");
 }
 
-
 }  // namespace
 
 KokkosDevice::KokkosDevice() {
@@ -55,8 +54,8 @@ KokkosDevice::KokkosDevice() {
 
 std::string KokkosDevice::description() const {
   std::ostringstream s;
-  s << "Kokkos " << KOKKOS_VERSION / 10000 << "." << (KOKKOS_VERSION / 100) % 100 << "." << KOKKOS_VERSION % 100
-    << " (" << HostExec::name() << "), BLAS: " << blas_description();
+  s << "Kokkos " << KOKKOS_VERSION / 10000 << "." << (KOKKOS_VERSION / 100) % 100 << "." << KOKKOS_VERSION % 100 << " ("
+    << HostExec::name() << "), BLAS: " << blas_description();
   return s.str();
 }
 
@@ -120,8 +119,8 @@ double KokkosDevice::dot(const Tensor& a, const Tensor& b) {
 void KokkosDevice::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
                         Tensor& c) {
   const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, c);
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(m),
-              int(n), int(k), alpha, a.data(), int(matrix_cols(a)), b.data(), int(matrix_cols(b)), beta, c.data(),
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(m), int(n),
+              int(k), alpha, a.data(), int(matrix_cols(a)), b.data(), int(matrix_cols(b)), beta, c.data(),
               int(matrix_cols(c)));
 }
 

@@ -19,7 +19,7 @@ h5::Handle parent_group(hid_t file, const std::string& path) {
     const std::string name = path.substr(begin, slash - begin);
     const hid_t parent = chain.back().get();
     chain.push_back(H5Lexists(parent, name.c_str(), H5P_DEFAULT) > 0 ? h5::open_group(parent, name)
-                                                                      : h5::create_group(parent, name));
+                                                                     : h5::create_group(parent, name));
     begin = slash + 1;
   }
   return std::move(chain.back());
@@ -27,8 +27,7 @@ h5::Handle parent_group(hid_t file, const std::string& path) {
 
 }  // namespace
 
-void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays,
-                      const DumpAttributes& attributes) {
+void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays, const DumpAttributes& attributes) {
   if (std::filesystem::exists(path)) input_error("--dump " + path + ": file exists; remove it or choose another name");
   const std::string tmp = path + ".partial";
   try {

@@ -7,10 +7,10 @@ namespace {
 
 // The labels that make two points the same configuration; the device, comm and GPU may
 // differ (a projection of a host run is made on a profile).
-const char* const kConfigLabels[] = {"backend", "ring_type", "mode",          "world_size",  "seq_len",
-                                     "batch",   "fwd_only",  "causal",        "ulysses_degree", "ring_degree",
-                                     "window_size", "intra", "bwd_comm",     "checkpointing", "model",
-                                     "layers",  "d_model",   "heads",         "kv_heads",    "head_dim"};
+const char* const kConfigLabels[] = {"backend",     "ring_type", "mode",     "world_size",     "seq_len",
+                                     "batch",       "fwd_only",  "causal",   "ulysses_degree", "ring_degree",
+                                     "window_size", "intra",     "bwd_comm", "checkpointing",  "model",
+                                     "layers",      "d_model",   "heads",    "kv_heads",       "head_dim"};
 
 std::string config_key(const PointResult& p) {
   std::string key;
@@ -43,10 +43,21 @@ std::string label(const PointResult& p, const char* key) {
 
 Table compare_table(const std::vector<PointResult>& measured, const std::vector<PointResult>& projected) {
   Table t;
-  t.header = {"point",         "backend",          "ring_type",        "mode",
-              "seq_len",       "fwd_only",         "ckpt",             "measured ms",
-              "projected ms",  "measured/projected", "tokens/s/device ratio", "peak MB ratio",
-              "sent MB ratio (intra)", "sent MB ratio (inter)", "bound"};
+  t.header = {"point",
+              "backend",
+              "ring_type",
+              "mode",
+              "seq_len",
+              "fwd_only",
+              "ckpt",
+              "measured ms",
+              "projected ms",
+              "measured/projected",
+              "tokens/s/device ratio",
+              "peak MB ratio",
+              "sent MB ratio (intra)",
+              "sent MB ratio (inter)",
+              "bound"};
   for (const PointResult& m : measured) {
     if (!m.skipped_reason.empty()) continue;
     const PointResult* twin = nullptr;

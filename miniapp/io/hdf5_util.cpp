@@ -76,32 +76,24 @@ Handle string_type() {
   return type;
 }
 
-Handle scalar_space() {
-  return Handle(check(H5Screate(H5S_SCALAR), "create a scalar dataspace"), H5Sclose);
-}
+Handle scalar_space() { return Handle(check(H5Screate(H5S_SCALAR), "create a scalar dataspace"), H5Sclose); }
 
 Handle simple_space(const std::vector<hsize_t>& dims) {
-  return Handle(check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                      "create a dataspace"),
+  return Handle(check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), "create a dataspace"),
                 H5Sclose);
 }
 
 Handle open_attribute(hid_t obj, const std::string& name) {
-  return Handle(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), "open attribute '" + name + "'"),
-                H5Aclose);
+  return Handle(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), "open attribute '" + name + "'"), H5Aclose);
 }
 
 Handle open_dataset(hid_t loc, const std::string& name) {
-  return Handle(
-      check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), "open dataset '" + name + "'"),
-      H5Dclose);
+  return Handle(check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), "open dataset '" + name + "'"), H5Dclose);
 }
 
-void write_scalar_attribute(hid_t obj, const std::string& name, hid_t file_type,
-                            hid_t mem_type, const void* value) {
+void write_scalar_attribute(hid_t obj, const std::string& name, hid_t file_type, hid_t mem_type, const void* value) {
   Handle space = scalar_space();
-  Handle attr(check(H5Acreate2(obj, name.c_str(), file_type, space.get(), H5P_DEFAULT,
-                               H5P_DEFAULT),
+  Handle attr(check(H5Acreate2(obj, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
                     "create attribute '" + name + "'"),
               H5Aclose);
   check_status(H5Awrite(attr.get(), mem_type, value), "write attribute '" + name + "'");
@@ -109,35 +101,27 @@ void write_scalar_attribute(hid_t obj, const std::string& name, hid_t file_type,
 
 void read_scalar_attribute(hid_t obj, const std::string& name, hid_t mem_type, void* value) {
   Handle attr = open_attribute(obj, name);
-  Handle space(check(H5Aget_space(attr.get()), "get the space of attribute '" + name + "'"),
-               H5Sclose);
-  if (H5Sget_simple_extent_npoints(space.get()) != 1)
-    minictx::fail("attribute '" + name + "' is not a scalar");
+  Handle space(check(H5Aget_space(attr.get()), "get the space of attribute '" + name + "'"), H5Sclose);
+  if (H5Sget_simple_extent_npoints(space.get()) != 1) minictx::fail("attribute '" + name + "' is not a scalar");
   check_status(H5Aread(attr.get(), mem_type, value), "read attribute '" + name + "'");
 }
 
-Handle create_dataset(hid_t loc, const std::string& name, hid_t file_type,
-                      const std::vector<hsize_t>& dims) {
+Handle create_dataset(hid_t loc, const std::string& name, hid_t file_type, const std::vector<hsize_t>& dims) {
   Handle space = simple_space(dims);
-  return Handle(check(H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT,
-                                 H5P_DEFAULT, H5P_DEFAULT),
+  return Handle(check(H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                       "create dataset '" + name + "'"),
                 H5Dclose);
 }
 
 // Reads a whole dataset of `count` elements; an empty vector's data() may be null, which
 // H5Dread rejects, so nothing is read then.
-void read_dataset(const Handle& dset, const std::string& name, hid_t mem_type, void* out,
-                  size_t count) {
+void read_dataset(const Handle& dset, const std::string& name, hid_t mem_type, void* out, size_t count) {
   if (count > 0)
-    check_status(H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out),
-                 "read dataset '" + name + "'");
+    check_status(H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), "read dataset '" + name + "'");
 }
 
-hssize_t element_count(const Handle& dset, const std::string& name,
-                       std::vector<hsize_t>* dims) {
-  Handle space(check(H5Dget_space(dset.get()), "get the space of dataset '" + name + "'"),
-               H5Sclose);
+hssize_t element_count(const Handle& dset, const std::string& name, std::vector<hsize_t>* dims) {
+  Handle space(check(H5Dget_space(dset.get()), "get the space of dataset '" + name + "'"), H5Sclose);
   if (dims) {
     const int rank = H5Sget_simple_extent_ndims(space.get());
     check(rank, "get the rank of dataset '" + name + "'");
@@ -212,20 +196,17 @@ void write_file(const std::string& path, const std::function<void(hid_t file)>& 
 
 Handle open_file_readonly(const std::string& path) {
   Handle fapl = file_access_list();
-  return Handle(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()),
-                      "open file"),
-                H5Fclose);
+  return Handle(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), "open file"), H5Fclose);
 }
 
 Handle create_group(hid_t loc, const std::string& name) {
-  return Handle(check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                      "create group '" + name + "'"),
-                H5Gclose);
+  return Handle(
+      check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create group '" + name + "'"),
+      H5Gclose);
 }
 
 Handle open_group(hid_t loc, const std::string& name) {
-  return Handle(check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), "open group '" + name + "'"),
-                H5Gclose);
+  return Handle(check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), "open group '" + name + "'"), H5Gclose);
 }
 
 std::vector<std::string> link_names(hid_t group) {
@@ -233,12 +214,10 @@ std::vector<std::string> link_names(hid_t group) {
   check_status(H5Gget_info(group, &info), "get group info");
   std::vector<std::string> names;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
-    const ssize_t len = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr,
-                                           0, H5P_DEFAULT);
+    const ssize_t len = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
     if (len < 0) fail("get a link name");
     std::string name(static_cast<size_t>(len) + 1, '\0');
-    if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(),
-                           H5P_DEFAULT) < 0)
+    if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0)
       fail("get a link name");
     name.resize(static_cast<size_t>(len));
     names.push_back(std::move(name));
@@ -268,8 +247,7 @@ bool has_attribute(hid_t obj, const std::string& name) {
 
 H5T_class_t attribute_class(hid_t obj, const std::string& name) {
   Handle attr = open_attribute(obj, name);
-  Handle type(check(H5Aget_type(attr.get()), "get the type of attribute '" + name + "'"),
-              H5Tclose);
+  Handle type(check(H5Aget_type(attr.get()), "get the type of attribute '" + name + "'"), H5Tclose);
   return H5Tget_class(type.get());
 }
 
@@ -290,8 +268,7 @@ void write_attribute(hid_t obj, const std::string& name, int64_t value) {
 std::string read_string_attribute(hid_t obj, const std::string& name) {
   {
     Handle attr = open_attribute(obj, name);
-    Handle type(check(H5Aget_type(attr.get()), "get the type of attribute '" + name + "'"),
-                H5Tclose);
+    Handle type(check(H5Aget_type(attr.get()), "get the type of attribute '" + name + "'"), H5Tclose);
     if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) <= 0)
       minictx::fail("attribute '" + name + "' is not a variable-length string");
   }
@@ -320,20 +297,17 @@ void write_doubles(hid_t loc, const std::string& name, const std::vector<double>
   hsize_t count = 1;
   for (hsize_t d : dims) count *= d;
   if (count != values.size())
-    minictx::fail("dataset '" + name + "': shape does not match its " +
-                  std::to_string(values.size()) + " values");
+    minictx::fail("dataset '" + name + "': shape does not match its " + std::to_string(values.size()) + " values");
   Handle dset = create_dataset(loc, name, H5T_IEEE_F64LE, dims);
   if (!values.empty())
-    check_status(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                          values.data()),
+    check_status(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
                  "write dataset '" + name + "'");
 }
 
 void write_int8s(hid_t loc, const std::string& name, const std::vector<int8_t>& values) {
   Handle dset = create_dataset(loc, name, H5T_STD_I8LE, {values.size()});
   if (!values.empty())
-    check_status(H5Dwrite(dset.get(), H5T_NATIVE_INT8, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                          values.data()),
+    check_status(H5Dwrite(dset.get(), H5T_NATIVE_INT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
                  "write dataset '" + name + "'");
 }
 
@@ -343,33 +317,28 @@ void write_strings(hid_t loc, const std::string& name, const std::vector<std::st
   std::vector<const char*> chars;
   for (const std::string& v : values) chars.push_back(v.c_str());
   if (!chars.empty())
-    check_status(
-        H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, chars.data()),
-        "write dataset '" + name + "'");
+    check_status(H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, chars.data()),
+                 "write dataset '" + name + "'");
 }
 
-std::vector<double> read_doubles(hid_t loc, const std::string& name,
-                                 std::vector<hsize_t>* dims) {
+std::vector<double> read_doubles(hid_t loc, const std::string& name, std::vector<hsize_t>* dims) {
   Handle dset = open_dataset(loc, name);
   std::vector<double> values(static_cast<size_t>(element_count(dset, name, dims)));
-  read_dataset(dset, name, H5T_NATIVE_DOUBLE, values.data(),
-               values.size());
+  read_dataset(dset, name, H5T_NATIVE_DOUBLE, values.data(), values.size());
   return values;
 }
 
 std::vector<int8_t> read_int8s(hid_t loc, const std::string& name) {
   Handle dset = open_dataset(loc, name);
   std::vector<int8_t> values(static_cast<size_t>(element_count(dset, name, nullptr)));
-  read_dataset(dset, name, H5T_NATIVE_INT8, values.data(),
-               values.size());
+  read_dataset(dset, name, H5T_NATIVE_INT8, values.data(), values.size());
   return values;
 }
 
 std::vector<std::string> read_strings(hid_t loc, const std::string& name) {
   Handle dset = open_dataset(loc, name);
   {
-    Handle file_type(check(H5Dget_type(dset.get()), "get the type of dataset '" + name + "'"),
-                     H5Tclose);
+    Handle file_type(check(H5Dget_type(dset.get()), "get the type of dataset '" + name + "'"), H5Tclose);
     if (H5Tget_class(file_type.get()) != H5T_STRING || H5Tis_variable_str(file_type.get()) <= 0)
       minictx::fail("dataset '" + name + "' is not of variable-length strings");
   }

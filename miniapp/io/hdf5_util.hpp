@@ -76,8 +76,7 @@ void write_doubles(hid_t loc, const std::string& name, const std::vector<double>
                    const std::vector<hsize_t>& dims);
 void write_int8s(hid_t loc, const std::string& name, const std::vector<int8_t>& values);
 void write_strings(hid_t loc, const std::string& name, const std::vector<std::string>& values);
-std::vector<double> read_doubles(hid_t loc, const std::string& name,
-                                 std::vector<hsize_t>* dims = nullptr);
+std::vector<double> read_doubles(hid_t loc, const std::string& name, std::vector<hsize_t>* dims = nullptr);
 std::vector<int8_t> read_int8s(hid_t loc, const std::string& name);
 std::vector<std::string> read_strings(hid_t loc, const std::string& name);
 

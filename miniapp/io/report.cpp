@@ -45,8 +45,7 @@ Column flag(std::string header, std::string key) {
 Column metric(std::string header, std::string key, int decimals, double scale = 1.0) {
   return {std::move(header), [key, decimals, scale](const PointResult& p) {
             const auto it = p.metrics.find(key);
-            return it == p.metrics.end() ? std::string(kMissing)
-                                         : format_number(it->second * scale, decimals);
+            return it == p.metrics.end() ? std::string(kMissing) : format_number(it->second * scale, decimals);
           }};
 }
 
@@ -83,14 +82,12 @@ Table build(const std::vector<PointResult>& points, const std::vector<Column>& c
 }
 
 // The USP and double-ring seed tables differ only in the two layout columns.
-Table seed_attention_table(const std::vector<PointResult>& points, Column layout_a,
-                           Column layout_b) {
-  return build(points, {label("ring type", lk::ring_type), label("seq_len", lk::seq_len),
-                        std::move(layout_a), std::move(layout_b), flag("fwd_only", lk::fwd_only),
-                        metric("throughput(iters/s)", mk::iters_per_s, 3),
-                        metric("latency(ms/iter)", mk::latency_ms, 3),
-                        metric("peak memory(MB/device)", mk::peak_memory_mb, 1),
-                        metric("speed(TFLOPS)", mk::tflops_per_device, 1)});
+Table seed_attention_table(const std::vector<PointResult>& points, Column layout_a, Column layout_b) {
+  return build(points,
+               {label("ring type", lk::ring_type), label("seq_len", lk::seq_len), std::move(layout_a),
+                std::move(layout_b), flag("fwd_only", lk::fwd_only), metric("throughput(iters/s)", mk::iters_per_s, 3),
+                metric("latency(ms/iter)", mk::latency_ms, 3), metric("peak memory(MB/device)", mk::peak_memory_mb, 1),
+                metric("speed(TFLOPS)", mk::tflops_per_device, 1)});
 }
 
 }  // namespace
@@ -101,19 +98,15 @@ Table summary_table(const std::vector<PointResult>& points) {
                          if (!p.skipped_reason.empty()) return "skipped: " + p.skipped_reason;
                          return p.verdict.empty() ? std::string(kMissing) : p.verdict;
                        }};
-  return build(points,
-               {name, label("backend", lk::backend), label("ring_type", lk::ring_type),
-                label("mode", lk::mode), label("world", lk::world_size), label("seq_len", lk::seq_len),
-                label("batch", lk::batch), flag("fwd_only", lk::fwd_only),
-                metric("iters/s", mk::iters_per_s, 3), metric("latency(ms)", mk::latency_ms, 3),
-                metric("tokens/s", mk::tokens_per_s, 0),
-                metric("tokens/s/device", mk::tokens_per_s_per_device, 0),
-                metric("TFLOPS/device", mk::tflops_per_device, 2),
-                metric("MFU", mk::mfu, 2, kPercent), metric("HFU", mk::hfu, 2, kPercent),
-                metric("peak MB/device", mk::peak_memory_mb, 1),
-                metric("sent MB/device (intra)", mk::bytes_sent_intra_per_device, 1, kPerMiB),
-                metric("sent MB/device (inter)", mk::bytes_sent_inter_per_device, 1, kPerMiB),
-                verdict});
+  return build(points, {name, label("backend", lk::backend), label("ring_type", lk::ring_type), label("mode", lk::mode),
+                        label("world", lk::world_size), label("seq_len", lk::seq_len), label("batch", lk::batch),
+                        flag("fwd_only", lk::fwd_only), metric("iters/s", mk::iters_per_s, 3),
+                        metric("latency(ms)", mk::latency_ms, 3), metric("tokens/s", mk::tokens_per_s, 0),
+                        metric("tokens/s/device", mk::tokens_per_s_per_device, 0),
+                        metric("TFLOPS/device", mk::tflops_per_device, 2), metric("MFU", mk::mfu, 2, kPercent),
+                        metric("HFU", mk::hfu, 2, kPercent), metric("peak MB/device", mk::peak_memory_mb, 1),
+                        metric("sent MB/device (intra)", mk::bytes_sent_intra_per_device, 1, kPerMiB),
+                        metric("sent MB/device (inter)", mk::bytes_sent_inter_per_device, 1, kPerMiB), verdict});
 }
 
 Table usp_table(const std::vector<PointResult>& points) {
@@ -122,8 +115,7 @@ Table usp_table(const std::vector<PointResult>& points) {
 }
 
 Table double_ring_table(const std::vector<PointResult>& points) {
-  return seed_attention_table(points, label("context_size", lk::context_size),
-                              label("window_size", lk::window_size));
+  return seed_attention_table(points, label("context_size", lk::context_size), label("window_size", lk::window_size));
 }
 
 Table mpt_table(const std::vector<PointResult>& points) {
@@ -141,14 +133,26 @@ Table mpt_table(const std::vector<PointResult>& points) {
                                if (c == "full") return std::string("True");
                                return c;
                              }};
-  return build(points, {label("Model", lk::model), label("SeqLen (T)", lk::seq_len), label("# GPUs", lk::world_size),
-                        label("GPU", lk::gpu), metric("MFU", mk::mfu, 2, kPercent), metric("HFU", mk::hfu, 2, kPercent),
-                        metric("Model TFLOP", mk::tflops_per_device, 3), label("MicroBatchSize", lk::batch), one,
-                        label("GlobalBatchSize", lk::batch), metric("Throughput (S/s)", mk::sequences_per_s, 2),
+  return build(points, {label("Model", lk::model),
+                        label("SeqLen (T)", lk::seq_len),
+                        label("# GPUs", lk::world_size),
+                        label("GPU", lk::gpu),
+                        metric("MFU", mk::mfu, 2, kPercent),
+                        metric("HFU", mk::hfu, 2, kPercent),
+                        metric("Model TFLOP", mk::tflops_per_device, 3),
+                        label("MicroBatchSize", lk::batch),
+                        one,
+                        label("GlobalBatchSize", lk::batch),
+                        metric("Throughput (S/s)", mk::sequences_per_s, 2),
                         metric("Throughput (T/s)", mk::tokens_per_s, 0),
-                        metric("Throughput (T/s/GPU)", mk::tokens_per_s_per_device, 0), global_tokens,
-                        label("Precision", lk::dtype), not_modelled("MP Mode"), not_modelled("Sharding Strategy"),
-                        checkpointing, not_modelled("Activation CPUOffload"), count("NumParams", mk::n_params)});
+                        metric("Throughput (T/s/GPU)", mk::tokens_per_s_per_device, 0),
+                        global_tokens,
+                        label("Precision", lk::dtype),
+                        not_modelled("MP Mode"),
+                        not_modelled("Sharding Strategy"),
+                        checkpointing,
+                        not_modelled("Activation CPUOffload"),
+                        count("NumParams", mk::n_params)});
 }
 
 // The BurstAttention column set, named after the backend whose figures it reproduces.
@@ -163,8 +167,9 @@ std::string burst_variant(const PointResult& p) {
   const std::string intra = label_of(p, lk::intra);
   const std::string ckpt = label_of(p, lk::checkpointing);
   const bool double_ring = intra == to_string(Intra::ring);
-  const std::string inner =
-      double_ring ? "DoubleRing" : intra == to_string(Intra::ulysses) ? "Ulysses(intra node)" : intra;
+  const std::string inner = double_ring                          ? "DoubleRing"
+                            : intra == to_string(Intra::ulysses) ? "Ulysses(intra node)"
+                                                                 : intra;
   if (ckpt == to_string(Checkpointing::selective))
     return std::string(double_ring ? "(C)" : "(D)") + " BurstAttention w. " + inner;
   if (ckpt == to_string(Checkpointing::selective_half))

@@ -7,11 +7,11 @@ namespace minictx {
 
 // Where a run came from: written once per file as attributes of /provenance.
 struct Provenance {
-  std::map<std::string, std::string> text;    // version, git_sha, compiler, cxx_flags, mpi_version,
-                                              // kokkos_version, kokkos_config, date, command_line,
-                                              // deck (resolved YAML), slurm/pbs variables...
-  std::map<std::string, double> numbers;      // world_size, ranks_per_node, nodes
-  std::vector<std::string> hostnames;         // one per rank
+  std::map<std::string, std::string> text;  // version, git_sha, compiler, cxx_flags, mpi_version,
+                                            // kokkos_version, kokkos_config, date, command_line,
+                                            // deck (resolved YAML), slurm/pbs variables...
+  std::map<std::string, double> numbers;    // world_size, ranks_per_node, nodes
+  std::vector<std::string> hostnames;       // one per rank
 };
 
 // One row of a verification table.
@@ -20,27 +20,27 @@ struct VerifyRow {
   double max_abs_err = 0;
   double max_rel_err = 0;  // max |x - ref| / max |ref|
   double rmse = 0;
-  double tolerance = 0;    // bound on max_rel_err
+  double tolerance = 0;  // bound on max_rel_err
   bool pass = false;
 };
 
 // Everything measured at one configuration point: one HDF5 group.
 struct PointResult {
-  std::string name;                            // group name, e.g. "point_0000"
-  std::string deck;                            // resolved deck of this point (YAML)
-  std::map<std::string, std::string> labels;   // backend, ring_type, mode, dtype, ... (strings)
-  std::map<std::string, double> metrics;       // iters_per_s, latency_ms, tokens_per_s, mfu, ...
+  std::string name;                           // group name, e.g. "point_0000"
+  std::string deck;                           // resolved deck of this point (YAML)
+  std::map<std::string, std::string> labels;  // backend, ring_type, mode, dtype, ... (strings)
+  std::map<std::string, double> metrics;      // iters_per_s, latency_ms, tokens_per_s, mfu, ...
   int iters = 0;
   int ranks = 0;
-  std::vector<double> iter_seconds;            // [iters * ranks], row-major (iter, rank)
+  std::vector<double> iter_seconds;                          // [iters * ranks], row-major (iter, rank)
   std::map<std::string, std::vector<double>> phase_seconds;  // phase -> [ranks], summed over iters
-  std::vector<double> peak_memory_bytes;       // [ranks]
-  std::vector<double> bytes_sent_intra;        // [ranks], over the timed iterations
-  std::vector<double> bytes_sent_inter;        // [ranks]
-  std::string verdict;                         // VALID | INVALID | UNVERIFIED
-  std::string reference;                       // fp64 | single-device | "" when unverified
+  std::vector<double> peak_memory_bytes;                     // [ranks]
+  std::vector<double> bytes_sent_intra;                      // [ranks], over the timed iterations
+  std::vector<double> bytes_sent_inter;                      // [ranks]
+  std::string verdict;                                       // VALID | INVALID | UNVERIFIED
+  std::string reference;                                     // fp64 | single-device | "" when unverified
   std::vector<VerifyRow> verification;
-  std::string skipped_reason;                  // non-empty: the point did not run, and why
+  std::string skipped_reason;  // non-empty: the point did not run, and why
 };
 
 struct ResultsFile {

@@ -48,13 +48,12 @@ std::vector<VerifyRow> read_verification(hid_t point) {
   const std::vector<double> tolerance = h5::read_doubles(g, "tolerance");
   const std::vector<int8_t> pass = h5::read_int8s(g, "pass");
   const size_t n = tensor.size();
-  if (max_abs_err.size() != n || max_rel_err.size() != n || rmse.size() != n ||
-      tolerance.size() != n || pass.size() != n)
+  if (max_abs_err.size() != n || max_rel_err.size() != n || rmse.size() != n || tolerance.size() != n ||
+      pass.size() != n)
     fail("the verification columns differ in length");
   std::vector<VerifyRow> rows(n);
   for (size_t i = 0; i < n; ++i)
-    rows[i] = VerifyRow{tensor[i], max_abs_err[i], max_rel_err[i], rmse[i], tolerance[i],
-                        pass[i] != 0};
+    rows[i] = VerifyRow{tensor[i], max_abs_err[i], max_rel_err[i], rmse[i], tolerance[i], pass[i] != 0};
   return rows;
 }
 
@@ -96,17 +95,16 @@ std::pair<int64_t, PointResult> read_point(hid_t points, const std::string& name
   p.bytes_sent_intra = h5::read_doubles(g, "bytes_sent_intra");
   p.bytes_sent_inter = h5::read_doubles(g, "bytes_sent_inter");
   for (const auto* per_rank : {&p.peak_memory_bytes, &p.bytes_sent_intra, &p.bytes_sent_inter})
-    if (!per_rank->empty() && per_rank->size() != size_t(p.ranks)) fail("a per-rank dataset does not have ranks values");
+    if (!per_rank->empty() && per_rank->size() != size_t(p.ranks))
+      fail("a per-rank dataset does not have ranks values");
   p.verification = read_verification(g);
   return {index, std::move(p)};
 }
 
 void check_format(hid_t f) {
-  if (!h5::has_attribute(f, "format") ||
-      h5::attribute_class(f, "format") != H5T_STRING ||
+  if (!h5::has_attribute(f, "format") || h5::attribute_class(f, "format") != H5T_STRING ||
       h5::read_string_attribute(f, "format") != schema::kFormat)
-    fail(std::string("not a minictx results file (no root attribute format = \"") +
-         schema::kFormat + "\")");
+    fail(std::string("not a minictx results file (no root attribute format = \"") + schema::kFormat + "\")");
   const int64_t version = h5::read_int_attribute(f, "format_version");
   if (version != schema::kFormatVersion)
     fail("format_version " + std::to_string(version) + ", but this minictx reads version " +
@@ -125,7 +123,7 @@ struct Probe {
   std::map<std::string, std::string> unreadable;
 };
 
-constexpr unsigned kProbeSeconds = 30;                // a results file reads in well under a second
+constexpr unsigned kProbeSeconds = 30;                    // a results file reads in well under a second
 constexpr uint64_t kProbeExtraBytes = uint64_t(4) << 30;  // nor needs gigabytes
 
 void write_line(int fd, const std::string& line) {
@@ -267,8 +265,7 @@ ResultsFile read_contents(const std::string& path, const Probe& probed) {
       }
     }
   }
-  std::stable_sort(indexed.begin(), indexed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(indexed.begin(), indexed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& entry : indexed) contents.points.push_back(std::move(entry.second));
   return contents;
 }

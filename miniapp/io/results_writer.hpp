@@ -1,5 +1,6 @@
 #pragma once
 #include <hdf5.h>
+
 #include <string>
 #include <vector>
 

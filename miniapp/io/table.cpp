@@ -48,9 +48,8 @@ std::string csv_line(const std::vector<std::string>& cells) {
 
 std::string render(const Table& table, TableFormat format) {
   for (const auto& row : table.rows)
-    require(row.size() == table.header.size(),
-            "table row has " + std::to_string(row.size()) + " cells for " +
-                std::to_string(table.header.size()) + " columns");
+    require(row.size() == table.header.size(), "table row has " + std::to_string(row.size()) + " cells for " +
+                                                   std::to_string(table.header.size()) + " columns");
   std::string out;
   if (format == TableFormat::csv) {
     out += csv_line(table.header);

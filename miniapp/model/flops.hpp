@@ -5,11 +5,11 @@ namespace minictx {
 
 // FLOPs of one step, by the conventions the seed tables use (README: Metrics).
 struct StepFlops {
-  double model = 0;        // MFU numerator: MPT formula, 3× (fwd+bwd) or 1× (fwd_only)
-  double hardware = 0;     // HFU numerator: counts the recompute of checkpointing
-  double model_causal = 0;     // the same with the attention term halved (causal-exact)
+  double model = 0;         // MFU numerator: MPT formula, 3× (fwd+bwd) or 1× (fwd_only)
+  double hardware = 0;      // HFU numerator: counts the recompute of checkpointing
+  double model_causal = 0;  // the same with the attention term halved (causal-exact)
   double hardware_causal = 0;
-  double attention = 0;    // FlashAttention convention (attention mode)
+  double attention = 0;  // FlashAttention convention (attention mode)
 };
 
 // Attention op: fwd = 4·B·S²·H·D, halved when causal; bwd = 2.5× fwd.

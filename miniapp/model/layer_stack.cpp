@@ -12,15 +12,22 @@ std::vector<int64_t> weight_shape(const ModelShape& m, Weight w) {
   const int64_t d = m.d_model, qd = int64_t(m.heads) * m.head_dim, kvd = int64_t(m.kv_heads) * m.head_dim;
   switch (w) {
     case Weight::g_attn:
-    case Weight::g_mlp: return {d};
-    case Weight::wq: return {d, qd};
+    case Weight::g_mlp:
+      return {d};
+    case Weight::wq:
+      return {d, qd};
     case Weight::wk:
-    case Weight::wv: return {d, kvd};
-    case Weight::wo: return {qd, d};
+    case Weight::wv:
+      return {d, kvd};
+    case Weight::wo:
+      return {qd, d};
     case Weight::w1:
-    case Weight::w3: return {d, m.ffn_hidden};
-    case Weight::w2: return {m.ffn_hidden, d};
-    case Weight::count: break;
+    case Weight::w3:
+      return {d, m.ffn_hidden};
+    case Weight::w2:
+      return {m.ffn_hidden, d};
+    case Weight::count:
+      break;
   }
   return {};
 }

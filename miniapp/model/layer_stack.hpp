@@ -62,7 +62,7 @@ class LayerStack {
   PhaseTimer& timer_;
   AttnShape shape_;
   std::vector<int64_t> positions_;
-  int64_t rows_ = 0;  // B · local length
+  int64_t rows_ = 0;        // B · local length
   int64_t first_half_ = 0;  // local rows per batch whose attention selective_half recomputes
   std::vector<LayerParams> layers_;
   std::vector<Activations> saved_;

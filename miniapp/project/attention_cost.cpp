@@ -177,7 +177,8 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
       }
       worst = std::max(worst, f);
     }
-    return backward ? rates.attention_bwd_seconds(2.5 * worst, m.head_dim) : rates.attention_fwd_seconds(worst, m.head_dim);
+    return backward ? rates.attention_bwd_seconds(2.5 * worst, m.head_dim)
+                    : rates.attention_fwd_seconds(worst, m.head_dim);
   };
   const double n = b * double(rows) * kv_heads * d;  // one of K, V
   const double mq = b * double(rows) * heads * d;    // one of Q, dO
@@ -186,7 +187,7 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   if (backward && plan.traffic == BackwardTraffic::kv) accumulator = 2 * n;
   if (backward && plan.traffic == BackwardTraffic::q) {
     payload = 2 * mq + 2 * b * double(rows) * heads;  // Q, dO, LSE, D
-    accumulator = mq;                                  // dQ
+    accumulator = mq;                                 // dQ
   }
   total += walk.walk(payload, accumulator, slowest, links);
 

@@ -57,7 +57,8 @@ void apply_kernels(ProjectionProfile& p, hid_t group, const std::string& path) {
     b.x.push_back(d);
     b.y.push_back(std::min(1.0, derived > 0 && derived <= 1 ? derived : gflops[j] / calibration));
   }
-  if (f.x.empty()) input_error("--calibration " + path + ": no causal attn_fwd and attn_fwd_bwd rows of the same length");
+  if (f.x.empty())
+    input_error("--calibration " + path + ": no causal attn_fwd and attn_fwd_bwd rows of the same length");
   p.attention_fwd = f;
   p.attention_bwd = b;
   p.sources["attention_efficiency"] = "measured: " + path + " (attn_fwd, attn_fwd_bwd rows)";

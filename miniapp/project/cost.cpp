@@ -6,10 +6,14 @@ namespace minictx {
 
 const char* to_string(Bound b) {
   switch (b) {
-    case Bound::compute: return "compute";
-    case Bound::intra: return "intra-node link";
-    case Bound::inter: return "inter-node link";
-    case Bound::memory: return "memory";
+    case Bound::compute:
+      return "compute";
+    case Bound::intra:
+      return "intra-node link";
+    case Bound::inter:
+      return "inter-node link";
+    case Bound::memory:
+      return "memory";
   }
   return "?";
 }
@@ -47,8 +51,10 @@ Cost Cost::times(double k) const {
 
 Cost cost_of(Bound by, double seconds) {
   Cost c;
-  (by == Bound::compute ? c.compute : by == Bound::memory ? c.memory : by == Bound::intra ? c.intra : c.inter) =
-      seconds;
+  (by == Bound::compute  ? c.compute
+   : by == Bound::memory ? c.memory
+   : by == Bound::intra  ? c.intra
+                         : c.inter) = seconds;
   return c;
 }
 

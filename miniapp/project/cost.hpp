@@ -7,10 +7,10 @@ enum class Bound { compute, intra, inter, memory };
 const char* to_string(Bound);
 
 struct Cost {
-  double compute = 0;  // kernels at their FLOP rate, and transfers hidden under them
-  double memory = 0;   // element-wise kernels at the device-memory bandwidth
-  double intra = 0;    // time an intra-node transfer is the critical path
-  double inter = 0;    // the same for inter-node transfers
+  double compute = 0;                       // kernels at their FLOP rate, and transfers hidden under them
+  double memory = 0;                        // element-wise kernels at the device-memory bandwidth
+  double intra = 0;                         // time an intra-node transfer is the critical path
+  double inter = 0;                         // the same for inter-node transfers
   double bytes_intra = 0, bytes_inter = 0;  // sent per rank (mean over ranks), minictx's count
   double all_to_all = 0;  // of the seconds above: head exchanges and all-gathers (a tally, for the phase split)
 

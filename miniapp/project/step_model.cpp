@@ -9,8 +9,7 @@ namespace {
 // The GEMMs of one layer on `rows` rows (LayerStack: wq, wk, wv, wo, w1, w3, w2); the
 // backward runs two of the same size per GEMM (the input and the weight gradient).
 Cost layer_gemms(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
-  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim,
-               f = m.ffn_hidden;
+  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim, f = m.ffn_hidden;
   double s = rates.gemm_seconds(rows, q, d) + 2 * rates.gemm_seconds(rows, kv, d) + rates.gemm_seconds(rows, d, q) +
              2 * rates.gemm_seconds(rows, f, d) + rates.gemm_seconds(rows, d, f);
   return cost_of(Bound::compute, backward ? 2 * s : s);

@@ -35,8 +35,8 @@ std::vector<double> heads_last(const std::vector<double>& v, int batch, int head
 }
 
 // The global [B, S, width] tensor (real tokens only) from every rank's [B·L, width] rows.
-std::vector<double> gather_rows(Comm& world, const std::vector<double>& local, const SequenceLayout& layout,
-                                int part, int batch) {
+std::vector<double> gather_rows(Comm& world, const std::vector<double>& local, const SequenceLayout& layout, int part,
+                                int batch) {
   const int64_t len = layout.local_len(), seq = layout.real_len();
   const int64_t width = int64_t(local.size()) / (batch * len);
   std::vector<double> mine(local);
@@ -92,7 +92,8 @@ Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
     AttentionStep step(cfg, dev, *backend, timer);
     step.step(true);
     out.push_back({"outputs/o", {batch, seq, h, d}, rows(step.o())});
-    out.push_back({"outputs/lse", {batch, seq, h},
+    out.push_back({"outputs/lse",
+                   {batch, seq, h},
                    gather_rows(comm, heads_last(download(dev, step.lse()), batch, int(h)), layout, part, batch)});
     out.push_back({"grads/q", {batch, seq, h, d}, rows(step.dq())});
     out.push_back({"grads/k", {batch, seq, kvh, d}, rows(step.dk())});
@@ -149,10 +150,14 @@ Arrays global_inputs(const RunConfig& cfg) {
     return v;
   };
   if (cfg.run.mode == Mode::attention) {
-    in.push_back({"inputs/q", {b, s, p.heads, p.head_dim}, generated(tensor_id::attn_q, int64_t(p.heads) * p.head_dim)});
-    in.push_back({"inputs/k", {b, s, p.kv_heads, p.head_dim}, generated(tensor_id::attn_k, int64_t(p.kv_heads) * p.head_dim)});
-    in.push_back({"inputs/v", {b, s, p.kv_heads, p.head_dim}, generated(tensor_id::attn_v, int64_t(p.kv_heads) * p.head_dim)});
-    in.push_back({"inputs/dout", {b, s, p.heads, p.head_dim}, generated(tensor_id::attn_do, int64_t(p.heads) * p.head_dim)});
+    in.push_back(
+        {"inputs/q", {b, s, p.heads, p.head_dim}, generated(tensor_id::attn_q, int64_t(p.heads) * p.head_dim)});
+    in.push_back(
+        {"inputs/k", {b, s, p.kv_heads, p.head_dim}, generated(tensor_id::attn_k, int64_t(p.kv_heads) * p.head_dim)});
+    in.push_back(
+        {"inputs/v", {b, s, p.kv_heads, p.head_dim}, generated(tensor_id::attn_v, int64_t(p.kv_heads) * p.head_dim)});
+    in.push_back(
+        {"inputs/dout", {b, s, p.heads, p.head_dim}, generated(tensor_id::attn_do, int64_t(p.heads) * p.head_dim)});
     return in;
   }
   in.push_back({"inputs/x", {b, s, p.d_model}, reference::make_input(p)});
@@ -179,16 +184,19 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   a.text["backend"] = cfg.attention.backend;
   a.text["reference"] = reference;
   a.text["layout"] = "activations [batch, seq, features] row-major; q, k, v [batch, seq, heads, head_dim]";
-  a.text["attention"] = "softmax(q k^T / sqrt(head_dim)) v, causal by global position when causal = 1; GQA: "
-                        "query head h uses kv head h / (heads / kv_heads); lse = natural log-sum-exp per row, "
-                        "[batch, seq, heads]";
+  a.text["attention"] =
+      "softmax(q k^T / sqrt(head_dim)) v, causal by global position when causal = 1; GQA: "
+      "query head h uses kv head h / (heads / kv_heads); lse = natural log-sum-exp per row, "
+      "[batch, seq, heads]";
   if (cfg.run.mode == Mode::model) {
     a.text["weights"] = "y = x @ W, W stored [in, out]; RMSNorm gains [d_model]";
-    a.text["rope"] = "half-split (rotate_half, as Hugging Face Llama): each head's pair (i, i + head_dim/2) is rotated "
-                   "by pos * rope_theta^(-2i/head_dim), pos = the token's 0-based index in the sequence";
+    a.text["rope"] =
+        "half-split (rotate_half, as Hugging Face Llama): each head's pair (i, i + head_dim/2) is rotated "
+        "by pos * rope_theta^(-2i/head_dim), pos = the token's 0-based index in the sequence";
     a.text["rms_norm"] = "x / sqrt(mean(x^2) + rms_eps) * g";
-    a.text["layer"] = "h = x + wo(attention(rope(wq(norm(x))), rope(wk(norm(x))), wv(norm(x)))); "
-                      "y = h + w2(silu(w1(norm(h))) * w3(norm(h))); norm(x) uses g_attn, norm(h) g_mlp";
+    a.text["layer"] =
+        "h = x + wo(attention(rope(wq(norm(x))), rope(wk(norm(x))), wv(norm(x)))); "
+        "y = h + w2(silu(w1(norm(h))) * w3(norm(h))); norm(x) uses g_attn, norm(h) g_mlp";
     a.text["loss"] = "sum(inputs/loss_weights * y) / (batch * seq), y the last layer's output (no final norm)";
   } else {
     a.text["loss"] = "attention mode: the gradients are those of sum(inputs/dout * o)";
@@ -212,9 +220,12 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
 
 double verify_tolerance(const RunConfig& cfg) {
   switch (cfg.run.dtype) {
-    case DType::f32: return 1e-4;
-    case DType::bf16: return cfg.model.kv_heads < cfg.model.heads ? 3.5e-2 : 2.5e-2;
-    case DType::f16: return 5e-3;
+    case DType::f32:
+      return 1e-4;
+    case DType::bf16:
+      return cfg.model.kv_heads < cfg.model.heads ? 3.5e-2 : 2.5e-2;
+    case DType::f16:
+      return 5e-3;
   }
   return 0;
 }

@@ -12,7 +12,7 @@ namespace minictx {
 struct Verification {
   std::string reference;  // fp64 | single-device
   std::vector<VerifyRow> rows;
-  bool valid = false;     // every row passes and nothing is NaN/Inf
+  bool valid = false;  // every row passes and nothing is NaN/Inf
 };
 
 // Runs one step of the configured backend (forward and backward) on all ranks, gathers

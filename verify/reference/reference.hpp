@@ -1,5 +1,5 @@
 #pragma once
-// Independent fp64 golden model of minictx: written from the math in DESIGN.md with
+// Independent fp64 golden model of minictx: written from docs/design.md ("The model") with
 // plain loops (materialised S×S attention, no tiling, no BLAS) and sharing nothing with
 // the app but the data generator, so that agreement between the two means something.
 #include <cstdint>
@@ -41,12 +41,10 @@ ModelResult model(const Problem&);
 // Building blocks, exposed for tests and the finite-difference checks.
 // positions: global position of each sequence row (size S), shared by every batch entry.
 // attention_forward fills o and lse only; attention_on also runs the backward with dout.
-AttentionResult attention_forward(const Problem&, const std::vector<double>& q,
-                                  const std::vector<double>& k, const std::vector<double>& v,
-                                  const std::vector<int64_t>& positions);
-AttentionResult attention_on(const Problem&, const std::vector<double>& q,
-                             const std::vector<double>& k, const std::vector<double>& v,
-                             const std::vector<double>& dout,
+AttentionResult attention_forward(const Problem&, const std::vector<double>& q, const std::vector<double>& k,
+                                  const std::vector<double>& v, const std::vector<int64_t>& positions);
+AttentionResult attention_on(const Problem&, const std::vector<double>& q, const std::vector<double>& k,
+                             const std::vector<double>& v, const std::vector<double>& dout,
                              const std::vector<int64_t>& positions);
 double model_loss(const Problem&, const Weights& weights, const std::vector<double>& x);
 Weights make_weights(const Problem&);                   // from weight_value()

@@ -15,9 +15,7 @@ namespace {
 // Row-major [B, S, heads, D] indexing for q/dO/o (heads = H) and k/v (heads = Hkv).
 struct Layout {
   int64_t S, D;
-  size_t at(int b, int64_t s, int heads, int h) const {
-    return size_t(((b * S + s) * heads + h) * D);
-  }
+  size_t at(int b, int64_t s, int heads, int h) const { return size_t(((b * S + s) * heads + h) * D); }
 };
 
 void check_shapes(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
@@ -26,17 +24,14 @@ void check_shapes(const Problem& p, const std::vector<double>& q, const std::vec
           "reference: heads must be a positive multiple of kv_heads");
   const size_t rows = size_t(p.batch) * p.seq_len;
   require(q.size() == rows * p.heads * p.head_dim, "reference: q has the wrong size");
-  require(k.size() == rows * p.kv_heads * p.head_dim && v.size() == k.size(),
-          "reference: k/v have the wrong size");
+  require(k.size() == rows * p.kv_heads * p.head_dim && v.size() == k.size(), "reference: k/v have the wrong size");
   require(positions.size() == size_t(p.seq_len),
-          "reference: positions needs one entry per sequence row, got " +
-              std::to_string(positions.size()));
+          "reference: positions needs one entry per sequence row, got " + std::to_string(positions.size()));
 }
 
 // P[i*S + j] and lse[i] of one (batch b, head h); masked entries of P are exactly 0.
 void probabilities(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
-                   const std::vector<int64_t>& pos, int b, int h, std::vector<double>& P,
-                   double* lse) {
+                   const std::vector<int64_t>& pos, int b, int h, std::vector<double>& P, double* lse) {
   const int64_t S = p.seq_len, D = p.head_dim;
   const Layout L{S, D};
   const int g = h / (p.heads / p.kv_heads);
@@ -67,9 +62,8 @@ void probabilities(const Problem& p, const std::vector<double>& q, const std::ve
 
 }  // namespace
 
-AttentionResult attention_forward(const Problem& p, const std::vector<double>& q,
-                                  const std::vector<double>& k, const std::vector<double>& v,
-                                  const std::vector<int64_t>& positions) {
+AttentionResult attention_forward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
+                                  const std::vector<double>& v, const std::vector<int64_t>& positions) {
   check_shapes(p, q, k, v, positions);
   const int64_t S = p.seq_len, D = p.head_dim;
   const Layout L{S, D};
@@ -93,9 +87,8 @@ AttentionResult attention_forward(const Problem& p, const std::vector<double>& q
   return r;
 }
 
-AttentionResult attention_on(const Problem& p, const std::vector<double>& q,
-                             const std::vector<double>& k, const std::vector<double>& v,
-                             const std::vector<double>& dout,
+AttentionResult attention_on(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
+                             const std::vector<double>& v, const std::vector<double>& dout,
                              const std::vector<int64_t>& positions) {
   AttentionResult r = attention_forward(p, q, k, v, positions);
   require(dout.size() == q.size(), "reference: dO has the wrong size");
@@ -156,8 +149,7 @@ AttentionResult attention(const Problem& p) {
   std::vector<int64_t> positions(size_t(p.seq_len));
   for (int64_t s = 0; s < p.seq_len; ++s) positions[size_t(s)] = s;
   return attention_on(p, gen(tensor_id::attn_q, p.heads), gen(tensor_id::attn_k, p.kv_heads),
-                      gen(tensor_id::attn_v, p.kv_heads), gen(tensor_id::attn_do, p.heads),
-                      positions);
+                      gen(tensor_id::attn_v, p.kv_heads), gen(tensor_id::attn_do, p.heads), positions);
 }
 
 }  // namespace minictx::reference

@@ -14,8 +14,8 @@ std::vector<double> generate(uint64_t seed, uint64_t tensor, size_t n) {
 
 // [rows, cols] of a weight; a gain is one row of d_model.
 std::pair<int64_t, int64_t> weight_shape(const Problem& p, Weight w) {
-  const int64_t d = p.d_model, qd = int64_t(p.heads) * p.head_dim,
-                kvd = int64_t(p.kv_heads) * p.head_dim, f = p.ffn_hidden;
+  const int64_t d = p.d_model, qd = int64_t(p.heads) * p.head_dim, kvd = int64_t(p.kv_heads) * p.head_dim,
+                f = p.ffn_hidden;
   switch (w) {
     case Weight::wq:
       return {d, qd};

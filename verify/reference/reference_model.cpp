@@ -16,8 +16,7 @@ Vec matmul(const Vec& A, const Vec& B, int64_t n, int64_t k, int64_t m) {
   Vec C(size_t(n * m), 0.0);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t x = 0; x < k; ++x)
-      for (int64_t j = 0; j < m; ++j)
-        C[size_t(i * m + j)] += A[size_t(i * k + x)] * B[size_t(x * m + j)];
+      for (int64_t j = 0; j < m; ++j) C[size_t(i * m + j)] += A[size_t(i * k + x)] * B[size_t(x * m + j)];
   return C;
 }
 
@@ -36,8 +35,7 @@ Vec matmul_tn(const Vec& A, const Vec& B, int64_t n, int64_t k, int64_t m) {
   Vec C(size_t(k * m), 0.0);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t x = 0; x < k; ++x)
-      for (int64_t j = 0; j < m; ++j)
-        C[size_t(x * m + j)] += A[size_t(i * k + x)] * B[size_t(i * m + j)];
+      for (int64_t j = 0; j < m; ++j) C[size_t(x * m + j)] += A[size_t(i * k + x)] * B[size_t(i * m + j)];
   return C;
 }
 
@@ -49,16 +47,14 @@ Vec rmsnorm(const Vec& x, const Vec& g, int64_t T, int64_t d, double eps, Vec& r
     double ss = 0;
     for (int64_t j = 0; j < d; ++j) ss += x[size_t(t * d + j)] * x[size_t(t * d + j)];
     r[size_t(t)] = 1.0 / std::sqrt(ss / double(d) + eps);
-    for (int64_t j = 0; j < d; ++j)
-      h[size_t(t * d + j)] = x[size_t(t * d + j)] * r[size_t(t)] * g[size_t(j)];
+    for (int64_t j = 0; j < d; ++j) h[size_t(t * d + j)] = x[size_t(t * d + j)] * r[size_t(t)] * g[size_t(j)];
   }
   return h;
 }
 
 // With ∂r/∂x_j = −r³ x_j / d:
 //   dx_j += r g_j dh_j − x_j r³/d Σ_k dh_k g_k x_k,   dg_j += Σ_t dh_j x_j r.
-void rmsnorm_backward(const Vec& x, const Vec& g, const Vec& r, const Vec& dh, int64_t T, int64_t d,
-                      Vec& dx, Vec& dg) {
+void rmsnorm_backward(const Vec& x, const Vec& g, const Vec& r, const Vec& dh, int64_t T, int64_t d, Vec& dx, Vec& dg) {
   dg.assign(size_t(d), 0.0);
   for (int64_t t = 0; t < T; ++t) {
     const double rt = r[size_t(t)];
@@ -205,8 +201,7 @@ double model_loss(const Problem& p, const Weights& weights, const Vec& x) {
   check_problem(p, weights, x);
   Vec y = x;
   LayerCache scratch;
-  for (int l = 0; l < p.layers; ++l)
-    y = layer_forward(p, weights[size_t(l)], std::move(y), scratch);
+  for (int l = 0; l < p.layers; ++l) y = layer_forward(p, weights[size_t(l)], std::move(y), scratch);
   return loss_of(p, y);
 }
 
@@ -215,8 +210,7 @@ ModelResult model(const Problem& p) {
   Vec y = make_input(p);
   check_problem(p, weights, y);
   std::vector<LayerCache> caches(size_t(p.layers));
-  for (int l = 0; l < p.layers; ++l)
-    y = layer_forward(p, weights[size_t(l)], std::move(y), caches[size_t(l)]);
+  for (int l = 0; l < p.layers; ++l) y = layer_forward(p, weights[size_t(l)], std::move(y), caches[size_t(l)]);
 
   ModelResult r;
   r.loss = loss_of(p, y);

@@ -43,7 +43,7 @@ minictx_error_test(cli_unknown_option 2 "minictx: error: The following argument 
 minictx_error_test(cli_missing_value 2 "minictx: error: --set: 1 required TEXT missing" run --set)
 minictx_error_test(cli_unknown_command 2 "minictx: error: unknown command 'frobnicate' \\(commands: run, verify"
                    frobnicate)
-minictx_error_test(cli_dry_run_zero_ranks 2 "minictx: error: --ranks must be at least 1, got 0\n$"
+minictx_error_test(cli_dry_run_zero_ranks 2 "minictx: error: --ranks must be at least 1, got 0"
                    run --dry-run --ranks 0)
 minictx_error_test(cli_not_a_number 2 "minictx: error: .*--ranks" run --dry-run --ranks many)
 

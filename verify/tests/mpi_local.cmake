@@ -20,7 +20,6 @@ endforeach()
 minictx_error_test(local_on_two_ranks 2 "attention.backend local runs on 1 rank" verify)
 minictx_error_test(unknown_key 2 "did you mean 'attention.ring_type'" run --set attention.ring_typ=zigzag)
 minictx_error_test(unknown_option 2 "minictx: error: The following argument was not expected: --bogus" verify --bogus)
-minictx_error_test(option_out_of_range 2 "minictx: error: --ranks: Value 0 not in range" run --dry-run --ranks 0)
 minictx_error_test(point_unknown_key 2 "unknown key 'attention.ring_typ'" verify --point "sequence.length=64"
                    --point "attention.ring_typ=x")
 

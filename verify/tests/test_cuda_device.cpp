@@ -81,11 +81,11 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
 std::vector<AttnCase> attention_cases() {
   std::vector<AttnCase> cases;
   for (DType t : {DType::f32, DType::bf16, DType::f16}) {
-    cases.push_back({1, 4, 4, 16, 64, true, 1, t});     // MHA
-    cases.push_back({2, 8, 2, 32, 97, true, 1, t});     // GQA 4:1, odd length, ragged tiles
-    cases.push_back({1, 4, 1, 40, 130, false, 1, t});   // MQA, not causal, head dim not a multiple of 32
-    cases.push_back({1, 2, 2, 128, 300, true, 1, t});   // head dim 128, several key tiles
-    cases.push_back({1, 4, 2, 64, 70, true, 3, t});     // strided positions (stripe-like)
+    cases.push_back({1, 4, 4, 16, 64, true, 1, t});    // MHA
+    cases.push_back({2, 8, 2, 32, 97, true, 1, t});    // GQA 4:1, odd length, ragged tiles
+    cases.push_back({1, 4, 1, 40, 130, false, 1, t});  // MQA, not causal, head dim not a multiple of 32
+    cases.push_back({1, 2, 2, 128, 300, true, 1, t});  // head dim 128, several key tiles
+    cases.push_back({1, 4, 2, 64, 70, true, 3, t});    // strided positions (stripe-like)
   }
   return cases;
 }
@@ -141,7 +141,8 @@ TEST(CudaGemm, AllTransposesMatchHost) {
         const int64_t m = 37, n = 53, k = 70;
         std::vector<int64_t> sa = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
         std::vector<int64_t> sb = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
-        const double err = gpu_vs_host({{generated(size_t(m * k), 1), sa}, {generated(size_t(k * n), 2), sb},
+        const double err = gpu_vs_host({{generated(size_t(m * k), 1), sa},
+                                        {generated(size_t(k * n), 2), sb},
                                         {generated(size_t(m * n), 3), {m, n}}},
                                        [&](Device& d, std::vector<Tensor>& x) {
                                          d.gemm(ta, tb, 0.5f, x[0], x[1], 2.0f, x[2]);
@@ -154,28 +155,37 @@ TEST(CudaGemm, AllTransposesMatchHost) {
 
 TEST(CudaElementWise, RowOpsMatchHost) {
   const int64_t rows = 33, cols = 96;
-  const auto x = generated(size_t(rows * cols), 1), g = generated(size_t(cols), 2), dy = generated(size_t(rows * cols), 3);
-  EXPECT_LT(gpu_vs_host({{x, {rows, cols}}, {g, {cols}}, {dy, {rows, cols}}, {x, {rows, cols}}, {g, {cols}},
-                         {x, {rows, cols}}, {g, {rows}}},
+  const auto x = generated(size_t(rows * cols), 1), g = generated(size_t(cols), 2),
+             dy = generated(size_t(rows * cols), 3);
+  EXPECT_LT(gpu_vs_host({{x, {rows, cols}},
+                         {g, {cols}},
+                         {dy, {rows, cols}},
+                         {x, {rows, cols}},
+                         {g, {cols}},
+                         {x, {rows, cols}},
+                         {g, {rows}}},
                         [](Device& d, std::vector<Tensor>& t) {
                           d.rmsnorm_fwd(t[0], t[1], 1e-5, t[5], t[6]);
-                          d.rmsnorm_bwd(t[0], t[1], t[6], t[2], t[3], t[4]);  // accumulates into x- and g-valued tensors
+                          d.rmsnorm_bwd(t[0], t[1], t[6], t[2], t[3],
+                                        t[4]);  // accumulates into x- and g-valued tensors
                           return std::vector<Tensor*>{&t[5], &t[6], &t[3], &t[4]};
                         }),
             1e-5);
   const std::vector<int64_t> pos = {0, 5, 17, 1000, 3, 9, 2, 4, 8, 11, 12};  // 11 positions, 3 sequences
-  EXPECT_LT(gpu_vs_host({{x, {rows, cols}}}, [&](Device& d, std::vector<Tensor>& t) {
-              d.rope(t[0], 3, pos, 10000.0, false);
-              return std::vector<Tensor*>{&t[0]};
-            }),
-            1e-5);
-  EXPECT_LT(gpu_vs_host({{x, {rows, cols}}, {dy, {rows, cols}}, {x, {rows, cols}}, {x, {rows, cols}}, {x, {rows, cols}}},
-                        [](Device& d, std::vector<Tensor>& t) {
-                          d.swiglu_fwd(t[0], t[1], t[2]);
-                          d.swiglu_bwd(t[0], t[1], t[2], t[3], t[4]);
-                          return std::vector<Tensor*>{&t[2], &t[3], &t[4]};
+  EXPECT_LT(gpu_vs_host({{x, {rows, cols}}},
+                        [&](Device& d, std::vector<Tensor>& t) {
+                          d.rope(t[0], 3, pos, 10000.0, false);
+                          return std::vector<Tensor*>{&t[0]};
                         }),
             1e-5);
+  EXPECT_LT(
+      gpu_vs_host({{x, {rows, cols}}, {dy, {rows, cols}}, {x, {rows, cols}}, {x, {rows, cols}}, {x, {rows, cols}}},
+                  [](Device& d, std::vector<Tensor>& t) {
+                    d.swiglu_fwd(t[0], t[1], t[2]);
+                    d.swiglu_bwd(t[0], t[1], t[2], t[3], t[4]);
+                    return std::vector<Tensor*>{&t[2], &t[3], &t[4]};
+                  }),
+      1e-5);
 }
 
 TEST(CudaElementWise, CopiesFillAddDotMatchHost) {
@@ -199,8 +209,10 @@ TEST(CudaElementWise, LseMergeMatchesHost) {
   const int64_t len = 5;
   auto lse = generated(size_t(2 * 3 * len), 3);
   lse[0] = -INFINITY;  // an empty running row takes the block's values
-  EXPECT_LT(gpu_vs_host({{generated(size_t(2 * len * 3 * 8), 1), {2 * len, 24}}, {lse, {2, 3, len}},
-                         {generated(size_t(2 * len * 3 * 8), 2), {2 * len, 24}}, {generated(size_t(2 * 3 * len), 4), {2, 3, len}}},
+  EXPECT_LT(gpu_vs_host({{generated(size_t(2 * len * 3 * 8), 1), {2 * len, 24}},
+                         {lse, {2, 3, len}},
+                         {generated(size_t(2 * len * 3 * 8), 2), {2 * len, 24}},
+                         {generated(size_t(2 * 3 * len), 4), {2, 3, len}}},
                         [&](Device& d, std::vector<Tensor>& t) {
                           d.lse_merge(s, t[0], t[1], t[2], t[3]);
                           return std::vector<Tensor*>{&t[0], &t[1]};

@@ -466,9 +466,9 @@ TEST(DeckErrors, WholeRunKeysCannotBeSwept) {
     Deck d = deck("");
     d.set(key);
     const std::string name = std::string(key).substr(0, std::string(key).find('='));
-    EXPECT_EQ(input_error_of([&] { d.expand(); }),
-              "--set " + std::string(key) + ": " + name + " applies to the whole run and cannot be swept; run one "
-              "job per value");
+    EXPECT_EQ(input_error_of([&] { d.expand(); }), "--set " + std::string(key) + ": " + name +
+                                                       " applies to the whole run and cannot be swept; run one "
+                                                       "job per value");
   }
   Deck one = deck("topology:\n  ranks_per_node: [2]\n");  // a list of one value sweeps nothing
   EXPECT_EQ(one.expand().size(), 1u);
@@ -690,11 +690,14 @@ TEST(DeckBuiltin, QuickstartIsTheShippedFile) {
 
 TEST(DeckMachines, ShippedProfilesAllLoad) {
   const std::map<std::string, std::pair<std::string, double>> bf16 = {
-      {"a100-80gb", {"A100-SXM4-80GB", 312}}, {"a800-80gb", {"A800-SXM4-80GB", 312}},
-      {"h100-80gb", {"H100-SXM5-80GB", 989}}, {"h800-80gb", {"H800-SXM5-80GB", 989}},
+      {"a100-80gb", {"A100-SXM4-80GB", 312}},
+      {"a800-80gb", {"A800-SXM4-80GB", 312}},
+      {"h100-80gb", {"H100-SXM5-80GB", 989}},
+      {"h800-80gb", {"H800-SXM5-80GB", 989}},
       {"rtx-4090d", {"RTX-4090D", 147.1}},
       // The profiles of `minictx project` serve the run too (their projection: section is skipped).
-      {"a100-80gb-hdr", {"A100-SXM4-80GB", 312}}, {"h100-sxm-ndr", {"H100-SXM5-80GB", 989}},
+      {"a100-80gb-hdr", {"A100-SXM4-80GB", 312}},
+      {"h100-sxm-ndr", {"H100-SXM5-80GB", 989}},
       {"rtx-4090d-pcie4", {"RTX-4090D", 147.1}},
   };
   for (const auto& [profile, expected] : bf16) {

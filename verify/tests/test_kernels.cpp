@@ -40,8 +40,10 @@ TEST_P(Attention, MatchesFp64Reference) {
 
   AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, c.block_q, c.block_k};
   const int64_t rows = c.batch * c.len;
-  Tensor tq = upload(device(), q, {rows, c.heads * c.head_dim}), tk = upload(device(), k, {rows, c.kv_heads * c.head_dim});
-  Tensor tv = upload(device(), v, {rows, c.kv_heads * c.head_dim}), tdo = upload(device(), dout, {rows, c.heads * c.head_dim});
+  Tensor tq = upload(device(), q, {rows, c.heads * c.head_dim}),
+         tk = upload(device(), k, {rows, c.kv_heads * c.head_dim});
+  Tensor tv = upload(device(), v, {rows, c.kv_heads * c.head_dim}),
+         tdo = upload(device(), dout, {rows, c.heads * c.head_dim});
   Tensor o = device().alloc({rows, c.heads * c.head_dim}), lse = device().alloc({c.batch, c.heads, c.len});
   device().attn_init(o, lse);
   const SeqBlock qb{&tq, 0, c.len, pos.data()}, kb{&tk, 0, c.len, pos.data()}, vb{&tv, 0, c.len, pos.data()};
@@ -60,12 +62,12 @@ TEST_P(Attention, MatchesFp64Reference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, Attention,
-    ::testing::Values(AttnCase{1, 4, 4, 16, 64, true, 16, 16, 1},      // MHA, tiles divide
-                      AttnCase{2, 8, 2, 32, 97, true, 16, 24, 1},      // GQA 4:1, odd length, ragged tiles
-                      AttnCase{1, 4, 1, 8, 130, false, 32, 64, 1},     // MQA, not causal
-                      AttnCase{2, 6, 3, 64, 50, true, 64, 256, 1},     // one tile
-                      AttnCase{1, 2, 2, 128, 33, true, 8, 8, 1},       // head dim 128
-                      AttnCase{1, 4, 2, 16, 40, true, 16, 16, 3}));    // strided positions (stripe-like)
+    ::testing::Values(AttnCase{1, 4, 4, 16, 64, true, 16, 16, 1},    // MHA, tiles divide
+                      AttnCase{2, 8, 2, 32, 97, true, 16, 24, 1},    // GQA 4:1, odd length, ragged tiles
+                      AttnCase{1, 4, 1, 8, 130, false, 32, 64, 1},   // MQA, not causal
+                      AttnCase{2, 6, 3, 64, 50, true, 64, 256, 1},   // one tile
+                      AttnCase{1, 2, 2, 128, 33, true, 8, 8, 1},     // head dim 128
+                      AttnCase{1, 4, 2, 16, 40, true, 16, 16, 3}));  // strided positions (stripe-like)
 
 // Attention over two key blocks merged by LSE equals attention over all keys at once: the
 // property every ring backend relies on.
@@ -77,17 +79,23 @@ TEST(AttentionMerge, TwoKeyBlocksEqualOne) {
   const auto v = generated(size_t(len * kvh * d), 3);
   std::vector<int64_t> pos(static_cast<size_t>(len));
   std::iota(pos.begin(), pos.end(), 0);
-  Tensor tq = upload(device(), q, {len, h * d}), tk = upload(device(), k, {len, kvh * d}), tv = upload(device(), v, {len, kvh * d});
+  Tensor tq = upload(device(), q, {len, h * d}), tk = upload(device(), k, {len, kvh * d}),
+         tv = upload(device(), v, {len, kvh * d});
   Tensor whole = device().alloc({len, h * d}), whole_lse = device().alloc({b, h, len});
   device().attn_init(whole, whole_lse);
-  device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &whole, &whole_lse});
+  device().attn_fwd(
+      s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &whole, &whole_lse});
   // Second block first: the merge must not depend on order.
   Tensor parts = device().alloc({len, h * d}), parts_lse = device().alloc({b, h, len});
   device().attn_init(parts, parts_lse);
   const int64_t cut = 20;
-  device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, cut, len - cut, pos.data() + cut},
-                        {&tv, cut, len - cut, pos.data() + cut}, &parts, &parts_lse});
-  device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, cut, pos.data()}, {&tv, 0, cut, pos.data()}, &parts, &parts_lse});
+  device().attn_fwd(s, {{&tq, 0, len, pos.data()},
+                        {&tk, cut, len - cut, pos.data() + cut},
+                        {&tv, cut, len - cut, pos.data() + cut},
+                        &parts,
+                        &parts_lse});
+  device().attn_fwd(
+      s, {{&tq, 0, len, pos.data()}, {&tk, 0, cut, pos.data()}, {&tv, 0, cut, pos.data()}, &parts, &parts_lse});
   EXPECT_LT(rel_err(download(device(), parts), download(device(), whole)), 1e-6);
   EXPECT_LT(rel_err(download(device(), parts_lse), download(device(), whole_lse)), 1e-6);
 }
@@ -169,7 +177,8 @@ TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
 
   AttnShape s{b, h, kvh, d, true, 1 << 30, 16, 24};
   const int64_t rows = b * len;
-  Tensor tq = upload(device(), q, {rows, h * d}), tk = upload(device(), k, {rows, kvh * d}), tv = upload(device(), v, {rows, kvh * d});
+  Tensor tq = upload(device(), q, {rows, h * d}), tk = upload(device(), k, {rows, kvh * d}),
+         tv = upload(device(), v, {rows, kvh * d});
   Tensor tdo = upload(device(), dout, {rows, h * d});
   Tensor o = device().alloc({rows, h * d}), lse = device().alloc({b, h, len});
   device().attn_init(o, lse);
@@ -177,8 +186,7 @@ TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
     return SeqBlock{&t, cut[c], cut[c + 1] - cut[c], pos.data() + cut[c]};
   };
   for (size_t qc = 0; qc < 3; ++qc)
-    for (size_t kc = 0; kc < 3; ++kc)
-      device().attn_fwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &o, &lse});
+    for (size_t kc = 0; kc < 3; ++kc) device().attn_fwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &o, &lse});
   EXPECT_LT(rel_err(download(device(), o), ref.o), 1e-5);
   EXPECT_LT(rel_err(download(device(), lse), ref.lse), 1e-5);
 

@@ -86,8 +86,9 @@ TEST(ShardData, ShardsEqualSlicesOfTheGlobalTensor) {
           const int64_t pos = layout.global_position(p, r);
           for (int j = 0; j < width; ++j) {
             const float got = host[size_t((b * layout.local_len() + r) * width + j)];
-            const float want = pos < c.len ? float(data_value(seed, tensor_id::input_x, uint64_t((b * c.len + pos) * width + j)))
-                                           : 0.0f;
+            const float want =
+                pos < c.len ? float(data_value(seed, tensor_id::input_x, uint64_t((b * c.len + pos) * width + j)))
+                            : 0.0f;
             ASSERT_EQ(got, want);
           }
         }

@@ -35,7 +35,7 @@ TEST_P(LtLayout, ColumnMajorGemmOfMappedOperandsIsTheRowMajorProduct) {
   for (size_t i = 0; i < b.size(); ++i) b[i] = double((i * 5) % 13) - 6;
 
   const LtProblem p = lt_problem(t.ta, t.tb, t.m, t.n, t.k, lda, ldb, ldc);
-  const int64_t rows = p.first.transpose ? p.first.cols : p.first.rows;   // of op(first)
+  const int64_t rows = p.first.transpose ? p.first.cols : p.first.rows;  // of op(first)
   const int64_t inner = p.first.transpose ? p.first.rows : p.first.cols;
   const int64_t cols = p.second.transpose ? p.second.rows : p.second.cols;  // of op(second)
   ASSERT_EQ(rows, p.c.rows);

@@ -45,8 +45,8 @@ TEST(Project, ShippedProfilesLoadWithSources) {
     EXPECT_GT(p.peak_tflops.at("bf16"), 0) << name;
     EXPECT_GT(p.intra.bandwidth_gb_s, 0) << name;
     EXPECT_GT(p.inter.bandwidth_gb_s, 0) << name;
-    for (const char* group : {"peaks", "node", "memory", "intra_node", "inter_node", "call_overhead",
-                              "gemm_efficiency", "attention_efficiency"})
+    for (const char* group : {"peaks", "node", "memory", "intra_node", "inter_node", "call_overhead", "gemm_efficiency",
+                              "attention_efficiency"})
       EXPECT_FALSE(p.sources.at(group).empty()) << name << " " << group;
   }
 }

@@ -51,8 +51,7 @@ std::vector<size_t> samples(size_t size, size_t n) {
 
 // Checks analytic[i] against d f / d t[i] for the sampled i, perturbing t in place.
 template <class F>
-void check_gradient(const std::string& what, Vec& t, const Vec& analytic,
-                    const std::vector<size_t>& idx, F&& f) {
+void check_gradient(const std::string& what, Vec& t, const Vec& analytic, const std::vector<size_t>& idx, F&& f) {
   const double floor = 1e-4 * max_abs(analytic);
   ASSERT_GT(floor, 0.0) << what << ": an all-zero gradient checks nothing";
   for (size_t i : idx) {
@@ -63,8 +62,7 @@ void check_gradient(const std::string& what, Vec& t, const Vec& analytic,
       t[i] = saved;
       return v;
     };
-    const double fd =
-        (8 * (at(kStep) - at(-kStep)) - (at(2 * kStep) - at(-2 * kStep))) / (12 * kStep);
+    const double fd = (8 * (at(kStep) - at(-kStep)) - (at(2 * kStep) - at(-2 * kStep))) / (12 * kStep);
     EXPECT_LT(rel_err(fd, analytic[i], floor), kRelTol)
         << what << "[" << i << "]: finite difference " << fd << ", analytic " << analytic[i];
   }
@@ -102,8 +100,7 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
       const auto& g = r.weight_grads[size_t(l)][size_t(k)];
       auto& t = w[size_t(l)][size_t(k)];
       ASSERT_EQ(g.size(), t.size()) << weight_name(Weight(k));
-      check_gradient("layer " + std::to_string(l) + " " + weight_name(Weight(k)), t, g,
-                     samples(t.size(), 4), loss);
+      check_gradient("layer " + std::to_string(l) + " " + weight_name(Weight(k)), t, g, samples(t.size(), 4), loss);
     }
   }
 }
@@ -189,8 +186,7 @@ INSTANTIATE_TEST_SUITE_P(Reference, AttentionGradient, ::testing::Values(true, f
 TEST(ReferenceAttention, LseIsLogSumExpOfScaledScores) {
   for (bool causal : {true, false}) {
     const Problem p = tiny_attention(causal);
-    const Vec q = generate(p, tensor_id::attn_q, p.heads),
-              k = generate(p, tensor_id::attn_k, p.kv_heads);
+    const Vec q = generate(p, tensor_id::attn_q, p.heads), k = generate(p, tensor_id::attn_k, p.kv_heads);
     const AttentionResult r = attention(p);
     const int64_t S = p.seq_len, D = p.head_dim;
     for (int b = 0; b < p.batch; ++b)
@@ -201,8 +197,7 @@ TEST(ReferenceAttention, LseIsLogSumExpOfScaledScores) {
           for (int64_t j = 0; j < (causal ? i + 1 : S); ++j) {
             double s = 0;
             for (int64_t e = 0; e < D; ++e)
-              s += q[size_t(((b * S + i) * p.heads + h) * D + e)] *
-                   k[size_t(((b * S + j) * p.kv_heads + g) * D + e)];
+              s += q[size_t(((b * S + i) * p.heads + h) * D + e)] * k[size_t(((b * S + j) * p.kv_heads + g) * D + e)];
             sum += std::exp(s / std::sqrt(double(D)));
           }
           EXPECT_NEAR(r.lse[size_t((b * p.heads + h) * S + i)], std::log(sum), 1e-13);
@@ -225,11 +220,9 @@ TEST(ReferenceAttention, CausalFirstRowIsFirstValue) {
 TEST(ReferenceAttention, SoftmaxRowsSumToOne) {
   for (bool causal : {true, false}) {
     const Problem p = tiny_attention(causal);
-    const Vec q = generate(p, tensor_id::attn_q, p.heads),
-              k = generate(p, tensor_id::attn_k, p.kv_heads);
+    const Vec q = generate(p, tensor_id::attn_q, p.heads), k = generate(p, tensor_id::attn_k, p.kv_heads);
     const Vec ones(k.size(), 1.0);
-    for (double o : attention_forward(p, q, k, ones, iota_positions(p.seq_len)).o)
-      EXPECT_NEAR(o, 1.0, 1e-14);
+    for (double o : attention_forward(p, q, k, ones, iota_positions(p.seq_len)).o) EXPECT_NEAR(o, 1.0, 1e-14);
   }
 }
 

@@ -30,9 +30,7 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-void spit(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void spit(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 Provenance sample_provenance() {
   Provenance prov;
@@ -49,13 +47,16 @@ PointResult full_point(const std::string& name) {
   PointResult p;
   p.name = name;
   p.deck = "backend: ring\nring_type: zigzag\n";
-  p.labels = {{"backend", "ring"}, {"ring_type", "zigzag"}, {"mode", "attention"},
-              {"world_size", "2"},  {"seq_len", "4096"},    {"batch", "2"},
-              {"fwd_only", "true"}, {"dtype", "fp32"}};
-  p.metrics = {{"iters_per_s", 84.0192},         {"latency_ms", 11.90199},
-               {"tokens_per_s", 688283.3},       {"tokens_per_s_per_device", 344141.6},
-               {"tflops_per_device", 11.53},     {"mfu", 0.425712},
-               {"hfu", 0.5676},                  {"peak_memory_mb", 240.04},
+  p.labels = {{"backend", "ring"}, {"ring_type", "zigzag"}, {"mode", "attention"}, {"world_size", "2"},
+              {"seq_len", "4096"}, {"batch", "2"},          {"fwd_only", "true"},  {"dtype", "fp32"}};
+  p.metrics = {{"iters_per_s", 84.0192},
+               {"latency_ms", 11.90199},
+               {"tokens_per_s", 688283.3},
+               {"tokens_per_s_per_device", 344141.6},
+               {"tflops_per_device", 11.53},
+               {"mfu", 0.425712},
+               {"hfu", 0.5676},
+               {"peak_memory_mb", 240.04},
                {"bytes_sent_intra_per_device", 3 * 1048576.0},
                {"bytes_sent_inter_per_device", 0.0}};
   p.iters = 3;
@@ -85,11 +86,16 @@ PointResult skipped_point(const std::string& name) {
 
 // A BurstAttention point as labelled by the runner; tokens/s per device = 10 x MFU, and
 // the whole world's is the world size times that.
-PointResult burst_point(const std::string& model, int seq, int world, const std::string& intra,
-                        const std::string& ckpt, double mfu) {
+PointResult burst_point(const std::string& model, int seq, int world, const std::string& intra, const std::string& ckpt,
+                        double mfu) {
   PointResult p;
-  p.labels = {{"backend", "burst"}, {"intra", intra}, {"checkpointing", ckpt}, {"model", model},
-              {"seq_len", std::to_string(seq)}, {"world_size", std::to_string(world)}, {"gpu", "a100-80gb"}};
+  p.labels = {{"backend", "burst"},
+              {"intra", intra},
+              {"checkpointing", ckpt},
+              {"model", model},
+              {"seq_len", std::to_string(seq)},
+              {"world_size", std::to_string(world)},
+              {"gpu", "a100-80gb"}};
   p.metrics = {{"mfu", mfu}, {"tokens_per_s_per_device", 1000 * mfu}, {"tokens_per_s", 1000 * mfu * world}};
   return p;
 }
@@ -163,8 +169,7 @@ class ResultsIo : public ::testing::Test {
 
 TEST_F(ResultsIo, RoundTripKeepsEveryFieldAndInsertionOrder) {
   // Insertion order differs from name order: the reader must follow `index`.
-  std::vector<PointResult> written = {full_point("zeta"), skipped_point("alpha"),
-                                      full_point("mid")};
+  std::vector<PointResult> written = {full_point("zeta"), skipped_point("alpha"), full_point("mid")};
   written[2].labels["note"] = "ünïcode, \"quoted\"";
   written[2].verification.clear();
   {
@@ -194,8 +199,7 @@ TEST_F(ResultsIo, ProvenanceIsWrittenBeforeTheFirstPoint) {
 TEST_F(ResultsIo, RefusesToOverwriteAnExistingFile) {
   { ResultsWriter(path_, sample_provenance(), OnExisting::refuse).add_point(full_point("p0")); }
   const std::string before = slurp(path_);
-  const std::string msg = error_of<InputError>(
-      [&] { ResultsWriter(path_, Provenance{}, OnExisting::refuse); });
+  const std::string msg = error_of<InputError>([&] { ResultsWriter(path_, Provenance{}, OnExisting::refuse); });
   EXPECT_NE(msg.find(path_), std::string::npos) << msg;
   EXPECT_NE(msg.find("--force"), std::string::npos) << msg;
   EXPECT_EQ(slurp(path_), before);
@@ -323,13 +327,11 @@ TEST_F(ResultsIo, BadPointsAreRejectedAndTheFileKept) {
   ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
   writer.add_point(full_point("p0"));
   const std::string before = slurp(path_);
-  EXPECT_NE(error_of<Error>([&] { writer.add_point(full_point("p0")); }).find("already has"),
-            std::string::npos);
+  EXPECT_NE(error_of<Error>([&] { writer.add_point(full_point("p0")); }).find("already has"), std::string::npos);
   error_of<Error>([&] { writer.add_point(full_point("a/b")); });
   PointResult ragged = full_point("p1");
   ragged.iter_seconds.pop_back();
-  EXPECT_NE(error_of<Error>([&] { writer.add_point(ragged); }).find("iters x ranks"),
-            std::string::npos);
+  EXPECT_NE(error_of<Error>([&] { writer.add_point(ragged); }).find("iters x ranks"), std::string::npos);
   EXPECT_EQ(writer.points().size(), 1u);
   EXPECT_EQ(slurp(path_), before);
 }
@@ -375,8 +377,7 @@ TEST_F(ResultsIo, AKilledWriterLeavesEveryCompletedPoint) {
   ASSERT_EQ(acked, 5);
   const ResultsFile file = read_results(path_);
   ASSERT_GE(file.points.size(), 5u);
-  for (size_t i = 0; i < file.points.size(); ++i)
-    expect_same(file.points[i], full_point("p" + std::to_string(i)));
+  for (size_t i = 0; i < file.points.size(); ++i) expect_same(file.points[i], full_point("p" + std::to_string(i)));
 }
 
 TEST_F(ResultsIo, BurstTableMergesSeveralFiles) {
@@ -425,8 +426,7 @@ TEST_F(ResultsIo, ReadingAnHdf5FileThatIsNotOursFails) {
 TEST_F(ResultsIo, H5pyReadsEveryDatasetInOneLine) {
   std::string python;
   for (const char* candidate : {"python3", "/usr/bin/python3"}) {
-    const std::string probe =
-        std::string(candidate) + " -c 'import h5py' >/dev/null 2>&1";
+    const std::string probe = std::string(candidate) + " -c 'import h5py' >/dev/null 2>&1";
     if (std::system(probe.c_str()) == 0) {
       python = candidate;
       break;
@@ -542,10 +542,14 @@ TEST(Report, SummaryTablePrintsNaForMissingValuesAndTheSkipReason) {
   for (size_t c = 0; c < t.header.size(); ++c) {
     const std::string& h = t.header[c];
     const std::string& cell = t.rows[0][c];
-    if (h == "point") EXPECT_EQ(cell, "p");
-    else if (h == "backend") EXPECT_EQ(cell, "ring");
-    else if (h == "latency(ms)") EXPECT_EQ(cell, "2.500");
-    else EXPECT_EQ(cell, "n/a") << h;
+    if (h == "point")
+      EXPECT_EQ(cell, "p");
+    else if (h == "backend")
+      EXPECT_EQ(cell, "ring");
+    else if (h == "latency(ms)")
+      EXPECT_EQ(cell, "2.500");
+    else
+      EXPECT_EQ(cell, "n/a") << h;
   }
   EXPECT_EQ(t.rows[1].back(), "skipped: heads (6) not divisible by the Ulysses degree (4)");
   EXPECT_EQ(t.rows[1][t.header.size() - 2], "n/a");
@@ -579,11 +583,15 @@ TEST(Report, SeedTablesHaveTheSeedColumns) {
 PointResult mpt_point() {
   PointResult p;
   p.name = "point_0000";
-  p.labels = {{"model", "llama-7b"}, {"seq_len", "2048"},      {"world_size", "64"},
-              {"gpu", "h100-80gb"},  {"batch", "8"},           {"dtype", "bf16"},
+  p.labels = {{"model", "llama-7b"},     {"seq_len", "2048"}, {"world_size", "64"},
+              {"gpu", "h100-80gb"},      {"batch", "8"},      {"dtype", "bf16"},
               {"checkpointing", "full"}, {"backend", "ring"}, {"ring_type", "zigzag"}};
-  p.metrics = {{"mfu", 0.4257},          {"hfu", 0.5676},           {"tflops_per_device", 421.2583},
-               {"sequences_per_s", 32.48}, {"tokens_per_s", 66523.0}, {"tokens_per_s_per_device", 1039.4},
+  p.metrics = {{"mfu", 0.4257},
+               {"hfu", 0.5676},
+               {"tflops_per_device", 421.2583},
+               {"sequences_per_s", 32.48},
+               {"tokens_per_s", 66523.0},
+               {"tokens_per_s_per_device", 1039.4},
                {"n_params", 64862437376.0}};
   return p;
 }
@@ -627,15 +635,14 @@ TEST(Report, BurstVariantsComeFromTheLabels) {
 
 TEST(Report, BurstTableGroupsSettingsAndOrdersVariants) {
   // Two settings, the variants in scrambled order across them.
-  const std::vector<PointResult> points = {
-      burst_point("llama-7b", 2048000, 32, "ulysses", "selective", 0.40),
-      burst_point("llama-13b", 1024000, 32, "ring", "full", 0.20),
-      burst_point("llama-7b", 2048000, 32, "ring", "full", 0.30),
-      burst_point("llama-7b", 2048000, 32, "ring", "selective", 0.35),
-      burst_point("llama-7b", 2048000, 32, "ulysses", "full", 0.31)};
+  const std::vector<PointResult> points = {burst_point("llama-7b", 2048000, 32, "ulysses", "selective", 0.40),
+                                           burst_point("llama-13b", 1024000, 32, "ring", "full", 0.20),
+                                           burst_point("llama-7b", 2048000, 32, "ring", "full", 0.30),
+                                           burst_point("llama-7b", 2048000, 32, "ring", "selective", 0.35),
+                                           burst_point("llama-7b", 2048000, 32, "ulysses", "full", 0.31)};
   const Table t = make_table("burst", points);
-  EXPECT_EQ(t.header, (std::vector<std::string>{"Model", "SeqLen (T)", "# GPUs", "GPU", "Variant", "MFU",
-                                                "Tokens/s/GPU"}));
+  EXPECT_EQ(t.header,
+            (std::vector<std::string>{"Model", "SeqLen (T)", "# GPUs", "GPU", "Variant", "MFU", "Tokens/s/GPU"}));
   ASSERT_EQ(t.rows.size(), 5u);
   const std::vector<std::string> order = {"(A)", "(B)", "(C)", "(D)", "(A)"};
   for (size_t r = 0; r < 5; ++r) {

@@ -1,9 +1,9 @@
 // What a ring step computes, without MPI: the active-block rules miss no visible pair
 // and compute no row without one. The messages and their bytes are checked under
 // mpiexec (tests/mpi_*.cmake, bytes_* tests).
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "backends/ring/ring_blocks.hpp"
 
@@ -57,7 +57,8 @@ TEST(RingBlocks, StripeFirstRowsOfEveryShareAreTheSequenceStart) {
           first.insert(first.end(), pos.begin(), pos.begin() + n);
         }
         std::sort(first.begin(), first.end());
-        for (int64_t t = 0; t < n * P; ++t) ASSERT_EQ(first[size_t(t)], t) << "P " << P << " share " << share << " n " << n;
+        for (int64_t t = 0; t < n * P; ++t)
+          ASSERT_EQ(first[size_t(t)], t) << "P " << P << " share " << share << " n " << n;
       }
     }
 }

@@ -37,7 +37,8 @@ std::unique_ptr<NcclComm> NcclComm::over(const MpiComm& world, cudaStream_t comp
   CUDA_CHECK(cudaGetDeviceCount(&gpus));
   if (local_ranks > gpus)
     input_error(cuda::rank_label() + ": comm nccl needs one GPU per rank: " + std::to_string(local_ranks) +
-                " ranks share this node's " + std::to_string(gpus) + " GPU(s); use fewer ranks per node or run.comm: mpi");
+                " ranks share this node's " + std::to_string(gpus) +
+                " GPU(s); use fewer ranks per node or run.comm: mpi");
 
   auto bytes = std::make_shared<ByteCounter>();
   auto mpi = std::make_unique<MpiComm>(world.handle(), world.topology(), bytes, false);

@@ -47,8 +47,8 @@ class NcclComm final : public Comm {
   ncclComm_t nccl_;
   cudaStream_t compute_;
   cudaStream_t comm_stream_ = nullptr;
-  cudaEvent_t ready_ = nullptr;        // compute work the next shift must wait for
-  std::vector<cudaEvent_t> done_;      // by shift slot
+  cudaEvent_t ready_ = nullptr;    // compute work the next shift must wait for
+  std::vector<cudaEvent_t> done_;  // by shift slot
   std::vector<bool> busy_;
 };
 

@@ -1,7 +1,7 @@
+#include <cmath>
+
 #include "device/cuda/attention_kernels.hpp"
 #include "device/cuda/precision.cuh"
-
-#include <cmath>
 
 namespace minictx::cuda {
 namespace {
@@ -17,15 +17,15 @@ constexpr int kWarps = kThreads / kWarp;
 constexpr int kCols = kMaxHeadDim / kWarp;
 constexpr unsigned kFull = 0xffffffffu;
 
-constexpr int kFwdRows = 4;                    // query rows per warp
-constexpr int kFwdBq = kWarps * kFwdRows;      // 16 queries per block
-constexpr int kFwdBk = kWarp;                  // 32 keys per tile
-constexpr int kDkvKeys = 2;                    // key rows per warp
-constexpr int kDkvBk = kWarps * kDkvKeys;      // 8 keys per block
-constexpr int kDkvBq = kWarp;                  // 32 queries per tile
-constexpr int kDqRows = 2;                     // query rows per warp
-constexpr int kDqBq = kWarps * kDqRows;        // 8 queries per block
-constexpr int kDqBk = kWarp;                   // 32 keys per tile
+constexpr int kFwdRows = 4;                // query rows per warp
+constexpr int kFwdBq = kWarps * kFwdRows;  // 16 queries per block
+constexpr int kFwdBk = kWarp;              // 32 keys per tile
+constexpr int kDkvKeys = 2;                // key rows per warp
+constexpr int kDkvBk = kWarps * kDkvKeys;  // 8 keys per block
+constexpr int kDkvBq = kWarp;              // 32 queries per tile
+constexpr int kDqRows = 2;                 // query rows per warp
+constexpr int kDqBq = kWarps * kDqRows;    // 8 queries per block
+constexpr int kDqBk = kWarp;               // 32 keys per tile
 
 __device__ __forceinline__ float warp_max(float x) {
   for (int o = kWarp / 2; o > 0; o /= 2) x = fmaxf(x, __shfl_xor_sync(kFull, x, o));
@@ -45,7 +45,7 @@ __device__ __forceinline__ void accumulate_rows(float (&acc)[kCols], float w, co
                                                 int d, int lane) {
   for (int j = 0; j < n; ++j) {
     const float wj = __shfl_sync(kFull, w, j);
-    #pragma unroll
+#pragma unroll
     for (int t = 0; t < kCols; ++t) {
       const int c = lane + t * kWarp;
       if (c < d) acc[t] += wj * rows[j * stride + c];
@@ -89,9 +89,9 @@ __device__ __forceinline__ void load_kv_tile(const AttnArgs& a, const float* __r
   }
 }
 
-__global__ void __launch_bounds__(kThreads) fwd_kernel(AttnArgs a, const float* __restrict__ q,
-                                                       const float* __restrict__ k, const float* __restrict__ v,
-                                                       float* o, float* lse) {
+__global__ void __launch_bounds__(kThreads)
+    fwd_kernel(AttnArgs a, const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+               float* o, float* lse) {
   __shared__ float qs[kFwdBq][kMaxHeadDim];
   __shared__ float ks[kFwdBk][kMaxHeadDim + 1];  // +1: lanes read different rows
   __shared__ float vs[kFwdBk][kMaxHeadDim];
@@ -107,13 +107,13 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(AttnArgs a, const float* 
   }
   float m[kFwdRows], l[kFwdRows], acc[kFwdRows][kCols];
   int64_t qpos[kFwdRows];
-  #pragma unroll
+#pragma unroll
   for (int rr = 0; rr < kFwdRows; ++rr) {
     const int r = warp * kFwdRows + rr;
     m[rr] = -INFINITY;
     l[rr] = 0.0f;
     qpos[rr] = r < tq ? a.q_pos[i0 + r] : 0;
-    #pragma unroll
+#pragma unroll
     for (int t = 0; t < kCols; ++t) acc[rr][t] = 0.0f;
   }
   const int64_t last_q = a.q_pos[i0 + tq - 1];
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(AttnArgs a, const float* 
     load_kv_tile(a, k, v, b, g, a.k_begin + j0, kFwdBk, tk, &ks[0][0], kMaxHeadDim + 1, &vs[0][0], kMaxHeadDim);
     __syncthreads();
     const int64_t kpos = lane < tk ? a.k_pos[j0 + lane] : a.real_len;
-    #pragma unroll
+#pragma unroll
     for (int rr = 0; rr < kFwdRows; ++rr) {
       const int r = warp * kFwdRows + rr;
       if (r >= tq) continue;
@@ -142,14 +142,14 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(AttnArgs a, const float* 
       l[rr] = l[rr] * rescale + warp_sum(p);
       m[rr] = new_max;
       const float pv = round_to(p, a.precision);
-      #pragma unroll
+#pragma unroll
       for (int t = 0; t < kCols; ++t) acc[rr][t] *= rescale;
       accumulate_rows(acc[rr], pv, &vs[0][0], kMaxHeadDim, tk, d, lane);
     }
   }
 
-  // Merge this block's (o_b, lse_b) into the running (o, lse).
-  #pragma unroll
+// Merge this block's (o_b, lse_b) into the running (o, lse).
+#pragma unroll
   for (int rr = 0; rr < kFwdRows; ++rr) {
     const int r = warp * kFwdRows + rr;
     if (r >= tq || l[rr] == 0.0f) continue;
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(AttnArgs a, const float* 
     const float old = *lrow;
     __syncwarp();  // every lane has read the old lse before lane 0 replaces it
     const float w = merge_weight(old, lse_b);
-    #pragma unroll
+#pragma unroll
     for (int t = 0; t < kCols; ++t) {
       const int c = lane + t * kWarp;
       if (c < d) orow[c] = merged(orow[c], acc[rr][t] * inv, old, w);
@@ -173,9 +173,9 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(AttnArgs a, const float* 
 // dK, dV of kDkvBk keys of one kv head: loops every query head of its group, so each
 // dk/dv row is written by one block only (no atomics).
 __global__ void __launch_bounds__(kThreads)
-    bwd_dkdv_kernel(AttnArgs a, const float* __restrict__ q, const float* __restrict__ k,
-                    const float* __restrict__ v, const float* __restrict__ dout, const float* __restrict__ lse,
-                    const float* __restrict__ delta, float* dk, float* dv) {
+    bwd_dkdv_kernel(AttnArgs a, const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+                    const float* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta,
+                    float* dk, float* dv) {
   __shared__ float ks[kDkvBk][kMaxHeadDim];
   __shared__ float vs[kDkvBk][kMaxHeadDim];
   __shared__ float qs[kDkvBq][kMaxHeadDim + 1];
@@ -193,11 +193,11 @@ __global__ void __launch_bounds__(kThreads)
   load_kv_tile(a, k, v, b, g, a.k_begin + j0, kDkvBk, tk, &ks[0][0], kMaxHeadDim, &vs[0][0], kMaxHeadDim);
   int64_t kpos[kDkvKeys];
   float dk_acc[kDkvKeys][kCols], dv_acc[kDkvKeys][kCols];
-  #pragma unroll
+#pragma unroll
   for (int t = 0; t < kDkvKeys; ++t) {
     const int kk = warp * kDkvKeys + t;
     kpos[t] = kk < tk ? a.k_pos[j0 + kk] : a.real_len;
-    #pragma unroll
+#pragma unroll
     for (int c = 0; c < kCols; ++c) dk_acc[t][c] = dv_acc[t][c] = 0.0f;
   }
 
@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(kThreads)
       }
       __syncthreads();
       const int64_t qpos = lane < tq ? a.q_pos[i0 + lane] : 0;
-      #pragma unroll
+#pragma unroll
       for (int t = 0; t < kDkvKeys; ++t) {
         const int kk = warp * kDkvKeys + t;
         if (kk >= tk) continue;
@@ -241,12 +241,12 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
-  #pragma unroll
+#pragma unroll
   for (int t = 0; t < kDkvKeys; ++t) {
     const int kk = warp * kDkvKeys + t;
     if (kk >= tk) continue;
     const int64_t off = at(b, a.dk_rows, a.k_begin + j0 + kk, a.kv_heads, g, d);
-    #pragma unroll
+#pragma unroll
     for (int c = 0; c < kCols; ++c) {
       const int col = lane + c * kWarp;
       if (col < d) {
@@ -279,13 +279,13 @@ __global__ void __launch_bounds__(kThreads)
   }
   float row_lse[kDqRows], row_delta[kDqRows], acc[kDqRows][kCols];
   int64_t qpos[kDqRows];
-  #pragma unroll
+#pragma unroll
   for (int rr = 0; rr < kDqRows; ++rr) {
     const int r = warp * kDqRows + rr;
     row_lse[rr] = r < tq ? lse[vec + i0 + r] : -INFINITY;
     row_delta[rr] = r < tq ? delta[vec + i0 + r] : 0.0f;
     qpos[rr] = r < tq ? a.q_pos[i0 + r] : 0;
-    #pragma unroll
+#pragma unroll
     for (int t = 0; t < kCols; ++t) acc[rr][t] = 0.0f;
   }
   const int64_t last_q = a.q_pos[i0 + tq - 1];
@@ -297,7 +297,7 @@ __global__ void __launch_bounds__(kThreads)
     load_kv_tile(a, k, v, b, g, a.k_begin + j0, kDqBk, tk, &ks[0][0], kMaxHeadDim + 1, &vs[0][0], kMaxHeadDim + 1);
     __syncthreads();
     const int64_t kpos = lane < tk ? a.k_pos[j0 + lane] : a.real_len;
-    #pragma unroll
+#pragma unroll
     for (int rr = 0; rr < kDqRows; ++rr) {
       const int r = warp * kDqRows + rr;
       if (r >= tq || row_lse[rr] == -INFINITY) continue;
@@ -314,12 +314,12 @@ __global__ void __launch_bounds__(kThreads)
       accumulate_rows(acc[rr], dsr, &ks[0][0], kMaxHeadDim + 1, tk, d, lane);
     }
   }
-  #pragma unroll
+#pragma unroll
   for (int rr = 0; rr < kDqRows; ++rr) {
     const int r = warp * kDqRows + rr;
     if (r >= tq) continue;
     float* out = dq + at(b, a.o_rows, a.q_begin + i0 + r, a.heads, h, d);
-    #pragma unroll
+#pragma unroll
     for (int t = 0; t < kCols; ++t) {
       const int c = lane + t * kWarp;
       if (c < d) out[c] += a.scale * acc[rr][t];
@@ -374,8 +374,8 @@ void attn_bwd(const AttnArgs& a, const float* q, const float* k, const float* v,
   bwd_dq_kernel<<<q_grid, kThreads, 0, stream>>>(a, q, k, v, dout, lse, delta, dq);
 }
 
-void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, const float* o, const float* dout,
-                    float* delta, cudaStream_t stream) {
+void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, const float* o, const float* dout, float* delta,
+                    cudaStream_t stream) {
   const int64_t n = int64_t(batch) * heads * rows;
   delta_kernel<<<blocks(n, kWarps), kThreads, 0, stream>>>(batch, heads, head_dim, rows, o, dout, delta);
 }

@@ -17,24 +17,23 @@ struct AttnArgs {
   int64_t real_len;
   float scale;
   Precision precision;
-  int64_t q_rows, k_rows;      // rows per batch of q and of k, v
-  int64_t o_rows;              // rows per batch of o (forward) or of dout, dq (backward)
-  int64_t dk_rows;             // rows per batch of dk, dv (backward)
-  int64_t vec_len;             // per-(b, h) length of lse / delta
+  int64_t q_rows, k_rows;  // rows per batch of q and of k, v
+  int64_t o_rows;          // rows per batch of o (forward) or of dout, dq (backward)
+  int64_t dk_rows;         // rows per batch of dk, dv (backward)
+  int64_t vec_len;         // per-(b, h) length of lse / delta
   int64_t q_begin, q_len, k_begin, k_len;
-  const int64_t* q_pos;        // device, q_len positions
-  const int64_t* k_pos;        // device, k_len positions
+  const int64_t* q_pos;  // device, q_len positions
+  const int64_t* k_pos;  // device, k_len positions
 };
 
 constexpr int kMaxHeadDim = 128;
 
-void attn_fwd(const AttnArgs&, const float* q, const float* k, const float* v, float* o, float* lse,
-              cudaStream_t);
+void attn_fwd(const AttnArgs&, const float* q, const float* k, const float* v, float* o, float* lse, cudaStream_t);
 void attn_bwd(const AttnArgs&, const float* q, const float* k, const float* v, const float* dout, const float* lse,
               const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
 // delta[b, h, i] = Σ_c o·dout over the head's columns; rows = per-batch rows of o.
-void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, const float* o, const float* dout,
-                    float* delta, cudaStream_t);
+void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, const float* o, const float* dout, float* delta,
+                    cudaStream_t);
 void lse_merge(int batch, int heads, int head_dim, int64_t rows, float* o, float* lse, const float* o_b,
                const float* lse_b, cudaStream_t);
 

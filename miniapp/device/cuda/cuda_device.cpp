@@ -26,7 +26,6 @@ int node_local_rank() {
   return local;
 }
 
-
 void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
   require(a.numel() == b.numel(), std::string(op) + ": tensor sizes differ");
 }
@@ -151,9 +150,9 @@ int64_t CudaDevice::capacity_bytes() const {
 }
 
 void CudaDevice::set_precision(DType dtype) {
-  precision_ = dtype == DType::bf16 ? cuda::Precision::bf16
+  precision_ = dtype == DType::bf16  ? cuda::Precision::bf16
                : dtype == DType::f16 ? cuda::Precision::f16
-                                      : cuda::Precision::f32;
+                                     : cuda::Precision::f32;
 }
 
 void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
@@ -219,8 +218,8 @@ double CudaDevice::dot(const Tensor& a, const Tensor& b) {
 void CudaDevice::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
                       Tensor& c) {
   const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, c);
-  gemm_->run(trans_a, trans_b, m, n, k, alpha, a.data(), matrix_cols(a), a.numel(), b.data(), matrix_cols(b), b.numel(), beta,
-             c.data(), matrix_cols(c), precision_);
+  gemm_->run(trans_a, trans_b, m, n, k, alpha, a.data(), matrix_cols(a), a.numel(), b.data(), matrix_cols(b), b.numel(),
+             beta, c.data(), matrix_cols(c), precision_);
 }
 
 void CudaDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
@@ -230,7 +229,8 @@ void CudaDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tenso
 
 void CudaDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
                              Tensor& dg) {
-  cuda::rmsnorm_bwd(x.data(), g.data(), rstd.data(), dy.data(), matrix_rows(x), matrix_cols(x), dx.data(), dg.data(), stream_);
+  cuda::rmsnorm_bwd(x.data(), g.data(), rstd.data(), dy.data(), matrix_rows(x), matrix_cols(x), dx.data(), dg.data(),
+                    stream_);
   check_launch("rmsnorm_bwd");
 }
 
@@ -284,8 +284,8 @@ void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
   a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
   a.q_pos = positions(0, blk.q.positions, blk.q.len);
   a.k_pos = positions(1, blk.k.positions, blk.k.len);
-  cuda::attn_bwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.dout->data(),
-                 blk.lse->data(), blk.delta->data(), blk.dq->data(), blk.dk->data(), blk.dv->data(), stream_);
+  cuda::attn_bwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.dout->data(), blk.lse->data(),
+                 blk.delta->data(), blk.dq->data(), blk.dk->data(), blk.dv->data(), stream_);
   check_launch("attn_bwd");
 }
 

@@ -8,20 +8,16 @@ constexpr int kBlock = 256;
 
 unsigned blocks(int64_t n) {
   const int64_t b = (n + kBlock - 1) / kBlock;
-  if (b < 1) return 1;  // an empty launch is a CUDA error; the loop then does nothing
+  if (b < 1) return 1;                               // an empty launch is a CUDA error; the loop then does nothing
   return unsigned(b < 65535 * 16 ? b : 65535 * 16);  // grid-stride loops cover the rest
 }
 
 #define GRID_STRIDE(i, n) \
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
-__global__ void fill_kernel(float* p, int64_t n, float value) {
-  GRID_STRIDE(i, n) p[i] = value;
-}
+__global__ void fill_kernel(float* p, int64_t n, float value) { GRID_STRIDE(i, n) p[i] = value; }
 
-__global__ void add_kernel(float* y, const float* __restrict__ x, int64_t n) {
-  GRID_STRIDE(i, n) y[i] += x[i];
-}
+__global__ void add_kernel(float* y, const float* __restrict__ x, int64_t n) { GRID_STRIDE(i, n) y[i] += x[i]; }
 
 __device__ double block_sum(double x) {
   __shared__ double part[kBlock / 32];
@@ -147,7 +143,8 @@ void rmsnorm_bwd(const float* x, const float* g, const float* rstd, const float*
 void rope(float* x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq, double theta,
           bool inverse, cudaStream_t s) {
   const int64_t n = rows * (width / heads / 2);
-  if (n > 0) rope_kernel<<<blocks(n), kBlock, 0, s>>>(x, rows, width, heads, positions, seq, theta, inverse ? -1.0 : 1.0);
+  if (n > 0)
+    rope_kernel<<<blocks(n), kBlock, 0, s>>>(x, rows, width, heads, positions, seq, theta, inverse ? -1.0 : 1.0);
 }
 void swiglu_fwd(const float* a, const float* u, float* m, int64_t n, cudaStream_t s) {
   swiglu_fwd_kernel<<<blocks(n), kBlock, 0, s>>>(a, u, m, n);
@@ -156,8 +153,10 @@ void swiglu_bwd(const float* a, const float* u, const float* dm, float* da, floa
   swiglu_bwd_kernel<<<blocks(n), kBlock, 0, s>>>(a, u, dm, da, du, n);
 }
 void to_half(const float* x, void* out, int64_t n, Precision p, cudaStream_t s) {
-  if (p == Precision::bf16) to_bf16_kernel<<<blocks(n), kBlock, 0, s>>>(x, static_cast<__nv_bfloat16*>(out), n);
-  else to_f16_kernel<<<blocks(n), kBlock, 0, s>>>(x, static_cast<__half*>(out), n);
+  if (p == Precision::bf16)
+    to_bf16_kernel<<<blocks(n), kBlock, 0, s>>>(x, static_cast<__nv_bfloat16*>(out), n);
+  else
+    to_f16_kernel<<<blocks(n), kBlock, 0, s>>>(x, static_cast<__half*>(out), n);
 }
 
 }  // namespace minictx::cuda

@@ -48,9 +48,9 @@ void* LtGemm::half_buffer(int slot, int64_t elements) {
   return half_[slot];
 }
 
-void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                 int64_t lda, int64_t a_numel, const float* b, int64_t ldb, int64_t b_numel, float beta, float* c,
-                 int64_t ldc, Precision precision) {
+void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                 int64_t a_numel, const float* b, int64_t ldb, int64_t b_numel, float beta, float* c, int64_t ldc,
+                 Precision precision) {
   if (m == 0 || n == 0) return;
   const void* pa = a;
   const void* pb = b;
@@ -97,8 +97,8 @@ void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
            std::to_string(n) + "x" + std::to_string(k) + " GEMM");
     it = algos_.emplace(key, result.algo).first;
   }
-  CUBLAS_CHECK(cublasLtMatmul(handle_, call.op, &alpha, pb, call.a, pa, call.b, &beta, c, call.c, c, call.c, &it->second,
-                              workspace_, workspace_bytes_, stream_));
+  CUBLAS_CHECK(cublasLtMatmul(handle_, call.op, &alpha, pb, call.a, pa, call.b, &beta, c, call.c, c, call.c,
+                              &it->second, workspace_, workspace_bytes_, stream_));
 }
 
 }  // namespace minictx::cuda
