@@ -35,6 +35,8 @@ ParallelDegrees parallel_degrees(const RunConfig& cfg, const Topology& topology)
   return find_backend(cfg.attention.backend).degrees(cfg, topology);
 }
 
+TrafficShape ring_engine_traffic(const AttentionConfig& a) { return {false, layout_kind(a.ring_type), false}; }
+
 TrafficShape traffic_shape(const AttentionConfig& a) {
   const BackendInfo& info = find_backend(a.backend);
   return info.traffic ? info.traffic(a) : TrafficShape{};

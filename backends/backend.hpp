@@ -73,6 +73,8 @@ struct BackendInfo {
 const std::vector<BackendInfo>& backend_registry();
 const BackendInfo& find_backend(const std::string& name);
 TrafficShape traffic_shape(const AttentionConfig&);
+// The ring family's traffic: K/V round the ring engine on the deck's ring_type layout.
+TrafficShape ring_engine_traffic(const AttentionConfig&);
 // Gives the deck (config/backend_catalog.hpp) the registry's names, options and head
 // exchanges; called once at start-up, before any deck is read.
 void install_deck_backends();

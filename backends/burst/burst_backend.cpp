@@ -59,7 +59,9 @@ int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
 bool splits_heads(const AttentionConfig& a) { return a.intra == Intra::ulysses; }
 
 TrafficShape traffic_shape_of(const AttentionConfig& a) {
-  return {false, layout_kind(a.ring_type), traffic(a) == BackwardTraffic::q};
+  TrafficShape shape = ring_engine_traffic(a);
+  shape.query_side_backward = traffic(a) == BackwardTraffic::q;
+  return shape;
 }
 
 }  // namespace

@@ -57,9 +57,6 @@ int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
 
 bool splits_heads(const AttentionConfig&) { return true; }
 
-// K/V go round the ring engine on the deck's layout.
-TrafficShape traffic(const AttentionConfig& a) { return {false, layout_kind(a.ring_type), false}; }
-
 }  // namespace
 
 BackendInfo double_ring_backend_info() {
@@ -74,7 +71,7 @@ BackendInfo double_ring_backend_info() {
   b.splits_heads = splits_heads;
   b.validate = validate;
   b.create = create;
-  b.traffic = traffic;
+  b.traffic = ring_engine_traffic;
   b.query_prefix = true;
   return b;
 }

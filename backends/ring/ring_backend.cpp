@@ -50,9 +50,6 @@ std::unique_ptr<AttentionBackend> create(Comm& comm, Device& device, const RunCo
   return std::make_unique<RingBackend>(comm, device, layout);
 }
 
-// K/V go round the ring engine on the deck's layout.
-TrafficShape traffic(const AttentionConfig& a) { return {false, layout_kind(a.ring_type), false}; }
-
 }  // namespace
 
 BackendInfo ring_backend_info() {
@@ -64,7 +61,7 @@ BackendInfo ring_backend_info() {
   b.buffer_floats = buffer_floats;
   b.validate = validate;
   b.create = create;
-  b.traffic = traffic;
+  b.traffic = ring_engine_traffic;
   b.query_prefix = true;
   return b;
 }
