@@ -16,12 +16,15 @@
 #include "config/machine_profile.hpp"
 #include "core/error.hpp"
 #include "io/report.hpp"
+#include "io/results_schema.hpp"
 #include "io/results_writer.hpp"
 #include "project/calibration.hpp"
 #include "project/step_model.hpp"
 
 namespace minictx {
 namespace {
+
+namespace lk = schema::label_key;
 
 // The seed table a deck reproduces: the column set named after its one backend, if any.
 std::string default_columns(const std::vector<SweepPoint>& points) {
@@ -112,7 +115,7 @@ int ProjectCommand::run(const std::string& command_line) {
       r.name = point_name(i);
       r.deck = points[i].resolved_yaml;
       r.labels = point_labels(cfg, topology);
-      r.labels["projected"] = "true";
+      r.labels[lk::projected] = "true";
       try {
         validate_backend(cfg, topology);
       } catch (const InputError& e) {
@@ -133,8 +136,8 @@ int ProjectCommand::run(const std::string& command_line) {
         r.metrics = derive_metrics(cfg, r);
         for (const auto& [term, seconds] : s.terms) r.metrics["projected_" + term + "_s"] = seconds;
         r.metrics["memory_capacity_mb"] = s.memory_capacity_bytes / double(1 << 20);
-        r.labels["bound"] = s.bound;
-        r.labels["fits"] = s.fits ? "yes" : "no";
+        r.labels[lk::bound] = s.bound;
+        r.labels[lk::fits] = s.fits ? "yes" : "no";
         r.verdict = "PROJECTED";
         r.metrics["projection_seconds"] =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -172,12 +175,12 @@ int ProjectCommand::run(const std::string& command_line) {
           const auto it = r.metrics.find(k);
           return it == r.metrics.end() ? std::string("n/a") : format_number(it->second, 4);
         };
-        bounds.rows.push_back({r.name, m("step_seconds"), r.labels.at("bound"), m("projected_attention_fwd_s"),
+        bounds.rows.push_back({r.name, m("step_seconds"), r.labels.at(lk::bound), m("projected_attention_fwd_s"),
                                m("projected_attention_bwd_s"), m("projected_all_to_all_s"), m("projected_gemm_s"),
                                m("projected_elementwise_s"), m("projected_recompute_s"),
                                m("projected_grad_allreduce_s"), m("projected_exposed_intra_s"),
                                m("projected_exposed_inter_s"), format_number(r.metrics.at("peak_memory_mb"), 0),
-                               r.labels.at("fits")});
+                               r.labels.at(lk::fits)});
       }
       std::printf("\n%s", render(bounds, TableFormat::markdown).c_str());
       if (writer) std::printf("results: %s\n", writer->path().c_str());

@@ -2,15 +2,19 @@
 
 #include <string>
 
+#include "io/results_schema.hpp"
+
 namespace minictx {
 namespace {
 
 // The labels that make two points the same configuration; the device, comm and GPU may
 // differ (a projection of a host run is made on a profile).
-const char* const kConfigLabels[] = {"backend",     "ring_type", "mode",     "world_size",     "seq_len",
-                                     "batch",       "fwd_only",  "causal",   "ulysses_degree", "ring_degree",
-                                     "window_size", "intra",     "bwd_comm", "checkpointing",  "model",
-                                     "layers",      "d_model",   "heads",    "kv_heads",       "head_dim"};
+namespace lk = schema::label_key;
+
+const char* const kConfigLabels[] = {lk::backend,     lk::ring_type, lk::mode,     lk::world_size,     lk::seq_len,
+                                     lk::batch,       lk::fwd_only,  lk::causal,   lk::ulysses_degree, lk::ring_degree,
+                                     lk::window_size, lk::intra,     lk::bwd_comm, lk::checkpointing,  lk::model,
+                                     lk::layers,      lk::d_model,   lk::heads,    lk::kv_heads,       lk::head_dim};
 
 std::string config_key(const PointResult& p) {
   std::string key;
@@ -71,7 +75,7 @@ Table compare_table(const std::vector<PointResult>& measured, const std::vector<
                       value(twin, "latency_ms", 1, 3), ratio(m, twin, "latency_ms"),
                       ratio(m, twin, "tokens_per_s_per_device"), ratio(m, twin, "peak_memory_mb"),
                       ratio(m, twin, "bytes_sent_intra_per_device"), ratio(m, twin, "bytes_sent_inter_per_device"),
-                      twin ? label(*twin, "bound") : "n/a"});
+                      twin ? label(*twin, lk::bound) : "n/a"});
   }
   return t;
 }

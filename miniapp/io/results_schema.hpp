@@ -72,6 +72,10 @@ inline constexpr const char* heads = "heads";
 inline constexpr const char* kv_heads = "kv_heads";
 inline constexpr const char* head_dim = "head_dim";
 inline constexpr const char* gpu = "gpu";
+// Projected points only (minictx project): "true", the bound, whether the memory fits.
+inline constexpr const char* projected = "projected";
+inline constexpr const char* bound = "bound";
+inline constexpr const char* fits = "fits";
 }  // namespace label_key
 
 }  // namespace minictx::schema
