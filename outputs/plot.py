@@ -77,7 +77,7 @@ def draw_bars(points, out):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
     width = 0.8 / max(len(variants), 1)
     names = [f"{m} {tokens_label(s)}\non {w} ranks" for m, s, w in settings]
-    for ax, (metric, scale, title) in zip(axes, [("mfu", 100.0, "MFU (%)"), ("tokens_per_s_per_device", 1.0, "Tokens/s per device")]):
+    for ax, (metric, scale, title) in zip(axes, [("mfu_causal", 100.0, "MFU (%), causal FLOPs"), ("tokens_per_s_per_device", 1.0, "Tokens/s per device")]):
         for i, variant in enumerate(variants):
             xs, ys = [], []
             for x, by_variant in enumerate(settings.values()):

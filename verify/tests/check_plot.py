@@ -42,7 +42,7 @@ def write_burst_file(path):
                               "seq_len": seq, "world_size": world}
                     g.create_group("labels").attrs.update(labels)
                     mfu = 0.3 + 0.02 * i
-                    g.create_group("metrics").attrs.update({"mfu": mfu, "tokens_per_s": 5000 * mfu})
+                    g.create_group("metrics").attrs.update({"mfu": 2 * mfu, "mfu_causal": mfu, "tokens_per_s": 5000 * mfu})
                     i += 1
 
 
