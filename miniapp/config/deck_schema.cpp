@@ -89,6 +89,7 @@ KeySpec real(const std::string& key, Sec RunConfig::*sec, double Sec::*member, d
 template <class Sec, class T>
 KeySpec enumeration(const std::string& key, Sec RunConfig::*sec, T Sec::*member) {
   std::vector<std::string> choices;
+  choices.reserve(size_t(enum_size(T{})));
   for (int i = 0; i < enum_size(T{}); ++i) choices.emplace_back(to_string(T(i)));
   return member_key(key, sec, member, Kind::choice, std::move(choices));
 }

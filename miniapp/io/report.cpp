@@ -75,6 +75,7 @@ Table build(const std::vector<PointResult>& points, const std::vector<Column>& c
   for (const Column& c : columns) table.header.push_back(c.header);
   for (const PointResult& p : points) {
     std::vector<std::string> row;
+    row.reserve(columns.size());
     for (const Column& c : columns) row.push_back(c.cell(p));
     table.rows.push_back(std::move(row));
   }
