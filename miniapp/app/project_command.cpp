@@ -28,7 +28,7 @@ namespace lk = schema::label_key;
 
 // The seed table a deck reproduces: the column set named after its one backend, if any.
 std::string default_columns(const std::vector<SweepPoint>& points) {
-  const std::string b = points.front().config.attention.backend;
+  std::string b = points.front().config.attention.backend;
   for (const auto& p : points)
     if (p.config.attention.backend != b) return "summary";
   for (const ColumnSet& set : column_sets())
