@@ -36,14 +36,12 @@ template <class T>
 DeckScalar load(const T& src) {
   if constexpr (std::is_enum_v<T>) {
     return std::string(to_string(src));
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return src;
-  } else if constexpr (std::is_integral_v<T>) {
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     return static_cast<long long>(src);
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<double>(src);
   } else {
-    return src;
+    return src;  // bool and std::string are DeckScalar alternatives as they are
   }
 }
 
