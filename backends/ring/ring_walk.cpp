@@ -24,6 +24,7 @@ namespace {
 
 std::vector<std::vector<int64_t>> shapes_of(const std::vector<const Tensor*>& tensors) {
   std::vector<std::vector<int64_t>> shapes;
+  shapes.reserve(tensors.size());
   for (const Tensor* t : tensors) shapes.push_back(t->shape());
   return shapes;
 }
@@ -109,6 +110,7 @@ void RingWalk::backward(Device& dev, const std::vector<const Tensor*>& payload, 
   const int np = int(payload.size()), ng = int(accumulated.size()), all = np + ng;
   const int w = window_, W = windows_;
   std::vector<std::vector<int64_t>> acc_shapes;
+  acc_shapes.reserve(accumulated.size());
   for (const Tensor* t : accumulated) acc_shapes.push_back(t->shape());
   std::vector<std::vector<int64_t>> shapes = shapes_of(payload);
   shapes.insert(shapes.end(), acc_shapes.begin(), acc_shapes.end());

@@ -28,7 +28,7 @@ namespace lk = schema::label_key;
 
 // The seed table a deck reproduces: the column set named after its one backend, if any.
 std::string default_columns(const std::vector<SweepPoint>& points) {
-  const std::string b = points.front().config.attention.backend;
+  std::string b = points.front().config.attention.backend;
   for (const auto& p : points)
     if (p.config.attention.backend != b) return "summary";
   for (const ColumnSet& set : column_sets())
@@ -57,6 +57,94 @@ Provenance projection_provenance(const std::string& command_line, const std::str
   p.numbers["ranks_per_node"] = topology.ranks_per_node;
   p.numbers["nodes"] = topology.nodes();
   return p;
+}
+
+// The world size is --ranks or the deck's; the ranks per node --ranks-per-node, else the
+// deck's, else the profile's devices per node.
+Topology projection_topology(int ranks, int ranks_per_node, const RunConfig& cfg, const ProjectionProfile& profile) {
+  const int world = ranks > 0 ? ranks : cfg.topology.world_size;
+  if (world <= 0) input_error("the deck has no topology.world_size: give the world size with --ranks N");
+  const int per_node = std::min(world, ranks_per_node > 0                ? ranks_per_node
+                                       : cfg.topology.ranks_per_node > 0 ? cfg.topology.ranks_per_node
+                                                                         : profile.gpus_per_node);
+  return Topology{world, per_node};
+}
+
+// One point projected on `topology` as a results point: PROJECTED, or SKIPPED when its
+// backend refuses the topology (an error when it is the deck's only point).
+PointResult project_point(const SweepPoint& point, const std::string& name, const Topology& topology,
+                          const ProjectionProfile& profile, bool only_point) {
+  const auto start = std::chrono::steady_clock::now();
+  RunConfig cfg = point.config;
+  const int world = topology.world_size;
+  const KernelRates rates(profile, cfg.run.dtype);
+  cfg.machine.name = profile.name;
+  cfg.machine.peak_tflops = rates.peak_flops() / 1e12;
+  cfg.topology.world_size = world;
+  cfg.topology.ranks_per_node = topology.ranks_per_node;
+
+  PointResult r;
+  r.name = name;
+  r.deck = point.resolved_yaml;
+  r.labels = point_labels(cfg, topology);
+  r.labels[lk::projected] = "true";
+  try {
+    validate_backend(cfg, topology);
+  } catch (const InputError& e) {
+    if (only_point) throw;
+    r.skipped_reason = e.what();
+    r.verdict = "SKIPPED";
+    return r;
+  }
+  const StepProjection s =
+      project_step(cfg, topology, rates, {profile.intra, profile.inter}, profile.memory_gib * double(1 << 30));
+  r.iters = 1;
+  r.ranks = world;
+  r.iter_seconds.assign(size_t(world), s.total.seconds());
+  for (const auto& [phase, seconds] : s.phases) r.phase_seconds[phase].assign(size_t(world), seconds);
+  r.peak_memory_bytes.assign(size_t(world), s.memory_bytes);
+  r.bytes_sent_intra.assign(size_t(world), s.total.bytes_intra);
+  r.bytes_sent_inter.assign(size_t(world), s.total.bytes_inter);
+  r.metrics = derive_metrics(cfg, r);
+  for (const auto& [term, seconds] : s.terms) r.metrics["projected_" + term + "_s"] = seconds;
+  r.metrics["memory_capacity_mb"] = s.memory_capacity_bytes / double(1 << 20);
+  r.labels[lk::bound] = s.bound;
+  r.labels[lk::fits] = s.fits ? "yes" : "no";
+  r.verdict = "PROJECTED";
+  r.metrics["projection_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+// The second table: each projected point's step split by term, its bound and whether it fits.
+Table bounds_table(const std::vector<PointResult>& results) {
+  Table bounds;
+  bounds.header = {"point",
+                   "step (s)",
+                   "bound",
+                   "attention fwd (s)",
+                   "attention bwd (s)",
+                   "of which all-to-all (s)",
+                   "GEMM (s)",
+                   "element-wise (s)",
+                   "recompute (s)",
+                   "grad all-reduce (s)",
+                   "exposed intra (s)",
+                   "exposed inter (s)",
+                   "memory MiB/device",
+                   "fits"};
+  for (const auto& r : results) {
+    if (!r.skipped_reason.empty()) continue;
+    auto m = [&](const std::string& k) {
+      const auto it = r.metrics.find(k);
+      return it == r.metrics.end() ? std::string("n/a") : format_number(it->second, 4);
+    };
+    bounds.rows.push_back({r.name, m("step_seconds"), r.labels.at(lk::bound), m("projected_attention_fwd_s"),
+                           m("projected_attention_bwd_s"), m("projected_all_to_all_s"), m("projected_gemm_s"),
+                           m("projected_elementwise_s"), m("projected_recompute_s"), m("projected_grad_allreduce_s"),
+                           m("projected_exposed_intra_s"), m("projected_exposed_inter_s"),
+                           format_number(r.metrics.at("peak_memory_mb"), 0), r.labels.at(lk::fits)});
+  }
+  return bounds;
 }
 
 }  // namespace
@@ -96,93 +184,22 @@ int ProjectCommand::run(const std::string& command_line) {
 
     std::unique_ptr<ResultsWriter> writer;
     std::vector<PointResult> results;
+    results.reserve(points.size());
     for (size_t i = 0; i < points.size(); ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      RunConfig cfg = points[i].config;
-      const int world = ranks_ > 0 ? ranks_ : cfg.topology.world_size;
-      if (world <= 0) input_error("the deck has no topology.world_size: give the world size with --ranks N");
-      const int per_node = std::min(world, ranks_per_node_ > 0               ? ranks_per_node_
-                                           : cfg.topology.ranks_per_node > 0 ? cfg.topology.ranks_per_node
-                                                                             : profile.gpus_per_node);
-      const Topology topology{world, per_node};
-      const KernelRates rates(profile, cfg.run.dtype);
-      cfg.machine.name = profile.name;
-      cfg.machine.peak_tflops = rates.peak_flops() / 1e12;
-      cfg.topology.world_size = world;
-      cfg.topology.ranks_per_node = per_node;
-
-      PointResult r;
-      r.name = point_name(i);
-      r.deck = points[i].resolved_yaml;
-      r.labels = point_labels(cfg, topology);
-      r.labels[lk::projected] = "true";
-      try {
-        validate_backend(cfg, topology);
-      } catch (const InputError& e) {
-        if (points.size() == 1) throw;
-        r.skipped_reason = e.what();
-        r.verdict = "SKIPPED";
-      }
-      if (r.skipped_reason.empty()) {
-        const StepProjection s =
-            project_step(cfg, topology, rates, {profile.intra, profile.inter}, profile.memory_gib * double(1 << 30));
-        r.iters = 1;
-        r.ranks = world;
-        r.iter_seconds.assign(size_t(world), s.total.seconds());
-        for (const auto& [phase, seconds] : s.phases) r.phase_seconds[phase].assign(size_t(world), seconds);
-        r.peak_memory_bytes.assign(size_t(world), s.memory_bytes);
-        r.bytes_sent_intra.assign(size_t(world), s.total.bytes_intra);
-        r.bytes_sent_inter.assign(size_t(world), s.total.bytes_inter);
-        r.metrics = derive_metrics(cfg, r);
-        for (const auto& [term, seconds] : s.terms) r.metrics["projected_" + term + "_s"] = seconds;
-        r.metrics["memory_capacity_mb"] = s.memory_capacity_bytes / double(1 << 20);
-        r.labels[lk::bound] = s.bound;
-        r.labels[lk::fits] = s.fits ? "yes" : "no";
-        r.verdict = "PROJECTED";
-        r.metrics["projection_seconds"] =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      }
-      results.push_back(r);
+      const Topology topology = projection_topology(ranks_, ranks_per_node_, points[i].config, profile);
+      results.push_back(project_point(points[i], point_name(i), topology, profile, points.size() == 1));
       if (rank == 0 && !output_.empty()) {
         if (!writer)
           writer = std::make_unique<ResultsWriter>(
               output_, projection_provenance(command_line, deck.to_yaml(), profile, calibration_, topology),
               force_ ? OnExisting::replace : OnExisting::refuse);
-        writer->add_point(r);
+        writer->add_point(results.back());
       }
     }
     if (rank == 0) {
       std::printf("projected on %s (%s)\n%s", profile.name.c_str(), profile.file.c_str(),
                   render(make_table(columns, results), TableFormat::markdown).c_str());
-      Table bounds;
-      bounds.header = {"point",
-                       "step (s)",
-                       "bound",
-                       "attention fwd (s)",
-                       "attention bwd (s)",
-                       "of which all-to-all (s)",
-                       "GEMM (s)",
-                       "element-wise (s)",
-                       "recompute (s)",
-                       "grad all-reduce (s)",
-                       "exposed intra (s)",
-                       "exposed inter (s)",
-                       "memory MiB/device",
-                       "fits"};
-      for (const auto& r : results) {
-        if (!r.skipped_reason.empty()) continue;
-        auto m = [&](const std::string& k) {
-          const auto it = r.metrics.find(k);
-          return it == r.metrics.end() ? std::string("n/a") : format_number(it->second, 4);
-        };
-        bounds.rows.push_back({r.name, m("step_seconds"), r.labels.at(lk::bound), m("projected_attention_fwd_s"),
-                               m("projected_attention_bwd_s"), m("projected_all_to_all_s"), m("projected_gemm_s"),
-                               m("projected_elementwise_s"), m("projected_recompute_s"),
-                               m("projected_grad_allreduce_s"), m("projected_exposed_intra_s"),
-                               m("projected_exposed_inter_s"), format_number(r.metrics.at("peak_memory_mb"), 0),
-                               r.labels.at(lk::fits)});
-      }
-      std::printf("\n%s", render(bounds, TableFormat::markdown).c_str());
+      std::printf("\n%s", render(bounds_table(results), TableFormat::markdown).c_str());
       if (writer) std::printf("results: %s\n", writer->path().c_str());
     }
   } catch (const Error& e) {

@@ -39,7 +39,7 @@ std::map<std::string, double> derive_metrics(const RunConfig& cfg, const PointRe
   double step = 0;
   for (int i = 0; i < p.iters; ++i) {
     double slowest = 0;
-    for (int r = 0; r < ranks; ++r) slowest = std::max(slowest, p.iter_seconds[size_t(i * ranks + r)]);
+    for (int r = 0; r < ranks; ++r) slowest = std::max(slowest, p.iter_seconds[size_t(i) * size_t(ranks) + size_t(r)]);
     step += slowest;
   }
   step /= std::max(p.iters, 1);
@@ -74,11 +74,12 @@ PointResult gather_point(const RunConfig& cfg, Comm& world, const RankMeasuremen
   PointResult p;
   p.iters = int(mine.iter_seconds.size());
   p.ranks = world.size();
-  std::vector<double> by_rank(size_t(p.iters * p.ranks));
+  const size_t iters = size_t(p.iters), ranks = size_t(p.ranks);
+  std::vector<double> by_rank(iters * ranks);
   world.gather_doubles(mine.iter_seconds.data(), by_rank.data(), p.iters);
   p.iter_seconds.resize(by_rank.size());
-  for (int r = 0; r < p.ranks; ++r)
-    for (int i = 0; i < p.iters; ++i) p.iter_seconds[size_t(i * p.ranks + r)] = by_rank[size_t(r * p.iters + i)];
+  for (size_t r = 0; r < ranks; ++r)
+    for (size_t i = 0; i < iters; ++i) p.iter_seconds[i * ranks + r] = by_rank[r * iters + i];
   for (const auto& phase : phase_names()) {
     const auto it = mine.phase_seconds.find(phase);
     p.phase_seconds[phase] = gather_scalar(world, it == mine.phase_seconds.end() ? 0.0 : it->second);

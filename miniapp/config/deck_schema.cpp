@@ -36,14 +36,12 @@ template <class T>
 DeckScalar load(const T& src) {
   if constexpr (std::is_enum_v<T>) {
     return std::string(to_string(src));
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return src;
-  } else if constexpr (std::is_integral_v<T>) {
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     return static_cast<long long>(src);
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<double>(src);
   } else {
-    return src;
+    return src;  // bool and std::string are DeckScalar alternatives as they are
   }
 }
 
@@ -89,6 +87,7 @@ KeySpec real(const std::string& key, Sec RunConfig::*sec, double Sec::*member, d
 template <class Sec, class T>
 KeySpec enumeration(const std::string& key, Sec RunConfig::*sec, T Sec::*member) {
   std::vector<std::string> choices;
+  choices.reserve(size_t(enum_size(T{})));
   for (int i = 0; i < enum_size(T{}); ++i) choices.emplace_back(to_string(T(i)));
   return member_key(key, sec, member, Kind::choice, std::move(choices));
 }

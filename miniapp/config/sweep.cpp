@@ -81,34 +81,39 @@ void check_backend_options(const std::vector<DeckEntry>& entries, const std::vec
   }
 }
 
-}  // namespace
-
-std::vector<SweepPoint> expand_entries(const std::vector<DeckEntry>& entries, const std::string& deck_name,
-                                       const std::filesystem::path& deck_dir) {
+// A list of a key the run applies once (whole_run_key) cannot be swept.
+void check_no_whole_run_list(const std::vector<DeckEntry>& entries) {
   for (const auto& e : entries)
     if (e.is_list && e.values.size() > 1 && whole_run_key(e.key))
       input_error(e.where + ": " + e.key + " applies to the whole run and cannot be swept; run one job per value");
+}
 
+// The keys sweep.zip names, each a list in this deck, all of the same length.
+std::set<std::string> zipped_keys(const std::vector<DeckEntry>& entries) {
   std::set<std::string> zipped;
-  if (const DeckEntry* zip = find_entry(entries, "sweep.zip")) {
-    const DeckEntry* first = nullptr;
-    for (const auto& v : zip->values) {
-      const std::string& k = std::get<std::string>(v);
-      const DeckEntry* e = find_entry(entries, k);
-      if (!e || !e->is_list)
-        input_error(zip->where + ": sweep.zip names '" + k + "', which is not a list in this deck");
-      if (first && e->values.size() != first->values.size())
-        input_error(zip->where + ": sweep.zip lists must have equal lengths, but " + first->key + " has " +
-                    std::to_string(first->values.size()) + " values and " + k + " has " +
-                    std::to_string(e->values.size()));
-      if (!first) first = e;
-      zipped.insert(k);
-    }
+  const DeckEntry* zip = find_entry(entries, "sweep.zip");
+  if (!zip) return zipped;
+  const DeckEntry* first = nullptr;
+  for (const auto& v : zip->values) {
+    const std::string& k = std::get<std::string>(v);
+    const DeckEntry* e = find_entry(entries, k);
+    if (!e || !e->is_list) input_error(zip->where + ": sweep.zip names '" + k + "', which is not a list in this deck");
+    if (first && e->values.size() != first->values.size())
+      input_error(zip->where + ": sweep.zip lists must have equal lengths, but " + first->key + " has " +
+                  std::to_string(first->values.size()) + " values and " + k + " has " +
+                  std::to_string(e->values.size()));
+    if (!first) first = e;
+    zipped.insert(k);
   }
+  return zipped;
+}
 
-  // One dimension per list in deck order; the zipped lists share the dimension placed
-  // where the first of them appears. The last dimension varies fastest.
-  std::vector<std::vector<std::size_t>> dims;
+// The sweep's dimensions, each the indices of the entries that move together: one
+// dimension per list in deck order; the zipped lists share the dimension placed where
+// the first of them appears. The last dimension varies fastest.
+using Dimensions = std::vector<std::vector<std::size_t>>;
+Dimensions sweep_dimensions(const std::vector<DeckEntry>& entries, const std::set<std::string>& zipped) {
+  Dimensions dims;
   std::size_t zip_dim = SIZE_MAX;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (!entries[i].is_list || entries[i].key == "sweep.zip") continue;
@@ -122,6 +127,11 @@ std::vector<SweepPoint> expand_entries(const std::vector<DeckEntry>& entries, co
     }
     dims[zip_dim].push_back(i);
   }
+  return dims;
+}
+
+// The number of points, refused past max_points.
+std::size_t point_count(const std::vector<DeckEntry>& entries, const Dimensions& dims, const std::string& deck_name) {
   std::size_t count = 1;
   for (const auto& d : dims) {
     count *= entries[d[0]].values.size();
@@ -129,41 +139,58 @@ std::vector<SweepPoint> expand_entries(const std::vector<DeckEntry>& entries, co
       input_error("deck " + deck_name + ": the sweep has more than " + std::to_string(max_points) +
                   " points; split it into several decks");
   }
+  return count;
+}
+
+// The point taking value pick[i] of entry i: labelled, resolved to a RunConfig and checked.
+SweepPoint make_point(const std::vector<DeckEntry>& entries, const std::vector<std::size_t>& pick,
+                      const std::string& deck_name, const std::filesystem::path& deck_dir,
+                      std::map<std::string, MachineProfile>& profiles) {
+  SweepPoint pt;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i].is_list || entries[i].key == "sweep.zip") continue;
+    const std::string text = format_value(entries[i].values[pick[i]]);
+    pt.label += (pt.label.empty() ? "" : " ") + entries[i].key + "=" + text;
+    pt.varied[entries[i].key] = text;
+  }
+
+  // The preset first, so that the deck's own model keys override it.
+  RunConfig& c = pt.config;
+  const DeckEntry* preset = find_entry(entries, "model.preset");
+  c.model = preset_shape(preset ? std::get<std::string>(preset->values[pick[preset - entries.data()]]) : "custom");
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].key != "sweep.zip") find_key(entries[i].key)->apply(c, entries[i].values[pick[i]]);
+
+  const std::string point = pt.label.empty() ? "" : " (point " + pt.label + ")";
+  auto at = [&](std::initializer_list<const char*> keys) {
+    for (const char* k : keys)
+      if (const DeckEntry* e = find_entry(entries, k)) return e->where + point;
+    return "deck " + deck_name + point;
+  };
+  check_backend_options(entries, pick, c, point);
+  check_point(c, at);
+  resolve_machine(c, deck_dir, at({"machine.profile", "machine.peak_tflops"}), profiles);
+  pt.resolved_yaml = resolved_yaml(c);
+  return pt;
+}
+
+}  // namespace
+
+std::vector<SweepPoint> expand_entries(const std::vector<DeckEntry>& entries, const std::string& deck_name,
+                                       const std::filesystem::path& deck_dir) {
+  check_no_whole_run_list(entries);
+  const Dimensions dims = sweep_dimensions(entries, zipped_keys(entries));
+  const std::size_t count = point_count(entries, dims, deck_name);
 
   std::vector<SweepPoint> points;
+  points.reserve(count);
   std::map<std::string, MachineProfile> profiles;
   std::vector<std::size_t> odometer(dims.size(), 0);
   for (std::size_t p = 0; p < count; ++p) {
     std::vector<std::size_t> pick(entries.size(), 0);
     for (std::size_t d = 0; d < dims.size(); ++d)
       for (std::size_t i : dims[d]) pick[i] = odometer[d];
-
-    SweepPoint pt;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (!entries[i].is_list || entries[i].key == "sweep.zip") continue;
-      const std::string text = format_value(entries[i].values[pick[i]]);
-      pt.label += (pt.label.empty() ? "" : " ") + entries[i].key + "=" + text;
-      pt.varied[entries[i].key] = text;
-    }
-
-    // The preset first, so that the deck's own model keys override it.
-    RunConfig& c = pt.config;
-    const DeckEntry* preset = find_entry(entries, "model.preset");
-    c.model = preset_shape(preset ? std::get<std::string>(preset->values[pick[preset - entries.data()]]) : "custom");
-    for (std::size_t i = 0; i < entries.size(); ++i)
-      if (entries[i].key != "sweep.zip") find_key(entries[i].key)->apply(c, entries[i].values[pick[i]]);
-
-    const std::string point = pt.label.empty() ? "" : " (point " + pt.label + ")";
-    auto at = [&](std::initializer_list<const char*> keys) {
-      for (const char* k : keys)
-        if (const DeckEntry* e = find_entry(entries, k)) return e->where + point;
-      return "deck " + deck_name + point;
-    };
-    check_backend_options(entries, pick, c, point);
-    check_point(c, at);
-    resolve_machine(c, deck_dir, at({"machine.profile", "machine.peak_tflops"}), profiles);
-    pt.resolved_yaml = resolved_yaml(c);
-    points.push_back(std::move(pt));
+    points.push_back(make_point(entries, pick, deck_name, deck_dir, profiles));
 
     for (std::size_t d = dims.size(); d-- > 0;) {
       if (++odometer[d] < entries[dims[d][0]].values.size()) break;

@@ -315,6 +315,7 @@ void write_strings(hid_t loc, const std::string& name, const std::vector<std::st
   Handle type = string_type();
   Handle dset = create_dataset(loc, name, type.get(), {values.size()});
   std::vector<const char*> chars;
+  chars.reserve(values.size());
   for (const std::string& v : values) chars.push_back(v.c_str());
   if (!chars.empty())
     check_status(H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, chars.data()),

@@ -23,7 +23,7 @@ struct Column {
 };
 
 Column label(std::string header, std::string key) {
-  return {std::move(header), [key](const PointResult& p) {
+  return {std::move(header), [key = std::move(key)](const PointResult& p) {
             const auto it = p.labels.find(key);
             return it == p.labels.end() ? std::string(kMissing) : it->second;
           }};
@@ -31,7 +31,7 @@ Column label(std::string header, std::string key) {
 
 // A boolean label in the seeds' spelling (True/False); anything unrecognised verbatim.
 Column flag(std::string header, std::string key) {
-  return {std::move(header), [key](const PointResult& p) {
+  return {std::move(header), [key = std::move(key)](const PointResult& p) {
             const auto it = p.labels.find(key);
             if (it == p.labels.end()) return std::string(kMissing);
             const std::string& v = it->second;
@@ -43,7 +43,7 @@ Column flag(std::string header, std::string key) {
 
 // A metric times `scale`, printed with `decimals` (see format_number).
 Column metric(std::string header, std::string key, int decimals, double scale = 1.0) {
-  return {std::move(header), [key, decimals, scale](const PointResult& p) {
+  return {std::move(header), [key = std::move(key), decimals, scale](const PointResult& p) {
             const auto it = p.metrics.find(key);
             return it == p.metrics.end() ? std::string(kMissing) : format_number(it->second * scale, decimals);
           }};
@@ -56,7 +56,7 @@ Column not_modelled(std::string header) {
 
 // A metric as a whole number (counts such as NumParams), or "n/a".
 Column count(std::string header, std::string key) {
-  return {std::move(header), [key](const PointResult& p) {
+  return {std::move(header), [key = std::move(key)](const PointResult& p) {
             const auto it = p.metrics.find(key);
             return it == p.metrics.end() ? std::string(kMissing) : std::to_string(std::llround(it->second));
           }};
@@ -75,6 +75,7 @@ Table build(const std::vector<PointResult>& points, const std::vector<Column>& c
   for (const Column& c : columns) table.header.push_back(c.header);
   for (const PointResult& p : points) {
     std::vector<std::string> row;
+    row.reserve(columns.size());
     for (const Column& c : columns) row.push_back(c.cell(p));
     table.rows.push_back(std::move(row));
   }
@@ -128,7 +129,7 @@ Table mpt_table(const std::vector<PointResult>& points) {
                                return std::to_string(std::stoll(b) * std::stoll(s));
                              }};
   const Column checkpointing{"Activation Checkpointing", [](const PointResult& p) {
-                               const std::string c = label_of(p, lk::checkpointing);
+                               std::string c = label_of(p, lk::checkpointing);
                                if (c == "none") return std::string("False");
                                if (c == "full") return std::string("True");
                                return c;

@@ -1,6 +1,7 @@
 #include "project/attention_cost.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "backends/ring/ring_blocks.hpp"
@@ -12,6 +13,13 @@ constexpr double kFloat = 4;  // Comm moves fp32 whatever the compute dtype (REA
 
 // Heads a rank of a Ulysses group of u holds (HeadExchange's split; one replica when u > heads).
 int head_share(int heads, int u) { return heads >= u ? heads / u : 1; }
+
+// The world ranks first, first + 1, ..., first + count - 1.
+std::vector<int> consecutive_ranks(int first, int count) {
+  std::vector<int> ranks(static_cast<size_t>(count));
+  std::iota(ranks.begin(), ranks.end(), first);
+  return ranks;
+}
 
 // Mean over `members` (world ranks) of how many of the other members share its node.
 struct PeerSplit {
@@ -30,6 +38,21 @@ PeerSplit peer_split(const std::vector<int>& members, const Topology& t) {
   s.intra /= double(members.size());
   s.inter /= double(members.size());
   return s;
+}
+
+// The peers of the Ulysses groups (u consecutive ranks), averaged over the groups: they
+// may straddle nodes unevenly. None when u is 1.
+PeerSplit ulysses_peers(int u, const Topology& t) {
+  PeerSplit peers;
+  if (u < 2) return peers;
+  const int groups = t.world_size / u;
+  for (int q = 0; q < groups; ++q) {
+    const PeerSplit s = peer_split(consecutive_ranks(q * u, u), t);
+    peers.intra += s.intra / groups;
+    peers.inter += s.inter / groups;
+    peers.any_inter = peers.any_inter || s.any_inter;
+  }
+  return peers;
 }
 
 // An all-to-all-like exchange sending `bytes_per_peer` to every peer: the intra- and
@@ -134,19 +157,7 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   const double per_pair = 4.0 * b * heads * d;
 
   Cost total;
-  // Every Ulysses group (u consecutive ranks), averaged: groups may straddle nodes unevenly.
-  PeerSplit peers;
-  if (u > 1) {
-    const int groups = topology.world_size / u;
-    for (int q = 0; q < groups; ++q) {
-      std::vector<int> group;
-      for (int g = 0; g < u; ++g) group.push_back(q * u + g);
-      const PeerSplit s = peer_split(group, topology);
-      peers.intra += s.intra / groups;
-      peers.inter += s.inter / groups;
-      peers.any_inter = peers.any_inter || s.any_inter;
-    }
-  }
+  const PeerSplit peers = ulysses_peers(u, topology);
   // Head exchange (HeadExchange): per peer, a rank's local rows of the peer's head share.
   const double local_rows = b * double(plan.layout.local_len());
   auto exchange = [&](double width) { return exchange_cost(local_rows * width * kFloat, peers, links); };
@@ -210,9 +221,7 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
   const int p = topology.world_size;
   const double b = cfg.sequence.batch, d = m.head_dim;
   const double len = double(plan.layout.local_len()), all = double(plan.layout.padded_len());
-  std::vector<int> world;
-  for (int r = 0; r < p; ++r) world.push_back(r);
-  const PeerSplit peers = peer_split(world, topology);
+  const PeerSplit peers = peer_split(consecutive_ranks(0, p), topology);
   const double n_bytes = b * len * m.kv_heads * d * kFloat;  // one of K, V per rank
   Cost total;
   const bool backward = pass == AttentionPass::backward;
@@ -239,9 +248,7 @@ Cost all_reduce_cost(double floats, double bytes_per_float, int calls, const Top
                      const LinkRates& links) {
   const int p = topology.world_size;
   if (p < 2) return {};
-  std::vector<int> world;
-  for (int r = 0; r < p; ++r) world.push_back(r);
-  const PeerSplit peers = peer_split(world, topology);
+  const PeerSplit peers = peer_split(consecutive_ranks(0, p), topology);
   // Comm counts 2(P−1)/P of the buffer, spread evenly over the P−1 peers.
   const double per_peer = 2.0 * floats * bytes_per_float / p;
   Cost c;

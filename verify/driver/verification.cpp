@@ -119,7 +119,10 @@ Arrays run_fp64(const RunConfig& cfg, const Arrays& like) {
   Arrays ref = like;
   auto set = [&](const std::string& name, std::vector<double> v) {
     for (auto& a : ref)
-      if (a.name == name) a.data = std::move(v);
+      if (a.name == name) {
+        a.data = std::move(v);
+        return;  // names are unique; v is spent
+      }
   };
   if (cfg.run.mode == Mode::attention) {
     const auto r = reference::attention(p);
