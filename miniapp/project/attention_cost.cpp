@@ -111,13 +111,39 @@ class RingWalkModel {
   double inner_inter_ = 0, outer_inter_ = 0;
 };
 
-// FLOPs (FlashAttention convention, forward) of one active block: whole rows, or half
-// of them on a causal diagonal block and in a causal stripe block.
-double block_flops(const ActiveRows& a, bool causal, bool diagonal, LayoutKind kind, double per_pair) {
-  if (a.empty()) return 0;
-  const double half = causal && (diagonal || kind == LayoutKind::stripe) ? 0.5 : 1.0;
-  return per_pair * double(a.q.len) * double(a.k.len) * half;
-}
+// The kernel time of one active block: FLOPs (FlashAttention convention) of its whole
+// rows, or half of them under the causal mask's diagonal (a causal diagonal block, every
+// causal stripe block), at the efficiency of the block's length and mask. The walk asks
+// for the same few shapes over and over (C² blocks per pass at C ring ranks), so the
+// times are kept by shape.
+class BlockTimes {
+ public:
+  BlockTimes(const KernelRates& rates, bool backward, int head_dim, double per_pair)
+      : rates_(rates), backward_(backward), head_dim_(head_dim), per_pair_(per_pair) {}
+
+  double seconds(const ActiveRows& a, bool masked) {
+    if (a.empty()) return 0;
+    for (const Known& k : known_)
+      if (k.q == a.q.len && k.k == a.k.len && k.masked == masked) return k.seconds;
+    const double q = double(a.q.len), k = double(a.k.len);
+    const double flops = per_pair_ * q * k * (masked ? 0.5 : 1.0) * (backward_ ? 2.5 : 1.0);
+    const double t = rates_.attention_seconds(backward_, flops, head_dim_, q, k, masked);
+    known_.push_back({a.q.len, a.k.len, masked, t});
+    return t;
+  }
+
+ private:
+  struct Known {
+    int64_t q, k;
+    bool masked;
+    double seconds;
+  };
+  const KernelRates& rates_;
+  bool backward_;
+  int head_dim_;
+  double per_pair_;
+  std::vector<Known> known_;
+};
 
 Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
                  const KernelRates& rates, const LinkRates& links) {
@@ -163,22 +189,22 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
 
   RingWalkModel walk(plan, topology);
   const int c = walk.ranks();
+  BlockTimes blocks(rates, backward, m.head_dim, per_pair);
   auto slowest = [&](int o, int i) {
     double worst = 0;
     for (int j = 0; j < c; ++j) {
       const int src = walk.source(j, o, i);
-      double f = 0;
-      if (!backward) {
-        f = block_flops(active_rows(kind, causal, j, src, q_rows, k_rows), causal, j == src, kind, per_pair);
-      } else if (plan.traffic == BackwardTraffic::kv) {
-        f = block_flops(active_rows(kind, causal, j, src, rows, rows), causal, j == src, kind, per_pair);
-      } else {
-        f = block_flops(active_rows(kind, causal, src, j, rows, rows), causal, j == src, kind, per_pair);
-      }
-      worst = std::max(worst, f);
+      const bool masked = causal && (j == src || kind == LayoutKind::stripe);
+      ActiveRows a;
+      if (!backward)
+        a = active_rows(kind, causal, j, src, q_rows, k_rows);
+      else if (plan.traffic == BackwardTraffic::kv)
+        a = active_rows(kind, causal, j, src, rows, rows);
+      else
+        a = active_rows(kind, causal, src, j, rows, rows);
+      worst = std::max(worst, blocks.seconds(a, masked));
     }
-    return backward ? rates.attention_bwd_seconds(2.5 * worst, m.head_dim)
-                    : rates.attention_fwd_seconds(worst, m.head_dim);
+    return worst;
   };
   const double n = b * double(rows) * kv_heads * d;  // one of K, V
   const double mq = b * double(rows) * heads * d;    // one of Q, dO
@@ -218,12 +244,20 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
   const bool backward = pass == AttentionPass::backward;
   // Forward: all-gather K and V; backward: again, then reduce-scatter dK and dV.
   for (int t = 0; t < (backward ? 4 : 2); ++t) total += exchange_cost(n_bytes, peers, links);
-  // The last rank's queries see the most keys (contiguous layout).
-  const double keys = cfg.attention.causal ? all - len / 2 : all;
-  double flops = 4.0 * b * m.heads * d * len * keys;
-  if (pass == AttentionPass::forward_query_prefix) flops /= 2;
-  total += cost_of(Bound::compute, backward ? rates.attention_bwd_seconds(2.5 * flops, m.head_dim)
-                                            : rates.attention_fwd_seconds(flops, m.head_dim));
+  // The last rank's queries see the most keys (contiguous layout): with a causal mask
+  // every earlier key (an unmasked part) and their own share's (a causal diagonal part),
+  // in one kernel call.
+  const double queries = pass == AttentionPass::forward_query_prefix ? len / 2 : len;
+  const double per_pair = 4.0 * b * m.heads * d * (backward ? 2.5 : 1.0);
+  const bool causal = cfg.attention.causal;
+  const double earlier = causal ? all - len : all;
+  const double t_full =
+      rates.attention_seconds(backward, per_pair * queries * earlier, m.head_dim, queries, earlier, false);
+  const double t_diag =
+      causal ? rates.attention_seconds(backward, per_pair * queries * queries / 2, m.head_dim, queries, queries, true)
+             : 0;
+  const double one_call = t_full > 0 && t_diag > 0 ? rates.call_seconds() : 0;
+  total += cost_of(Bound::compute, t_full + t_diag - one_call);
   return total;
 }
 

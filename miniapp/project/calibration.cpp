@@ -42,6 +42,7 @@ void apply_kernels(ProjectionProfile& p, hid_t group, const std::string& path) {
     if (it == slot.end() || seq[i] > it->second.first) slot[int(dim[i])] = {seq[i], i};
   }
   EfficiencyCurve f, b;
+  double longest = 0;
   for (const auto& [d, at] : fwd) {
     const auto other = both.find(d);
     if (other == both.end() || other->second.first != at.first) continue;
@@ -52,6 +53,7 @@ void apply_kernels(ProjectionProfile& p, hid_t group, const std::string& path) {
     const double flops = gflops[i] * 1e9 * seconds[i];
     const double backward = seconds[j] - seconds[i];
     const double derived = backward > 0 ? 2.5 * flops / backward / 1e9 / calibration : 0;
+    longest = std::max(longest, at.first);
     f.x.push_back(d);
     f.y.push_back(std::min(1.0, gflops[i] / calibration));
     b.x.push_back(d);
@@ -59,8 +61,7 @@ void apply_kernels(ProjectionProfile& p, hid_t group, const std::string& path) {
   }
   if (f.x.empty())
     input_error("--calibration " + path + ": no causal attn_fwd and attn_fwd_bwd rows of the same length");
-  p.attention_fwd = f;
-  p.attention_bwd = b;
+  p.attention = {f.x, {longest}, f.y, f.y, b.y, b.y};
   p.sources["attention_efficiency"] = "measured: " + path + " (attn_fwd, attn_fwd_bwd rows)";
 }
 

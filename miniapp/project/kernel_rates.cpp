@@ -22,12 +22,11 @@ double KernelRates::gemm_seconds(double m, double n, double k) const {
   return 2 * m * n * k / (peak_ * profile_.gemm.at(size)) + call_s_;
 }
 
-double KernelRates::attention_fwd_seconds(double flops, int head_dim) const {
-  return flops > 0 ? flops / (peak_ * profile_.attention_fwd.at(head_dim)) + call_s_ : 0;
-}
-
-double KernelRates::attention_bwd_seconds(double flops, int head_dim) const {
-  return flops > 0 ? flops / (peak_ * profile_.attention_bwd.at(head_dim)) + call_s_ : 0;
+double KernelRates::attention_seconds(bool backward, double flops, int head_dim, double q_rows, double k_rows,
+                                      bool causal) const {
+  if (!(flops > 0)) return 0;
+  const double eff = profile_.attention.at(backward, causal, head_dim, std::sqrt(q_rows * k_rows));
+  return flops / (peak_ * eff) + call_s_;
 }
 
 double KernelRates::memory_seconds(double bytes, int calls) const {

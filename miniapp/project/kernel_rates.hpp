@@ -15,9 +15,11 @@ class KernelRates {
 
   // C[m, n] = A[m, k]·B[k, n]: 2mnk FLOPs at the GEMM efficiency of its size.
   double gemm_seconds(double m, double n, double k) const;
-  // One attention block call of `flops` (FlashAttention convention) at head dim d.
-  double attention_fwd_seconds(double flops, int head_dim) const;
-  double attention_bwd_seconds(double flops, int head_dim) const;
+  // One attention kernel call of `flops` (FlashAttention convention; the backward's own,
+  // 2.5× the forward's) at head dim d on a block of q_rows × k_rows, under the causal
+  // mask's diagonal (`causal`) or without a mask: at the efficiency of that head dim,
+  // length √(q_rows · k_rows) and mask.
+  double attention_seconds(bool backward, double flops, int head_dim, double q_rows, double k_rows, bool causal) const;
   // Element-wise kernels moving `bytes` through device memory in `calls` calls.
   double memory_seconds(double bytes, int calls) const;
   double call_seconds() const { return call_s_; }

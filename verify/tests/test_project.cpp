@@ -46,28 +46,68 @@ TEST(Project, ShippedProfilesLoadWithSources) {
     EXPECT_GT(p.intra.bandwidth_gb_s, 0) << name;
     EXPECT_GT(p.inter.bandwidth_gb_s, 0) << name;
     for (const char* group : {"peaks", "node", "memory", "intra_node", "inter_node", "call_overhead", "gemm_efficiency",
-                              "attention_efficiency"})
+                              "attention_efficiency", "attention_block_size"})
       EXPECT_FALSE(p.sources.at(group).empty()) << name << " " << group;
   }
 }
 
-TEST(Project, AFigureWithoutItsSourceIsRefused) {
+// The A100 profile with the line starting `cut` taken out, loaded: the error it gives.
+std::string refusal_without(const std::string& cut, const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / "minictx_test_project";
   std::filesystem::create_directories(dir);
-  const auto file = dir / "nosource.yaml";
+  const auto file = dir / name;
   std::ifstream in(std::filesystem::path(a100().file));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string cut = "    source: \"Mellanox";
   const size_t at = text.find(cut);
-  ASSERT_NE(at, std::string::npos);
+  if (at == std::string::npos) return "no line " + cut;
   text.erase(at, text.find('\n', at) - at + 1);
   std::ofstream(file) << text;
   try {
     load_projection_profile(file.string(), {});
-    FAIL() << "a group without a source was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("projection.inter_node has no 'source:'"), std::string::npos) << e.what();
+    return e.what();
   }
+  return "accepted";
+}
+
+TEST(Project, AFigureWithoutItsSourceIsRefused) {
+  const std::string inter = refusal_without("    source: \"Mellanox", "nosource.yaml");
+  EXPECT_NE(inter.find("projection.inter_node has no 'source:'"), std::string::npos) << inter;
+  const std::string size = refusal_without("    source: \"assumed: the length shape", "nosizesource.yaml");
+  EXPECT_NE(size.find("projection.attention_block_size has no 'source:'"), std::string::npos) << size;
+}
+
+// The attention efficiency table: exact at its points, linear in log2 of the head dim and
+// of the length between them, constant beyond the ends, per pass and mask.
+TEST(Project, AttentionEfficiencyInterpolatesInLogHeadDimAndLength) {
+  AttentionEfficiency e;
+  e.head_dim = {32, 128};
+  e.length = {256, 1024, 4096};
+  e.fwd_causal = {0.1, 0.2, 0.3, 0.3, 0.4, 0.6};
+  e.fwd_full = {0.2, 0.2, 0.2, 0.5, 0.5, 0.5};
+  e.bwd_causal = {0.05, 0.1, 0.15, 0.15, 0.2, 0.3};
+  e.bwd_full = {0.1, 0.1, 0.1, 0.25, 0.25, 0.25};
+  EXPECT_DOUBLE_EQ(e.at(false, true, 32, 1024), 0.2);
+  EXPECT_DOUBLE_EQ(e.at(false, true, 128, 4096), 0.6);
+  EXPECT_DOUBLE_EQ(e.at(false, true, 32, 512), 0.15);  // halfway in log2 between 256 and 1024
+  EXPECT_DOUBLE_EQ(e.at(false, true, 64, 1024), 0.3);  // halfway in log2 between 32 and 128
+  EXPECT_DOUBLE_EQ(e.at(false, true, 64, 512), 0.25);  // both
+  EXPECT_DOUBLE_EQ(e.at(false, true, 16, 100), 0.1);   // below both ends
+  EXPECT_DOUBLE_EQ(e.at(false, true, 256, 1e6), 0.6);  // above both ends
+  EXPECT_DOUBLE_EQ(e.at(false, false, 64, 2048), 0.35);
+  EXPECT_DOUBLE_EQ(e.at(true, true, 128, 1024), 0.2);
+  EXPECT_DOUBLE_EQ(e.at(true, false, 32, 4096), 0.1);
+}
+
+// A profile's table is the head dim's figures times the length factors of the mask.
+TEST(Project, ProfileAttentionTableIsHeadDimTimesLengthFactor) {
+  const ProjectionProfile p = a100();
+  const AttentionEfficiency& e = p.attention;
+  ASSERT_EQ(e.fwd_causal.size(), e.head_dim.size() * e.length.size());
+  EXPECT_DOUBLE_EQ(e.at(false, false, 128, 16384), 0.70);
+  EXPECT_DOUBLE_EQ(e.at(false, true, 128, 512), 0.70 * 0.54);
+  EXPECT_DOUBLE_EQ(e.at(true, false, 64, 1024), 0.45 * 0.95);
+  EXPECT_DOUBLE_EQ(e.at(false, true, 128, 1 << 20), 0.70 * 0.91);  // constant past the last length
 }
 
 TEST(Project, MemoryIsTheRunsEstimate) {
@@ -128,6 +168,22 @@ TEST(Project, APointTurnsLinkBoundAsTheLinkSlows) {
     bound = project(c, one_node, p).bound;
   }
   EXPECT_EQ(bound, "intra-node link");
+}
+
+// Shorter ring blocks run at a lower efficiency: at a fixed FLOP count per step the time
+// grows as the blocks shrink, by the profile's length factors (causal zigzag on 8 ranks:
+// diagonal blocks of S/8 and off-diagonal halves).
+TEST(Project, ShortBlocksRunSlowerPerFlop) {
+  const ProjectionProfile p = a100();
+  const Topology t{8, 8};
+  auto seconds_per_flop = [&](int64_t seq) {
+    const RunConfig c = attention_point(seq);
+    return project(c, t, p).total.seconds() / step_flops(c).attention;
+  };
+  const double long_blocks = seconds_per_flop(262144), short_blocks = seconds_per_flop(4096);
+  // Blocks of 32k against blocks of 512 (diagonal) and 256 x 512 (off-diagonal).
+  EXPECT_GT(short_blocks / long_blocks, 1.0 / 0.85);
+  EXPECT_LT(short_blocks / long_blocks, 0.91 / 0.54 * 1.5);  // launch overhead included
 }
 
 // The sweep the issue asks for reaches 1M tokens on 1024 devices: the walk is replayed
