@@ -24,6 +24,7 @@ void check_options(const KernelBenchOptions& o, const std::string& mask, const s
   for (int64_t s : o.seq_lens) positive("--seq", s);
   for (int d : o.head_dims) positive("--head-dim", d);
   for (int64_t s : o.memory_seq_lens) positive("--memory-seq", s);
+  for (int64_t s : o.gemm_sizes) positive("--gemm-sizes", s);
   positive("--heads", o.heads);
   positive("--block-q", o.block_q);
   positive("--block-k", o.block_k);
@@ -35,14 +36,16 @@ void check_options(const KernelBenchOptions& o, const std::string& mask, const s
 
 std::vector<std::string> table_row(const KernelBenchRow& r) {
   const double mb = 1 << 20;
-  return {r.kind,
+  const bool ew = r.kind == "elementwise";
+  return {ew ? r.kind + " " + r.kernel : r.kind,
           std::to_string(r.seq_len),
           r.head_dim ? std::to_string(r.head_dim) : "-",
-          r.kind == "sgemm" ? "-" : (r.causal ? "yes" : "no"),
+          r.head_dim ? (r.causal ? "yes" : "no") : "-",
           format_number(r.seconds * 1e3, 1),
-          format_number(r.gflops, 2),
+          ew ? "-" : format_number(r.gflops, 2),
+          ew ? format_number(r.bytes / r.seconds / 1e9, 2) : "-",
           format_number(r.calibration_gflops, 2),
-          format_number(100.0 * r.fraction, 1) + " %",
+          ew ? "-" : format_number(100.0 * r.fraction, 1) + " %",
           format_number(r.peak_tracked_bytes / mb, 1),
           format_number(r.peak_rss_bytes / mb, 1),
           format_number(r.core_share, 2)};
@@ -54,6 +57,7 @@ const std::vector<std::string> kHeader = {"kind",
                                           "causal",
                                           "time (ms)",
                                           "GFLOP/s",
+                                          "GB/s",
                                           "calibration GFLOP/s",
                                           "of calibration",
                                           "peak tracked MB",
@@ -71,7 +75,9 @@ BenchCommand::BenchCommand(CLI::App& app) {
   cmd_->add_option("--block-q", opt_.block_q, "query tile of the kernel");
   cmd_->add_option("--block-k", opt_.block_k, "key tile of the kernel");
   cmd_->add_option("--memory-seq", opt_.memory_seq_lens, "lengths of the memory rows")->delimiter(',');
-  cmd_->add_option("--layer-seq", opt_.layer_seq_len, "sequence length of the layer step");
+  cmd_->add_option("--layer-seq", opt_.layer_seq_len,
+                   "sequence length of the layer step (and the rows of the element-wise rows)");
+  cmd_->add_option("--gemm-sizes", opt_.gemm_sizes, "sides of the square sgemm rows")->delimiter(',');
   cmd_->add_option("--min-seconds", opt_.min_seconds, "repeat a shape until this much time was spent");
   cmd_->add_option("--clock", clock_, "wall | cpu (thread CPU time: leaves out other load on a shared machine)");
   cmd_->add_option("-o,--output", output_, "write the rows to this HDF5 file");
@@ -145,9 +151,14 @@ int BenchCommand::run(const std::string& command_line) {
     std::printf("minictx bench on %s\n", device->description().c_str());
     std::fflush(stdout);
     const KernelBenchResult result = run_kernel_bench(opt_, *world, *device, [](const KernelBenchRow& r) {
-      std::printf("%-12s S=%-6lld D=%-3d causal=%d %10.1f ms %8.2f GFLOP/s %6.1f %% of calibration, core share %.2f\n",
-                  r.kind.c_str(), static_cast<long long>(r.seq_len), r.head_dim, int(r.causal), r.seconds * 1e3,
-                  r.gflops, 100.0 * r.fraction, r.core_share);
+      if (r.kind == "elementwise")
+        std::printf("%-12s %-11s rows=%-6lld %8.2f ms %8.2f GB/s, core share %.2f\n", r.kind.c_str(), r.kernel.c_str(),
+                    static_cast<long long>(r.seq_len), r.seconds * 1e3, r.bytes / r.seconds / 1e9, r.core_share);
+      else
+        std::printf(
+            "%-12s S=%-6lld D=%-3d causal=%d %10.1f ms %8.2f GFLOP/s %6.1f %% of calibration, core share %.2f\n",
+            r.kind.c_str(), static_cast<long long>(r.seq_len), r.head_dim, int(r.causal), r.seconds * 1e3, r.gflops,
+            100.0 * r.fraction, r.core_share);
       std::fflush(stdout);
     });
     Table t;

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/synthetic_data.hpp"
 #include "io/results_schema.hpp"
+#include "model/elementwise_work.hpp"
 #include "model/flops.hpp"
 
 namespace minictx {
@@ -195,6 +196,95 @@ std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& worl
   return {row, exact};
 }
 
+// Square sgemm of side n through the device's GEMM, best time: its rate against the
+// calibration (the 1024 side, best of five) is the GEMM efficiency at that size.
+KernelBenchRow gemm_row(const KernelBenchOptions& opt, Device& device, int64_t n) {
+  device.memory().reset_peak();
+  Tensor a = device.alloc({n, n}), b = device.alloc({n, n}), c = device.alloc({n, n});
+  device.fill(a, 0.5f);
+  device.fill(b, 0.25f);
+  KernelBenchRow row;
+  row.kind = "gemm";
+  row.seq_len = n;
+  const CoreShare share;
+  row.seconds = best_seconds(opt.min_seconds, opt.clock, [&] { device.gemm(false, false, 1.0f, a, b, 0.0f, c); });
+  row.core_share = share.share();
+  row.gflops = 2.0 * double(n) * double(n) * double(n) / row.seconds / 1e9;
+  row.peak_tracked_bytes = double(device.memory().peak());
+  row.peak_rss_bytes = rss_peak_bytes();
+  return row;
+}
+
+// Every element-wise kernel of the layer on the layer step's rows, at the width the layer
+// first gives it (fill and add, which the layer does not call on rows, at d_model).
+std::vector<KernelBenchRow> elementwise_rows(const KernelBenchOptions& opt, Device& device) {
+  const ModelShape& m = opt.layer_model;
+  const int64_t rows = opt.layer_seq_len;
+  std::vector<ElementwiseCall> calls = layer_elementwise(m, double(rows), false);
+  for (const ElementwiseCall& c : layer_elementwise(m, double(rows), true)) calls.push_back(c);
+  std::vector<int64_t> positions(static_cast<size_t>(rows));
+  std::iota(positions.begin(), positions.end(), int64_t(0));
+  std::vector<KernelBenchRow> out;
+  for (Elementwise k : elementwise_kernels()) {
+    int64_t cols = m.d_model;
+    for (const ElementwiseCall& c : calls)
+      if (c.kernel == k) {
+        cols = int64_t(c.cols);
+        break;
+      }
+    device.memory().reset_peak();
+    Tensor x = generated(device, {rows, cols}, tensor_id::input_x),
+           y = generated(device, {rows, cols}, tensor_id::attn_q);
+    Tensor z = generated(device, {rows, cols}, tensor_id::attn_k), w = device.alloc({rows, cols});
+    Tensor v = device.alloc({rows, cols}), g = device.alloc({cols}), dg = device.alloc({cols});
+    Tensor rstd = device.alloc({rows});
+    device.fill(g, 1.0f);
+    device.fill(dg, 0.0f);
+    device.rmsnorm_fwd(x, g, 1e-5, w, rstd);
+    const int heads = k == Elementwise::rope ? int(cols / m.head_dim) : 1;
+    auto call = [&] {
+      switch (k) {
+        case Elementwise::rmsnorm_fwd:
+          device.rmsnorm_fwd(x, g, 1e-5, w, rstd);
+          break;
+        case Elementwise::rmsnorm_bwd:
+          device.rmsnorm_bwd(x, g, rstd, y, w, dg);
+          break;
+        case Elementwise::rope:
+          device.rope(x, heads, positions, m.rope_theta, false);
+          break;
+        case Elementwise::swiglu_fwd:
+          device.swiglu_fwd(x, y, w);
+          break;
+        case Elementwise::swiglu_bwd:
+          device.swiglu_bwd(x, y, z, w, v);
+          break;
+        case Elementwise::copy:
+          device.copy(w, x);
+          break;
+        case Elementwise::add:
+          device.add(w, x);
+          break;
+        case Elementwise::fill:
+          device.fill(w, 0.0f);
+          break;
+      }
+    };
+    KernelBenchRow row;
+    row.kind = "elementwise";
+    row.kernel = to_string(k);
+    row.seq_len = rows;
+    row.bytes = ElementwiseCall{k, double(rows), double(cols)}.bytes();
+    const CoreShare share;
+    row.seconds = best_seconds(opt.min_seconds, opt.clock, call);
+    row.core_share = share.share();
+    row.peak_tracked_bytes = double(device.memory().peak());
+    row.peak_rss_bytes = rss_peak_bytes();
+    out.push_back(row);
+  }
+  return out;
+}
+
 }  // namespace
 
 void check_kernel_bench_memory(const KernelBenchOptions& opt, const Comm& world, const Device& device) {
@@ -252,6 +342,11 @@ KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, D
           const double cal = calibrate();
           add(r, attention_row(opt, device, kind, s, d, causal), cal);
         }
+  for (int64_t n : opt.gemm_sizes) {
+    const double cal = calibrate();
+    add(r, gemm_row(opt, device, n), cal);
+  }
+  for (const KernelBenchRow& row : elementwise_rows(opt, device)) add(r, row, r.calibration_gflops);
   const double cal = calibrate();
   for (const KernelBenchRow& row : layer_rows(opt, world, device, cal)) add(r, row, cal);
   r.calibration_after_gflops = calibrate();

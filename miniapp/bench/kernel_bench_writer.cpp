@@ -28,11 +28,13 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
                             " heads=" + std::to_string(m.heads) + " kv_heads=" + std::to_string(m.kv_heads) +
                             " head_dim=" + std::to_string(m.head_dim) + " ffn_hidden=" + std::to_string(m.ffn_hidden));
 
-    std::vector<std::string> kind;
-    std::vector<double> seq_len, head_dim, seconds, gflops, calibration, fraction, tracked, rss, share;
+    std::vector<std::string> kind, kernel;
+    std::vector<double> seq_len, head_dim, seconds, gflops, calibration, fraction, tracked, rss, share, bytes;
     std::vector<int8_t> causal;
     for (const KernelBenchRow& r : result.rows) {
       kind.push_back(r.kind);
+      kernel.push_back(r.kernel);
+      bytes.push_back(r.bytes);
       seq_len.push_back(double(r.seq_len));
       head_dim.push_back(double(r.head_dim));
       causal.push_back(r.causal ? 1 : 0);
@@ -56,6 +58,8 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
     h5::write_doubles(b.get(), "peak_tracked_bytes", tracked, n);
     h5::write_doubles(b.get(), "peak_rss_bytes", rss, n);
     h5::write_doubles(b.get(), "core_share", share, n);
+    h5::write_strings(b.get(), "kernel", kernel);
+    h5::write_doubles(b.get(), "bytes", bytes, n);
     b.close("write " + path);
   });
 }

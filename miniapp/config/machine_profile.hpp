@@ -41,6 +41,9 @@ struct ProjectionProfile {
   int gpus_per_node = 1;
   double memory_gib = 0;
   double hbm_gb_s = 0;
+  // Element-wise kernels (model/elementwise_work.hpp) by name: their rate in bytes moved
+  // per second where a calibration measured one; the others run at hbm_gb_s.
+  std::map<std::string, double> elementwise_gb_s;
   LinkRate intra, inter;        // inter: per device, the node's NICs shared by its devices
   double call_overhead_us = 0;  // launch and synchronisation cost of one kernel call
   EfficiencyCurve gemm;         // x = (m·n·k)^(1/3) of one call

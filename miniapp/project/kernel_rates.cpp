@@ -29,8 +29,11 @@ double KernelRates::attention_seconds(bool backward, double flops, int head_dim,
   return flops / (peak_ * eff) + call_s_;
 }
 
-double KernelRates::memory_seconds(double bytes, int calls) const {
-  return bytes / (profile_.hbm_gb_s * 1e9) + calls * call_s_;
+double KernelRates::elementwise_seconds(const ElementwiseCall& c) const {
+  if (!(c.rows * c.cols > 0)) return 0;
+  const auto it = profile_.elementwise_gb_s.find(to_string(c.kernel));
+  const double gb_s = it != profile_.elementwise_gb_s.end() ? it->second : profile_.hbm_gb_s;
+  return c.bytes() / 4 * element_bytes_ / (gb_s * 1e9) + call_s_;
 }
 
 }  // namespace minictx

@@ -6,6 +6,7 @@
 
 #include "config/machine_profile.hpp"
 #include "config/run_config.hpp"
+#include "model/elementwise_work.hpp"
 
 namespace minictx {
 
@@ -20,8 +21,9 @@ class KernelRates {
   // mask's diagonal (`causal`) or without a mask: at the efficiency of that head dim,
   // length √(q_rows · k_rows) and mask.
   double attention_seconds(bool backward, double flops, int head_dim, double q_rows, double k_rows, bool causal) const;
-  // Element-wise kernels moving `bytes` through device memory in `calls` calls.
-  double memory_seconds(double bytes, int calls) const;
+  // One element-wise call: its bytes (at the dtype's element size) at the kernel's rate,
+  // measured or else the device memory's bandwidth.
+  double elementwise_seconds(const ElementwiseCall& c) const;
   double call_seconds() const { return call_s_; }
   double peak_flops() const { return peak_; }
   // Bytes per element the device keeps activations in.

@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench/kernel_bench_writer.hpp"
 #include "bench/runner.hpp"
 #include "config/machine_profile.hpp"
 #include "core/error.hpp"
 #include "model/flops.hpp"
+#include "project/calibration.hpp"
 #include "project/step_model.hpp"
 
 namespace minictx {
@@ -168,6 +170,66 @@ TEST(Project, APointTurnsLinkBoundAsTheLinkSlows) {
     bound = project(c, one_node, p).bound;
   }
   EXPECT_EQ(bound, "intra-node link");
+}
+
+// A `minictx bench` file as a calibration: the peak is its highest GEMM rate, the GEMM
+// curve its gemm rows, the attention tables its attention rows by head dim, length and
+// mask (the backward from the forward+backward row's time beyond the forward's), the
+// element-wise kernels their measured rates.
+TEST(Project, CalibrationReadsTheBenchRows) {
+  KernelBenchResult r;
+  r.calibration_gflops = 80;
+  r.calibration_after_gflops = 70;
+  auto row = [&](const std::string& kind, int64_t s, int d, bool causal, double seconds, double gflops) {
+    KernelBenchRow x;
+    x.kind = kind;
+    x.seq_len = s;
+    x.head_dim = d;
+    x.causal = causal;
+    x.seconds = seconds;
+    x.gflops = gflops;
+    x.calibration_gflops = 75;
+    r.rows.push_back(x);
+  };
+  row("sgemm", 1024, 0, false, 0.03, 80);
+  row("gemm", 256, 0, false, 0.001, 60);
+  row("gemm", 1024, 0, false, 0.02, 100);  // the highest rate: the peak
+  for (bool causal : {true, false})
+    for (int64_t s : {512, 2048}) {
+      const double f = causal ? 20 : 40;            // forward GFLOP/s
+      const double t = (s == 512 ? 0.001 : 0.016);  // forward seconds
+      row("attn_fwd", s, 64, causal, t, s == 512 ? f : 2 * f);
+      row("attn_fwd_bwd", s, 64, causal, 3 * t, 10);  // the backward: 2.5 F in 2 t
+    }
+  KernelBenchRow ew;
+  ew.kind = "elementwise";
+  ew.kernel = "rope";
+  ew.seq_len = 1024;
+  ew.bytes = 2e6;
+  ew.seconds = 1e-3;  // 2 GB/s
+  r.rows.push_back(ew);
+
+  const auto file = std::filesystem::temp_directory_path() / "minictx_test_calibration.h5";
+  write_kernel_bench(file.string(), Provenance{}, KernelBenchOptions{}, r, true);
+  ProjectionProfile p = shipped("generic-cpu");
+  apply_calibration(p, file.string());
+  EXPECT_DOUBLE_EQ(p.peak_tflops.at("fp32"), 0.1);
+  EXPECT_DOUBLE_EQ(p.gemm.at(256), 0.6);
+  EXPECT_DOUBLE_EQ(p.gemm.at(1024), 1.0);
+  const AttentionEfficiency& e = p.attention;
+  EXPECT_EQ(e.length, (std::vector<double>{512, 2048}));
+  EXPECT_DOUBLE_EQ(e.at(false, true, 64, 512), 0.2);
+  EXPECT_DOUBLE_EQ(e.at(false, true, 64, 2048), 0.4);
+  EXPECT_DOUBLE_EQ(e.at(false, false, 64, 512), 0.4);
+  EXPECT_DOUBLE_EQ(e.at(false, false, 64, 1024), 0.6);  // halfway in log2
+  EXPECT_DOUBLE_EQ(e.at(true, true, 64, 512), 2.5 * 0.2 / 2);
+  EXPECT_DOUBLE_EQ(e.at(true, false, 64, 2048), 2.5 * 0.8 / 2);
+  EXPECT_DOUBLE_EQ(p.elementwise_gb_s.at("rope"), 2.0);
+  EXPECT_NE(p.sources.at("attention_block_size").find("measured"), std::string::npos);
+  // The element-wise time of a call is its bytes at that rate (plus the call).
+  const KernelRates rates(p, DType::f32);
+  EXPECT_NEAR(rates.elementwise_seconds({Elementwise::rope, 1000, 1000}), 8e6 / 2e9 + p.call_overhead_us * 1e-6, 1e-12);
+  std::filesystem::remove(file);
 }
 
 // Shorter ring blocks run at a lower efficiency: at a fixed FLOP count per step the time
