@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "app/agree.hpp"
 #include "app/output_path.hpp"
 #include "app/provenance.hpp"
 #include "bench/comm_bench.hpp"
@@ -67,7 +68,9 @@ const std::vector<std::string> kHeader = {"kind",
 }  // namespace
 
 BenchCommand::BenchCommand(CLI::App& app) {
-  cmd_ = app.add_subcommand("bench", "measure sgemm calibration, attention kernels and a layer step on one rank");
+  cmd_ = app.add_subcommand("bench",
+                            "measure sgemm calibration, attention, GEMM and element-wise kernels and a layer step on "
+                            "every rank at once (one rank: one core)");
   cmd_->add_option("--seq", opt_.seq_lens, "attention lengths S")->delimiter(',');
   cmd_->add_option("--head-dim", opt_.head_dims, "attention head dims")->delimiter(',');
   cmd_->add_option("--mask", mask_, "causal | full | both");
@@ -130,27 +133,40 @@ int BenchCommand::run(const std::string& command_line) {
   int world_size = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  // The checks give the same answer on every rank, so each rank exits alike.
+  // The checks give the same answer on every rank, so each rank exits alike; the output
+  // path, which rank 0 alone prepares, is agreed on.
   auto error = [&](const std::string& what) {
     if (rank == 0) std::fprintf(stderr, "minictx: error: %s\n", what.c_str());
     return 2;
   };
-  if (world_size != 1)
-    return error("bench measures one core: run it as a single rank (without mpiexec -n " + std::to_string(world_size) +
-                 ")");
+  std::unique_ptr<Comm> world;
+  std::unique_ptr<Device> device;
+  Provenance prov;
   try {
     check_options(opt_, mask_, clock_);
     opt_.clock = clock_ == "cpu" ? BenchClock::cpu : BenchClock::wall;
     if (mask_ == "causal") opt_.causal = {true};
     if (mask_ == "full") opt_.causal = {false};
-    auto world = MpiComm::world(0);
-    auto device = make_device(DeviceKind::kokkos);
+    world = MpiComm::world(0);
+    device = make_device(DeviceKind::kokkos);
     check_kernel_bench_memory(opt_, *world, *device);
-    const Provenance prov = collect_provenance(*world, *device, command_line, "");
-    if (!output_.empty()) prepare_output_path(output_, force_, "results file");  // before the benchmark
-    std::printf("minictx bench on %s\n", device->description().c_str());
-    std::fflush(stdout);
-    const KernelBenchResult result = run_kernel_bench(opt_, *world, *device, [](const KernelBenchRow& r) {
+    prov = collect_provenance(*world, *device, command_line, "");
+  } catch (const Error& e) {
+    return error(e.what());
+  }
+  if (!agree([&] {
+        if (rank == 0 && !output_.empty()) prepare_output_path(output_, force_, "results file");  // before the bench
+      }))
+    return 2;
+  try {
+    if (rank == 0) {
+      std::printf("minictx bench on %s", device->description().c_str());
+      if (world_size > 1) std::printf(", %d ranks measuring at once (each row the slowest rank's)", world_size);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    const KernelBenchResult result = run_kernel_bench(opt_, *world, *device, [rank](const KernelBenchRow& r) {
+      if (rank != 0) return;
       if (r.kind == "elementwise")
         std::printf("%-12s %-11s rows=%-6lld %8.2f ms %8.2f GB/s, core share %.2f\n", r.kind.c_str(), r.kernel.c_str(),
                     static_cast<long long>(r.seq_len), r.seconds * 1e3, r.bytes / r.seconds / 1e9, r.core_share);
@@ -161,6 +177,7 @@ int BenchCommand::run(const std::string& command_line) {
             100.0 * r.fraction, r.core_share);
       std::fflush(stdout);
     });
+    if (rank != 0) return 0;
     Table t;
     t.header = kHeader;
     for (const auto& r : result.rows) t.rows.push_back(table_row(r));

@@ -58,6 +58,7 @@ struct KernelBenchRow {
 };
 
 struct KernelBenchResult {
+  int ranks = 1;                        // measuring at once
   double calibration_gflops = 0;        // measure_gemm_tflops, as `machine.profile: measure`
   double calibration_after_gflops = 0;  // the same at the end (each row also has its own)
   std::vector<KernelBenchRow> rows;
@@ -67,8 +68,8 @@ struct KernelBenchResult {
 // anything is allocated: the memory rows, the attention rows and the layer step.
 void check_kernel_bench_memory(const KernelBenchOptions& opt, const Comm& world, const Device& device);
 
-// Runs every measurement on this rank (the bench is a single-rank command); `progress`
-// sees each row as soon as it is measured.
+// Runs every measurement on every rank of `world` at once (each row the slowest rank's;
+// one rank: a bench of one core); `progress` sees each row as soon as it is measured.
 KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, Device& device,
                                    const std::function<void(const KernelBenchRow&)>& progress);
 

@@ -19,6 +19,7 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
     h5::write_attribute(b.get(), "calibration_gflops", result.calibration_gflops);
     h5::write_attribute(b.get(), "calibration_after_gflops", result.calibration_after_gflops);
     h5::write_attribute(b.get(), "clock", opt.clock == BenchClock::cpu ? "cpu" : "wall");
+    h5::write_attribute(b.get(), "ranks", int64_t(result.ranks));
     h5::write_attribute(b.get(), "attention_heads", int64_t(opt.heads));
     h5::write_attribute(b.get(), "block_q", int64_t(opt.block_q));
     h5::write_attribute(b.get(), "block_k", int64_t(opt.block_k));
