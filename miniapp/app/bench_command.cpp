@@ -115,8 +115,10 @@ int BenchCommand::run_comm(const std::string& command_line) {
     std::printf("%s", render(t, TableFormat::markdown).c_str());
     for (const auto& [name, link] : {std::pair{"intra", r.intra}, std::pair{"inter", r.inter}})
       if (link.measured)
-        std::printf("%s-node link: latency %.2f us, bandwidth %.3f GB/s per direction\n", name, link.latency_us,
-                    link.bandwidth_gb_s);
+        std::printf(
+            "%s-node link: latency %.2f us, bandwidth %.3f GB/s per direction, %.0f %% of a transfer under a "
+            "kernel\n",
+            name, link.latency_us, link.bandwidth_gb_s, 100.0 * link.overlap);
     if (!output_.empty()) {
       write_comm_bench(output_, prov, r, force_);
       std::printf("calibration: %s\n", output_.c_str());

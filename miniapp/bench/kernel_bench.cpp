@@ -1,5 +1,6 @@
 #include "bench/kernel_bench.hpp"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -56,9 +57,10 @@ class Lockstep {
   // ones often enough that the first call's page faults do not count. The slowest rank's
   // best.
   template <class F>
-  double best_seconds(double min_seconds, BenchClock clock, F&& f) {
+  double best_seconds(double min_seconds, BenchClock clock, F&& f, const std::function<void()>& prepare = {}) {
     double best = 1e300, spent = 0, more = 1;
     while (more > 0) {
+      if (prepare) prepare();  // untimed
       world_.barrier();
       const double t0 = bench_now(clock);
       f();
@@ -87,6 +89,16 @@ class Lockstep {
  private:
   Comm& world_;
 };
+
+// A host tensor on pages mapped for it alone, returned to the system when it goes.
+Tensor fresh_pages(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  const size_t bytes = size_t(std::max<int64_t>(1, n)) * sizeof(float);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) fail("bench: cannot map " + std::to_string(bytes) + " bytes");
+  return Tensor(std::shared_ptr<float>(static_cast<float*>(p), [bytes](float* q) { munmap(q, bytes); }), shape);
+}
 
 Tensor generated(Device& device, std::vector<int64_t> shape, uint64_t id) {
   Tensor t = device.alloc(std::move(shape));
@@ -271,6 +283,7 @@ std::vector<KernelBenchRow> elementwise_rows(const KernelBenchOptions& opt, Lock
     device.fill(dg, 0.0f);
     device.rmsnorm_fwd(x, g, 1e-5, w, rstd);
     const int heads = k == Elementwise::rope ? int(cols / m.head_dim) : 1;
+    Tensor fresh;
     auto call = [&] {
       switch (k) {
         case Elementwise::rmsnorm_fwd:
@@ -297,7 +310,17 @@ std::vector<KernelBenchRow> elementwise_rows(const KernelBenchOptions& opt, Lock
         case Elementwise::fill:
           device.fill(w, 0.0f);
           break;
+        case Elementwise::first_touch:
+          device.fill(fresh, 0.0f);
+          break;
       }
+    };
+    // first_touch: a buffer of the row's size on pages new to the process for every
+    // call (mapped before, unmapped after, untimed).
+    auto prepare = [&] {
+      if (k != Elementwise::first_touch) return;
+      fresh = Tensor();
+      fresh = fresh_pages({rows, cols});
     };
     KernelBenchRow row;
     row.kind = "elementwise";
@@ -305,7 +328,7 @@ std::vector<KernelBenchRow> elementwise_rows(const KernelBenchOptions& opt, Lock
     row.seq_len = rows;
     row.bytes = ElementwiseCall{k, double(rows), double(cols)}.bytes();
     const CoreShare share;
-    row.seconds = ranks.best_seconds(opt.min_seconds, opt.clock, call);
+    row.seconds = ranks.best_seconds(opt.min_seconds, opt.clock, call, prepare);
     row.core_share = ranks.smallest(share.share());
     row.peak_tracked_bytes = double(device.memory().peak());
     row.peak_rss_bytes = rss_peak_bytes();

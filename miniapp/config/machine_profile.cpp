@@ -88,6 +88,21 @@ class Reader {
     return x;
   }
 
+  // A fraction in [0, 1].
+  double fraction(const YAML::Node& g, const std::string& group, const std::string& key) const {
+    const YAML::Node v = g[key];
+    if (!v || !v.IsScalar()) input_error(at(g) + ": projection." + group + "." + key + " is missing");
+    double x = -1;
+    try {
+      x = v.as<double>();
+    } catch (const YAML::Exception&) {
+      input_error(at(v) + ": projection." + group + "." + key + " must be a number, got '" + v.Scalar() + "'");
+    }
+    if (!(x >= 0 && x <= 1))
+      input_error(at(v) + ": projection." + group + "." + key + " must be a fraction in [0, 1], got " + v.Scalar());
+    return x;
+  }
+
   std::vector<double> list(const YAML::Node& g, const std::string& group, const std::string& key) const {
     const YAML::Node v = g[key];
     if (!v || !v.IsSequence() || v.size() == 0)
@@ -158,10 +173,10 @@ ProjectionProfile load_projection_profile(const std::string& name_or_path, const
   const YAML::Node mem = r.group("memory", p.sources);
   p.memory_gib = r.positive(mem, "memory", "capacity_gib");
   p.hbm_gb_s = r.positive(mem, "memory", "bandwidth_gb_s");
-  const YAML::Node intra = r.group("intra_node", p.sources);
-  p.intra = {r.positive(intra, "intra_node", "bandwidth_gb_s"), r.positive(intra, "intra_node", "latency_us")};
-  const YAML::Node inter = r.group("inter_node", p.sources);
-  p.inter = {r.positive(inter, "inter_node", "bandwidth_gb_s"), r.positive(inter, "inter_node", "latency_us")};
+  for (const auto& [key, link] : {std::pair{"intra_node", &p.intra}, std::pair{"inter_node", &p.inter}}) {
+    const YAML::Node g = r.group(key, p.sources);
+    *link = {r.positive(g, key, "bandwidth_gb_s"), r.positive(g, key, "latency_us"), r.fraction(g, key, "overlap")};
+  }
   const YAML::Node call = r.group("call_overhead", p.sources);
   p.call_overhead_us = r.positive(call, "call_overhead", "us");
   const YAML::Node gemm = r.group("gemm_efficiency", p.sources);

@@ -31,6 +31,10 @@ struct AttentionEfficiency {
 struct LinkRate {
   double bandwidth_gb_s = 0;  // per direction, per device, 1 GB = 1e9 bytes
   double latency_us = 0;      // per message
+  // Fraction of a transfer posted before a kernel that moves while the kernel runs; the
+  // rest moves after it (MPI without asynchronous progress moves a large message only
+  // inside MPI calls: 0).
+  double overlap = 1;
   double seconds(double bytes) const { return bytes > 0 ? latency_us * 1e-6 + bytes / (bandwidth_gb_s * 1e9) : 0; }
 };
 

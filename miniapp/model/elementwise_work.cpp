@@ -3,9 +3,10 @@
 namespace minictx {
 
 const std::vector<Elementwise>& elementwise_kernels() {
-  static const std::vector<Elementwise> all = {Elementwise::rmsnorm_fwd, Elementwise::rmsnorm_bwd, Elementwise::rope,
-                                               Elementwise::swiglu_fwd,  Elementwise::swiglu_bwd,  Elementwise::copy,
-                                               Elementwise::add,         Elementwise::fill};
+  static const std::vector<Elementwise> all = {
+      Elementwise::rmsnorm_fwd, Elementwise::rmsnorm_bwd, Elementwise::rope,
+      Elementwise::swiglu_fwd,  Elementwise::swiglu_bwd,  Elementwise::copy,
+      Elementwise::add,         Elementwise::fill,        Elementwise::first_touch};
   return all;
 }
 
@@ -27,6 +28,8 @@ const char* to_string(Elementwise k) {
       return "add";
     case Elementwise::fill:
       return "fill";
+    case Elementwise::first_touch:
+      return "first_touch";
   }
   return "?";
 }
@@ -45,6 +48,7 @@ double tensors_moved(Elementwise k) {
     case Elementwise::swiglu_bwd:
       return 5;
     case Elementwise::fill:
+    case Elementwise::first_touch:
       return 1;
   }
   return 0;

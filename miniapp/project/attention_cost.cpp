@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backends/ring/ring_blocks.hpp"
+#include "model/elementwise_work.hpp"
 
 namespace minictx {
 namespace {
@@ -91,10 +92,14 @@ class RingWalkModel {
       for (int i = 0; i < w_; ++i) {
         // The next block (not after the last step) and the accumulator trailing it.
         const double floats = (i < w_ - 1 ? payload : 0) + (i > 0 ? accumulator : 0);
-        round += overlapped(step_seconds(o, i), w_ > 1 ? in_link.seconds(floats * kFloat) : 0, in_bound);
+        round +=
+            overlapped(step_seconds(o, i), w_ > 1 ? in_link.seconds(floats * kFloat) : 0, in_bound, in_link.overlap);
       }
       if (w_ > 1 && accumulator > 0) round += cost_of(in_bound, in_link.seconds(accumulator * kFloat));  // home hop
-      if (t_outer > round.seconds()) round = cost_of(out_bound, t_outer);
+      // The outer transfer, posted at the round's start, under the round as far as it overlaps.
+      const double under = out_link.overlap * t_outer;
+      if (under > round.seconds()) round = cost_of(out_bound, under);
+      round += cost_of(out_bound, t_outer - under);
       total += round;
     }
     if (windows_ > 1 && accumulator > 0) total += cost_of(out_bound, out_link.seconds(accumulator * kFloat));
@@ -145,6 +150,38 @@ class BlockTimes {
   std::vector<Known> known_;
 };
 
+// Element-wise calls, each at its kernel's rate: time against the device memory.
+Cost elementwise(const KernelRates& rates, std::initializer_list<ElementwiseCall> calls) {
+  double s = 0;
+  for (const ElementwiseCall& c : calls) s += rates.elementwise_seconds(c);
+  return cost_of(Bound::memory, s);
+}
+
+// The ring engine's own element-wise work in one pass over C ring ranks (RingEngine,
+// RingWalk), between its kernels: the payload copied into the walk's first buffer; the
+// forward's output and LSE set to the merge's identity; the backward's delta (reading o
+// and dO), the gradients that stay zeroed, and at every step the step's gradient scratch
+// zeroed and added into the travelling accumulators (zeroed when a round starts), which
+// are copied out at the end. The walk's buffers are allocated per pass: the payload's
+// and the accumulators' first touch (the receiving buffer's is in the link's rate). m:
+// floats of o (dQ); rows: of LSE; kv: of dK and dV.
+Cost ring_engine_elementwise(AttentionPass pass, BackwardTraffic traffic, int ranks, double payload, double accumulator,
+                             double m, double rows, double kv, const KernelRates& rates) {
+  if (pass != AttentionPass::backward)
+    return elementwise(rates, {{Elementwise::first_touch, 1, payload},
+                               {Elementwise::copy, 1, payload},
+                               {Elementwise::fill, 1, m},
+                               {Elementwise::fill, 1, rows}});
+  Cost c = elementwise(rates, {{Elementwise::first_touch, 1, payload + 2 * accumulator},
+                               {Elementwise::copy, 1, payload},
+                               {Elementwise::copy, 1, m},  // delta: o and dO read, a row vector written
+                               {Elementwise::fill, 1, traffic == BackwardTraffic::kv ? m : kv},
+                               {Elementwise::fill, 1, accumulator},
+                               {Elementwise::copy, 1, accumulator}});
+  c += elementwise(rates, {{Elementwise::fill, 1, accumulator}, {Elementwise::add, 1, accumulator}}).times(ranks);
+  return c;
+}
+
 Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
                  const KernelRates& rates, const LinkRates& links) {
   const ModelShape& m = cfg.model;
@@ -173,9 +210,19 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
       peers.any_inter = peers.any_inter || s.any_inter;
     }
   }
-  // Head exchange (HeadExchange): per peer, a rank's local rows of the peer's head share.
+  // Head exchange (HeadExchange): per peer, a rank's local rows of the peer's head share;
+  // the tensor packed into the send buffer before and unpacked from the receive buffer
+  // after (two copies of its local rows).
   const double local_rows = b * double(plan.layout.local_len());
-  auto exchange = [&](double width) { return exchange_cost(local_rows * width * kFloat, peers, links); };
+  auto exchange = [&](double width) {
+    Cost x = exchange_cost(local_rows * width * kFloat, peers, links);
+    // Send and result buffers are allocated per exchange: their first touch (the receive
+    // buffer's is in the link's rate, measured on new pages).
+    x += elementwise(rates, {{Elementwise::copy, local_rows, width},
+                             {Elementwise::copy, local_rows, width},
+                             {Elementwise::first_touch, local_rows, 2 * width}});
+    return x;
+  };
   const bool backward = pass == AttentionPass::backward;
   if (u > 1) {
     // forward: q, k, v to heads; backward: q, k, v, o, lse, dout to heads.
@@ -216,6 +263,8 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
     accumulator = mq;                                 // dQ
   }
   total += walk.walk(payload, accumulator, slowest, links);
+  total += ring_engine_elementwise(pass, plan.traffic, walk.ranks(), payload, accumulator,
+                                   b * double(q_rows) * heads * d, b * double(q_rows) * heads, 2 * n, rates);
 
   if (u > 1) {
     if (backward) {

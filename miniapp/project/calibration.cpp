@@ -19,6 +19,9 @@ void apply_comm(ProjectionProfile& p, hid_t group, const std::string& path) {
     if (!h5::has_attribute(group, lat)) continue;
     link->latency_us = h5::read_double_attribute(group, lat);
     link->bandwidth_gb_s = h5::read_double_attribute(group, bw);
+    // Files from before the overlap was measured keep the profile's.
+    if (h5::has_attribute(group, std::string(name) + "_overlap"))
+      link->overlap = h5::read_double_attribute(group, std::string(name) + "_overlap");
     p.sources[std::string(name) + "_node"] = "measured: " + path;
     any = true;
   }

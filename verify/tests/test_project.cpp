@@ -232,6 +232,35 @@ TEST(Project, CalibrationReadsTheBenchRows) {
   std::filesystem::remove(file);
 }
 
+// A transfer posted before a kernel: the fraction `overlap` of it runs under the kernel,
+// the rest after it; the longer of the kernel and the overlapped part counts against
+// what it was, the rest against the link.
+TEST(Project, TransferOverlapsTheKernelByItsFraction) {
+  EXPECT_DOUBLE_EQ(overlapped(3, 2, Bound::intra, 1).seconds(), 3);
+  EXPECT_DOUBLE_EQ(overlapped(3, 2, Bound::intra, 1).intra, 0);
+  EXPECT_DOUBLE_EQ(overlapped(2, 3, Bound::intra, 1).seconds(), 3);
+  EXPECT_DOUBLE_EQ(overlapped(2, 3, Bound::intra, 1).intra, 3);
+  EXPECT_DOUBLE_EQ(overlapped(3, 2, Bound::inter, 0).seconds(), 5);
+  EXPECT_DOUBLE_EQ(overlapped(3, 2, Bound::inter, 0).inter, 2);
+  EXPECT_DOUBLE_EQ(overlapped(3, 2, Bound::intra, 0.5).seconds(), 4);  // 1 under the kernel, 1 after
+  EXPECT_DOUBLE_EQ(overlapped(1, 4, Bound::intra, 0.5).seconds(), 4);  // 2 under (longer), 2 after
+  EXPECT_DOUBLE_EQ(overlapped(1, 4, Bound::intra, 0.5).compute, 0);
+}
+
+// Without overlap (a host MPI without asynchronous progress) every ring step waits for its
+// transfer after the kernel: the step time grows by the transfers, bytes unchanged.
+TEST(Project, NoOverlapAddsTheTransfers) {
+  ProjectionProfile p = a100();
+  const RunConfig c = attention_point(262144);
+  const Topology t{8, 8};
+  const StepProjection full = project(c, t, p);
+  p.intra.overlap = 0;
+  const StepProjection none = project(c, t, p);
+  EXPECT_GT(none.total.seconds(), full.total.seconds());
+  EXPECT_NEAR(none.total.seconds() - full.total.seconds(), none.total.intra - full.total.intra, 1e-12);
+  EXPECT_EQ(none.total.bytes_intra, full.total.bytes_intra);
+}
+
 // Shorter ring blocks run at a lower efficiency: at a fixed FLOP count per step the time
 // grows as the blocks shrink, by the profile's length factors (causal zigzag on 8 ranks:
 // diagonal blocks of S/8 and off-diagonal halves).
