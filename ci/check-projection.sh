@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The projection against this machine (README, Projection): calibrate the host (`minictx
-# bench` for the kernels, `minictx bench --comm` on 2 ranks for the link), run the
+# bench` for the kernels and `minictx bench --comm` for the link, both on 2 ranks: the
+# kernels measured on both cores at once, as the runs load them; the attention rows at
+# the decks' heads, head dims and block lengths, both masks), run the
 # 2-rank check decks (every backend and layout in attention mode at two lengths; the
 # model under each checkpointing policy), project the same decks on the calibrated
 # generic-cpu profile, and print measured/projected per point with `report --compare`.
@@ -13,8 +15,8 @@ OUT=${1:-outputs/check-projection}
 mkdir -p "$OUT"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 
-"$MINICTX" bench --seq 1024,4096 --head-dim 64 --mask causal --memory-seq 1024 --layer-seq 512 --min-seconds 0.5 \
-  -o "$OUT/kernels.h5" --force > "$OUT/kernels.txt"
+mpiexec -n 2 "$MINICTX" bench --seq 256,512,1024,2048,4096 --head-dim 32,64 --mask both --heads 8 \
+  --memory-seq 1024 --layer-seq 1024 --min-seconds 0.3 -o "$OUT/kernels.h5" --force > "$OUT/kernels.txt"
 mpiexec -n 2 "$MINICTX" bench --comm --min-seconds 0.2 -o "$OUT/comm.h5" --force > "$OUT/comm.txt"
 calibration=(--calibration "$OUT/kernels.h5" --calibration "$OUT/comm.h5")
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "app/agree.hpp"
 #include "app/output_path.hpp"
 #include "app/provenance.hpp"
 #include "bench/comm_bench.hpp"
@@ -24,6 +25,7 @@ void check_options(const KernelBenchOptions& o, const std::string& mask, const s
   for (int64_t s : o.seq_lens) positive("--seq", s);
   for (int d : o.head_dims) positive("--head-dim", d);
   for (int64_t s : o.memory_seq_lens) positive("--memory-seq", s);
+  for (int64_t s : o.gemm_sizes) positive("--gemm-sizes", s);
   positive("--heads", o.heads);
   positive("--block-q", o.block_q);
   positive("--block-k", o.block_k);
@@ -35,14 +37,16 @@ void check_options(const KernelBenchOptions& o, const std::string& mask, const s
 
 std::vector<std::string> table_row(const KernelBenchRow& r) {
   const double mb = 1 << 20;
-  return {r.kind,
+  const bool ew = r.kind == "elementwise";
+  return {ew ? r.kind + " " + r.kernel : r.kind,
           std::to_string(r.seq_len),
           r.head_dim ? std::to_string(r.head_dim) : "-",
-          r.kind == "sgemm" ? "-" : (r.causal ? "yes" : "no"),
+          r.head_dim ? (r.causal ? "yes" : "no") : "-",
           format_number(r.seconds * 1e3, 1),
-          format_number(r.gflops, 2),
+          ew ? "-" : format_number(r.gflops, 2),
+          ew ? format_number(r.bytes / r.seconds / 1e9, 2) : "-",
           format_number(r.calibration_gflops, 2),
-          format_number(100.0 * r.fraction, 1) + " %",
+          ew ? "-" : format_number(100.0 * r.fraction, 1) + " %",
           format_number(r.peak_tracked_bytes / mb, 1),
           format_number(r.peak_rss_bytes / mb, 1),
           format_number(r.core_share, 2)};
@@ -54,6 +58,7 @@ const std::vector<std::string> kHeader = {"kind",
                                           "causal",
                                           "time (ms)",
                                           "GFLOP/s",
+                                          "GB/s",
                                           "calibration GFLOP/s",
                                           "of calibration",
                                           "peak tracked MB",
@@ -63,7 +68,9 @@ const std::vector<std::string> kHeader = {"kind",
 }  // namespace
 
 BenchCommand::BenchCommand(CLI::App& app) {
-  cmd_ = app.add_subcommand("bench", "measure sgemm calibration, attention kernels and a layer step on one rank");
+  cmd_ = app.add_subcommand("bench",
+                            "measure sgemm calibration, attention, GEMM and element-wise kernels and a layer step on "
+                            "every rank at once (one rank: one core)");
   cmd_->add_option("--seq", opt_.seq_lens, "attention lengths S")->delimiter(',');
   cmd_->add_option("--head-dim", opt_.head_dims, "attention head dims")->delimiter(',');
   cmd_->add_option("--mask", mask_, "causal | full | both");
@@ -71,7 +78,9 @@ BenchCommand::BenchCommand(CLI::App& app) {
   cmd_->add_option("--block-q", opt_.block_q, "query tile of the kernel");
   cmd_->add_option("--block-k", opt_.block_k, "key tile of the kernel");
   cmd_->add_option("--memory-seq", opt_.memory_seq_lens, "lengths of the memory rows")->delimiter(',');
-  cmd_->add_option("--layer-seq", opt_.layer_seq_len, "sequence length of the layer step");
+  cmd_->add_option("--layer-seq", opt_.layer_seq_len,
+                   "sequence length of the layer step (and the rows of the element-wise rows)");
+  cmd_->add_option("--gemm-sizes", opt_.gemm_sizes, "sides of the square sgemm rows")->delimiter(',');
   cmd_->add_option("--min-seconds", opt_.min_seconds, "repeat a shape until this much time was spent");
   cmd_->add_option("--clock", clock_, "wall | cpu (thread CPU time: leaves out other load on a shared machine)");
   cmd_->add_option("-o,--output", output_, "write the rows to this HDF5 file");
@@ -106,8 +115,10 @@ int BenchCommand::run_comm(const std::string& command_line) {
     std::printf("%s", render(t, TableFormat::markdown).c_str());
     for (const auto& [name, link] : {std::pair{"intra", r.intra}, std::pair{"inter", r.inter}})
       if (link.measured)
-        std::printf("%s-node link: latency %.2f us, bandwidth %.3f GB/s per direction\n", name, link.latency_us,
-                    link.bandwidth_gb_s);
+        std::printf(
+            "%s-node link: latency %.2f us, bandwidth %.3f GB/s per direction, %.0f %% of a transfer under a "
+            "kernel\n",
+            name, link.latency_us, link.bandwidth_gb_s, 100.0 * link.overlap);
     if (!output_.empty()) {
       write_comm_bench(output_, prov, r, force_);
       std::printf("calibration: %s\n", output_.c_str());
@@ -124,32 +135,51 @@ int BenchCommand::run(const std::string& command_line) {
   int world_size = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  // The checks give the same answer on every rank, so each rank exits alike.
+  // The checks give the same answer on every rank, so each rank exits alike; the output
+  // path, which rank 0 alone prepares, is agreed on.
   auto error = [&](const std::string& what) {
     if (rank == 0) std::fprintf(stderr, "minictx: error: %s\n", what.c_str());
     return 2;
   };
-  if (world_size != 1)
-    return error("bench measures one core: run it as a single rank (without mpiexec -n " + std::to_string(world_size) +
-                 ")");
+  std::unique_ptr<Comm> world;
+  std::unique_ptr<Device> device;
+  Provenance prov;
   try {
     check_options(opt_, mask_, clock_);
     opt_.clock = clock_ == "cpu" ? BenchClock::cpu : BenchClock::wall;
     if (mask_ == "causal") opt_.causal = {true};
     if (mask_ == "full") opt_.causal = {false};
-    auto world = MpiComm::world(0);
-    auto device = make_device(DeviceKind::kokkos);
+    world = MpiComm::world(0);
+    device = make_device(DeviceKind::kokkos);
     check_kernel_bench_memory(opt_, *world, *device);
-    const Provenance prov = collect_provenance(*world, *device, command_line, "");
-    if (!output_.empty()) prepare_output_path(output_, force_, "results file");  // before the benchmark
-    std::printf("minictx bench on %s\n", device->description().c_str());
-    std::fflush(stdout);
-    const KernelBenchResult result = run_kernel_bench(opt_, *world, *device, [](const KernelBenchRow& r) {
-      std::printf("%-12s S=%-6lld D=%-3d causal=%d %10.1f ms %8.2f GFLOP/s %6.1f %% of calibration, core share %.2f\n",
-                  r.kind.c_str(), static_cast<long long>(r.seq_len), r.head_dim, int(r.causal), r.seconds * 1e3,
-                  r.gflops, 100.0 * r.fraction, r.core_share);
+    prov = collect_provenance(*world, *device, command_line, "");
+  } catch (const Error& e) {
+    return error(e.what());
+  }
+  if (!agree([&] {
+        if (rank == 0 && !output_.empty()) prepare_output_path(output_, force_, "results file");  // before the bench
+      }))
+    return 2;
+  try {
+    if (rank == 0) {
+      std::printf("minictx bench on %s", device->description().c_str());
+      if (world_size > 1) std::printf(", %d ranks measuring at once (each row the slowest rank's)", world_size);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    const KernelBenchResult result = run_kernel_bench(opt_, *world, *device, [rank](const KernelBenchRow& r) {
+      if (rank != 0) return;
+      if (r.kind == "elementwise")
+        std::printf("%-12s %-11s rows=%-6lld %8.2f ms %8.2f GB/s, core share %.2f\n", r.kind.c_str(), r.kernel.c_str(),
+                    static_cast<long long>(r.seq_len), r.seconds * 1e3, r.bytes / r.seconds / 1e9, r.core_share);
+      else
+        std::printf(
+            "%-12s S=%-6lld D=%-3d causal=%d %10.1f ms %8.2f GFLOP/s %6.1f %% of calibration, core share %.2f\n",
+            r.kind.c_str(), static_cast<long long>(r.seq_len), r.head_dim, int(r.causal), r.seconds * 1e3, r.gflops,
+            100.0 * r.fraction, r.core_share);
       std::fflush(stdout);
     });
+    if (rank != 0) return 0;
     Table t;
     t.header = kHeader;
     for (const auto& r : result.rows) t.rows.push_back(table_row(r));

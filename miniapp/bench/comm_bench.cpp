@@ -1,8 +1,12 @@
 #include "bench/comm_bench.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <memory>
 
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
@@ -16,10 +20,11 @@ using clock_type = std::chrono::steady_clock;
 // Best time of `op` over repetitions lasting at least min_seconds (at least 3), agreed
 // over the ranks of `c` (the slowest rank's time of each repetition).
 template <class Op>
-double best_seconds(Comm& c, double min_seconds, const Op& op) {
+double best_seconds(Comm& c, double min_seconds, const Op& op, const std::function<void()>& prepare = {}) {
   double best = 1e300, spent = 0;
   int reps = 0;
   while (reps < 3 || spent < min_seconds) {
+    if (prepare) prepare();  // untimed
     c.barrier();
     const auto t0 = clock_type::now();
     op();
@@ -36,38 +41,114 @@ double best_seconds(Comm& c, double min_seconds, const Op& op) {
   return best;
 }
 
+// The buffers of one transfer. The backends allocate theirs per call (the ring walk's per
+// pass, the head exchange's per exchange), and memory MPI has not seen before costs more
+// than a reused buffer (registration; the receive side's pages mapped in as the data
+// lands): `fresh` buffers are pages newly mapped for every transfer, as the run's per-call
+// buffers are once the allocator has returned them to the system between calls; the send
+// side written (the run packs into it), the receive side untouched.
+class TransferBuffers {
+ public:
+  TransferBuffers(int64_t count, bool fresh) : bytes_(size_t(count) * sizeof(float)), fresh_(fresh) { make(); }
+  TransferBuffers(const TransferBuffers&) = delete;
+  TransferBuffers& operator=(const TransferBuffers&) = delete;
+  ~TransferBuffers() { release(); }
+  void next() {
+    if (!fresh_) return;
+    release();
+    make();
+  }
+  float* send() { return static_cast<float*>(send_); }
+  float* recv() { return static_cast<float*>(recv_); }
+
+ private:
+  void make() {
+    for (void** p : {&send_, &recv_}) {
+      *p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (*p == MAP_FAILED) fail("bench --comm: cannot map " + std::to_string(bytes_) + " bytes");
+    }
+    std::fill_n(send(), bytes_ / sizeof(float), 1.0f);
+  }
+  void release() {
+    for (void* p : {send_, recv_})
+      if (p && p != MAP_FAILED) munmap(p, bytes_);
+    send_ = recv_ = nullptr;
+  }
+  size_t bytes_;
+  bool fresh_;
+  void *send_ = nullptr, *recv_ = nullptr;
+};
+
+// Wall-clock spin for `seconds` without an MPI call: a kernel, as far as MPI's progress
+// is concerned.
+void compute_for(double seconds) {
+  const auto t0 = clock_type::now();
+  while (std::chrono::duration<double>(clock_type::now() - t0).count() < seconds) {
+  }
+}
+
 // Exchanges between world rank 0 and `peer` (both directions at once); other ranks idle.
+// Rows `exchange` on fresh buffers (what the link's rate is taken from) and
+// `exchange_reused` on one buffer per size (for comparison); then the overlap: at the
+// largest size, the wait that is left after a kernel twice the transfer's length, which
+// ran between posting the exchange and waiting for it.
 void exchange_rows(Comm& world, int peer, const std::string& link, const std::vector<double>& sizes, double min_seconds,
                    CommBenchResult& r, CommBenchResult::Link& rate) {
   const bool in_pair = world.rank() == 0 || world.rank() == peer;
   std::unique_ptr<Comm> pair = world.split(in_pair ? 0 : 1, world.rank());
-  for (double bytes : sizes) {
-    const int64_t count = std::max<int64_t>(1, int64_t(bytes / sizeof(float)));
-    std::vector<float> send(size_t(count), 1.0f);
-    std::vector<float> recv(send.size());
-    double t = 0;
-    if (in_pair) {
-      t = best_seconds(*pair, min_seconds, [&] {
-        ShiftHandle h = pair->shift_start(send.data(), recv.data(), count, 1 - pair->rank(), 1 - pair->rank());
-        pair->wait(h);
-      });
-    }
-    double all = t;
+  auto rank0 = [&](double t) {
     std::vector<double> times(size_t(world.size()));
-    world.gather_doubles(&all, times.data(), 1);
-    t = times[0];
-    const double sent = double(count) * sizeof(float);
-    r.rows.push_back({"exchange", link, sent, t, sent / t / 1e9});
-  }
-  const size_t first = r.rows.size() - sizes.size();
-  const double latency = r.rows[first].seconds;
+    world.gather_doubles(&t, times.data(), 1);
+    return times[0];
+  };
+  auto exchange = [&](TransferBuffers& b, int64_t count, double before_wait) {
+    ShiftHandle h = pair->shift_start(b.send(), b.recv(), count, 1 - pair->rank(), 1 - pair->rank());
+    if (before_wait > 0) compute_for(before_wait);
+    const auto t0 = clock_type::now();
+    pair->wait(h);
+    return std::chrono::duration<double>(clock_type::now() - t0).count();
+  };
+  const size_t first = r.rows.size();
+  for (bool fresh : {true, false})
+    for (double bytes : sizes) {
+      const int64_t count = std::max<int64_t>(1, int64_t(bytes / sizeof(float)));
+      TransferBuffers b(count, fresh);
+      double t = 0;
+      if (in_pair)
+        t = best_seconds(
+            *pair, min_seconds, [&] { exchange(b, count, 0); }, [&] { b.next(); });
+      t = rank0(t);
+      const double sent = double(count) * sizeof(float);
+      r.rows.push_back({fresh ? "exchange" : "exchange_reused", link, sent, t, sent / t / 1e9});
+    }
   rate.measured = true;
-  rate.latency_us = latency * 1e6;
+  rate.latency_us = r.rows[first].seconds * 1e6;
   // The best rate of the larger sizes (latency included, so a latency inflated by a
-  // loaded host cannot make it absurd): on a shared-memory host the largest messages fall
-  // out of cache and run slower than a ring step's blocks.
-  for (size_t i = first + 1; i < r.rows.size(); ++i)
+  // loaded host cannot make it absurd).
+  for (size_t i = first + 1; i < first + sizes.size(); ++i)
     rate.bandwidth_gb_s = std::max(rate.bandwidth_gb_s, r.rows[i].gb_s);
+
+  const double largest = r.rows[first + sizes.size() - 1].seconds;
+  const int64_t count = std::max<int64_t>(1, int64_t(sizes.back() / sizeof(float)));
+  TransferBuffers b(count, true);
+  double left = 0;
+  if (in_pair) {
+    left = 1e300;
+    int reps = 0;
+    for (double spent = 0; reps < 3 || spent < min_seconds; ++reps) {
+      b.next();
+      pair->barrier();
+      const double w = exchange(b, count, 2 * largest);
+      double all = w;
+      std::vector<double> both(2);
+      pair->gather_doubles(&all, both.data(), 1);
+      left = std::min(left, std::max(both[0], both[1]));
+      spent += 2 * largest + left;
+    }
+  }
+  left = rank0(left);
+  rate.overlap = std::clamp(1.0 - left / largest, 0.0, 1.0);
+  r.rows.push_back({"exchange_after_kernel", link, double(count) * sizeof(float), left, 0});
 }
 
 }  // namespace
@@ -82,8 +163,9 @@ CommBenchResult run_comm_bench(Comm& world, const std::vector<double>& sizes_in,
   if (world.size() > t.ranks_per_node) exchange_rows(world, t.ranks_per_node, "inter", sizes, min_seconds, r, r.inter);
   for (double bytes : sizes) {
     const int64_t count = std::max<int64_t>(1, int64_t(bytes / sizeof(float)));
-    std::vector<float> send(size_t(count) * size_t(world.size()), 1.0f), recv(send.size());
-    const double a2a = best_seconds(world, min_seconds, [&] { world.all_to_all(send.data(), recv.data(), count); });
+    TransferBuffers b(count * world.size(), true);  // fresh, as the head exchange's
+    const double a2a = best_seconds(
+        world, min_seconds, [&] { world.all_to_all(b.send(), b.recv(), count); }, [&] { b.next(); });
     r.rows.push_back({"all_to_all", "world", double(count) * sizeof(float), a2a,
                       double(count) * sizeof(float) * (world.size() - 1) / a2a / 1e9});
     std::vector<float> buf(size_t(count), 1.0f);
@@ -106,6 +188,7 @@ void write_comm_bench(const std::string& path, const Provenance& prov, const Com
       if (!link.measured) continue;
       h5::write_attribute(c.get(), std::string(name) + "_latency_us", link.latency_us);
       h5::write_attribute(c.get(), std::string(name) + "_bandwidth_gb_s", link.bandwidth_gb_s);
+      h5::write_attribute(c.get(), std::string(name) + "_overlap", link.overlap);
     }
     std::vector<std::string> kind, link;
     std::vector<double> bytes, seconds, gb_s;

@@ -1,5 +1,6 @@
 #include "bench/kernel_bench.hpp"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/synthetic_data.hpp"
 #include "io/results_schema.hpp"
+#include "model/elementwise_work.hpp"
 #include "model/flops.hpp"
 
 namespace minictx {
@@ -44,19 +46,58 @@ class CoreShare {
   double wall0_, cpu0_;
 };
 
-// Best time of `f`, repeated until min_seconds were spent (at least once): long shapes run
-// once, short ones often enough that the first call's page faults do not count.
-template <class F>
-double best_seconds(double min_seconds, BenchClock clock, F&& f) {
-  double best = 1e300, spent = 0;
-  do {
-    const double t0 = bench_now(clock);
-    f();
-    const double t = bench_now(clock) - t0;
-    best = std::min(best, t);
-    spent += t;
-  } while (spent < min_seconds);
-  return best;
+// The ranks of the bench, all measuring the same rows at once, each on its own core, as
+// the ranks of a run load the machine. With one rank, a bench of one core.
+class Lockstep {
+ public:
+  explicit Lockstep(Comm& world) : world_(world) {}
+
+  // Best time of `f`, repeated until every rank has spent min_seconds on it (at least
+  // once; the ranks repeat together, so none measures alone): long shapes run once, short
+  // ones often enough that the first call's page faults do not count. The slowest rank's
+  // best.
+  template <class F>
+  double best_seconds(double min_seconds, BenchClock clock, F&& f, const std::function<void()>& prepare = {}) {
+    double best = 1e300, spent = 0, more = 1;
+    while (more > 0) {
+      if (prepare) prepare();  // untimed
+      world_.barrier();
+      const double t0 = bench_now(clock);
+      f();
+      const double t = bench_now(clock) - t0;
+      best = std::min(best, t);
+      spent += t;
+      more = spent < min_seconds ? 1 : 0;
+      world_.all_reduce_sum(&more, 1);
+    }
+    return largest(best);
+  }
+
+  // The slowest rank's GEMM calibration, all ranks measuring at once.
+  double calibration_gflops(Device& device, BenchClock clock) {
+    world_.barrier();
+    return smallest(measure_gemm_tflops(device, 1024, 5, clock) * 1e3);
+  }
+
+  double largest(double mine) {
+    std::vector<double> all(size_t(world_.size()));
+    world_.gather_doubles(&mine, all.data(), 1);
+    return *std::max_element(all.begin(), all.end());
+  }
+  double smallest(double mine) { return -largest(-mine); }
+
+ private:
+  Comm& world_;
+};
+
+// A host tensor on pages mapped for it alone, returned to the system when it goes.
+Tensor fresh_pages(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  const size_t bytes = size_t(std::max<int64_t>(1, n)) * sizeof(float);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) fail("bench: cannot map " + std::to_string(bytes) + " bytes");
+  return Tensor(std::shared_ptr<float>(static_cast<float*>(p), [bytes](float* q) { munmap(q, bytes); }), shape);
 }
 
 Tensor generated(Device& device, std::vector<int64_t> shape, uint64_t id) {
@@ -136,8 +177,8 @@ RunConfig layer_config(const KernelBenchOptions& opt) {
 }
 
 // One attention row: forward, or forward+backward, of one shape on a fresh problem.
-KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, const std::string& kind, int64_t seq_len,
-                             int head_dim, bool causal) {
+KernelBenchRow attention_row(const KernelBenchOptions& opt, Lockstep& ranks, Device& device, const std::string& kind,
+                             int64_t seq_len, int head_dim, bool causal) {
   const bool with_backward = kind != "attn_fwd";
   const RunConfig cfg = attention_config(opt, seq_len, head_dim, causal);
   AttnShape shape;
@@ -157,8 +198,9 @@ KernelBenchRow attention_row(const KernelBenchOptions& opt, Device& device, cons
   {
     AttnProblem p(device, shape, seq_len, with_backward);
     const CoreShare share;
-    row.seconds = best_seconds(opt.min_seconds, opt.clock, [&] { with_backward ? p.forward_backward() : p.forward(); });
-    row.core_share = share.share();
+    row.seconds =
+        ranks.best_seconds(opt.min_seconds, opt.clock, [&] { with_backward ? p.forward_backward() : p.forward(); });
+    row.core_share = ranks.smallest(share.share());
   }
   const double flops = attention_fwd_flops(cfg) * (with_backward ? 3.5 : 1.0);
   row.gflops = flops / row.seconds / 1e9;
@@ -195,6 +237,106 @@ std::vector<KernelBenchRow> layer_rows(const KernelBenchOptions& opt, Comm& worl
   return {row, exact};
 }
 
+// Square sgemm of side n through the device's GEMM, best time: its rate against the
+// calibration (the 1024 side, best of five) is the GEMM efficiency at that size.
+KernelBenchRow gemm_row(const KernelBenchOptions& opt, Lockstep& ranks, Device& device, int64_t n) {
+  device.memory().reset_peak();
+  Tensor a = device.alloc({n, n}), b = device.alloc({n, n}), c = device.alloc({n, n});
+  device.fill(a, 0.5f);
+  device.fill(b, 0.25f);
+  KernelBenchRow row;
+  row.kind = "gemm";
+  row.seq_len = n;
+  const CoreShare share;
+  row.seconds = ranks.best_seconds(opt.min_seconds, opt.clock, [&] { device.gemm(false, false, 1.0f, a, b, 0.0f, c); });
+  row.core_share = ranks.smallest(share.share());
+  row.gflops = 2.0 * double(n) * double(n) * double(n) / row.seconds / 1e9;
+  row.peak_tracked_bytes = double(device.memory().peak());
+  row.peak_rss_bytes = rss_peak_bytes();
+  return row;
+}
+
+// Every element-wise kernel of the layer on the layer step's rows, at the width the layer
+// first gives it (fill and add, which the layer does not call on rows, at d_model).
+std::vector<KernelBenchRow> elementwise_rows(const KernelBenchOptions& opt, Lockstep& ranks, Device& device) {
+  const ModelShape& m = opt.layer_model;
+  const int64_t rows = opt.layer_seq_len;
+  std::vector<ElementwiseCall> calls = layer_elementwise(m, double(rows), false);
+  for (const ElementwiseCall& c : layer_elementwise(m, double(rows), true)) calls.push_back(c);
+  std::vector<int64_t> positions(static_cast<size_t>(rows));
+  std::iota(positions.begin(), positions.end(), int64_t(0));
+  std::vector<KernelBenchRow> out;
+  for (Elementwise k : elementwise_kernels()) {
+    int64_t cols = m.d_model;
+    for (const ElementwiseCall& c : calls)
+      if (c.kernel == k) {
+        cols = int64_t(c.cols);
+        break;
+      }
+    device.memory().reset_peak();
+    Tensor x = generated(device, {rows, cols}, tensor_id::input_x),
+           y = generated(device, {rows, cols}, tensor_id::attn_q);
+    Tensor z = generated(device, {rows, cols}, tensor_id::attn_k), w = device.alloc({rows, cols});
+    Tensor v = device.alloc({rows, cols}), g = device.alloc({cols}), dg = device.alloc({cols});
+    Tensor rstd = device.alloc({rows});
+    device.fill(g, 1.0f);
+    device.fill(dg, 0.0f);
+    device.rmsnorm_fwd(x, g, 1e-5, w, rstd);
+    const int heads = k == Elementwise::rope ? int(cols / m.head_dim) : 1;
+    Tensor fresh;
+    auto call = [&] {
+      switch (k) {
+        case Elementwise::rmsnorm_fwd:
+          device.rmsnorm_fwd(x, g, 1e-5, w, rstd);
+          break;
+        case Elementwise::rmsnorm_bwd:
+          device.rmsnorm_bwd(x, g, rstd, y, w, dg);
+          break;
+        case Elementwise::rope:
+          device.rope(x, heads, positions, m.rope_theta, false);
+          break;
+        case Elementwise::swiglu_fwd:
+          device.swiglu_fwd(x, y, w);
+          break;
+        case Elementwise::swiglu_bwd:
+          device.swiglu_bwd(x, y, z, w, v);
+          break;
+        case Elementwise::copy:
+          device.copy(w, x);
+          break;
+        case Elementwise::add:
+          device.add(w, x);
+          break;
+        case Elementwise::fill:
+          device.fill(w, 0.0f);
+          break;
+        case Elementwise::first_touch:
+          device.fill(fresh, 0.0f);
+          break;
+      }
+    };
+    // first_touch: a buffer of the row's size on pages new to the process for every
+    // call (mapped before, unmapped after, untimed).
+    auto prepare = [&] {
+      if (k != Elementwise::first_touch) return;
+      fresh = Tensor();
+      fresh = fresh_pages({rows, cols});
+    };
+    KernelBenchRow row;
+    row.kind = "elementwise";
+    row.kernel = to_string(k);
+    row.seq_len = rows;
+    row.bytes = ElementwiseCall{k, double(rows), double(cols)}.bytes();
+    const CoreShare share;
+    row.seconds = ranks.best_seconds(opt.min_seconds, opt.clock, call, prepare);
+    row.core_share = ranks.smallest(share.share());
+    row.peak_tracked_bytes = double(device.memory().peak());
+    row.peak_rss_bytes = rss_peak_bytes();
+    out.push_back(row);
+  }
+  return out;
+}
+
 }  // namespace
 
 void check_kernel_bench_memory(const KernelBenchOptions& opt, const Comm& world, const Device& device) {
@@ -213,7 +355,8 @@ void check_kernel_bench_memory(const KernelBenchOptions& opt, const Comm& world,
 
 KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, Device& device,
                                    const std::function<void(const KernelBenchRow&)>& progress) {
-  auto calibrate = [&] { return measure_gemm_tflops(device, 1024, 5, opt.clock) * 1e3; };
+  Lockstep ranks(world);
+  auto calibrate = [&] { return ranks.calibration_gflops(device, opt.clock); };
   // Every row is compared with a calibration taken just before it: on a shared machine
   // the load changes during a run, and a row and its calibration then see the same load.
   auto add = [&](KernelBenchResult& r, KernelBenchRow row, double calibration_gflops) {
@@ -223,6 +366,7 @@ KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, D
     progress(row);
   };
   KernelBenchResult r;
+  r.ranks = world.size();
   device.memory().reset_peak();
   const CoreShare share;
   r.calibration_gflops = calibrate();
@@ -241,7 +385,7 @@ KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, D
   std::sort(memory_lens.begin(), memory_lens.end());
   for (int64_t s : memory_lens) {
     const double cal = calibrate();
-    KernelBenchRow row = attention_row(opt, device, "attn_fwd_bwd", s, 64, true);
+    KernelBenchRow row = attention_row(opt, ranks, device, "attn_fwd_bwd", s, 64, true);
     row.kind = "attn_memory";
     add(r, row, cal);
   }
@@ -250,10 +394,23 @@ KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, D
       for (bool causal : opt.causal)
         for (int64_t s : opt.seq_lens) {
           const double cal = calibrate();
-          add(r, attention_row(opt, device, kind, s, d, causal), cal);
+          add(r, attention_row(opt, ranks, device, kind, s, d, causal), cal);
         }
+  for (int64_t n : opt.gemm_sizes) {
+    const double cal = calibrate();
+    add(r, gemm_row(opt, ranks, device, n), cal);
+  }
+  for (const KernelBenchRow& row : elementwise_rows(opt, ranks, device)) add(r, row, r.calibration_gflops);
+  // The layer step: a one-rank run on every rank at once, the slowest rank's.
   const double cal = calibrate();
-  for (const KernelBenchRow& row : layer_rows(opt, world, device, cal)) add(r, row, cal);
+  std::unique_ptr<Comm> self = world.split(world.rank(), 0);
+  world.barrier();
+  for (KernelBenchRow row : layer_rows(opt, *self, device, cal)) {
+    row.seconds = ranks.largest(row.seconds);
+    row.gflops = ranks.smallest(row.gflops);
+    row.core_share = ranks.smallest(row.core_share);
+    add(r, row, cal);
+  }
   r.calibration_after_gflops = calibrate();
   return r;
 }

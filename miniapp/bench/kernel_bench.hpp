@@ -26,6 +26,9 @@ struct KernelBenchOptions {
   // 128, FFN 3.5 × d_model), model mode, causal, no checkpointing.
   ModelShape layer_model = llama_like_small_model();
   int64_t layer_seq_len = 4096;
+  // Square sgemm rows (side n): the GEMM efficiency against size, as a fraction of the
+  // calibration.
+  std::vector<int64_t> gemm_sizes{128, 256, 512, 1024, 2048};
   // A shape is repeated until this much time has been spent on it (best time kept).
   double min_seconds = 1.0;
   // Every time, the calibration's included, on this clock.
@@ -34,10 +37,14 @@ struct KernelBenchOptions {
   static ModelShape llama_like_small_model();
 };
 
-// One measured row. `kind` is sgemm | attn_fwd | attn_fwd_bwd | attn_memory | layer_step |
+// One measured row. `kind` is sgemm (the calibration) | gemm (the size rows) | attn_fwd |
+// attn_fwd_bwd | attn_memory | elementwise (one kernel of the layer, `kernel`, on the layer
+// step's rows: seq_len = rows, `bytes` as the projection counts them) | layer_step |
 // layer_step_causal (the same step, its attention FLOPs halved: causal-exact MFU).
 struct KernelBenchRow {
   std::string kind;
+  std::string kernel;  // elementwise rows: the kernel (model/elementwise_work.hpp)
+  double bytes = 0;    // elementwise rows: bytes read and written per call
   int64_t seq_len = 0;
   int head_dim = 0;
   bool causal = false;
@@ -51,6 +58,7 @@ struct KernelBenchRow {
 };
 
 struct KernelBenchResult {
+  int ranks = 1;                        // measuring at once
   double calibration_gflops = 0;        // measure_gemm_tflops, as `machine.profile: measure`
   double calibration_after_gflops = 0;  // the same at the end (each row also has its own)
   std::vector<KernelBenchRow> rows;
@@ -60,8 +68,8 @@ struct KernelBenchResult {
 // anything is allocated: the memory rows, the attention rows and the layer step.
 void check_kernel_bench_memory(const KernelBenchOptions& opt, const Comm& world, const Device& device);
 
-// Runs every measurement on this rank (the bench is a single-rank command); `progress`
-// sees each row as soon as it is measured.
+// Runs every measurement on every rank of `world` at once (each row the slowest rank's;
+// one rank: a bench of one core); `progress` sees each row as soon as it is measured.
 KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, Device& device,
                                    const std::function<void(const KernelBenchRow&)>& progress);
 

@@ -19,6 +19,7 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
     h5::write_attribute(b.get(), "calibration_gflops", result.calibration_gflops);
     h5::write_attribute(b.get(), "calibration_after_gflops", result.calibration_after_gflops);
     h5::write_attribute(b.get(), "clock", opt.clock == BenchClock::cpu ? "cpu" : "wall");
+    h5::write_attribute(b.get(), "ranks", int64_t(result.ranks));
     h5::write_attribute(b.get(), "attention_heads", int64_t(opt.heads));
     h5::write_attribute(b.get(), "block_q", int64_t(opt.block_q));
     h5::write_attribute(b.get(), "block_k", int64_t(opt.block_k));
@@ -28,11 +29,13 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
                             " heads=" + std::to_string(m.heads) + " kv_heads=" + std::to_string(m.kv_heads) +
                             " head_dim=" + std::to_string(m.head_dim) + " ffn_hidden=" + std::to_string(m.ffn_hidden));
 
-    std::vector<std::string> kind;
-    std::vector<double> seq_len, head_dim, seconds, gflops, calibration, fraction, tracked, rss, share;
+    std::vector<std::string> kind, kernel;
+    std::vector<double> seq_len, head_dim, seconds, gflops, calibration, fraction, tracked, rss, share, bytes;
     std::vector<int8_t> causal;
     for (const KernelBenchRow& r : result.rows) {
       kind.push_back(r.kind);
+      kernel.push_back(r.kernel);
+      bytes.push_back(r.bytes);
       seq_len.push_back(double(r.seq_len));
       head_dim.push_back(double(r.head_dim));
       causal.push_back(r.causal ? 1 : 0);
@@ -56,6 +59,8 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
     h5::write_doubles(b.get(), "peak_tracked_bytes", tracked, n);
     h5::write_doubles(b.get(), "peak_rss_bytes", rss, n);
     h5::write_doubles(b.get(), "core_share", share, n);
+    h5::write_strings(b.get(), "kernel", kernel);
+    h5::write_doubles(b.get(), "bytes", bytes, n);
     b.close("write " + path);
   });
 }

@@ -12,12 +12,34 @@ namespace fs = std::filesystem;
 
 namespace minictx {
 
+namespace {
+
+// Where v falls among the increasing xs: the two neighbours and the weight of the upper
+// one, in log2(x); at either end both are the end point.
+struct Bracket {
+  size_t lo = 0, hi = 0;
+  double t = 0;
+};
+Bracket bracket(const std::vector<double>& xs, double v) {
+  if (v <= xs.front()) return {0, 0, 0};
+  if (v >= xs.back()) return {xs.size() - 1, xs.size() - 1, 0};
+  const size_t i = size_t(std::upper_bound(xs.begin(), xs.end(), v) - xs.begin());
+  return {i - 1, i, (std::log2(v) - std::log2(xs[i - 1])) / (std::log2(xs[i]) - std::log2(xs[i - 1]))};
+}
+
+}  // namespace
+
 double EfficiencyCurve::at(double v) const {
-  if (v <= x.front()) return y.front();
-  if (v >= x.back()) return y.back();
-  const size_t i = size_t(std::upper_bound(x.begin(), x.end(), v) - x.begin());
-  const double t = (std::log2(v) - std::log2(x[i - 1])) / (std::log2(x[i]) - std::log2(x[i - 1]));
-  return y[i - 1] + t * (y[i] - y[i - 1]);
+  const Bracket b = bracket(x, v);
+  return y[b.lo] + b.t * (y[b.hi] - y[b.lo]);
+}
+
+double AttentionEfficiency::at(bool backward, bool causal, double d, double len) const {
+  const std::vector<double>& table = backward ? (causal ? bwd_causal : bwd_full) : (causal ? fwd_causal : fwd_full);
+  const Bracket i = bracket(head_dim, d), j = bracket(length, len);
+  const size_t n = length.size();
+  auto row = [&](size_t r) { return table[r * n + j.lo] + j.t * (table[r * n + j.hi] - table[r * n + j.lo]); };
+  return row(i.lo) + i.t * (row(i.hi) - row(i.lo));
 }
 
 namespace {
@@ -63,6 +85,21 @@ class Reader {
     }
     if (!(x > 0) || !std::isfinite(x))
       input_error(at(v) + ": projection." + group + "." + key + " must be positive, got " + v.Scalar());
+    return x;
+  }
+
+  // A fraction in [0, 1].
+  double fraction(const YAML::Node& g, const std::string& group, const std::string& key) const {
+    const YAML::Node v = g[key];
+    if (!v || !v.IsScalar()) input_error(at(g) + ": projection." + group + "." + key + " is missing");
+    double x = -1;
+    try {
+      x = v.as<double>();
+    } catch (const YAML::Exception&) {
+      input_error(at(v) + ": projection." + group + "." + key + " must be a number, got '" + v.Scalar() + "'");
+    }
+    if (!(x >= 0 && x <= 1))
+      input_error(at(v) + ": projection." + group + "." + key + " must be a fraction in [0, 1], got " + v.Scalar());
     return x;
   }
 
@@ -136,17 +173,31 @@ ProjectionProfile load_projection_profile(const std::string& name_or_path, const
   const YAML::Node mem = r.group("memory", p.sources);
   p.memory_gib = r.positive(mem, "memory", "capacity_gib");
   p.hbm_gb_s = r.positive(mem, "memory", "bandwidth_gb_s");
-  const YAML::Node intra = r.group("intra_node", p.sources);
-  p.intra = {r.positive(intra, "intra_node", "bandwidth_gb_s"), r.positive(intra, "intra_node", "latency_us")};
-  const YAML::Node inter = r.group("inter_node", p.sources);
-  p.inter = {r.positive(inter, "inter_node", "bandwidth_gb_s"), r.positive(inter, "inter_node", "latency_us")};
+  for (const auto& [key, link] : {std::pair{"intra_node", &p.intra}, std::pair{"inter_node", &p.inter}}) {
+    const YAML::Node g = r.group(key, p.sources);
+    *link = {r.positive(g, key, "bandwidth_gb_s"), r.positive(g, key, "latency_us"), r.fraction(g, key, "overlap")};
+  }
   const YAML::Node call = r.group("call_overhead", p.sources);
   p.call_overhead_us = r.positive(call, "call_overhead", "us");
   const YAML::Node gemm = r.group("gemm_efficiency", p.sources);
   p.gemm = r.curve(gemm, "gemm_efficiency", "size", "efficiency");
+  // The head dim's figures at lengths that saturate the kernel, without a mask, times
+  // the factors of the block's length, by mask.
   const YAML::Node attn = r.group("attention_efficiency", p.sources);
-  p.attention_fwd = r.curve(attn, "attention_efficiency", "head_dim", "forward");
-  p.attention_bwd = r.curve(attn, "attention_efficiency", "head_dim", "backward");
+  const EfficiencyCurve fwd = r.curve(attn, "attention_efficiency", "head_dim", "forward");
+  const EfficiencyCurve bwd = r.curve(attn, "attention_efficiency", "head_dim", "backward");
+  const YAML::Node size = r.group("attention_block_size", p.sources);
+  const EfficiencyCurve causal = r.curve(size, "attention_block_size", "length", "causal");
+  const EfficiencyCurve full = r.curve(size, "attention_block_size", "length", "full");
+  p.attention.head_dim = fwd.x;
+  p.attention.length = causal.x;
+  for (size_t i = 0; i < fwd.x.size(); ++i)
+    for (size_t j = 0; j < causal.x.size(); ++j) {
+      p.attention.fwd_causal.push_back(fwd.y[i] * causal.y[j]);
+      p.attention.fwd_full.push_back(fwd.y[i] * full.y[j]);
+      p.attention.bwd_causal.push_back(bwd.y[i] * causal.y[j]);
+      p.attention.bwd_full.push_back(bwd.y[i] * full.y[j]);
+    }
   return p;
 }
 

@@ -16,9 +16,25 @@ struct EfficiencyCurve {
   double at(double v) const;
 };
 
+// Fraction of the peak one attention kernel call reaches, by the head dim, the call's
+// length (√(query rows × key rows) of its block) and its mask: `causal` for a block
+// under the causal mask's diagonal (a ring's diagonal block, every stripe block),
+// `full` for one without a mask. Tables of head_dim.size() × length.size() values,
+// row by row of head dim; bilinear in log2 of both, constant beyond the ends.
+struct AttentionEfficiency {
+  std::vector<double> head_dim;  // increasing
+  std::vector<double> length;    // increasing
+  std::vector<double> fwd_causal, fwd_full, bwd_causal, bwd_full;
+  double at(bool backward, bool causal, double head_dim, double length) const;
+};
+
 struct LinkRate {
   double bandwidth_gb_s = 0;  // per direction, per device, 1 GB = 1e9 bytes
   double latency_us = 0;      // per message
+  // Fraction of a transfer posted before a kernel that moves while the kernel runs; the
+  // rest moves after it (MPI without asynchronous progress moves a large message only
+  // inside MPI calls: 0).
+  double overlap = 1;
   double seconds(double bytes) const { return bytes > 0 ? latency_us * 1e-6 + bytes / (bandwidth_gb_s * 1e9) : 0; }
 };
 
@@ -29,11 +45,14 @@ struct ProjectionProfile {
   int gpus_per_node = 1;
   double memory_gib = 0;
   double hbm_gb_s = 0;
-  LinkRate intra, inter;                         // inter: per device, the node's NICs shared by its devices
-  double call_overhead_us = 0;                   // launch and synchronisation cost of one kernel call
-  EfficiencyCurve gemm;                          // x = (m·n·k)^(1/3) of one call
-  EfficiencyCurve attention_fwd, attention_bwd;  // x = head dim, at lengths that saturate the kernel
-  std::map<std::string, std::string> sources;    // group -> citation, kept for the provenance
+  // Element-wise kernels (model/elementwise_work.hpp) by name: their rate in bytes moved
+  // per second where a calibration measured one; the others run at hbm_gb_s.
+  std::map<std::string, double> elementwise_gb_s;
+  LinkRate intra, inter;        // inter: per device, the node's NICs shared by its devices
+  double call_overhead_us = 0;  // launch and synchronisation cost of one kernel call
+  EfficiencyCurve gemm;         // x = (m·n·k)^(1/3) of one call
+  AttentionEfficiency attention;
+  std::map<std::string, std::string> sources;  // group -> citation, kept for the provenance
 };
 
 // Reads inputs/machines/NAME.yaml (found as the run finds profiles) or a path to a YAML

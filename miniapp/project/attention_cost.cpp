@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/ring/ring_blocks.hpp"
+#include "model/elementwise_work.hpp"
 
 namespace minictx {
 namespace {
@@ -114,10 +115,14 @@ class RingWalkModel {
       for (int i = 0; i < w_; ++i) {
         // The next block (not after the last step) and the accumulator trailing it.
         const double floats = (i < w_ - 1 ? payload : 0) + (i > 0 ? accumulator : 0);
-        round += overlapped(step_seconds(o, i), w_ > 1 ? in_link.seconds(floats * kFloat) : 0, in_bound);
+        round +=
+            overlapped(step_seconds(o, i), w_ > 1 ? in_link.seconds(floats * kFloat) : 0, in_bound, in_link.overlap);
       }
       if (w_ > 1 && accumulator > 0) round += cost_of(in_bound, in_link.seconds(accumulator * kFloat));  // home hop
-      if (t_outer > round.seconds()) round = cost_of(out_bound, t_outer);
+      // The outer transfer, posted at the round's start, under the round as far as it overlaps.
+      const double under = out_link.overlap * t_outer;
+      if (under > round.seconds()) round = cost_of(out_bound, under);
+      round += cost_of(out_bound, t_outer - under);
       total += round;
     }
     if (windows_ > 1 && accumulator > 0) total += cost_of(out_bound, out_link.seconds(accumulator * kFloat));
@@ -134,12 +139,70 @@ class RingWalkModel {
   double inner_inter_ = 0, outer_inter_ = 0;
 };
 
-// FLOPs (FlashAttention convention, forward) of one active block: whole rows, or half
-// of them on a causal diagonal block and in a causal stripe block.
-double block_flops(const ActiveRows& a, bool causal, bool diagonal, LayoutKind kind, double per_pair) {
-  if (a.empty()) return 0;
-  const double half = causal && (diagonal || kind == LayoutKind::stripe) ? 0.5 : 1.0;
-  return per_pair * double(a.q.len) * double(a.k.len) * half;
+// The kernel time of one active block: FLOPs (FlashAttention convention) of its whole
+// rows, or half of them under the causal mask's diagonal (a causal diagonal block, every
+// causal stripe block), at the efficiency of the block's length and mask. The walk asks
+// for the same few shapes over and over (C² blocks per pass at C ring ranks), so the
+// times are kept by shape.
+class BlockTimes {
+ public:
+  BlockTimes(const KernelRates& rates, bool backward, int head_dim, double per_pair)
+      : rates_(rates), backward_(backward), head_dim_(head_dim), per_pair_(per_pair) {}
+
+  double seconds(const ActiveRows& a, bool masked) {
+    if (a.empty()) return 0;
+    for (const Known& k : known_)
+      if (k.q == a.q.len && k.k == a.k.len && k.masked == masked) return k.seconds;
+    const double q = double(a.q.len), k = double(a.k.len);
+    const double flops = per_pair_ * q * k * (masked ? 0.5 : 1.0) * (backward_ ? 2.5 : 1.0);
+    const double t = rates_.attention_seconds(backward_, flops, head_dim_, q, k, masked);
+    known_.push_back({a.q.len, a.k.len, masked, t});
+    return t;
+  }
+
+ private:
+  struct Known {
+    int64_t q, k;
+    bool masked;
+    double seconds;
+  };
+  const KernelRates& rates_;
+  bool backward_;
+  int head_dim_;
+  double per_pair_;
+  std::vector<Known> known_;
+};
+
+// Element-wise calls, each at its kernel's rate: time against the device memory.
+Cost elementwise(const KernelRates& rates, std::initializer_list<ElementwiseCall> calls) {
+  double s = 0;
+  for (const ElementwiseCall& c : calls) s += rates.elementwise_seconds(c);
+  return cost_of(Bound::memory, s);
+}
+
+// The ring engine's own element-wise work in one pass over C ring ranks (RingEngine,
+// RingWalk), between its kernels: the payload copied into the walk's first buffer; the
+// forward's output and LSE set to the merge's identity; the backward's delta (reading o
+// and dO), the gradients that stay zeroed, and at every step the step's gradient scratch
+// zeroed and added into the travelling accumulators (zeroed when a round starts), which
+// are copied out at the end. The walk's buffers are allocated per pass: the payload's
+// and the accumulators' first touch (the receiving buffer's is in the link's rate). m:
+// floats of o (dQ); rows: of LSE; kv: of dK and dV.
+Cost ring_engine_elementwise(AttentionPass pass, BackwardTraffic traffic, int ranks, double payload, double accumulator,
+                             double m, double rows, double kv, const KernelRates& rates) {
+  if (pass != AttentionPass::backward)
+    return elementwise(rates, {{Elementwise::first_touch, 1, payload},
+                               {Elementwise::copy, 1, payload},
+                               {Elementwise::fill, 1, m},
+                               {Elementwise::fill, 1, rows}});
+  Cost c = elementwise(rates, {{Elementwise::first_touch, 1, payload + 2 * accumulator},
+                               {Elementwise::copy, 1, payload},
+                               {Elementwise::copy, 1, m},  // delta: o and dO read, a row vector written
+                               {Elementwise::fill, 1, traffic == BackwardTraffic::kv ? m : kv},
+                               {Elementwise::fill, 1, accumulator},
+                               {Elementwise::copy, 1, accumulator}});
+  c += elementwise(rates, {{Elementwise::fill, 1, accumulator}, {Elementwise::add, 1, accumulator}}).times(ranks);
+  return c;
 }
 
 Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
@@ -158,9 +221,19 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
 
   Cost total;
   const PeerSplit peers = ulysses_peers(u, topology);
-  // Head exchange (HeadExchange): per peer, a rank's local rows of the peer's head share.
+  // Head exchange (HeadExchange): per peer, a rank's local rows of the peer's head share;
+  // the tensor packed into the send buffer before and unpacked from the receive buffer
+  // after (two copies of its local rows).
   const double local_rows = b * double(plan.layout.local_len());
-  auto exchange = [&](double width) { return exchange_cost(local_rows * width * kFloat, peers, links); };
+  auto exchange = [&](double width) {
+    Cost x = exchange_cost(local_rows * width * kFloat, peers, links);
+    // Send and result buffers are allocated per exchange: their first touch (the receive
+    // buffer's is in the link's rate, measured on new pages).
+    x += elementwise(rates, {{Elementwise::copy, local_rows, width},
+                             {Elementwise::copy, local_rows, width},
+                             {Elementwise::first_touch, local_rows, 2 * width}});
+    return x;
+  };
   const bool backward = pass == AttentionPass::backward;
   if (u > 1) {
     // forward: q, k, v to heads; backward: q, k, v, o, lse, dout to heads.
@@ -174,22 +247,22 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
 
   RingWalkModel walk(plan, topology);
   const int c = walk.ranks();
+  BlockTimes blocks(rates, backward, m.head_dim, per_pair);
   auto slowest = [&](int o, int i) {
     double worst = 0;
     for (int j = 0; j < c; ++j) {
       const int src = walk.source(j, o, i);
-      double f = 0;
-      if (!backward) {
-        f = block_flops(active_rows(kind, causal, j, src, q_rows, k_rows), causal, j == src, kind, per_pair);
-      } else if (plan.traffic == BackwardTraffic::kv) {
-        f = block_flops(active_rows(kind, causal, j, src, rows, rows), causal, j == src, kind, per_pair);
-      } else {
-        f = block_flops(active_rows(kind, causal, src, j, rows, rows), causal, j == src, kind, per_pair);
-      }
-      worst = std::max(worst, f);
+      const bool masked = causal && (j == src || kind == LayoutKind::stripe);
+      ActiveRows a;
+      if (!backward)
+        a = active_rows(kind, causal, j, src, q_rows, k_rows);
+      else if (plan.traffic == BackwardTraffic::kv)
+        a = active_rows(kind, causal, j, src, rows, rows);
+      else
+        a = active_rows(kind, causal, src, j, rows, rows);
+      worst = std::max(worst, blocks.seconds(a, masked));
     }
-    return backward ? rates.attention_bwd_seconds(2.5 * worst, m.head_dim)
-                    : rates.attention_fwd_seconds(worst, m.head_dim);
+    return worst;
   };
   const double n = b * double(rows) * kv_heads * d;  // one of K, V
   const double mq = b * double(rows) * heads * d;    // one of Q, dO
@@ -201,6 +274,8 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
     accumulator = mq;                                 // dQ
   }
   total += walk.walk(payload, accumulator, slowest, links);
+  total += ring_engine_elementwise(pass, plan.traffic, walk.ranks(), payload, accumulator,
+                                   b * double(q_rows) * heads * d, b * double(q_rows) * heads, 2 * n, rates);
 
   if (u > 1) {
     if (backward) {
@@ -227,12 +302,20 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
   const bool backward = pass == AttentionPass::backward;
   // Forward: all-gather K and V; backward: again, then reduce-scatter dK and dV.
   for (int t = 0; t < (backward ? 4 : 2); ++t) total += exchange_cost(n_bytes, peers, links);
-  // The last rank's queries see the most keys (contiguous layout).
-  const double keys = cfg.attention.causal ? all - len / 2 : all;
-  double flops = 4.0 * b * m.heads * d * len * keys;
-  if (pass == AttentionPass::forward_query_prefix) flops /= 2;
-  total += cost_of(Bound::compute, backward ? rates.attention_bwd_seconds(2.5 * flops, m.head_dim)
-                                            : rates.attention_fwd_seconds(flops, m.head_dim));
+  // The last rank's queries see the most keys (contiguous layout): with a causal mask
+  // every earlier key (an unmasked part) and their own share's (a causal diagonal part),
+  // in one kernel call.
+  const double queries = pass == AttentionPass::forward_query_prefix ? len / 2 : len;
+  const double per_pair = 4.0 * b * m.heads * d * (backward ? 2.5 : 1.0);
+  const bool causal = cfg.attention.causal;
+  const double earlier = causal ? all - len : all;
+  const double t_full =
+      rates.attention_seconds(backward, per_pair * queries * earlier, m.head_dim, queries, earlier, false);
+  const double t_diag =
+      causal ? rates.attention_seconds(backward, per_pair * queries * queries / 2, m.head_dim, queries, queries, true)
+             : 0;
+  const double one_call = t_full > 0 && t_diag > 0 ? rates.call_seconds() : 0;
+  total += cost_of(Bound::compute, t_full + t_diag - one_call);
   return total;
 }
 

@@ -1,7 +1,10 @@
 #include "project/calibration.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
@@ -16,52 +19,120 @@ void apply_comm(ProjectionProfile& p, hid_t group, const std::string& path) {
     if (!h5::has_attribute(group, lat)) continue;
     link->latency_us = h5::read_double_attribute(group, lat);
     link->bandwidth_gb_s = h5::read_double_attribute(group, bw);
+    // Files from before the overlap was measured keep the profile's.
+    if (h5::has_attribute(group, std::string(name) + "_overlap"))
+      link->overlap = h5::read_double_attribute(group, std::string(name) + "_overlap");
     p.sources[std::string(name) + "_node"] = "measured: " + path;
     any = true;
   }
   if (!any) input_error("--calibration " + path + ": the comm bench measured no link");
 }
 
+// The rows of a `minictx bench` file (older files have no kernel or bytes columns).
+struct BenchRows {
+  std::vector<std::string> kind, kernel;
+  std::vector<double> seq, dim, seconds, gflops, calibration, bytes;
+  std::vector<int8_t> causal;
+
+  explicit BenchRows(hid_t group) {
+    kind = h5::read_strings(group, "kind");
+    seq = h5::read_doubles(group, "seq_len");
+    dim = h5::read_doubles(group, "head_dim");
+    seconds = h5::read_doubles(group, "seconds");
+    gflops = h5::read_doubles(group, "gflops");
+    calibration = h5::read_doubles(group, "calibration_gflops");
+    causal = h5::read_int8s(group, "causal");
+    const auto names = h5::link_names(group);
+    const bool has_kernel = std::find(names.begin(), names.end(), "kernel") != names.end();
+    kernel = has_kernel ? h5::read_strings(group, "kernel") : std::vector<std::string>(kind.size());
+    bytes = has_kernel ? h5::read_doubles(group, "bytes") : std::vector<double>(kind.size(), 0.0);
+  }
+  size_t size() const { return kind.size(); }
+};
+
+// The attention tables from the attn_fwd and attn_fwd_bwd rows: per head dim, length and
+// mask, the forward rate and the backward's (2.5 F in the forward+backward row's time
+// beyond the forward's; that row's own rate when noise leaves the backward no time).
+// Returns which masks were measured ("causal", "full", "both").
+std::string attention_tables(AttentionEfficiency& e, const BenchRows& r, double peak, const std::string& path) {
+  std::set<double> dims, lens;
+  std::set<bool> masks;
+  std::map<std::tuple<bool, double, double>, size_t> fwd, both;  // (causal, D, S) -> row
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.kind[i] != "attn_fwd" && r.kind[i] != "attn_fwd_bwd") continue;
+    (r.kind[i] == "attn_fwd" ? fwd : both)[{r.causal[i] != 0, r.dim[i], r.seq[i]}] = i;
+    if (r.kind[i] == "attn_fwd") {
+      dims.insert(r.dim[i]);
+      lens.insert(r.seq[i]);
+      masks.insert(r.causal[i] != 0);
+    }
+  }
+  if (dims.empty()) input_error("--calibration " + path + ": no attn_fwd rows");
+  e = AttentionEfficiency{{dims.begin(), dims.end()}, {lens.begin(), lens.end()}, {}, {}, {}, {}};
+  for (bool causal : {true, false}) {
+    // A mask the bench did not measure takes the other's rates.
+    const bool mask = masks.count(causal) ? causal : !causal;
+    std::vector<double>& f = causal ? e.fwd_causal : e.fwd_full;
+    std::vector<double>& b = causal ? e.bwd_causal : e.bwd_full;
+    for (double d : e.head_dim)
+      for (double len : e.length) {
+        const auto i = fwd.find({mask, d, len}), j = both.find({mask, d, len});
+        if (i == fwd.end() || j == both.end())
+          input_error("--calibration " + path + ": no attn_fwd and attn_fwd_bwd rows at D=" + std::to_string(int(d)) +
+                      ", S=" + std::to_string(int64_t(len)) + (mask ? " (causal)" : " (full)") +
+                      ": the tables need every head dim at every length");
+        const double rate_f = r.gflops[i->second], t_f = r.seconds[i->second], t_fb = r.seconds[j->second];
+        const double backward = t_fb - t_f;
+        const double derived = backward > 0 ? 2.5 * rate_f * t_f / backward / peak : 0;
+        f.push_back(std::min(1.0, rate_f / peak));
+        b.push_back(std::min(1.0, derived > 0 && derived <= 1 ? derived : r.gflops[j->second] / peak));
+      }
+  }
+  return masks.size() == 2 ? "both" : *masks.begin() ? "causal" : "full";
+}
+
 void apply_kernels(ProjectionProfile& p, hid_t group, const std::string& path) {
+  const BenchRows r(group);
   const double calibration = h5::read_double_attribute(group, "calibration_gflops");
   if (!(calibration > 0)) input_error("--calibration " + path + ": no GEMM calibration");
-  for (const char* d : {"fp32", "bf16", "fp16"}) p.peak_tflops[d] = calibration / 1e3;
-  p.sources["peaks"] = "measured: " + path + " (GEMM calibration)";
-  p.gemm = {{1024}, {1.0}};
-  p.sources["gemm_efficiency"] = "measured: " + path + " (the calibration GEMM, 1024^3)";
-  const auto kind = h5::read_strings(group, "kind");
-  const auto seq = h5::read_doubles(group, "seq_len"), dim = h5::read_doubles(group, "head_dim");
-  const auto seconds = h5::read_doubles(group, "seconds"), gflops = h5::read_doubles(group, "gflops");
-  const auto causal = h5::read_int8s(group, "causal");
-  // Per head dim, the longest causal length: forward time and forward+backward time.
-  std::map<int, std::pair<double, size_t>> fwd, both;
-  for (size_t i = 0; i < kind.size(); ++i) {
-    if (!causal[i] || (kind[i] != "attn_fwd" && kind[i] != "attn_fwd_bwd")) continue;
-    auto& slot = kind[i] == "attn_fwd" ? fwd : both;
-    const auto it = slot.find(int(dim[i]));
-    if (it == slot.end() || seq[i] > it->second.first) slot[int(dim[i])] = {seq[i], i};
+  // The peak is the highest GEMM rate the file holds (the calibration at the start, before
+  // each row, at the end, the size rows): every efficiency is a measured rate over it, so
+  // each kernel runs at the rate the bench measured for it, whatever the peak.
+  double peak = std::max(calibration, h5::read_double_attribute(group, "calibration_after_gflops"));
+  for (size_t i = 0; i < r.size(); ++i) {
+    peak = std::max(peak, r.calibration[i]);
+    if (r.kind[i] == "gemm") peak = std::max(peak, r.gflops[i]);
   }
-  EfficiencyCurve f, b;
-  for (const auto& [d, at] : fwd) {
-    const auto other = both.find(d);
-    if (other == both.end() || other->second.first != at.first) continue;
-    const size_t i = at.second, j = other->second.second;
-    // F forward FLOPs in seconds[i]; the backward is 2.5 F in the rest of seconds[j].
-    // When noise leaves no time for it (short rows on a loaded host), the forward+backward
-    // row's own rate stands for the backward's.
-    const double flops = gflops[i] * 1e9 * seconds[i];
-    const double backward = seconds[j] - seconds[i];
-    const double derived = backward > 0 ? 2.5 * flops / backward / 1e9 / calibration : 0;
-    f.x.push_back(d);
-    f.y.push_back(std::min(1.0, gflops[i] / calibration));
-    b.x.push_back(d);
-    b.y.push_back(std::min(1.0, derived > 0 && derived <= 1 ? derived : gflops[j] / calibration));
+  for (const char* d : {"fp32", "bf16", "fp16"}) p.peak_tflops[d] = peak / 1e3;
+  p.sources["peaks"] = "measured: " + path + " (the highest of its GEMM rates)";
+
+  EfficiencyCurve gemm;
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r.kind[i] == "gemm") {
+      gemm.x.push_back(r.seq[i]);
+      gemm.y.push_back(r.gflops[i] / peak);
+    }
+  if (gemm.x.empty()) {
+    p.gemm = {{1024}, {calibration / peak}};
+    p.sources["gemm_efficiency"] = "measured: " + path + " (the calibration GEMM, 1024^3, at every size)";
+  } else {
+    p.gemm = gemm;
+    p.sources["gemm_efficiency"] = "measured: " + path + " (gemm rows, square sides)";
   }
-  if (f.x.empty())
-    input_error("--calibration " + path + ": no causal attn_fwd and attn_fwd_bwd rows of the same length");
-  p.attention_fwd = f;
-  p.attention_bwd = b;
+
+  const std::string masks = attention_tables(p.attention, r, peak, path);
   p.sources["attention_efficiency"] = "measured: " + path + " (attn_fwd, attn_fwd_bwd rows)";
+  p.sources["attention_block_size"] =
+      "measured: " + path + " (attention rows at every length" +
+      (masks == "both" ? ", both masks)" : ", " + masks + " only: the other mask at its rates)");
+
+  bool elementwise = false;
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r.kind[i] == "elementwise" && r.seconds[i] > 0) {
+      p.elementwise_gb_s[r.kernel[i]] = r.bytes[i] / r.seconds[i] / 1e9;
+      elementwise = true;
+    }
+  if (elementwise) p.sources["memory"] += "; element-wise kernels measured: " + path + " (elementwise rows)";
 }
 
 }  // namespace

@@ -58,8 +58,11 @@ Cost cost_of(Bound by, double seconds) {
   return c;
 }
 
-Cost overlapped(double compute_s, double transfer_s, Bound link) {
-  return compute_s >= transfer_s ? cost_of(Bound::compute, compute_s) : cost_of(link, transfer_s);
+Cost overlapped(double compute_s, double transfer_s, Bound link, double overlap) {
+  const double under = overlap * transfer_s;
+  Cost c = compute_s >= under ? cost_of(Bound::compute, compute_s) : cost_of(link, under);
+  c += cost_of(link, transfer_s - under);
+  return c;
 }
 
 }  // namespace minictx

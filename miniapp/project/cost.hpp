@@ -23,8 +23,10 @@ struct Cost {
 // `seconds` of work bounded by `by`.
 Cost cost_of(Bound by, double seconds);
 
-// A kernel overlapped with a transfer: the longer one is the step; the step counts
-// against whichever it was.
-Cost overlapped(double compute_s, double transfer_s, Bound link);
+// A kernel and a transfer posted before it, of which the fraction `overlap` can move while
+// the kernel runs: the longer of the kernel and that part, counted against whichever it
+// was, then the rest of the transfer, counted against the link (overlap 1: the longer of
+// the two; 0: one after the other).
+Cost overlapped(double compute_s, double transfer_s, Bound link, double overlap);
 
 }  // namespace minictx

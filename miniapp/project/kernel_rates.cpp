@@ -22,16 +22,18 @@ double KernelRates::gemm_seconds(double m, double n, double k) const {
   return 2 * m * n * k / (peak_ * profile_.gemm.at(size)) + call_s_;
 }
 
-double KernelRates::attention_fwd_seconds(double flops, int head_dim) const {
-  return flops > 0 ? flops / (peak_ * profile_.attention_fwd.at(head_dim)) + call_s_ : 0;
+double KernelRates::attention_seconds(bool backward, double flops, int head_dim, double q_rows, double k_rows,
+                                      bool causal) const {
+  if (!(flops > 0)) return 0;
+  const double eff = profile_.attention.at(backward, causal, head_dim, std::sqrt(q_rows * k_rows));
+  return flops / (peak_ * eff) + call_s_;
 }
 
-double KernelRates::attention_bwd_seconds(double flops, int head_dim) const {
-  return flops > 0 ? flops / (peak_ * profile_.attention_bwd.at(head_dim)) + call_s_ : 0;
-}
-
-double KernelRates::memory_seconds(double bytes, int calls) const {
-  return bytes / (profile_.hbm_gb_s * 1e9) + calls * call_s_;
+double KernelRates::elementwise_seconds(const ElementwiseCall& c) const {
+  if (!(c.rows * c.cols > 0)) return 0;
+  const auto it = profile_.elementwise_gb_s.find(to_string(c.kernel));
+  const double gb_s = it != profile_.elementwise_gb_s.end() ? it->second : profile_.hbm_gb_s;
+  return c.bytes() / 4 * element_bytes_ / (gb_s * 1e9) + call_s_;
 }
 
 }  // namespace minictx

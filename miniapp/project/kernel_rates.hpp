@@ -6,6 +6,7 @@
 
 #include "config/machine_profile.hpp"
 #include "config/run_config.hpp"
+#include "model/elementwise_work.hpp"
 
 namespace minictx {
 
@@ -15,11 +16,14 @@ class KernelRates {
 
   // C[m, n] = A[m, k]·B[k, n]: 2mnk FLOPs at the GEMM efficiency of its size.
   double gemm_seconds(double m, double n, double k) const;
-  // One attention block call of `flops` (FlashAttention convention) at head dim d.
-  double attention_fwd_seconds(double flops, int head_dim) const;
-  double attention_bwd_seconds(double flops, int head_dim) const;
-  // Element-wise kernels moving `bytes` through device memory in `calls` calls.
-  double memory_seconds(double bytes, int calls) const;
+  // One attention kernel call of `flops` (FlashAttention convention; the backward's own,
+  // 2.5× the forward's) at head dim d on a block of q_rows × k_rows, under the causal
+  // mask's diagonal (`causal`) or without a mask: at the efficiency of that head dim,
+  // length √(q_rows · k_rows) and mask.
+  double attention_seconds(bool backward, double flops, int head_dim, double q_rows, double k_rows, bool causal) const;
+  // One element-wise call: its bytes (at the dtype's element size) at the kernel's rate,
+  // measured or else the device memory's bandwidth.
+  double elementwise_seconds(const ElementwiseCall& c) const;
   double call_seconds() const { return call_s_; }
   double peak_flops() const { return peak_; }
   // Bytes per element the device keeps activations in.

@@ -15,13 +15,21 @@ Cost layer_gemms(const ModelShape& m, double rows, bool backward, const KernelRa
   return cost_of(Bound::compute, backward ? 2 * s : s);
 }
 
-// Element-wise kernels of one layer, per row in elements read and written: two RMSNorms
-// (2d each), RoPE on q and k (2·(H + Hkv)·D), SwiGLU (3F), two residual adds (3d each):
-// seven calls. The backward moves about twice as much in twice as many calls.
-Cost layer_elementwise(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
-  const double per_row = 10.0 * m.d_model + 2.0 * (m.heads + m.kv_heads) * m.head_dim + 3.0 * m.ffn_hidden;
-  const double bytes = rows * per_row * rates.element_bytes();
-  return cost_of(Bound::memory, backward ? rates.memory_seconds(2 * bytes, 14) : rates.memory_seconds(bytes, 7));
+// The element-wise kernels of one layer as LayerStack calls them (layer_elementwise), each
+// at its rate.
+Cost elementwise_cost(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
+  double s = 0;
+  for (const ElementwiseCall& c : layer_elementwise(m, rows, backward)) s += rates.elementwise_seconds(c);
+  return cost_of(Bound::memory, s);
+}
+
+// The backward's first work: every weight gradient of the layer set to zero, one fill each.
+Cost zero_gradients(const ModelShape& m, const KernelRates& rates) {
+  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim, f = m.ffn_hidden;
+  double s = 0;
+  for (double n : {d, d, d * q, d * kv, d * kv, q * d, d * f, d * f, f * d})
+    s += rates.elementwise_seconds({Elementwise::fill, 1, n});
+  return cost_of(Bound::memory, s);
 }
 
 }  // namespace
@@ -46,7 +54,9 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
     const double layers = m.layers;
     const double rows = double(cfg.sequence.batch) * double(plan.layout.local_len());
     const Cost gemm_f = layer_gemms(m, rows, false, rates), gemm_b = layer_gemms(m, rows, true, rates);
-    const Cost ew_f = layer_elementwise(m, rows, false, rates), ew_b = layer_elementwise(m, rows, true, rates);
+    const Cost ew_f = elementwise_cost(m, rows, false, rates);
+    Cost ew_b = elementwise_cost(m, rows, true, rates);
+    ew_b += zero_gradients(m, rates);
     Cost forward_layer = gemm_f;
     forward_layer += ew_f;
     const Cost loss = all_reduce_cost(1, 8, 1, topology, links);  // the loss, one double

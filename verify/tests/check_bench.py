@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/ usr / bin / env python3
 """`minictx bench` on a tiny grid: it prints the table, writes every row to HDF5 with the
 documented datasets, every measured value is positive, the tracked memory of the memory
 rows grows exactly linearly in S, and an existing file is not replaced without --force."""
@@ -14,24 +14,33 @@ minictx = sys.argv[1]
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "bench.h5")
     args = [minictx, "bench", "--seq", "64,96", "--head-dim", "16", "--memory-seq", "256,128",
-            "--layer-seq", "64", "--min-seconds", "0", "--clock", "cpu", "-o", path]
+            "--layer-seq", "64", "--gemm-sizes", "32,64", "--min-seconds", "0", "--clock", "cpu", "-o", path]
     run = subprocess.run(args, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "| attn_fwd_bwd |" in run.stdout and "calibration (cpu clock):" in run.stdout, run.stdout
     with h5py.File(path, "r") as f:
         b = f["bench"]
         kind = [k.decode() if isinstance(k, bytes) else k for k in b["kind"][:]]
-        # sgemm, 2 memory rows, 2 kinds x 1 head dim x 2 masks x 2 lengths, the layer step twice
+#sgemm, 2 memory rows, 2 kinds x 1 head dim x 2 masks x 2 lengths, 2 gemm sizes, the
+#layer's 8 element-wise kernels, the layer step twice
         expected = (["sgemm", "attn_memory", "attn_memory"] + ["attn_fwd"] * 4 + ["attn_fwd_bwd"] * 4 +
-                    ["layer_step", "layer_step_causal"])
+                    ["gemm"] * 2 + ["elementwise"] * 9 + ["layer_step", "layer_step_causal"])
         assert kind == expected, kind
         n = len(kind)
-        measured = ["seconds", "gflops", "calibration_gflops", "fraction_of_calibration", "peak_tracked_bytes",
-                    "peak_rss_bytes", "core_share"]
-        for name in ["seq_len", "head_dim", "causal"] + measured:
+        kernel = [k.decode() if isinstance(k, bytes) else k for k in b["kernel"][:]]
+        assert kernel[13:22] == ["rmsnorm_fwd", "rmsnorm_bwd", "rope", "swiglu_fwd", "swiglu_bwd", "copy", "add",
+                                 "fill", "first_touch"], kernel
+        assert (b["bytes"][13:22] > 0).all() and (b["bytes"][:13] == 0).all(), b["bytes"][:]
+        measured = ["seconds", "calibration_gflops", "peak_tracked_bytes", "peak_rss_bytes", "core_share"]
+        rates = ["gflops", "fraction_of_calibration"]  # none for the element-wise rows (bytes, not FLOPs)
+        for name in ["seq_len", "head_dim", "causal", "bytes"] + measured + rates:
             assert b[name].shape == (n,), (name, b[name].shape)
         for name in measured:
             assert (b[name][:] > 0).all(), (name, b[name][:])
+        for name in rates:
+            values = np.delete(b[name][:], range(13, 22))
+            assert (values > 0).all(), (name, b[name][:])
+        assert list(b["seq_len"][11:13]) == [32, 64], b["seq_len"][:]
         assert b.attrs["clock"] == "cpu"
         assert b.attrs["calibration_gflops"] > 0 and b.attrs["calibration_after_gflops"] > 0
         seq = b["seq_len"][:]

@@ -4,7 +4,12 @@ find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 add_test(NAME bench_command COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_bench.py
                                     $<TARGET_FILE:minictx>)
 set_tests_properties(bench_command PROPERTIES PASS_REGULAR_EXPRESSION "bench ok" LABELS "bench" TIMEOUT 120)
-minictx_error_test(bench_two_ranks 2 "bench measures one core" bench --seq 64)
+# On two ranks every rank measures the same rows at once (the load of a 2-rank run).
+minictx_launch(_bench2 2 bench --seq 64 --head-dim 16 --mask causal --memory-seq 64 --layer-seq 64 --gemm-sizes 32
+               --min-seconds 0)
+add_test(NAME bench_two_ranks COMMAND ${_bench2})
+set_tests_properties(bench_two_ranks PROPERTIES PASS_REGULAR_EXPRESSION "2 ranks measuring at once.*layer_step_causal"
+                                                LABELS "mpi;bench" PROCESSORS 2 TIMEOUT 120)
 minictx_error_test(bench_bad_mask 1 "--mask must be causal, full or both" bench --mask sideways)
 minictx_error_test(bench_bad_seq 1 "--seq must be at least 1, got 0" bench --seq 0)
 minictx_error_test(bench_bad_clock 1 "--clock must be wall or cpu" bench --clock sundial)

@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench/kernel_bench_writer.hpp"
 #include "bench/runner.hpp"
 #include "config/machine_profile.hpp"
 #include "core/error.hpp"
 #include "model/flops.hpp"
+#include "project/calibration.hpp"
 #include "project/step_model.hpp"
 
 namespace minictx {
@@ -46,28 +48,68 @@ TEST(Project, ShippedProfilesLoadWithSources) {
     EXPECT_GT(p.intra.bandwidth_gb_s, 0) << name;
     EXPECT_GT(p.inter.bandwidth_gb_s, 0) << name;
     for (const char* group : {"peaks", "node", "memory", "intra_node", "inter_node", "call_overhead", "gemm_efficiency",
-                              "attention_efficiency"})
+                              "attention_efficiency", "attention_block_size"})
       EXPECT_FALSE(p.sources.at(group).empty()) << name << " " << group;
   }
 }
 
-TEST(Project, AFigureWithoutItsSourceIsRefused) {
+// The A100 profile with the line starting `cut` taken out, loaded: the error it gives.
+std::string refusal_without(const std::string& cut, const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / "minictx_test_project";
   std::filesystem::create_directories(dir);
-  const auto file = dir / "nosource.yaml";
+  const auto file = dir / name;
   std::ifstream in(std::filesystem::path(a100().file));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string cut = "    source: \"Mellanox";
   const size_t at = text.find(cut);
-  ASSERT_NE(at, std::string::npos);
+  if (at == std::string::npos) return "no line " + cut;
   text.erase(at, text.find('\n', at) - at + 1);
   std::ofstream(file) << text;
   try {
     load_projection_profile(file.string(), {});
-    FAIL() << "a group without a source was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("projection.inter_node has no 'source:'"), std::string::npos) << e.what();
+    return e.what();
   }
+  return "accepted";
+}
+
+TEST(Project, AFigureWithoutItsSourceIsRefused) {
+  const std::string inter = refusal_without("    source: \"Mellanox", "nosource.yaml");
+  EXPECT_NE(inter.find("projection.inter_node has no 'source:'"), std::string::npos) << inter;
+  const std::string size = refusal_without("    source: \"assumed: the length shape", "nosizesource.yaml");
+  EXPECT_NE(size.find("projection.attention_block_size has no 'source:'"), std::string::npos) << size;
+}
+
+// The attention efficiency table: exact at its points, linear in log2 of the head dim and
+// of the length between them, constant beyond the ends, per pass and mask.
+TEST(Project, AttentionEfficiencyInterpolatesInLogHeadDimAndLength) {
+  AttentionEfficiency e;
+  e.head_dim = {32, 128};
+  e.length = {256, 1024, 4096};
+  e.fwd_causal = {0.1, 0.2, 0.3, 0.3, 0.4, 0.6};
+  e.fwd_full = {0.2, 0.2, 0.2, 0.5, 0.5, 0.5};
+  e.bwd_causal = {0.05, 0.1, 0.15, 0.15, 0.2, 0.3};
+  e.bwd_full = {0.1, 0.1, 0.1, 0.25, 0.25, 0.25};
+  EXPECT_DOUBLE_EQ(e.at(false, true, 32, 1024), 0.2);
+  EXPECT_DOUBLE_EQ(e.at(false, true, 128, 4096), 0.6);
+  EXPECT_DOUBLE_EQ(e.at(false, true, 32, 512), 0.15);  // halfway in log2 between 256 and 1024
+  EXPECT_DOUBLE_EQ(e.at(false, true, 64, 1024), 0.3);  // halfway in log2 between 32 and 128
+  EXPECT_DOUBLE_EQ(e.at(false, true, 64, 512), 0.25);  // both
+  EXPECT_DOUBLE_EQ(e.at(false, true, 16, 100), 0.1);   // below both ends
+  EXPECT_DOUBLE_EQ(e.at(false, true, 256, 1e6), 0.6);  // above both ends
+  EXPECT_DOUBLE_EQ(e.at(false, false, 64, 2048), 0.35);
+  EXPECT_DOUBLE_EQ(e.at(true, true, 128, 1024), 0.2);
+  EXPECT_DOUBLE_EQ(e.at(true, false, 32, 4096), 0.1);
+}
+
+// A profile's table is the head dim's figures times the length factors of the mask.
+TEST(Project, ProfileAttentionTableIsHeadDimTimesLengthFactor) {
+  const ProjectionProfile p = a100();
+  const AttentionEfficiency& e = p.attention;
+  ASSERT_EQ(e.fwd_causal.size(), e.head_dim.size() * e.length.size());
+  EXPECT_DOUBLE_EQ(e.at(false, false, 128, 16384), 0.70);
+  EXPECT_DOUBLE_EQ(e.at(false, true, 128, 512), 0.70 * 0.54);
+  EXPECT_DOUBLE_EQ(e.at(true, false, 64, 1024), 0.45 * 0.95);
+  EXPECT_DOUBLE_EQ(e.at(false, true, 128, 1 << 20), 0.70 * 0.91);  // constant past the last length
 }
 
 TEST(Project, MemoryIsTheRunsEstimate) {
@@ -128,6 +170,111 @@ TEST(Project, APointTurnsLinkBoundAsTheLinkSlows) {
     bound = project(c, one_node, p).bound;
   }
   EXPECT_EQ(bound, "intra-node link");
+}
+
+// A `minictx bench` file as a calibration: the peak is its highest GEMM rate, the GEMM
+// curve its gemm rows, the attention tables its attention rows by head dim, length and
+// mask (the backward from the forward+backward row's time beyond the forward's), the
+// element-wise kernels their measured rates.
+TEST(Project, CalibrationReadsTheBenchRows) {
+  KernelBenchResult r;
+  r.calibration_gflops = 80;
+  r.calibration_after_gflops = 70;
+  auto row = [&](const std::string& kind, int64_t s, int d, bool causal, double seconds, double gflops) {
+    KernelBenchRow x;
+    x.kind = kind;
+    x.seq_len = s;
+    x.head_dim = d;
+    x.causal = causal;
+    x.seconds = seconds;
+    x.gflops = gflops;
+    x.calibration_gflops = 75;
+    r.rows.push_back(x);
+  };
+  row("sgemm", 1024, 0, false, 0.03, 80);
+  row("gemm", 256, 0, false, 0.001, 60);
+  row("gemm", 1024, 0, false, 0.02, 100);  // the highest rate: the peak
+  for (bool causal : {true, false})
+    for (int64_t s : {512, 2048}) {
+      const double f = causal ? 20 : 40;            // forward GFLOP/s
+      const double t = (s == 512 ? 0.001 : 0.016);  // forward seconds
+      row("attn_fwd", s, 64, causal, t, s == 512 ? f : 2 * f);
+      row("attn_fwd_bwd", s, 64, causal, 3 * t, 10);  // the backward: 2.5 F in 2 t
+    }
+  KernelBenchRow ew;
+  ew.kind = "elementwise";
+  ew.kernel = "rope";
+  ew.seq_len = 1024;
+  ew.bytes = 2e6;
+  ew.seconds = 1e-3;  // 2 GB/s
+  r.rows.push_back(ew);
+
+  const auto file = std::filesystem::temp_directory_path() / "minictx_test_calibration.h5";
+  write_kernel_bench(file.string(), Provenance{}, KernelBenchOptions{}, r, true);
+  ProjectionProfile p = shipped("generic-cpu");
+  apply_calibration(p, file.string());
+  EXPECT_DOUBLE_EQ(p.peak_tflops.at("fp32"), 0.1);
+  EXPECT_DOUBLE_EQ(p.gemm.at(256), 0.6);
+  EXPECT_DOUBLE_EQ(p.gemm.at(1024), 1.0);
+  const AttentionEfficiency& e = p.attention;
+  EXPECT_EQ(e.length, (std::vector<double>{512, 2048}));
+  EXPECT_DOUBLE_EQ(e.at(false, true, 64, 512), 0.2);
+  EXPECT_DOUBLE_EQ(e.at(false, true, 64, 2048), 0.4);
+  EXPECT_DOUBLE_EQ(e.at(false, false, 64, 512), 0.4);
+  EXPECT_DOUBLE_EQ(e.at(false, false, 64, 1024), 0.6);  // halfway in log2
+  EXPECT_DOUBLE_EQ(e.at(true, true, 64, 512), 2.5 * 0.2 / 2);
+  EXPECT_DOUBLE_EQ(e.at(true, false, 64, 2048), 2.5 * 0.8 / 2);
+  EXPECT_DOUBLE_EQ(p.elementwise_gb_s.at("rope"), 2.0);
+  EXPECT_NE(p.sources.at("attention_block_size").find("measured"), std::string::npos);
+  // The element-wise time of a call is its bytes at that rate (plus the call).
+  const KernelRates rates(p, DType::f32);
+  EXPECT_NEAR(rates.elementwise_seconds({Elementwise::rope, 1000, 1000}), 8e6 / 2e9 + p.call_overhead_us * 1e-6, 1e-12);
+  std::filesystem::remove(file);
+}
+
+// A transfer posted before a kernel: the fraction `overlap` of it runs under the kernel,
+// the rest after it; the longer of the kernel and the overlapped part counts against
+// what it was, the rest against the link.
+TEST(Project, TransferOverlapsTheKernelByItsFraction) {
+  EXPECT_DOUBLE_EQ(overlapped(3, 2, Bound::intra, 1).seconds(), 3);
+  EXPECT_DOUBLE_EQ(overlapped(3, 2, Bound::intra, 1).intra, 0);
+  EXPECT_DOUBLE_EQ(overlapped(2, 3, Bound::intra, 1).seconds(), 3);
+  EXPECT_DOUBLE_EQ(overlapped(2, 3, Bound::intra, 1).intra, 3);
+  EXPECT_DOUBLE_EQ(overlapped(3, 2, Bound::inter, 0).seconds(), 5);
+  EXPECT_DOUBLE_EQ(overlapped(3, 2, Bound::inter, 0).inter, 2);
+  EXPECT_DOUBLE_EQ(overlapped(3, 2, Bound::intra, 0.5).seconds(), 4);  // 1 under the kernel, 1 after
+  EXPECT_DOUBLE_EQ(overlapped(1, 4, Bound::intra, 0.5).seconds(), 4);  // 2 under (longer), 2 after
+  EXPECT_DOUBLE_EQ(overlapped(1, 4, Bound::intra, 0.5).compute, 0);
+}
+
+// Without overlap (a host MPI without asynchronous progress) every ring step waits for its
+// transfer after the kernel: the step time grows by the transfers, bytes unchanged.
+TEST(Project, NoOverlapAddsTheTransfers) {
+  ProjectionProfile p = a100();
+  const RunConfig c = attention_point(262144);
+  const Topology t{8, 8};
+  const StepProjection full = project(c, t, p);
+  p.intra.overlap = 0;
+  const StepProjection none = project(c, t, p);
+  EXPECT_GT(none.total.seconds(), full.total.seconds());
+  EXPECT_NEAR(none.total.seconds() - full.total.seconds(), none.total.intra - full.total.intra, 1e-12);
+  EXPECT_EQ(none.total.bytes_intra, full.total.bytes_intra);
+}
+
+// Shorter ring blocks run at a lower efficiency: at a fixed FLOP count per step the time
+// grows as the blocks shrink, by the profile's length factors (causal zigzag on 8 ranks:
+// diagonal blocks of S/8 and off-diagonal halves).
+TEST(Project, ShortBlocksRunSlowerPerFlop) {
+  const ProjectionProfile p = a100();
+  const Topology t{8, 8};
+  auto seconds_per_flop = [&](int64_t seq) {
+    const RunConfig c = attention_point(seq);
+    return project(c, t, p).total.seconds() / step_flops(c).attention;
+  };
+  const double long_blocks = seconds_per_flop(262144), short_blocks = seconds_per_flop(4096);
+  // Blocks of 32k against blocks of 512 (diagonal) and 256 x 512 (off-diagonal).
+  EXPECT_GT(short_blocks / long_blocks, 1.0 / 0.85);
+  EXPECT_LT(short_blocks / long_blocks, 0.91 / 0.54 * 1.5);  // launch overhead included
 }
 
 // The sweep the issue asks for reaches 1M tokens on 1024 devices: the walk is replayed
