@@ -205,6 +205,32 @@ Cost ring_engine_elementwise(AttentionPass pass, BackwardTraffic traffic, int ra
   return c;
 }
 
+// The head exchanges (HeadExchange) around a Ulysses-split ring walk. Forward: q, k, v to
+// heads, o and lse back; backward: q, k, v, o, lse, dout to heads, dq, dk, dv back. Per
+// peer, a rank's local rows of the peer's head share; each tensor is packed into the send
+// buffer and unpacked from the receive buffer (two copies of its local rows).
+Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, bool backward,
+                    const KernelRates& rates, const LinkRates& links) {
+  const int u = plan.degrees.ulysses;
+  if (u <= 1) return {};
+  const double d = cfg.model.head_dim;
+  const double q = cfg.model.heads / u * d, kv = head_share(cfg.model.kv_heads, u) * d, lse = cfg.model.heads / u;
+  const PeerSplit peers = ulysses_peers(u, topology);
+  const double local_rows = cfg.sequence.batch * double(plan.layout.local_len());
+  const std::vector<double> widths =
+      backward ? std::vector<double>{q, kv, kv, q, lse, q, q, kv, kv} : std::vector<double>{q, kv, kv, q, lse};
+  Cost total;
+  for (double width : widths) {
+    total += exchange_cost(local_rows * width * kFloat, peers, links);
+    // Send and result buffers are allocated per exchange: their first touch (the receive
+    // buffer's is in the link's rate, measured on new pages).
+    total += elementwise(rates, {{Elementwise::copy, local_rows, width},
+                                 {Elementwise::copy, local_rows, width},
+                                 {Elementwise::first_touch, local_rows, 2 * width}});
+  }
+  return total;
+}
+
 Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
                  const KernelRates& rates, const LinkRates& links) {
   const ModelShape& m = cfg.model;
@@ -219,32 +245,8 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   const int64_t k_rows = pass == AttentionPass::forward_query_prefix && causal ? q_rows : rows;
   const double per_pair = 4.0 * b * heads * d;
 
-  Cost total;
-  const PeerSplit peers = ulysses_peers(u, topology);
-  // Head exchange (HeadExchange): per peer, a rank's local rows of the peer's head share;
-  // the tensor packed into the send buffer before and unpacked from the receive buffer
-  // after (two copies of its local rows).
-  const double local_rows = b * double(plan.layout.local_len());
-  auto exchange = [&](double width) {
-    Cost x = exchange_cost(local_rows * width * kFloat, peers, links);
-    // Send and result buffers are allocated per exchange: their first touch (the receive
-    // buffer's is in the link's rate, measured on new pages).
-    x += elementwise(rates, {{Elementwise::copy, local_rows, width},
-                             {Elementwise::copy, local_rows, width},
-                             {Elementwise::first_touch, local_rows, 2 * width}});
-    return x;
-  };
   const bool backward = pass == AttentionPass::backward;
-  if (u > 1) {
-    // forward: q, k, v to heads; backward: q, k, v, o, lse, dout to heads.
-    for (double w : {double(heads) * d, double(kv_heads) * d, double(kv_heads) * d}) total += exchange(w);
-    if (backward) {
-      total += exchange(heads * d);  // o
-      total += exchange(heads);      // lse
-      total += exchange(heads * d);  // dout
-    }
-  }
-
+  Cost total = head_exchanges(cfg, topology, plan, backward, rates, links);
   RingWalkModel walk(plan, topology);
   const int c = walk.ranks();
   BlockTimes blocks(rates, backward, m.head_dim, per_pair);
@@ -277,16 +279,6 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   total += ring_engine_elementwise(pass, plan.traffic, walk.ranks(), payload, accumulator,
                                    b * double(q_rows) * heads * d, b * double(q_rows) * heads, 2 * n, rates);
 
-  if (u > 1) {
-    if (backward) {
-      total += exchange(heads * d);     // dq
-      total += exchange(kv_heads * d);  // dk
-      total += exchange(kv_heads * d);  // dv
-    } else {
-      total += exchange(heads * d);  // o
-      total += exchange(heads);      // lse
-    }
-  }
   return total;
 }
 
