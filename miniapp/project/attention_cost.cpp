@@ -214,7 +214,8 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
   const int u = plan.degrees.ulysses;
   if (u <= 1) return {};
   const double d = cfg.model.head_dim;
-  const double q = cfg.model.heads / u * d, kv = head_share(cfg.model.kv_heads, u) * d, lse = cfg.model.heads / u;
+  const int heads = cfg.model.heads / u;  // the degrees divide the heads (validated)
+  const double q = heads * d, kv = head_share(cfg.model.kv_heads, u) * d, lse = heads;
   const PeerSplit peers = ulysses_peers(u, topology);
   const double local_rows = cfg.sequence.batch * double(plan.layout.local_len());
   const std::vector<double> widths =
