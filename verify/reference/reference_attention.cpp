@@ -54,8 +54,11 @@ void probabilities(const Problem& p, const std::vector<double>& q, const std::ve
     }
     // Subtracting the row max only keeps exp() in range; it cancels exactly in P and lse.
     double sum = 0;
-    for (int64_t j = 0; j < S; ++j) sum += row[j] == masked ? 0.0 : std::exp(row[j] - mx);
-    for (int64_t j = 0; j < S; ++j) row[j] = row[j] == masked ? 0.0 : std::exp(row[j] - mx) / sum;
+    for (int64_t j = 0; j < S; ++j) {
+      row[j] = row[j] == masked ? 0.0 : std::exp(row[j] - mx);
+      sum += row[j];
+    }
+    for (int64_t j = 0; j < S; ++j) row[j] /= sum;
     lse[i] = mx + std::log(sum);
   }
 }
@@ -78,8 +81,10 @@ AttentionResult attention_forward(const Problem& p, const std::vector<double>& q
       for (int64_t i = 0; i < S; ++i) {
         double* oi = &r.o[L.at(b, i, p.heads, h)];
         for (int64_t j = 0; j < S; ++j) {
+          const double pij = P[size_t(i * S + j)];
+          if (pij == 0) continue;  // masked: adds nothing
           const double* vj = &v[L.at(b, j, p.kv_heads, g)];
-          for (int64_t e = 0; e < D; ++e) oi[e] += P[size_t(i * S + j)] * vj[e];
+          for (int64_t e = 0; e < D; ++e) oi[e] += pij * vj[e];
         }
       }
     }
@@ -106,8 +111,10 @@ AttentionResult attention_on(const Problem& p, const std::vector<double>& q, con
       for (int64_t i = 0; i < S; ++i) {
         const double* doi = &dout[L.at(b, i, p.heads, h)];
         // dP_ij = dO_i·v_j, then dS_ij = P_ij (dP_ij − Σ_j' P_ij' dP_ij').
+        // An entry with P_ij = 0 (masked) has dS_ij = 0 and adds nothing to the row's sum.
         double row_dot = 0;
         for (int64_t j = 0; j < S; ++j) {
+          if (P[size_t(i * S + j)] == 0) continue;
           const double* vj = &v[L.at(b, j, p.kv_heads, g)];
           double dp = 0;
           for (int64_t e = 0; e < D; ++e) dp += doi[e] * vj[e];
@@ -116,7 +123,7 @@ AttentionResult attention_on(const Problem& p, const std::vector<double>& q, con
         }
         for (int64_t j = 0; j < S; ++j) {
           const double pij = P[size_t(i * S + j)];
-          dS[size_t(i * S + j)] = pij * (dS[size_t(i * S + j)] - row_dot);
+          dS[size_t(i * S + j)] = pij == 0 ? 0.0 : pij * (dS[size_t(i * S + j)] - row_dot);
         }
       }
       for (int64_t i = 0; i < S; ++i) {
@@ -126,12 +133,14 @@ AttentionResult attention_on(const Problem& p, const std::vector<double>& q, con
         for (int64_t j = 0; j < S; ++j) {
           const size_t kj = L.at(b, j, p.kv_heads, g);
           const double pij = P[size_t(i * S + j)], dsij = dS[size_t(i * S + j)];
-          // Heads sharing kv head g accumulate into the same dK/dV rows.
-          for (int64_t e = 0; e < D; ++e) {
-            dqi[e] += scale * dsij * k[kj + e];
-            r.dk[kj + e] += scale * dsij * qi[e];
-            r.dv[kj + e] += pij * doi[e];
-          }
+          if (pij == 0) continue;  // masked: dS_ij = 0 too
+          // Heads sharing kv head g accumulate into the same dK/dV rows. One loop per
+          // output, so that each is a plain vector update.
+          const double* kr = &k[kj];
+          double *dkj = &r.dk[kj], *dvj = &r.dv[kj];
+          for (int64_t e = 0; e < D; ++e) dqi[e] += scale * dsij * kr[e];
+          for (int64_t e = 0; e < D; ++e) dkj[e] += scale * dsij * qi[e];
+          for (int64_t e = 0; e < D; ++e) dvj[e] += pij * doi[e];
         }
       }
     }
