@@ -15,11 +15,10 @@ import subprocess
 import sys
 import tempfile
 
+from sweep_cases import dry_run_estimates, sweep_args
+
 mpiexec, minictx = sys.argv[1], sys.argv[2]
-# Each case: the values of the swept keys that differ from the defaults (DEFAULTS), which
-# the other points of the sweep take (a backend accepts another's option at its default).
-DEFAULTS = {"attention.window_size": "0", "attention.intra": "ring", "attention.bwd_comm": "q",
-            "attention.ulysses_degree": "1"}
+# Each case: the swept keys it sets (sweep_cases.py).
 attention = [{"attention.backend": "ring"}, {"attention.backend": "double_ring", "attention.window_size": "2"},
              {"attention.backend": "burst"}, {"attention.backend": "burst", "attention.intra": "ulysses"},
              {"attention.backend": "burst", "attention.bwd_comm": "kv"},
@@ -32,23 +31,13 @@ sweeps = [
     (["--set", "run.mode=model", "--set", "model.preset=tiny", "--set", "model.layers=4", "--set",
       "sequence.length=2048", "--set", "attention.backend=ring", "--set", "attention.ring_type=stripe"], model),
 ]
-
-
-def sweep_args(cases):
-    keys = list(dict.fromkeys(k for case in cases for k in case))
-    args = []
-    for k in keys:
-        args += ["--set", f"{k}=[{','.join(case.get(k, DEFAULTS.get(k, '')) for case in cases)}]"]
-    return args + (["--set", f"sweep.zip=[{','.join(keys)}]"] if len(keys) > 1 else [])
-
-
 ok = True
 with tempfile.TemporaryDirectory() as tmp:
     for common, cases in sweeps:
         args = common + sweep_args(cases)
         dry = subprocess.run([minictx, "run", "--dry-run", "--ranks", "4"] + args, capture_output=True, text=True,
                              check=True).stdout
-        estimates = [float(e) for e in re.findall(r"^point_\d+ .*: runs, memory estimate (\d+) MiB", dry, re.M)]
+        estimates = dry_run_estimates(dry)
         run = subprocess.run([mpiexec, "-n", "4", minictx, "run", "-o", f"{tmp}/m.h5", "--force", "--set",
                               "run.iters=1", "--set", "run.warmup=0"] + args, capture_output=True, text=True,
                              check=True).stdout
