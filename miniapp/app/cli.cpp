@@ -99,17 +99,21 @@ int cmd_verify(const VerifyOptions& o) {
     return 2;
   Reference forced = Reference::fp64;
   const bool force_reference = !o.reference.empty() && parse_enum(o.reference, forced);
+  auto reference_of = [&](const SweepPoint& p) { return force_reference ? forced : p.config.run.reference; };
+  ReferenceCache references;
+  for (const auto& p : points)
+    if (reference_of(p) == Reference::fp64) references.expect(p.config);
   bool all_valid = true;
   const RunConfig* world_of = &points.front().config;
   for (const auto& p : points) {
-    const Reference reference = force_reference ? forced : p.config.run.reference;
+    const Reference reference = reference_of(p);
     if (p.config.topology.ranks_per_node != world_of->topology.ranks_per_node ||
         p.config.run.comm != world_of->run.comm) {
       world = point_world(p.config, *device);
       world_of = &p.config;
     }
     device->set_precision(p.config.run.dtype);
-    const Verification v = verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml);
+    const Verification v = verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml, &references);
     all_valid = all_valid && v.valid;
     if (world_rank() == 0) {
       std::printf("verify %s backend=%s world=%d against %s%s%s\n",

@@ -1,11 +1,15 @@
 #pragma once
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 #include "device/device.hpp"
 #include "io/results.hpp"
+#include "reference/reference.hpp"
 
 namespace minictx {
 
@@ -15,13 +19,43 @@ struct Verification {
   bool valid = false;  // every row passes and nothing is NaN/Inf
 };
 
+// The fp64 reference of one problem: attention's in attention mode, the model's otherwise.
+struct Fp64Result {
+  reference::AttentionResult attention;
+  reference::ModelResult model;
+};
+
+// The fp64 references of one launch's points, each computed once. A point's reference
+// depends on its problem only (mode, shapes, mask, seed: reference::Problem), not on how
+// the backend computes it (backend, layout, ring_type, checkpointing, tiles, dtype), so
+// points that differ only in that share one. Told beforehand which points will ask, it
+// keeps a result until the last of them has had it.
+class ReferenceCache {
+ public:
+  void expect(const RunConfig& cfg);  // one more point will ask for cfg's reference
+  // cfg's reference: computed on the first request, then the stored one.
+  std::shared_ptr<const Fp64Result> take(const RunConfig& cfg);
+
+  // Everything the reference reads from a deck: equal keys, equal references.
+  using Key = std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t>;
+
+ private:
+  struct Entry {
+    int askers = 0;
+    std::shared_ptr<const Fp64Result> result;
+  };
+  std::map<Key, Entry> entries_;
+};
+
 // Runs one step of the configured backend (forward and backward) on all ranks, gathers
 // the global outputs and gradients, and compares them on rank 0 with the reference on
 // the same global inputs. The verdict is agreed on every rank. With `dump_path`, rank 0
 // also writes the global inputs, weights, outputs and gradients to that HDF5 file, with
 // `deck_yaml` (the point's resolved deck) and the model's conventions as attributes.
+// With `references`, an fp64 reference comes from there (see ReferenceCache).
 Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Reference reference,
-                          const std::string& dump_path = "", const std::string& deck_yaml = "");
+                          const std::string& dump_path = "", const std::string& deck_yaml = "",
+                          ReferenceCache* references = nullptr);
 
 // Error-bound on max |x − ref| / max |ref| for a run's precision (DESIGN: fp32 ~1e-4,
 // bf16 2.5e-2 as TransformerEngine, 3.5e-2 with GQA, fp16 5e-3).

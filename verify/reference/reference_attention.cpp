@@ -54,10 +54,40 @@ void probabilities(const Problem& p, const std::vector<double>& q, const std::ve
     }
     // Subtracting the row max only keeps exp() in range; it cancels exactly in P and lse.
     double sum = 0;
-    for (int64_t j = 0; j < S; ++j) sum += row[j] == masked ? 0.0 : std::exp(row[j] - mx);
-    for (int64_t j = 0; j < S; ++j) row[j] = row[j] == masked ? 0.0 : std::exp(row[j] - mx) / sum;
+    for (int64_t j = 0; j < S; ++j) {
+      row[j] = row[j] == masked ? 0.0 : std::exp(row[j] - mx);
+      sum += row[j];
+    }
+    for (int64_t j = 0; j < S; ++j) row[j] /= sum;
     lse[i] = mx + std::log(sum);
   }
+}
+
+// The forward of one (batch b, head h): its probabilities P (kept for the backward),
+// lse and o rows in r.
+void forward_head(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
+                  const std::vector<double>& v, const std::vector<int64_t>& pos, int b, int h, std::vector<double>& P,
+                  AttentionResult& r) {
+  const int64_t S = p.seq_len, D = p.head_dim;
+  const Layout L{S, D};
+  const int g = h / (p.heads / p.kv_heads);
+  probabilities(p, q, k, pos, b, h, P, &r.lse[size_t((int64_t(b) * p.heads + h) * S)]);
+  for (int64_t i = 0; i < S; ++i) {
+    double* oi = &r.o[L.at(b, i, p.heads, h)];
+    for (int64_t j = 0; j < S; ++j) {
+      const double pij = P[size_t(i * S + j)];
+      if (pij == 0) continue;  // masked: adds nothing
+      const double* vj = &v[L.at(b, j, p.kv_heads, g)];
+      for (int64_t e = 0; e < D; ++e) oi[e] += pij * vj[e];
+    }
+  }
+}
+
+AttentionResult forward_result(const Problem& p, const std::vector<double>& q) {
+  AttentionResult r;
+  r.o.assign(q.size(), 0.0);
+  r.lse.assign(size_t(p.batch) * p.heads * p.seq_len, 0.0);
+  return r;
 }
 
 }  // namespace
@@ -65,49 +95,37 @@ void probabilities(const Problem& p, const std::vector<double>& q, const std::ve
 AttentionResult attention_forward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
                                   const std::vector<double>& v, const std::vector<int64_t>& positions) {
   check_shapes(p, q, k, v, positions);
-  const int64_t S = p.seq_len, D = p.head_dim;
-  const Layout L{S, D};
-  AttentionResult r;
-  r.o.assign(q.size(), 0.0);
-  r.lse.assign(size_t(p.batch) * p.heads * S, 0.0);
-  std::vector<double> P(size_t(S * S));
-  for (int b = 0; b < p.batch; ++b) {
-    for (int h = 0; h < p.heads; ++h) {
-      const int g = h / (p.heads / p.kv_heads);
-      probabilities(p, q, k, positions, b, h, P, &r.lse[size_t((int64_t(b) * p.heads + h) * S)]);
-      for (int64_t i = 0; i < S; ++i) {
-        double* oi = &r.o[L.at(b, i, p.heads, h)];
-        for (int64_t j = 0; j < S; ++j) {
-          const double* vj = &v[L.at(b, j, p.kv_heads, g)];
-          for (int64_t e = 0; e < D; ++e) oi[e] += P[size_t(i * S + j)] * vj[e];
-        }
-      }
-    }
-  }
+  AttentionResult r = forward_result(p, q);
+  std::vector<double> P(size_t(p.seq_len * p.seq_len));
+  for (int b = 0; b < p.batch; ++b)
+    for (int h = 0; h < p.heads; ++h) forward_head(p, q, k, v, positions, b, h, P, r);
   return r;
 }
 
 AttentionResult attention_on(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
                              const std::vector<double>& v, const std::vector<double>& dout,
                              const std::vector<int64_t>& positions) {
-  AttentionResult r = attention_forward(p, q, k, v, positions);
+  check_shapes(p, q, k, v, positions);
   require(dout.size() == q.size(), "reference: dO has the wrong size");
   const int64_t S = p.seq_len, D = p.head_dim;
   const Layout L{S, D};
   const double scale = 1.0 / std::sqrt(double(D));
+  AttentionResult r = forward_result(p, q);
   r.dq.assign(q.size(), 0.0);
   r.dk.assign(k.size(), 0.0);
   r.dv.assign(v.size(), 0.0);
-  std::vector<double> P(size_t(S * S)), dS(size_t(S * S)), lse(static_cast<size_t>(S));
+  std::vector<double> P(size_t(S * S)), dS(size_t(S * S));
   for (int b = 0; b < p.batch; ++b) {
     for (int h = 0; h < p.heads; ++h) {
       const int g = h / (p.heads / p.kv_heads);
-      probabilities(p, q, k, positions, b, h, P, lse.data());
+      forward_head(p, q, k, v, positions, b, h, P, r);  // P serves the backward too
       for (int64_t i = 0; i < S; ++i) {
         const double* doi = &dout[L.at(b, i, p.heads, h)];
         // dP_ij = dO_i·v_j, then dS_ij = P_ij (dP_ij − Σ_j' P_ij' dP_ij').
+        // An entry with P_ij = 0 (masked) has dS_ij = 0 and adds nothing to the row's sum.
         double row_dot = 0;
         for (int64_t j = 0; j < S; ++j) {
+          if (P[size_t(i * S + j)] == 0) continue;
           const double* vj = &v[L.at(b, j, p.kv_heads, g)];
           double dp = 0;
           for (int64_t e = 0; e < D; ++e) dp += doi[e] * vj[e];
@@ -116,7 +134,7 @@ AttentionResult attention_on(const Problem& p, const std::vector<double>& q, con
         }
         for (int64_t j = 0; j < S; ++j) {
           const double pij = P[size_t(i * S + j)];
-          dS[size_t(i * S + j)] = pij * (dS[size_t(i * S + j)] - row_dot);
+          dS[size_t(i * S + j)] = pij == 0 ? 0.0 : pij * (dS[size_t(i * S + j)] - row_dot);
         }
       }
       for (int64_t i = 0; i < S; ++i) {
@@ -126,12 +144,14 @@ AttentionResult attention_on(const Problem& p, const std::vector<double>& q, con
         for (int64_t j = 0; j < S; ++j) {
           const size_t kj = L.at(b, j, p.kv_heads, g);
           const double pij = P[size_t(i * S + j)], dsij = dS[size_t(i * S + j)];
-          // Heads sharing kv head g accumulate into the same dK/dV rows.
-          for (int64_t e = 0; e < D; ++e) {
-            dqi[e] += scale * dsij * k[kj + e];
-            r.dk[kj + e] += scale * dsij * qi[e];
-            r.dv[kj + e] += pij * doi[e];
-          }
+          if (pij == 0) continue;  // masked: dS_ij = 0 too
+          // Heads sharing kv head g accumulate into the same dK/dV rows. One loop per
+          // output, so that each is a plain vector update.
+          const double* kr = &k[kj];
+          double *dkj = &r.dk[kj], *dvj = &r.dv[kj];
+          for (int64_t e = 0; e < D; ++e) dqi[e] += scale * dsij * kr[e];
+          for (int64_t e = 0; e < D; ++e) dkj[e] += scale * dsij * qi[e];
+          for (int64_t e = 0; e < D; ++e) dvj[e] += pij * doi[e];
         }
       }
     }

@@ -1,5 +1,6 @@
 // Decoder layer stack (RMSNorm → GQA attention with RoPE → residual → RMSNorm → SwiGLU
 // → residual) and its hand-derived backward, over rows t = (b, s) of a [B·S, ·] matrix.
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -20,14 +21,22 @@ Vec matmul(const Vec& A, const Vec& B, int64_t n, int64_t k, int64_t m) {
   return C;
 }
 
-// C[n,k] += A[n,m] · B[k,m]ᵀ  (gradient w.r.t. the left operand of y = x·W)
+// C[n,k] += A[n,m] · B[k,m]ᵀ  (gradient w.r.t. the left operand of y = x·W). Each
+// C[i,x] gets its sum over j, taken in order; B is transposed first so that the k sums
+// of a row of C run side by side.
 void add_matmul_nt(const Vec& A, const Vec& B, int64_t n, int64_t m, int64_t k, Vec& C) {
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t x = 0; x < k; ++x) {
-      double s = 0;
-      for (int64_t j = 0; j < m; ++j) s += A[size_t(i * m + j)] * B[size_t(x * m + j)];
-      C[size_t(i * k + x)] += s;
+  Vec Bt(B.size());
+  for (int64_t x = 0; x < k; ++x)
+    for (int64_t j = 0; j < m; ++j) Bt[size_t(j * k + x)] = B[size_t(x * m + j)];
+  Vec s(static_cast<size_t>(k));
+  for (int64_t i = 0; i < n; ++i) {
+    std::fill(s.begin(), s.end(), 0.0);
+    for (int64_t j = 0; j < m; ++j) {
+      const double a = A[size_t(i * m + j)];
+      for (int64_t x = 0; x < k; ++x) s[size_t(x)] += a * Bt[size_t(j * k + x)];
     }
+    for (int64_t x = 0; x < k; ++x) C[size_t(i * k + x)] += s[size_t(x)];
+  }
 }
 
 // C[k,m] = A[n,k]ᵀ · B[n,m]  (gradient w.r.t. the weight of y = x·W)

@@ -5,35 +5,48 @@ peak of one attention step, and for each checkpointing policy the peak of one tr
 step of the model (the FOM line's peak_MB), must lie within [estimate/2, estimate] of
 `minictx run --dry-run`'s estimate, on 4 ranks as 2 emulated nodes.
 
+The cases of each mode are the points of one sweep: one dry run prints every point's
+estimate, one launch runs them all (each point's peak is its own: the run resets it
+before the point).
+
   check_memory_estimate.py MPIEXEC MINICTX"""
 import re
 import subprocess
 import sys
 import tempfile
 
+from sweep_cases import dry_run_estimates, sweep_args
+
 mpiexec, minictx = sys.argv[1], sys.argv[2]
-common = ["--set", "run.mode=attention", "--set", "sequence.length=4096", "--set", "model.kv_heads=8",
-          "--set", "topology.ranks_per_node=2"]
-backends = [["ring"], ["double_ring", "--set", "attention.window_size=2"], ["burst"],
-            ["burst", "--set", "attention.intra=ulysses"], ["burst", "--set", "attention.bwd_comm=kv"],
-            ["usp", "--set", "attention.ulysses_degree=2"], ["ulysses"], ["allgather"]]
-cases = [common + ["--set", f"attention.backend={b[0]}"] + b[1:] for b in backends]
-model = ["--set", "run.mode=model", "--set", "model.preset=tiny", "--set", "model.layers=4", "--set",
-         "sequence.length=4096", "--set", "attention.backend=ring", "--set", "attention.ring_type=stripe"]
-cases += [model + ["--set", f"run.checkpointing={c}"] for c in ("none", "full", "selective", "selective_half")]
+# Each case: the swept keys it sets (sweep_cases.py).
+attention = [{"attention.backend": "ring"}, {"attention.backend": "double_ring", "attention.window_size": "2"},
+             {"attention.backend": "burst"}, {"attention.backend": "burst", "attention.intra": "ulysses"},
+             {"attention.backend": "burst", "attention.bwd_comm": "kv"},
+             {"attention.backend": "usp", "attention.ulysses_degree": "2"}, {"attention.backend": "ulysses"},
+             {"attention.backend": "allgather"}]
+model = [{"run.checkpointing": c} for c in ("none", "full", "selective", "selective_half")]
+sweeps = [
+    (["--set", "run.mode=attention", "--set", "sequence.length=2048", "--set", "model.kv_heads=8", "--set",
+      "topology.ranks_per_node=2"], attention),
+    (["--set", "run.mode=model", "--set", "model.preset=tiny", "--set", "model.layers=4", "--set",
+      "sequence.length=2048", "--set", "attention.backend=ring", "--set", "attention.ring_type=stripe"], model),
+]
 ok = True
 with tempfile.TemporaryDirectory() as tmp:
-    for args in cases:
-        label = " ".join(a.split("=", 1)[1] for a in args if a.startswith(("attention.", "run.")))
+    for common, cases in sweeps:
+        args = common + sweep_args(cases)
         dry = subprocess.run([minictx, "run", "--dry-run", "--ranks", "4"] + args, capture_output=True, text=True,
                              check=True).stdout
-        estimate = float(re.search(r"memory estimate (\d+) MiB", dry).group(1))
+        estimates = dry_run_estimates(dry)
         run = subprocess.run([mpiexec, "-n", "4", minictx, "run", "-o", f"{tmp}/m.h5", "--force", "--set",
                               "run.iters=1", "--set", "run.warmup=0"] + args, capture_output=True, text=True,
                              check=True).stdout
-        peak = float(re.search(r"peak_MB=([\d.]+)", run).group(1))
-        fits = estimate / 2 <= peak <= estimate
-        ok &= fits
-        print(f"{label:55s} peak {peak:6.1f} MiB, estimate {estimate:6.0f} MiB {'ok' if fits else 'OUT OF RANGE'}")
+        peaks = [float(p) for p in re.findall(r"^FOM .* peak_MB=([\d.]+)", run, re.M)]
+        assert len(estimates) == len(peaks) == len(cases), (dry, run)
+        for case, estimate, peak in zip(cases, estimates, peaks):
+            label = " ".join([a.split("=", 1)[1] for a in common if a.startswith("run.mode")] + list(case.values()))
+            fits = estimate / 2 <= peak <= estimate
+            ok &= fits
+            print(f"{label:55s} peak {peak:6.1f} MiB, estimate {estimate:6.0f} MiB {'ok' if fits else 'OUT OF RANGE'}")
 print("estimates cover the peaks" if ok else "ESTIMATE OUT OF RANGE")
 sys.exit(0 if ok else 1)

@@ -6,75 +6,86 @@ classes are checked) against its projection on the same world size: bytes intra-
 inter-node per device must be equal (to rounding), and the projected peak memory must be
 `minictx run --dry-run`'s estimate.
 
-  check_projection_bytes.py MPIEXEC MINICTX"""
+Cases with the same rank count, mode and emulated nodes are the points of one sweep: one
+launch runs them, one `project` projects them, one dry run gives their estimates, and each
+point is checked against its own projection.
+
+  check_projection_bytes.py MPIEXEC MINICTX SOURCE_DIR"""
 import subprocess
 import sys
 import tempfile
 
 import h5py
 
-mpiexec, minictx = sys.argv[1], sys.argv[2]
+from sweep_cases import dry_run_estimates, sweep_args
+
+mpiexec, minictx, source = sys.argv[1], sys.argv[2], sys.argv[3]
 attn = ["--set", "run.mode=attention", "--set", "sequence.length=998", "--set", "model.kv_heads=4"]
 model = ["--set", "run.mode=model", "--set", "model.preset=tiny", "--set", "model.layers=2",
          "--set", "sequence.length=301", "--set", "sequence.batch=2"]
-cases = []
-for ring_type in ("basic", "zigzag", "stripe"):
-    cases.append((2, attn + ["--set", "attention.backend=ring", "--set", f"attention.ring_type={ring_type}",
-                             "--set", "topology.ranks_per_node=1"]))
-cases += [
-    (2, attn + ["--set", "attention.backend=ulysses", "--set", "topology.ranks_per_node=1"]),
-    (2, attn + ["--set", "attention.backend=allgather", "--set", "topology.ranks_per_node=1"]),
-    (2, attn + ["--set", "attention.backend=usp", "--set", "attention.ulysses_degree=2", "--set", "run.fwd_only=true"]),
-    (2, attn + ["--set", "attention.backend=double_ring", "--set", "attention.window_size=1",
-                "--set", "topology.ranks_per_node=1"]),
-    (2, attn + ["--set", "attention.backend=burst", "--set", "topology.ranks_per_node=1"]),
-    (2, attn + ["--set", "attention.backend=burst", "--set", "attention.bwd_comm=kv", "--set", "topology.ranks_per_node=1"]),
+one_node_each = ["--set", "topology.ranks_per_node=1"]
+# (ranks, common arguments, cases): a case sets the swept keys (sweep_cases.py).
+groups = [
+    (2, attn + one_node_each,
+     [{"attention.backend": "ring", "attention.ring_type": t} for t in ("basic", "zigzag", "stripe")] +
+     [{"attention.backend": "ulysses"}, {"attention.backend": "allgather"},
+      {"attention.backend": "double_ring", "attention.window_size": "1"}, {"attention.backend": "burst"},
+      {"attention.backend": "burst", "attention.bwd_comm": "kv"}]),
+    (2, attn + ["--set", "attention.ulysses_degree=2", "--set", "run.fwd_only=true"], [{"attention.backend": "usp"}]),
     # Two levels on 4 ranks as 2 nodes: inner rings inside the nodes, outer across.
-    (4, attn + ["--set", "attention.backend=burst", "--set", "attention.ring_type=zigzag",
-                "--set", "topology.ranks_per_node=2"]),
-    (4, attn + ["--set", "attention.backend=burst", "--set", "attention.intra=ulysses",
-                "--set", "topology.ranks_per_node=2"]),
+    (4, attn + ["--set", "attention.backend=burst", "--set", "topology.ranks_per_node=2"],
+     [{"attention.ring_type": "zigzag"}, {"attention.intra": "ulysses"}]),
+    (2, model + one_node_each + ["--set", "attention.backend=ring"],
+     [{"run.checkpointing": c, "attention.ring_type": t}
+      for c, t in (("none", "zigzag"), ("full", "zigzag"), ("selective", "zigzag"), ("selective_half", "stripe"))]),
 ]
-for ckpt, ring_type in (("none", "zigzag"), ("full", "zigzag"), ("selective", "zigzag"), ("selective_half", "stripe")):
-    cases.append((2, model + ["--set", "attention.backend=ring", "--set", f"attention.ring_type={ring_type}",
-                              "--set", f"run.checkpointing={ckpt}", "--set", "topology.ranks_per_node=1"]))
 
 
-def metrics(path):
-    return dict(h5py.File(path, "r")["points/point_0000/metrics"].attrs)
+def run(command, **kw):
+    return subprocess.run(command, capture_output=True, text=True, check=True, **kw).stdout
+
+
+def points(path):
+    with h5py.File(path, "r") as f:
+        return [(dict(f["points"][n]["labels"].attrs), dict(f["points"][n]["metrics"].attrs))
+                for n in sorted(f["points"].keys())]
 
 
 ok = True
 with tempfile.TemporaryDirectory() as tmp:
-    for ranks, args in cases:
-        label = f"{ranks} ranks " + " ".join(a.split("=", 1)[1] for a in args if a.startswith(("attention.", "run.c", "topology.")))
-        subprocess.run([mpiexec, "-n", str(ranks), minictx, "run", "-o", f"{tmp}/m.h5", "--force", "--set",
-                        "run.iters=1", "--set", "run.warmup=0"] + args, capture_output=True, text=True, check=True)
-        subprocess.run([minictx, "project", "inputs/quickstart.yaml", "--machine", "a100-80gb-hdr", "--ranks", str(ranks),
-                        "-o", f"{tmp}/p.h5", "--force"] + args, capture_output=True, text=True, check=True,
-                       cwd=sys.argv[3])
-        dry = subprocess.run([minictx, "run", "--dry-run", "--ranks", str(ranks)] + args, capture_output=True,
-                             text=True, check=True).stdout
-        estimate_mib = int(dry.split("memory estimate ")[1].split(" MiB")[0])
-        m, p = metrics(f"{tmp}/m.h5"), metrics(f"{tmp}/p.h5")
-        same = all(abs(m[k] - p[k]) <= 1e-9 * max(1.0, m[k])
-                   for k in ("bytes_sent_intra_per_device", "bytes_sent_inter_per_device"))
-        memory = int(p["peak_memory_mb"]) == estimate_mib
-        ok &= same and memory
-        # The report views: the verdict column says PROJECTED; --compare pairs the two
-        # points and gives the byte ratios as exactly 1.
-        summary = subprocess.run([minictx, "report", f"{tmp}/p.h5"], capture_output=True, text=True, check=True).stdout
-        compare = subprocess.run([minictx, "report", f"{tmp}/m.h5", f"{tmp}/p.h5", "--compare"], capture_output=True,
-                                 text=True, check=True).stdout
-        row = compare.strip().splitlines()[-1].split("|")
-        views = "PROJECTED" in summary and row[1].strip() == "point_0000" and all(
-            c.strip() in ("1.000", "n/a") for c in row[13:15]) and any(c.strip() == "1.000" for c in row[13:15])
-        if not views:
-            print(summary, compare)
-        ok &= views
-        print(f"{label:70s} bytes intra {m['bytes_sent_intra_per_device']:.0f}/{p['bytes_sent_intra_per_device']:.0f} "
-              f"inter {m['bytes_sent_inter_per_device']:.0f}/{p['bytes_sent_inter_per_device']:.0f} "
-              f"memory {p['peak_memory_mb']:.1f} MiB vs estimate {estimate_mib} MiB "
-              f"{'ok' if same and memory else 'MISMATCH'}")
+    for ranks, common, cases in groups:
+        args = common + sweep_args(cases)
+        run([mpiexec, "-n", str(ranks), minictx, "run", "-o", f"{tmp}/m.h5", "--force", "--set", "run.iters=1",
+             "--set", "run.warmup=0"] + args)
+        run([minictx, "project", "inputs/quickstart.yaml", "--machine", "a100-80gb-hdr", "--ranks", str(ranks), "-o",
+             f"{tmp}/p.h5", "--force"] + args, cwd=source)
+        dry = run([minictx, "run", "--dry-run", "--ranks", str(ranks)] + args)
+        estimates = dry_run_estimates(dry)
+        measured, projected = points(f"{tmp}/m.h5"), points(f"{tmp}/p.h5")
+        assert len(measured) == len(projected) == len(estimates) == len(cases), (dry, measured, projected)
+        # The report views: the verdict column says PROJECTED; --compare pairs each point
+        # with its projection and gives the byte ratios as exactly 1.
+        summary = run([minictx, "report", f"{tmp}/p.h5"]).splitlines()
+        compare = {row[1].strip(): row for row in (line.split("|") for line in run(
+            [minictx, "report", f"{tmp}/m.h5", f"{tmp}/p.h5", "--compare"]).splitlines()) if len(row) > 15}
+        for i, ((ml, m), (pl, p), estimate_mib) in enumerate(zip(measured, projected, estimates)):
+            name = f"point_{i:04d}"
+            assert all(ml[k] == pl[k] for k in ("backend", "ring_type", "checkpointing")), (ml, pl)
+            label = f"{ranks} ranks " + " ".join(list(cases[i].values()) + [a.split("=", 1)[1] for a in common if
+                                                                            a.startswith(("attention.", "run.c", "topology."))])
+            same = all(abs(m[k] - p[k]) <= 1e-9 * max(1.0, m[k])
+                       for k in ("bytes_sent_intra_per_device", "bytes_sent_inter_per_device"))
+            memory = int(p["peak_memory_mb"]) == estimate_mib
+            row = compare.get(name)
+            views = any(line.startswith(f"| {name} ") and "PROJECTED" in line for line in summary) and \
+                row is not None and all(c.strip() in ("1.000", "n/a") for c in row[13:15]) and \
+                any(c.strip() == "1.000" for c in row[13:15])
+            if not views:
+                print("\n".join(summary), row)
+            ok &= same and memory and views
+            print(f"{label:70s} bytes intra {m['bytes_sent_intra_per_device']:.0f}/{p['bytes_sent_intra_per_device']:.0f} "
+                  f"inter {m['bytes_sent_inter_per_device']:.0f}/{p['bytes_sent_inter_per_device']:.0f} "
+                  f"memory {p['peak_memory_mb']:.1f} MiB vs estimate {estimate_mib} MiB "
+                  f"{'ok' if same and memory and views else 'MISMATCH'}")
 print("projected bytes and memory match the run" if ok else "PROJECTION MISMATCH")
 sys.exit(0 if ok else 1)

@@ -143,9 +143,13 @@ sweep: {zip: [sequence.length, run.iters]}
     state = slurm("scontrol", "show", "job", first_job).stdout
     assert "ExitCode=143:0" in state or "ExitCode=0:15" in state or state == "", state
 
-    resume = slurm(*(sbatch[:1] + ["--wait"] + sbatch[1:] + ["--resume"]))
-    assert resume.returncode == 0, resume.stdout + resume.stderr + log_tail()
+    # Waited for as the first job is: sbatch --wait polls at growing intervals (2 s, then 8 s).
+    resume = slurm(*(sbatch + ["--resume"]))
+    assert resume.returncode == 0, resume.stderr
     second_job = resume.stdout.strip().split(";")[0]
+    wait_for("the resumed job to end", lambda: finished(second_job))
+    state = slurm("scontrol", "show", "job", second_job).stdout
+    assert "ExitCode=0:0" in state, state + job_output(second_job) + log_tail()
     out = job_output(second_job)
     print(out)
     assert out.count("FOM") == 2 and "in the file already (--resume)" in out, out
