@@ -19,7 +19,8 @@ void validate_query_prefix(const BackendInfo& info, const RunConfig& cfg, const 
     input_error(
         "run.checkpointing selective_half recomputes half the query rows through a ring without a head "
         "exchange; attention.backend " +
-        info.name + (info.query_prefix ? " with Ulysses degree " + std::to_string(d.ulysses) : std::string()) +
+        info.name +
+        (info.query_prefix ? " with Ulysses degree " + std::to_string(d.ulysses) : std::string()) +
         " cannot (backends that can, at Ulysses degree 1: " + able + ")");
   }
   if (d.context > 1 && cfg.attention.ring_type != RingType::stripe)
@@ -35,7 +36,9 @@ ParallelDegrees parallel_degrees(const RunConfig& cfg, const Topology& topology)
   return find_backend(cfg.attention.backend).degrees(cfg, topology);
 }
 
-TrafficShape ring_engine_traffic(const AttentionConfig& a) { return {false, layout_kind(a.ring_type), false}; }
+TrafficShape ring_engine_traffic(const AttentionConfig& a) {
+  return {false, layout_kind(a.ring_type), false};
+}
 
 TrafficShape traffic_shape(const AttentionConfig& a) {
   const BackendInfo& info = find_backend(a.backend);
@@ -50,9 +53,10 @@ void validate_backend(const RunConfig& cfg, const Topology& topology) {
     validate_query_prefix(info, cfg, topology);
 }
 
-void AttentionBackend::forward_query_prefix(const AttnShape&, const Tensor&, const Tensor&, const Tensor&, Tensor&,
-                                            Tensor&) {
-  require(false, "this attention backend cannot run the forward of a query prefix (validate_backend refuses it)");
+void AttentionBackend::forward_query_prefix(const AttnShape&, const Tensor&, const Tensor&, const Tensor&,
+                                            Tensor&, Tensor&) {
+  require(false,
+          "this attention backend cannot run the forward of a query prefix (validate_backend refuses it)");
 }
 
 }  // namespace minictx

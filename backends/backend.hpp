@@ -22,14 +22,15 @@ class AttentionBackend {
   const SequenceLayout& layout() const { return layout_; }
   int part() const { return part_; }  // this rank's part of the layout
 
-  virtual void forward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) = 0;
+  virtual void forward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                       Tensor& lse) = 0;
   virtual void backward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                         const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) = 0;
   // forward() for the queries in the first n rows of each batch of this rank's L rows
   // only: q and o hold B·n rows, lse is [B, H, n]; k and v are whole. The recompute of
   // checkpointing: selective_half, on the backends validate_backend accepts for it.
-  virtual void forward_query_prefix(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
-                                    Tensor& lse);
+  virtual void forward_query_prefix(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v,
+                                    Tensor& o, Tensor& lse);
 
  protected:
   SequenceLayout layout_;

@@ -16,19 +16,21 @@ int64_t backend_buffer_bytes(const RunConfig& cfg, const Topology& topology) {
 RankRows rank_rows(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size;
   const int64_t seq = cfg.sequence.length;
-  return {sat_mul(cfg.sequence.batch, seq / world + (seq % world != 0)), sat_mul(cfg.model.heads, cfg.model.head_dim),
-          sat_mul(cfg.model.kv_heads, cfg.model.head_dim)};
+  return {sat_mul(cfg.sequence.batch, seq / world + (seq % world != 0)),
+          sat_mul(cfg.model.heads, cfg.model.head_dim), sat_mul(cfg.model.kv_heads, cfg.model.head_dim)};
 }
 
-int64_t head_exchange_floats(const RankRows& r) { return sat_mul(8, sat_mul(sat_add(r.q_width, r.kv_width), r.rows)); }
+int64_t head_exchange_floats(const RankRows& r) {
+  return sat_mul(8, sat_mul(sat_add(r.q_width, r.kv_width), r.rows));
+}
 
 int64_t ulysses_ring_floats(const RunConfig& cfg, const Topology& topology, const ParallelDegrees& d,
                             BackwardTraffic traffic) {
   const RankRows r = rank_rows(cfg, topology);
   const int64_t kv_heads = std::max<int64_t>(1, cfg.model.kv_heads / d.ulysses);
   int64_t floats = RingEngine::buffer_floats(sat_mul(r.rows, d.ulysses), r.q_width / d.ulysses,
-                                             sat_mul(kv_heads, cfg.model.head_dim), cfg.model.heads / d.ulysses,
-                                             d.context / d.window, traffic);
+                                             sat_mul(kv_heads, cfg.model.head_dim),
+                                             cfg.model.heads / d.ulysses, d.context / d.window, traffic);
   if (d.ulysses > 1) floats = sat_add(floats, head_exchange_floats(r));
   return floats;
 }

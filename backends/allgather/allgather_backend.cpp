@@ -25,7 +25,8 @@ class AllGatherBackend final : public AttentionBackend {
     }
   }
 
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) override {
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+               Tensor& lse) override {
     const Tensor kg = gather(k, s.batch), vg = gather(v, s.batch);
     dev_.attn_init(o, lse);
     // The causal prefix needs no special handling: the kernel masks (and skips) keys
@@ -48,7 +49,9 @@ class AllGatherBackend final : public AttentionBackend {
 
  private:
   SeqBlock mine(const Tensor& t) const { return {&t, 0, int64_t(positions_.size()), positions_.data()}; }
-  SeqBlock all(const Tensor& t) const { return {&t, 0, int64_t(all_positions_.size()), all_positions_.data()}; }
+  SeqBlock all(const Tensor& t) const {
+    return {&t, 0, int64_t(all_positions_.size()), all_positions_.data()};
+  }
 
   // [B·L, w] shards → [B·P·L, w]. Per batch the gathered rows are the ranks' shards in
   // rank order, which is exactly what one all-gather of that batch's rows produces.
@@ -64,7 +67,8 @@ class AllGatherBackend final : public AttentionBackend {
   void scatter_sum(const Tensor& full, int batch, Tensor& out) {
     const int64_t per_batch = out.numel() / batch;
     for (int b = 0; b < batch; ++b)
-      world_.reduce_scatter_sum(full.data() + b * world_.size() * per_batch, out.data() + b * per_batch, per_batch);
+      world_.reduce_scatter_sum(full.data() + b * world_.size() * per_batch, out.data() + b * per_batch,
+                                per_batch);
   }
 
   Comm& world_;
@@ -85,7 +89,8 @@ ParallelDegrees degrees(const RunConfig&, const Topology& topology) {
 
 // The gathered K, V and the full-length dK, dV.
 int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
-  return sat_mul(sat_mul(4, rank_rows(cfg, topology).kv_width), sat_mul(cfg.sequence.batch, cfg.sequence.length));
+  return sat_mul(sat_mul(4, rank_rows(cfg, topology).kv_width),
+                 sat_mul(cfg.sequence.batch, cfg.sequence.length));
 }
 
 TrafficShape traffic(const AttentionConfig&) { return {true, LayoutKind::contiguous, false}; }

@@ -42,7 +42,8 @@ BackwardTraffic traffic(const AttentionConfig& a) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg, traffic(cfg.attention));
+  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg,
+                           traffic(cfg.attention));
 }
 
 // Windows of a node's ranks (intra: ring), or Ulysses over a node and one ring of nodes.

@@ -37,17 +37,20 @@ void validate(const RunConfig& cfg, const Topology& topology) {
     input_error("attention.window_size " + std::to_string(w) +
                 (cfg.attention.window_size > 0 ? "" : " (the context ranks of one node)") +
                 " does not divide the context size " + std::to_string(c) + " (backend double_ring)");
-  validate_head_split(cfg.model.heads, cfg.model.kv_heads, u, "attention.ulysses_degree " + std::to_string(u));
+  validate_head_split(cfg.model.heads, cfg.model.kv_heads, u,
+                      "attention.ulysses_degree " + std::to_string(u));
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg, BackwardTraffic::kv);
+  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg,
+                           BackwardTraffic::kv);
 }
 
 // window_size 0: the context ranks of one node.
 ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
   ParallelDegrees d = ulysses_by_ring(cfg.attention, topology);
-  d.window = cfg.attention.window_size > 0 ? cfg.attention.window_size : std::max(1, node_ranks(topology) / d.ulysses);
+  d.window = cfg.attention.window_size > 0 ? cfg.attention.window_size
+                                           : std::max(1, node_ranks(topology) / d.ulysses);
   return d;
 }
 
@@ -65,7 +68,8 @@ BackendInfo double_ring_backend_info() {
   b.summary =
       "LoongTrain 2D attention: Ulysses × a double ring (inner ring of window_size ranks, outer ring across "
       "windows)";
-  b.options = {"attention.ring_type", "attention.ulysses_degree", "attention.ring_degree", "attention.window_size"};
+  b.options = {"attention.ring_type", "attention.ulysses_degree", "attention.ring_degree",
+               "attention.window_size"};
   b.degrees = degrees;
   b.buffer_floats = buffer_floats;
   b.splits_heads = splits_heads;

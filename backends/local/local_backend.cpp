@@ -11,7 +11,8 @@ class LocalBackend final : public AttentionBackend {
     layout_ = SequenceLayout(LayoutKind::contiguous, cfg.sequence.length, 1);
   }
 
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) override {
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+               Tensor& lse) override {
     const auto pos = layout_.positions(0);
     device_.attn_init(o, lse);
     device_.attn_fwd(s, {block(q, pos), block(k, pos), block(v, pos), &o, &lse});
@@ -54,7 +55,8 @@ void validate(const RunConfig&, const Topology& topology) {
   std::string choices;
   for (std::size_t i = 0; i < others.size(); ++i)
     choices += (i == 0 ? "" : i + 1 == others.size() ? " or " : ", ") + others[i];
-  input_error("attention.backend local runs on 1 rank, not " + std::to_string(world) + " (choose " + choices + ")");
+  input_error("attention.backend local runs on 1 rank, not " + std::to_string(world) + " (choose " + choices +
+              ")");
 }
 
 ParallelDegrees degrees(const RunConfig&, const Topology&) { return {1, 1, 1}; }

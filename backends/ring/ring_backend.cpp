@@ -10,12 +10,14 @@ namespace {
 // Every rank is a ring rank, so the layout's outer parts are the world's ranks.
 class RingBackend final : public AttentionBackend {
  public:
-  RingBackend(Comm& comm, Device& device, const SequenceLayout& layout) : engine_(comm, comm.size(), device, layout) {
+  RingBackend(Comm& comm, Device& device, const SequenceLayout& layout)
+      : engine_(comm, comm.size(), device, layout) {
     layout_ = layout;
     part_ = comm.rank();
   }
 
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) override {
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+               Tensor& lse) override {
     engine_.forward(s, q, k, v, o, lse);
   }
 

@@ -43,7 +43,8 @@ SeqBlock block_rows(const Tensor& t, const std::vector<int64_t>& positions, RowR
 
 }  // namespace
 
-RingEngine::RingEngine(Comm& group, int window, Device& device, const SequenceLayout& layout, BackwardTraffic traffic)
+RingEngine::RingEngine(Comm& group, int window, Device& device, const SequenceLayout& layout,
+                       BackwardTraffic traffic)
     : walk_(group, window), dev_(device), layout_(layout), traffic_(traffic) {
   require(layout.outer_len() * group.size() == layout.padded_len(),
           "ring engine: the layout's outer parts must be the group's ranks");
@@ -55,10 +56,11 @@ int64_t RingEngine::buffer_floats(int64_t rows, int64_t q_width, int64_t kv_widt
   const int64_t kv = sat_mul(sat_mul(2, kv_width), rows);
   const int64_t forward = RingWalk::buffer_floats(kv, 0, windows);
   const int64_t delta = sat_mul(heads, rows);
-  const int64_t backward = traffic == BackwardTraffic::kv
-                               ? RingWalk::buffer_floats(kv, kv, windows)
-                               : RingWalk::buffer_floats(sat_mul(sat_add(sat_mul(2, q_width), sat_mul(2, heads)), rows),
-                                                         sat_mul(q_width, rows), windows);
+  const int64_t backward =
+      traffic == BackwardTraffic::kv
+          ? RingWalk::buffer_floats(kv, kv, windows)
+          : RingWalk::buffer_floats(sat_mul(sat_add(sat_mul(2, q_width), sat_mul(2, heads)), rows),
+                                    sat_mul(q_width, rows), windows);
   return std::max(forward, sat_add(backward, delta));
 }
 
@@ -68,8 +70,8 @@ void RingEngine::forward(const AttnShape& s, const Tensor& q, const Tensor& k, c
   forward_rows(s, q, k, v, o, lse);
 }
 
-void RingEngine::forward_query_prefix(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
-                                      Tensor& lse) {
+void RingEngine::forward_query_prefix(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v,
+                                      Tensor& o, Tensor& lse) {
   require(layout_.kind() == LayoutKind::stripe || positions_.size() == 1,
           "ring engine: a query prefix needs the stripe layout or a group of one");
   require_share(s, k, layout_);
@@ -83,21 +85,23 @@ void RingEngine::forward_query_prefix(const AttnShape& s, const Tensor& q, const
   forward_rows(s, q, k_first, v_first, o, lse);
 }
 
-void RingEngine::forward_rows(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
-                              Tensor& lse) {
+void RingEngine::forward_rows(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v,
+                              Tensor& o, Tensor& lse) {
   const int r = walk_.rank();
   const int64_t q_rows = matrix_rows(q) / s.batch, k_rows = matrix_rows(k) / s.batch;
   dev_.attn_init(o, lse);
   walk_.forward(dev_, {&k, &v}, [&](int j, PackedTensors& kv) {
     const ActiveRows a = active_rows(layout_.kind(), s.causal, r, j, q_rows, k_rows);
     if (!a.empty())
-      dev_.attn_fwd(s, {block_rows(q, positions_[size_t(r)], a.q), block_rows(kv[0], positions_[size_t(j)], a.k),
-                        block_rows(kv[1], positions_[size_t(j)], a.k), &o, &lse});
+      dev_.attn_fwd(s,
+                    {block_rows(q, positions_[size_t(r)], a.q), block_rows(kv[0], positions_[size_t(j)], a.k),
+                     block_rows(kv[1], positions_[size_t(j)], a.k), &o, &lse});
   });
 }
 
-void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
-                          const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) {
+void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v,
+                          const Tensor& o, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk,
+                          Tensor& dv) {
   const int r = walk_.rank();
   const std::vector<int64_t>& mine = positions_[size_t(r)];
   require_share(s, k, layout_);
@@ -106,11 +110,12 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
   if (traffic_ == BackwardTraffic::kv) {
     dev_.fill(dq, 0.0f);
     walk_.backward(dev_, {&k, &v}, {&dk, &dv}, [&](int j, PackedTensors& kv, PackedTensors& grads) {
-      const ActiveRows a = active_rows(layout_.kind(), s.causal, r, j, layout_.outer_len(), layout_.outer_len());
+      const ActiveRows a =
+          active_rows(layout_.kind(), s.causal, r, j, layout_.outer_len(), layout_.outer_len());
       if (a.empty()) return false;
       const std::vector<int64_t>& theirs = positions_[size_t(j)];
-      dev_.attn_bwd(s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k), block_rows(kv[1], theirs, a.k), &dout,
-                        &lse, &delta, &dq, &grads[0], &grads[1]});
+      dev_.attn_bwd(s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k),
+                        block_rows(kv[1], theirs, a.k), &dout, &lse, &delta, &dq, &grads[0], &grads[1]});
       return true;
     });
     return;
@@ -118,13 +123,15 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
   // The Q side of source j meets this rank's K, V: its dQ travels, dK and dV stay here.
   dev_.fill(dk, 0.0f);
   dev_.fill(dv, 0.0f);
-  walk_.backward(dev_, {&q, &dout, &lse, &delta}, {&dq}, [&](int j, PackedTensors& side, PackedTensors& grads) {
-    const ActiveRows a = active_rows(layout_.kind(), s.causal, j, r, layout_.outer_len(), layout_.outer_len());
-    if (a.empty()) return false;
-    dev_.attn_bwd(s, {block_rows(side[0], positions_[size_t(j)], a.q), block_rows(k, mine, a.k),
-                      block_rows(v, mine, a.k), &side[1], &side[2], &side[3], &grads[0], &dk, &dv});
-    return true;
-  });
+  walk_.backward(
+      dev_, {&q, &dout, &lse, &delta}, {&dq}, [&](int j, PackedTensors& side, PackedTensors& grads) {
+        const ActiveRows a =
+            active_rows(layout_.kind(), s.causal, j, r, layout_.outer_len(), layout_.outer_len());
+        if (a.empty()) return false;
+        dev_.attn_bwd(s, {block_rows(side[0], positions_[size_t(j)], a.q), block_rows(k, mine, a.k),
+                          block_rows(v, mine, a.k), &side[1], &side[2], &side[3], &grads[0], &dk, &dv});
+        return true;
+      });
 }
 
 }  // namespace minictx

@@ -33,8 +33,8 @@ class RingEngine {
                                BackwardTraffic traffic);
 
   void forward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse);
-  void backward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& lse,
-                const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv);
+  void backward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+                const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv);
   // forward() for the queries in the first n rows of each batch of the share only (q, o:
   // B·n rows; lse: [B, H, n]); k and v whole. Needs the stripe layout or a group of one:
   // those rows are then the sequence's first n·C tokens, so under a causal mask they see
@@ -44,7 +44,8 @@ class RingEngine {
 
  private:
   // The forward over the first rows of every share: as many as q (and o, lse) and k, v hold.
-  void forward_rows(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse);
+  void forward_rows(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+                    Tensor& lse);
 
   RingWalk walk_;
   Device& dev_;

@@ -56,7 +56,8 @@ struct WalkBuffers {
 // previous rank's into the same parts of `to`.
 ShiftHandle shift_right(Comm& c, PackedTensors& from, PackedTensors& to, int first, int end) {
   const int n = c.size(), r = c.rank();
-  return c.shift_start(from.data(first), to.data(first), from.count(first, end), (r + 1) % n, (r + n - 1) % n);
+  return c.shift_start(from.data(first), to.data(first), from.count(first, end), (r + 1) % n,
+                       (r + n - 1) % n);
 }
 
 }  // namespace
@@ -72,7 +73,8 @@ RingWalk::RingWalk(Comm& group, int window) : rank_(group.rank()), window_(windo
 int64_t RingWalk::buffer_floats(int64_t payload, int64_t accumulated, int windows) {
   const bool two_level = windows > 1;
   // WalkBuffers, the gradient scratch, and the two accumulators crossing windows.
-  return sat_add(sat_mul(two_level ? 4 : 2, sat_add(payload, accumulated)), sat_mul(accumulated, two_level ? 3 : 1));
+  return sat_add(sat_mul(two_level ? 4 : 2, sat_add(payload, accumulated)),
+                 sat_mul(accumulated, two_level ? 3 : 1));
 }
 
 int RingWalk::source(int round, int step) const {
@@ -105,8 +107,8 @@ void RingWalk::forward(Device& dev, const std::vector<const Tensor*>& payload, c
   }
 }
 
-void RingWalk::backward(Device& dev, const std::vector<const Tensor*>& payload, const std::vector<Tensor*>& accumulated,
-                        const GradVisit& visit) {
+void RingWalk::backward(Device& dev, const std::vector<const Tensor*>& payload,
+                        const std::vector<Tensor*>& accumulated, const GradVisit& visit) {
   const int np = int(payload.size()), ng = int(accumulated.size()), all = np + ng;
   const int w = window_, W = windows_;
   std::vector<std::vector<int64_t>> acc_shapes;

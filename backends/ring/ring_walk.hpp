@@ -58,8 +58,8 @@ class RingWalk {
   // `grads` (shaped like `accumulated`) and returns whether it added anything. On
   // return accumulated[i] holds the sum over the group for this rank's own block.
   using GradVisit = std::function<bool(int source, PackedTensors& block, PackedTensors& grads)>;
-  void backward(Device& dev, const std::vector<const Tensor*>& payload, const std::vector<Tensor*>& accumulated,
-                const GradVisit& visit);
+  void backward(Device& dev, const std::vector<const Tensor*>& payload,
+                const std::vector<Tensor*>& accumulated, const GradVisit& visit);
 
  private:
   int source(int round, int step) const;

@@ -40,7 +40,8 @@ Tensor HeadExchange::to_heads(const Tensor& x, int batch, int heads, int head_di
   Tensor recv = dev_.alloc({u * rows, w});
   group_.all_to_all(send.data(), recv.data(), chunk);
   Tensor out = dev_.alloc({u * rows, w});
-  for (int p = 0; p < u; ++p) dev_.copy_rows(out, p * len * w, u * len * w, recv, p * chunk, len * w, batch, len * w);
+  for (int p = 0; p < u; ++p)
+    dev_.copy_rows(out, p * len * w, u * len * w, recv, p * chunk, len * w, batch, len * w);
   return out;
 }
 
@@ -49,7 +50,8 @@ void HeadExchange::to_sequence(const Tensor& x, int batch, int heads, int head_d
   const int64_t width = int64_t(heads) * head_dim, w = int64_t(head_share(heads, u)) * head_dim;
   const int64_t rows = out.numel() / width, len = rows / batch, chunk = rows * w;
   Tensor send = dev_.alloc({u * rows, w});
-  for (int p = 0; p < u; ++p) dev_.copy_rows(send, p * chunk, len * w, x, p * len * w, u * len * w, batch, len * w);
+  for (int p = 0; p < u; ++p)
+    dev_.copy_rows(send, p * chunk, len * w, x, p * len * w, u * len * w, batch, len * w);
   Tensor recv = dev_.alloc({u * rows, w});
   group_.all_to_all(send.data(), recv.data(), chunk);
   // Ranks q ≡ c (mod rep) together hold every head once: copy the first such set into
@@ -69,7 +71,8 @@ Tensor HeadExchange::rows_to_heads(const Tensor& x, int batch, int heads) {
   const int u = degree();
   const int64_t hl = heads / u, len = x.numel() / (int64_t(batch) * heads), chunk = batch * hl * len;
   Tensor send = dev_.alloc({u * chunk});
-  for (int p = 0; p < u; ++p) dev_.copy_rows(send, p * chunk, hl * len, x, p * hl * len, heads * len, batch, hl * len);
+  for (int p = 0; p < u; ++p)
+    dev_.copy_rows(send, p * chunk, hl * len, x, p * hl * len, heads * len, batch, hl * len);
   Tensor recv = dev_.alloc({u * chunk});
   group_.all_to_all(send.data(), recv.data(), chunk);
   Tensor out = dev_.alloc({int64_t(batch), hl, u * len});

@@ -44,8 +44,8 @@ class HeadExchange {
   }
 
   template <class Inner>
-  void backward(Inner& inner, const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
-                const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) {
+  void backward(Inner& inner, const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v,
+                const Tensor& o, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) {
     const AttnShape hs = head_shape(s);
     const Tensor qh = to_heads(q, s.batch, s.heads, s.head_dim);
     const Tensor kh = to_heads(k, s.batch, s.kv_heads, s.head_dim);

@@ -20,7 +20,8 @@ struct WholeSequenceAttention {
 
   SeqBlock block(const Tensor& t) const { return {&t, 0, int64_t(positions.size()), positions.data()}; }
 
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) {
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+               Tensor& lse) {
     dev.attn_init(o, lse);
     dev.attn_fwd(s, {block(q), block(k), block(v), &o, &lse});
   }
@@ -38,15 +39,18 @@ struct WholeSequenceAttention {
 
 class UlyssesBackend final : public AttentionBackend {
  public:
-  UlyssesBackend(Comm& world, Device& device, const RunConfig& cfg) : exchange_(world, device), attention_{device, {}} {
+  UlyssesBackend(Comm& world, Device& device, const RunConfig& cfg)
+      : exchange_(world, device), attention_{device, {}} {
     // Contiguous shards, one part per rank: the group's shards concatenated in rank
     // order are the (single) outer share, i.e. the whole padded sequence.
-    layout_ = SequenceLayout(LayoutKind::contiguous, cfg.sequence.length, /*outer=*/1, /*inner=*/world.size());
+    layout_ =
+        SequenceLayout(LayoutKind::contiguous, cfg.sequence.length, /*outer=*/1, /*inner=*/world.size());
     part_ = world.rank();
     attention_.positions = layout_.outer_positions(0);
   }
 
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) override {
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+               Tensor& lse) override {
     exchange_.forward(attention_, s, q, k, v, o, lse);
   }
 
@@ -66,8 +70,8 @@ void validate(const RunConfig& cfg, const Topology& topology) {
   const int deg = cfg.attention.ulysses_degree;
   if (deg != 1 && deg != world)
     input_error("attention.ulysses_degree " + std::to_string(deg) +
-                " does not apply to backend ulysses, whose degree is the world size " + std::to_string(world) +
-                " (use backend usp to combine it with a ring)");
+                " does not apply to backend ulysses, whose degree is the world size " +
+                std::to_string(world) + " (use backend usp to combine it with a ring)");
   validate_head_split(
       cfg.model.heads, cfg.model.kv_heads, world,
       "backend ulysses on " + std::to_string(world) + " ranks: the Ulysses degree " + std::to_string(world));

@@ -8,9 +8,11 @@ namespace {
 
 class UlyssesRing final : public AttentionBackend {
  public:
-  UlyssesRing(Comm& world, Device& device, const ParallelDegrees& d, const RunConfig& cfg, BackwardTraffic traffic) {
+  UlyssesRing(Comm& world, Device& device, const ParallelDegrees& d, const RunConfig& cfg,
+              BackwardTraffic traffic) {
     const int u = d.ulysses, context = d.context;
-    layout_ = SequenceLayout(layout_kind(cfg.attention.ring_type), cfg.sequence.length, /*outer=*/context, /*inner=*/u);
+    layout_ = SequenceLayout(layout_kind(cfg.attention.ring_type), cfg.sequence.length, /*outer=*/context,
+                             /*inner=*/u);
     part_ = world.rank();
     ulysses_comm_ = world.split(/*color=*/world.rank() / u, /*key=*/world.rank() % u);
     context_comm_ = world.split(/*color=*/world.rank() % u, /*key=*/world.rank() / u);
@@ -18,7 +20,8 @@ class UlyssesRing final : public AttentionBackend {
     ring_ = std::make_unique<RingEngine>(*context_comm_, d.window, device, layout_, traffic);
   }
 
-  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse) override {
+  void forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
+               Tensor& lse) override {
     if (exchange_)
       exchange_->forward(*ring_, s, q, k, v, o, lse);
     else

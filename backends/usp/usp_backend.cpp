@@ -28,9 +28,10 @@ void validate(const RunConfig& cfg, const Topology& topology) {
     input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
                 std::to_string(world) + " (backend usp)");
   if (u * r != world)
-    input_error("attention.backend usp needs ulysses_degree × ring_degree = world size, but " + std::to_string(u) +
-                " × " + std::to_string(r) + " ≠ " + std::to_string(world) + " ranks");
-  validate_head_split(cfg.model.heads, cfg.model.kv_heads, u, "attention.ulysses_degree " + std::to_string(u));
+    input_error("attention.backend usp needs ulysses_degree × ring_degree = world size, but " +
+                std::to_string(u) + " × " + std::to_string(r) + " ≠ " + std::to_string(world) + " ranks");
+  validate_head_split(cfg.model.heads, cfg.model.kv_heads, u,
+                      "attention.ulysses_degree " + std::to_string(u));
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
@@ -53,7 +54,8 @@ bool splits_heads(const AttentionConfig&) { return true; }
 BackendInfo usp_backend_info() {
   BackendInfo b;
   b.name = "usp";
-  b.summary = "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)";
+  b.summary =
+      "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)";
   b.options = {"attention.ring_type", "attention.ulysses_degree", "attention.ring_degree"};
   b.degrees = degrees;
   b.buffer_floats = buffer_floats;

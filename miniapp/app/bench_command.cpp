@@ -68,9 +68,10 @@ const std::vector<std::string> kHeader = {"kind",
 }  // namespace
 
 BenchCommand::BenchCommand(CLI::App& app) {
-  cmd_ = app.add_subcommand("bench",
-                            "measure sgemm calibration, attention, GEMM and element-wise kernels and a layer step on "
-                            "every rank at once (one rank: one core)");
+  cmd_ = app.add_subcommand(
+      "bench",
+      "measure sgemm calibration, attention, GEMM and element-wise kernels and a layer step on "
+      "every rank at once (one rank: one core)");
   cmd_->add_option("--seq", opt_.seq_lens, "attention lengths S")->delimiter(',');
   cmd_->add_option("--head-dim", opt_.head_dims, "attention head dims")->delimiter(',');
   cmd_->add_option("--mask", mask_, "causal | full | both");
@@ -82,12 +83,14 @@ BenchCommand::BenchCommand(CLI::App& app) {
                    "sequence length of the layer step (and the rows of the element-wise rows)");
   cmd_->add_option("--gemm-sizes", opt_.gemm_sizes, "sides of the square sgemm rows")->delimiter(',');
   cmd_->add_option("--min-seconds", opt_.min_seconds, "repeat a shape until this much time was spent");
-  cmd_->add_option("--clock", clock_, "wall | cpu (thread CPU time: leaves out other load on a shared machine)");
+  cmd_->add_option("--clock", clock_,
+                   "wall | cpu (thread CPU time: leaves out other load on a shared machine)");
   cmd_->add_option("-o,--output", output_, "write the rows to this HDF5 file");
   cmd_->add_flag("--force", force_, "replace an existing output file");
-  cmd_->add_flag("--comm", comm_,
-                 "measure the comm instead (2+ ranks): exchange bandwidth and latency per link class, all-to-all, "
-                 "all-reduce; the file is a calibration for `minictx project --calibration`");
+  cmd_->add_flag(
+      "--comm", comm_,
+      "measure the comm instead (2+ ranks): exchange bandwidth and latency per link class, all-to-all, "
+      "all-reduce; the file is a calibration for `minictx project --calibration`");
   cmd_->add_option("--ranks-per-node", ranks_per_node_, "with --comm: emulate nodes of this many ranks");
   cmd_->add_option("--sizes", comm_sizes_, "with --comm: message sizes in bytes")->delimiter(',');
 }
@@ -157,26 +160,30 @@ int BenchCommand::run(const std::string& command_line) {
     return error(e.what());
   }
   if (!agree([&] {
-        if (rank == 0 && !output_.empty()) prepare_output_path(output_, force_, "results file");  // before the bench
+        if (rank == 0 && !output_.empty())
+          prepare_output_path(output_, force_, "results file");  // before the bench
       }))
     return 2;
   try {
     if (rank == 0) {
       std::printf("minictx bench on %s", device->description().c_str());
-      if (world_size > 1) std::printf(", %d ranks measuring at once (each row the slowest rank's)", world_size);
+      if (world_size > 1)
+        std::printf(", %d ranks measuring at once (each row the slowest rank's)", world_size);
       std::printf("\n");
       std::fflush(stdout);
     }
     const KernelBenchResult result = run_kernel_bench(opt_, *world, *device, [rank](const KernelBenchRow& r) {
       if (rank != 0) return;
       if (r.kind == "elementwise")
-        std::printf("%-12s %-11s rows=%-6lld %8.2f ms %8.2f GB/s, core share %.2f\n", r.kind.c_str(), r.kernel.c_str(),
-                    static_cast<long long>(r.seq_len), r.seconds * 1e3, r.bytes / r.seconds / 1e9, r.core_share);
+        std::printf("%-12s %-11s rows=%-6lld %8.2f ms %8.2f GB/s, core share %.2f\n", r.kind.c_str(),
+                    r.kernel.c_str(), static_cast<long long>(r.seq_len), r.seconds * 1e3,
+                    r.bytes / r.seconds / 1e9, r.core_share);
       else
         std::printf(
-            "%-12s S=%-6lld D=%-3d causal=%d %10.1f ms %8.2f GFLOP/s %6.1f %% of calibration, core share %.2f\n",
-            r.kind.c_str(), static_cast<long long>(r.seq_len), r.head_dim, int(r.causal), r.seconds * 1e3, r.gflops,
-            100.0 * r.fraction, r.core_share);
+            "%-12s S=%-6lld D=%-3d causal=%d %10.1f ms %8.2f GFLOP/s %6.1f %% of calibration, core share "
+            "%.2f\n",
+            r.kind.c_str(), static_cast<long long>(r.seq_len), r.head_dim, int(r.causal), r.seconds * 1e3,
+            r.gflops, 100.0 * r.fraction, r.core_share);
       std::fflush(stdout);
     });
     if (rank != 0) return 0;

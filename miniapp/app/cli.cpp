@@ -89,7 +89,8 @@ int cmd_verify(const VerifyOptions& o) {
         for (const auto& p : points) {
           if (p.config.run.device != points.front().config.run.device)
             input_error(std::string("verify runs one run.device per launch, but the points name ") +
-                        to_string(points.front().config.run.device) + " and " + to_string(p.config.run.device));
+                        to_string(points.front().config.run.device) + " and " +
+                        to_string(p.config.run.device));
           const auto mpi = MpiComm::world(p.config.topology.ranks_per_node);
           validate_backend(p.config, mpi->topology());
           check_memory_estimate(p.config, *mpi, *device);
@@ -113,12 +114,14 @@ int cmd_verify(const VerifyOptions& o) {
       world_of = &p.config;
     }
     device->set_precision(p.config.run.dtype);
-    const Verification v = verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml, &references);
+    const Verification v =
+        verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml, &references);
     all_valid = all_valid && v.valid;
     if (world_rank() == 0) {
       std::printf("verify %s backend=%s world=%d against %s%s%s\n",
-                  p.config.run.mode == Mode::model ? "model" : "attention", p.config.attention.backend.c_str(),
-                  world->size(), to_string(reference), p.label.empty() ? "" : " at ", p.label.c_str());
+                  p.config.run.mode == Mode::model ? "model" : "attention",
+                  p.config.attention.backend.c_str(), world->size(), to_string(reference),
+                  p.label.empty() ? "" : " at ", p.label.c_str());
       print_verification(v);
       std::printf("%s\n", v.valid ? "VALID" : "INVALID");
       std::fflush(stdout);
@@ -139,14 +142,16 @@ int cmd_report(const ReportOptions& o) {
   if (o.compare) {
     if (o.files.size() != 2) input_error("report --compare takes two files: MEASURED.h5 PROJECTED.h5");
     const ResultsFile measured = read_results(o.files[0]), projected = read_results(o.files[1]);
-    std::printf("%s", render(compare_table(measured.points, projected.points), parse_table_format(o.format)).c_str());
+    std::printf(
+        "%s", render(compare_table(measured.points, projected.points), parse_table_format(o.format)).c_str());
     return 0;
   }
   std::vector<PointResult> points;
   for (const auto& f : o.files) {
     require_regular_file(f, "results file");  // a FIFO would block the read for ever
     ResultsFile r = read_results(f);
-    for (const auto& line : r.unreadable) std::fprintf(stderr, "minictx: warning: %s: %s\n", f.c_str(), line.c_str());
+    for (const auto& line : r.unreadable)
+      std::fprintf(stderr, "minictx: warning: %s: %s\n", f.c_str(), line.c_str());
     points.insert(points.end(), r.points.begin(), r.points.end());
   }
   std::printf("%s", render(make_table(o.columns, points), parse_table_format(o.format)).c_str());
@@ -179,7 +184,8 @@ int dispatch(int argc, char** argv) {
   app.require_subcommand(1);
   RunCommand run(app);
   VerifyOptions verify;
-  auto* verify_cmd = app.add_subcommand("verify", "check a backend's outputs and gradients against a reference");
+  auto* verify_cmd =
+      app.add_subcommand("verify", "check a backend's outputs and gradients against a reference");
   add_deck_options(verify_cmd, verify.deck);
   verify_cmd->add_option("--reference", verify.reference, "fp64 (independent golden code) or single-device");
   verify_cmd->add_option("--dump", verify.dump,
@@ -194,7 +200,8 @@ int dispatch(int argc, char** argv) {
   std::string sets;
   for (const auto& t : column_sets()) sets += (sets.empty() ? "" : " | ") + std::string(t.name);
   report_cmd->add_option("--columns", report.columns, "column set: " + sets);
-  report_cmd->add_flag("--compare", report.compare, "MEASURED.h5 PROJECTED.h5: measured/projected ratios per point");
+  report_cmd->add_flag("--compare", report.compare,
+                       "MEASURED.h5 PROJECTED.h5: measured/projected ratios per point");
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
   BenchCommand bench(app);
   ProjectCommand project(app);
@@ -207,7 +214,8 @@ int dispatch(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + c->get_name();
       known = known || c->get_name() == argv[1];
     }
-    if (!known) return input_error_exit("unknown command '" + std::string(argv[1]) + "' (commands: " + names + ")");
+    if (!known)
+      return input_error_exit("unknown command '" + std::string(argv[1]) + "' (commands: " + names + ")");
   }
   try {
     app.parse(argc, argv);

@@ -46,7 +46,8 @@ void prepare_output_path(const std::string& path, bool may_exist, const std::str
   if (path.back() == '/') input_error(named + ": names a directory (ends in '/'); give a file name");
   refuse_special_file(path, what);
   std::error_code ec;
-  if (!may_exist && fs::exists(path, ec)) input_error(named + ": the file exists; remove it or choose another name");
+  if (!may_exist && fs::exists(path, ec))
+    input_error(named + ": the file exists; remove it or choose another name");
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
   if (!fs::is_directory(dir, ec)) {
@@ -61,7 +62,8 @@ std::string default_output_name(const std::string& dir, int attempt) {
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return dir + "/minictx-" + stamp + "-" + job_tag() + (attempt > 1 ? "-" + std::to_string(attempt) : "") + ".h5";
+  return dir + "/minictx-" + stamp + "-" + job_tag() + (attempt > 1 ? "-" + std::to_string(attempt) : "") +
+         ".h5";
 }
 
 }  // namespace minictx

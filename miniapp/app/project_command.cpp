@@ -37,8 +37,8 @@ std::string default_columns(const std::vector<SweepPoint>& points) {
 }
 
 Provenance projection_provenance(const std::string& command_line, const std::string& deck_yaml,
-                                 const ProjectionProfile& profile, const std::vector<std::string>& calibration,
-                                 const Topology& topology) {
+                                 const ProjectionProfile& profile,
+                                 const std::vector<std::string>& calibration, const Topology& topology) {
   Provenance p;
   p.text["version"] = build::version;
   p.text["git_sha"] = build::git_sha;
@@ -61,7 +61,8 @@ Provenance projection_provenance(const std::string& command_line, const std::str
 
 // The world size is --ranks or the deck's; the ranks per node --ranks-per-node, else the
 // deck's, else the profile's devices per node.
-Topology projection_topology(int ranks, int ranks_per_node, const RunConfig& cfg, const ProjectionProfile& profile) {
+Topology projection_topology(int ranks, int ranks_per_node, const RunConfig& cfg,
+                             const ProjectionProfile& profile) {
   const int world = ranks > 0 ? ranks : cfg.topology.world_size;
   if (world <= 0) input_error("the deck has no topology.world_size: give the world size with --ranks N");
   const int per_node = std::min(world, ranks_per_node > 0                ? ranks_per_node
@@ -96,8 +97,8 @@ PointResult project_point(const SweepPoint& point, const std::string& name, cons
     r.verdict = "SKIPPED";
     return r;
   }
-  const StepProjection s =
-      project_step(cfg, topology, rates, {profile.intra, profile.inter}, profile.memory_gib * double(1 << 30));
+  const StepProjection s = project_step(cfg, topology, rates, {profile.intra, profile.inter},
+                                        profile.memory_gib * double(1 << 30));
   r.iters = 1;
   r.ranks = world;
   r.iter_seconds.assign(size_t(world), s.total.seconds());
@@ -111,7 +112,8 @@ PointResult project_point(const SweepPoint& point, const std::string& name, cons
   r.labels[lk::bound] = s.bound;
   r.labels[lk::fits] = s.fits ? "yes" : "no";
   r.verdict = "PROJECTED";
-  r.metrics["projection_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.metrics["projection_seconds"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
 
@@ -140,9 +142,10 @@ Table bounds_table(const std::vector<PointResult>& results) {
     };
     bounds.rows.push_back({r.name, m("step_seconds"), r.labels.at(lk::bound), m("projected_attention_fwd_s"),
                            m("projected_attention_bwd_s"), m("projected_all_to_all_s"), m("projected_gemm_s"),
-                           m("projected_elementwise_s"), m("projected_recompute_s"), m("projected_grad_allreduce_s"),
-                           m("projected_exposed_intra_s"), m("projected_exposed_inter_s"),
-                           format_number(r.metrics.at("peak_memory_mb"), 0), r.labels.at(lk::fits)});
+                           m("projected_elementwise_s"), m("projected_recompute_s"),
+                           m("projected_grad_allreduce_s"), m("projected_exposed_intra_s"),
+                           m("projected_exposed_inter_s"), format_number(r.metrics.at("peak_memory_mb"), 0),
+                           r.labels.at(lk::fits)});
   }
   return bounds;
 }
@@ -150,14 +153,17 @@ Table bounds_table(const std::vector<PointResult>& results) {
 }  // namespace
 
 ProjectCommand::ProjectCommand(CLI::App& app) {
-  cmd_ = app.add_subcommand("project", "project a deck's step time, throughput, memory and bytes on a machine profile");
+  cmd_ = app.add_subcommand("project",
+                            "project a deck's step time, throughput, memory and bytes on a machine profile");
   cmd_->add_option("deck", deck_, "input deck (YAML)")->required();
   cmd_->add_option("--set", sets_, "override a deck key: --set sequence.length=4096 (repeatable)");
-  cmd_->add_option("--machine", machine_, "machine profile: a name in inputs/machines/ or a YAML path")->required();
+  cmd_->add_option("--machine", machine_, "machine profile: a name in inputs/machines/ or a YAML path")
+      ->required();
   cmd_->add_option("--ranks", ranks_, "world size (default: the deck's topology.world_size)")
       ->check(CLI::PositiveNumber);
-  cmd_->add_option("--ranks-per-node", ranks_per_node_,
-                   "ranks per node (default: the deck's topology.ranks_per_node, else the profile's devices per node)")
+  cmd_->add_option(
+          "--ranks-per-node", ranks_per_node_,
+          "ranks per node (default: the deck's topology.ranks_per_node, else the profile's devices per node)")
       ->check(CLI::PositiveNumber);
   cmd_->add_option(
       "--calibration", calibration_,

@@ -49,8 +49,10 @@ Provenance collect_provenance(const Comm& world, const Device& device, const std
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   MPI_Get_processor_name(name, &len);
   std::vector<char> all(size_t(MPI_MAX_PROCESSOR_NAME) * size_t(world.size()));
-  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
-  for (int r = 0; r < world.size(); ++r) p.hostnames.emplace_back(all.data() + size_t(r) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                MPI_COMM_WORLD);
+  for (int r = 0; r < world.size(); ++r)
+    p.hostnames.emplace_back(all.data() + size_t(r) * MPI_MAX_PROCESSOR_NAME);
   return p;
 }
 

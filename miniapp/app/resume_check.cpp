@@ -41,8 +41,8 @@ void check_resume(const std::string& path, const ResultsFile& old, const Provena
     size_t i = 0;
     while (i < points.size() && point_name(i) != stored.name) ++i;
     if (i == points.size())
-      input_error(cannot + "the file holds " + stored.name + ", but this deck has " + std::to_string(points.size()) +
-                  " point(s)" + advice);
+      input_error(cannot + "the file holds " + stored.name + ", but this deck has " +
+                  std::to_string(points.size()) + " point(s)" + advice);
     std::optional<KeyDifference> d;
     try {
       d = first_difference(stored.deck, points[i].resolved_yaml, {"output"});

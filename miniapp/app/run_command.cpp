@@ -52,7 +52,9 @@ bool exists(const std::string& path) {
 
 void check_options(const Options& o) {
   if (o.force && o.resume)
-    input_error("--force and --resume contradict each other: --force replaces the results file, --resume continues it");
+    input_error(
+        "--force and --resume contradict each other: --force replaces the results file, --resume continues "
+        "it");
 }
 
 void check_ranks_per_node(int per_node, int world, const std::string& what) {
@@ -109,7 +111,8 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
   Topology topology;
   int64_t capacity = -1;
   if (!agree([&] {
-        if (ranks_given && o.ranks < 1) input_error("--ranks must be at least 1, got " + std::to_string(o.ranks));
+        if (ranks_given && o.ranks < 1)
+          input_error("--ranks must be at least 1, got " + std::to_string(o.ranks));
         points = load_deck(o.deck).expand();
         int world = o.ranks;
         if (!ranks_given) MPI_Comm_size(MPI_COMM_WORLD, &world);
@@ -141,8 +144,8 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
       std::printf("%s: skipped: %s\n", describe(p, i).c_str(), skipped[i].c_str());
     }
   }
-  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped%s\n", points.size(), runnable, topology.world_size,
-              points.size() - runnable - refused,
+  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped%s\n", points.size(), runnable,
+              topology.world_size, points.size() - runnable - refused,
               refused ? (", " + std::to_string(refused) + " would be refused here").c_str() : "");
   return 0;
 }
@@ -232,7 +235,8 @@ std::string fom_line(const PointResult& p) {
   s << "FOM backend=" << p.labels.at(lk::backend) << " ring_type=" << p.labels.at(lk::ring_type)
     << " world=" << p.labels.at(lk::world_size) << " seq=" << p.labels.at(lk::seq_len)
     << " tokens/s=" << metric(mk::tokens_per_s, 1) << " TFLOPS/device=" << metric(mk::tflops_per_device, 4)
-    << " MFU=" << metric(mk::mfu, 2, 100.0) << "% peak_MB=" << metric(mk::peak_memory_mb, 1) << " " << p.verdict;
+    << " MFU=" << metric(mk::mfu, 2, 100.0) << "% peak_MB=" << metric(mk::peak_memory_mb, 1) << " "
+    << p.verdict;
   return s.str();
 }
 
@@ -279,12 +283,15 @@ void run_points(RunSetup& s) {
   double peak = 0;
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  const auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+  const auto since = [](clock::time_point t) {
+    return std::chrono::duration<double>(clock::now() - t).count();
+  };
   Progress progress(total, to_run);
   for (size_t i = 0; i < total; ++i) {
     const std::string what = describe(s.points[i], i);
     if (done[i]) {
-      if (rank == 0) std::printf("[%zu/%zu] %s: in the file already (--resume)\n", i + 1, total, what.c_str());
+      if (rank == 0)
+        std::printf("[%zu/%zu] %s: in the file already (--resume)\n", i + 1, total, what.c_str());
       continue;
     }
     stop_if_interrupted();
@@ -317,7 +324,8 @@ int report_interrupt(const Interrupted& stop, const ResultsWriter* writer, size_
                    "--resume to continue it\n",
                    stop.what(), writer->points().size(), total, writer->path().c_str());
     else
-      std::fprintf(stderr, "minictx: %s: sweep interrupted before its first point; %s keeps its previous results\n",
+      std::fprintf(stderr,
+                   "minictx: %s: sweep interrupted before its first point; %s keeps its previous results\n",
                    stop.what(), writer->path().c_str());
     std::fflush(stderr);
   }
@@ -336,17 +344,21 @@ RunCommand::RunCommand(CLI::App& app) {
   add_deck_options(cmd_, o_.deck);
   cmd_->add_option("-o,--output", o_.output,
                    "results file (default: output.file or outputs/minictx-<date>-<time>-<job or pid>.h5)");
-  cmd_->add_flag("--force", o_.force, "replace an existing results file (kept until the first new point is written)");
-  cmd_->add_flag("--resume", o_.resume,
-                 "continue an existing results file of the same deck, build and ranks: run only its missing points");
-  auto* dry =
-      cmd_->add_flag("--dry-run", o_.dry_run, "expand and check the deck, list its points; run and write nothing");
-  ranks_option_ = cmd_->add_option("--ranks", o_.ranks,
-                                   "with --dry-run: check the points for this many ranks (default: this run's)")
-                      ->needs(dry);
+  cmd_->add_flag("--force", o_.force,
+                 "replace an existing results file (kept until the first new point is written)");
+  cmd_->add_flag(
+      "--resume", o_.resume,
+      "continue an existing results file of the same deck, build and ranks: run only its missing points");
+  auto* dry = cmd_->add_flag("--dry-run", o_.dry_run,
+                             "expand and check the deck, list its points; run and write nothing");
+  ranks_option_ =
+      cmd_->add_option("--ranks", o_.ranks,
+                       "with --dry-run: check the points for this many ranks (default: this run's)")
+          ->needs(dry);
   ranks_per_node_option_ =
-      cmd_->add_option("--ranks-per-node", o_.ranks_per_node,
-                       "with --dry-run: ranks per node (default: the deck's topology.ranks_per_node, else one node)")
+      cmd_->add_option(
+              "--ranks-per-node", o_.ranks_per_node,
+              "with --dry-run: ranks per node (default: the deck's topology.ranks_per_node, else one node)")
           ->needs(dry);
 }
 

@@ -6,6 +6,7 @@ namespace minictx {
 
 // Peak FLOP/s of this device measured on the spot: the best of several square sgemm
 // runs through the device's GEMM (`machine.profile: measure`, `minictx bench`).
-double measure_gemm_tflops(Device& device, int n = 1024, int repeats = 5, BenchClock clock = BenchClock::wall);
+double measure_gemm_tflops(Device& device, int n = 1024, int repeats = 5,
+                           BenchClock clock = BenchClock::wall);
 
 }  // namespace minictx

@@ -49,7 +49,9 @@ double best_seconds(Comm& c, double min_seconds, const Op& op, const std::functi
 // side written (the run packs into it), the receive side untouched.
 class TransferBuffers {
  public:
-  TransferBuffers(int64_t count, bool fresh) : bytes_(size_t(count) * sizeof(float)), fresh_(fresh) { make(); }
+  TransferBuffers(int64_t count, bool fresh) : bytes_(size_t(count) * sizeof(float)), fresh_(fresh) {
+    make();
+  }
   TransferBuffers(const TransferBuffers&) = delete;
   TransferBuffers& operator=(const TransferBuffers&) = delete;
   ~TransferBuffers() { release(); }
@@ -92,8 +94,8 @@ void compute_for(double seconds) {
 // `exchange_reused` on one buffer per size (for comparison); then the overlap: at the
 // largest size, the wait that is left after a kernel twice the transfer's length, which
 // ran between posting the exchange and waiting for it.
-void exchange_rows(Comm& world, int peer, const std::string& link, const std::vector<double>& sizes, double min_seconds,
-                   CommBenchResult& r, CommBenchResult::Link& rate) {
+void exchange_rows(Comm& world, int peer, const std::string& link, const std::vector<double>& sizes,
+                   double min_seconds, CommBenchResult& r, CommBenchResult::Link& rate) {
   const bool in_pair = world.rank() == 0 || world.rank() == peer;
   std::unique_ptr<Comm> pair = world.split(in_pair ? 0 : 1, world.rank());
   auto rank0 = [&](double t) {
@@ -160,7 +162,8 @@ CommBenchResult run_comm_bench(Comm& world, const std::vector<double>& sizes_in,
   CommBenchResult r;
   const Topology& t = world.topology();
   if (t.node_of(0) == t.node_of(1)) exchange_rows(world, 1, "intra", sizes, min_seconds, r, r.intra);
-  if (world.size() > t.ranks_per_node) exchange_rows(world, t.ranks_per_node, "inter", sizes, min_seconds, r, r.inter);
+  if (world.size() > t.ranks_per_node)
+    exchange_rows(world, t.ranks_per_node, "inter", sizes, min_seconds, r, r.inter);
   for (double bytes : sizes) {
     const int64_t count = std::max<int64_t>(1, int64_t(bytes / sizeof(float)));
     TransferBuffers b(count * world.size(), true);  // fresh, as the head exchange's
@@ -177,7 +180,8 @@ CommBenchResult run_comm_bench(Comm& world, const std::vector<double>& sizes_in,
   return r;
 }
 
-void write_comm_bench(const std::string& path, const Provenance& prov, const CommBenchResult& result, bool overwrite) {
+void write_comm_bench(const std::string& path, const Provenance& prov, const CommBenchResult& result,
+                      bool overwrite) {
   if (!overwrite && std::filesystem::exists(path))
     input_error("results file " + path + " exists; pass --force to replace it");
   h5::QuietErrors quiet;

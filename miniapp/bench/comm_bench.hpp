@@ -11,9 +11,10 @@
 namespace minictx {
 
 struct CommBenchRow {
-  std::string kind;    // exchange (fresh buffers) | exchange_reused | exchange_after_kernel | all_to_all | all_reduce
-  std::string link;    // intra | inter (exchange); world (collectives)
-  double bytes = 0;    // per rank: sent to the peer (exchange), to each peer (all_to_all), buffer (all_reduce)
+  std::string
+      kind;  // exchange (fresh buffers) | exchange_reused | exchange_after_kernel | all_to_all | all_reduce
+  std::string link;  // intra | inter (exchange); world (collectives)
+  double bytes = 0;  // per rank: sent to the peer (exchange), to each peer (all_to_all), buffer (all_reduce)
   double seconds = 0;  // best of the repetitions
   double gb_s = 0;     // bytes / seconds, 1 GB = 1e9 bytes
 };
@@ -35,6 +36,7 @@ struct CommBenchResult {
 // node, emulated or not).
 CommBenchResult run_comm_bench(Comm& world, const std::vector<double>& sizes, double min_seconds);
 
-void write_comm_bench(const std::string& path, const Provenance& prov, const CommBenchResult& result, bool overwrite);
+void write_comm_bench(const std::string& path, const Provenance& prov, const CommBenchResult& result,
+                      bool overwrite);
 
 }  // namespace minictx

@@ -57,7 +57,8 @@ class Lockstep {
   // ones often enough that the first call's page faults do not count. The slowest rank's
   // best.
   template <class F>
-  double best_seconds(double min_seconds, BenchClock clock, F&& f, const std::function<void()>& prepare = {}) {
+  double best_seconds(double min_seconds, BenchClock clock, F&& f,
+                      const std::function<void()>& prepare = {}) {
     double best = 1e300, spent = 0, more = 1;
     while (more > 0) {
       if (prepare) prepare();  // untimed
@@ -97,7 +98,8 @@ Tensor fresh_pages(const std::vector<int64_t>& shape) {
   const size_t bytes = size_t(std::max<int64_t>(1, n)) * sizeof(float);
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) fail("bench: cannot map " + std::to_string(bytes) + " bytes");
-  return Tensor(std::shared_ptr<float>(static_cast<float*>(p), [bytes](float* q) { munmap(q, bytes); }), shape);
+  return Tensor(std::shared_ptr<float>(static_cast<float*>(p), [bytes](float* q) { munmap(q, bytes); }),
+                shape);
 }
 
 Tensor generated(Device& device, std::vector<int64_t> shape, uint64_t id) {
@@ -177,8 +179,8 @@ RunConfig layer_config(const KernelBenchOptions& opt) {
 }
 
 // One attention row: forward, or forward+backward, of one shape on a fresh problem.
-KernelBenchRow attention_row(const KernelBenchOptions& opt, Lockstep& ranks, Device& device, const std::string& kind,
-                             int64_t seq_len, int head_dim, bool causal) {
+KernelBenchRow attention_row(const KernelBenchOptions& opt, Lockstep& ranks, Device& device,
+                             const std::string& kind, int64_t seq_len, int head_dim, bool causal) {
   const bool with_backward = kind != "attn_fwd";
   const RunConfig cfg = attention_config(opt, seq_len, head_dim, causal);
   AttnShape shape;
@@ -198,8 +200,8 @@ KernelBenchRow attention_row(const KernelBenchOptions& opt, Lockstep& ranks, Dev
   {
     AttnProblem p(device, shape, seq_len, with_backward);
     const CoreShare share;
-    row.seconds =
-        ranks.best_seconds(opt.min_seconds, opt.clock, [&] { with_backward ? p.forward_backward() : p.forward(); });
+    row.seconds = ranks.best_seconds(opt.min_seconds, opt.clock,
+                                     [&] { with_backward ? p.forward_backward() : p.forward(); });
     row.core_share = ranks.smallest(share.share());
   }
   const double flops = attention_fwd_flops(cfg) * (with_backward ? 3.5 : 1.0);
@@ -248,7 +250,8 @@ KernelBenchRow gemm_row(const KernelBenchOptions& opt, Lockstep& ranks, Device& 
   row.kind = "gemm";
   row.seq_len = n;
   const CoreShare share;
-  row.seconds = ranks.best_seconds(opt.min_seconds, opt.clock, [&] { device.gemm(false, false, 1.0f, a, b, 0.0f, c); });
+  row.seconds =
+      ranks.best_seconds(opt.min_seconds, opt.clock, [&] { device.gemm(false, false, 1.0f, a, b, 0.0f, c); });
   row.core_share = ranks.smallest(share.share());
   row.gflops = 2.0 * double(n) * double(n) * double(n) / row.seconds / 1e9;
   row.peak_tracked_bytes = double(device.memory().peak());

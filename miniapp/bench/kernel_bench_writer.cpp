@@ -27,7 +27,8 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
     h5::write_attribute(b.get(), "layer_model",
                         "layers=" + std::to_string(m.layers) + " d_model=" + std::to_string(m.d_model) +
                             " heads=" + std::to_string(m.heads) + " kv_heads=" + std::to_string(m.kv_heads) +
-                            " head_dim=" + std::to_string(m.head_dim) + " ffn_hidden=" + std::to_string(m.ffn_hidden));
+                            " head_dim=" + std::to_string(m.head_dim) +
+                            " ffn_hidden=" + std::to_string(m.ffn_hidden));
 
     std::vector<std::string> kind, kernel;
     std::vector<double> seq_len, head_dim, seconds, gflops, calibration, fraction, tracked, rss, share, bytes;

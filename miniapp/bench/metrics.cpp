@@ -39,7 +39,8 @@ std::map<std::string, double> derive_metrics(const RunConfig& cfg, const PointRe
   double step = 0;
   for (int i = 0; i < p.iters; ++i) {
     double slowest = 0;
-    for (int r = 0; r < ranks; ++r) slowest = std::max(slowest, p.iter_seconds[size_t(i) * size_t(ranks) + size_t(r)]);
+    for (int r = 0; r < ranks; ++r)
+      slowest = std::max(slowest, p.iter_seconds[size_t(i) * size_t(ranks) + size_t(r)]);
     step += slowest;
   }
   step /= std::max(p.iters, 1);

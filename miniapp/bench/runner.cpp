@@ -56,8 +56,8 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
                                 : ckpt == Checkpointing::selective      ? 1
                                 : ckpt == Checkpointing::selective_half ? 0.5L
                                                                         : 0;
-    bytes = 2.0L * real(m.n_params()) * 4 + per_layer * (kept + 1) + rows * m.d_model * 4 * (m.layers + 3.0L) +
-            attention_kept * m.layers * rows * (qd + m.heads) * 4;
+    bytes = 2.0L * real(m.n_params()) * 4 + per_layer * (kept + 1) +
+            rows * m.d_model * 4 * (m.layers + 3.0L) + attention_kept * m.layers * rows * (qd + m.heads) * 4;
   } else {
     bytes = rows * (6 * qd + 6 * kvd) * 4;
   }
@@ -66,8 +66,8 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
 }
 
 std::string memory_refusal(const RunConfig& cfg, const Topology& topology, int64_t capacity_per_rank) {
-  for (const auto& [key, tile] :
-       {std::pair{"attention.block_q", cfg.attention.block_q}, std::pair{"attention.block_k", cfg.attention.block_k}})
+  for (const auto& [key, tile] : {std::pair{"attention.block_q", cfg.attention.block_q},
+                                  std::pair{"attention.block_k", cfg.attention.block_k}})
     if (tile > kMaxTile)
       return std::string(key) + " = " + std::to_string(tile) + " exceeds " + std::to_string(kMaxTile) +
              ", the largest tile the attention kernel takes";
@@ -83,11 +83,13 @@ int64_t capacity_per_rank(const Device& device, const Topology& topology) {
 }
 
 void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device& device) {
-  const std::string refusal = memory_refusal(cfg, world.topology(), capacity_per_rank(device, world.topology()));
+  const std::string refusal =
+      memory_refusal(cfg, world.topology(), capacity_per_rank(device, world.topology()));
   if (!refusal.empty()) input_error(refusal);
 }
 
-PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const std::function<void()>& between) {
+PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
+                      const std::function<void()>& between) {
   validate_backend(cfg, world.group_topology());
   device.memory().reset_peak();
   PhaseTimer timer;

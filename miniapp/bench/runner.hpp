@@ -13,7 +13,8 @@ namespace minictx {
 // returns the gathered timings, memory, bytes and metrics (complete on every rank).
 // `between` runs on every rank before each warm-up and timed iteration, outside the timed
 // region and the byte counts; it may throw to abandon the point (on every rank alike).
-PointResult run_point(const RunConfig& cfg, Comm& world, Device& device, const std::function<void()>& between = {});
+PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
+                      const std::function<void()>& between = {});
 
 // Per-rank memory estimate of a point (saturating at kSaturated, never negative), and its
 // check against the device (InputError), made before anything is allocated.

@@ -70,10 +70,13 @@ class Comm {
   }
 
  protected:
-  Comm(Topology topology, std::shared_ptr<ByteCounter> bytes) : topology_(topology), bytes_(std::move(bytes)) {}
+  Comm(Topology topology, std::shared_ptr<ByteCounter> bytes)
+      : topology_(topology), bytes_(std::move(bytes)) {}
   std::shared_ptr<ByteCounter> bytes_shared() const { return bytes_; }
   // Count `bytes` sent from this rank to `peer`.
-  void count_sent(int peer, double bytes) { (same_node(rank(), peer) ? bytes_->intra : bytes_->inter) += bytes; }
+  void count_sent(int peer, double bytes) {
+    (same_node(rank(), peer) ? bytes_->intra : bytes_->inter) += bytes;
+  }
   // Count `bytes_per_peer` to every other rank of the group.
   void count_to_all_peers(double bytes_per_peer) {
     for (int p = 0; p < size(); ++p)

@@ -18,7 +18,8 @@ std::unique_ptr<Comm> create_mpi(std::unique_ptr<MpiComm> world, [[maybe_unused]
 #ifdef MINICTX_HAVE_CUDA
 std::unique_ptr<Comm> create_nccl(std::unique_ptr<MpiComm> world, Device& device) {
   // The deck refuses nccl without run.device cuda; a caller that skips the deck gets this.
-  if (device.kind() != DeviceKind::cuda) input_error("run.comm nccl needs run.device cuda: NCCL moves GPU memory");
+  if (device.kind() != DeviceKind::cuda)
+    input_error("run.comm nccl needs run.device cuda: NCCL moves GPU memory");
   return make_gpu_world_comm(CommKind::nccl, *world, device);
 }
 #endif
@@ -42,8 +43,8 @@ std::unique_ptr<Comm> make_world_comm(CommKind kind, std::unique_ptr<MpiComm> wo
     available += (available.empty() ? "" : ", ") + std::string(to_string(c.kind));
   }
   // Every comm but MPI comes with the cuda preset (CMakePresets.json).
-  input_error("comm '" + std::string(to_string(kind)) + "' is not compiled into this build (available: " + available +
-              "; build the cuda preset)");
+  input_error("comm '" + std::string(to_string(kind)) +
+              "' is not compiled into this build (available: " + available + "; build the cuda preset)");
 }
 
 }  // namespace minictx

@@ -24,7 +24,8 @@ void check_mpi(int code, const char* call) {
 namespace {
 
 int as_int_count(int64_t count) {
-  require(count >= 0 && count <= INT_MAX, "message of " + std::to_string(count) + " elements exceeds MPI's int count");
+  require(count >= 0 && count <= INT_MAX,
+          "message of " + std::to_string(count) + " elements exceeds MPI's int count");
   return int(count);
 }
 
@@ -60,8 +61,8 @@ void MpiComm::complete(MPI_Request* reqs, int n, const char* call, int dst, int 
       int rank = -1;
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);
       const std::string& point = watchdog::point();
-      std::fprintf(stderr, "minictx: watchdog: rank %d waited %.1f s in %s (%s) %s; aborting the job (%s)\n", rank,
-                   waited, call, describe_peers(dst, src).c_str(),
+      std::fprintf(stderr, "minictx: watchdog: rank %d waited %.1f s in %s (%s) %s; aborting the job (%s)\n",
+                   rank, waited, call, describe_peers(dst, src).c_str(),
                    point.empty() ? "outside any point" : ("at " + point).c_str(),
                    watchdog::limit_description().c_str());
       std::fflush(stderr);
@@ -135,8 +136,8 @@ ShiftHandle MpiComm::shift_start(const float* send, float* recv, int64_t count, 
 void MpiComm::wait(ShiftHandle& handle) {
   require(handle.slot >= 0 && size_t(handle.slot) < pending_.size(), "wait on a shift that was not started");
   auto& reqs = pending_[size_t(handle.slot)];
-  complete(reqs.data(), int(reqs.size()), "MPI_Waitall of a ring shift", shift_peers_[size_t(handle.slot)].first,
-           shift_peers_[size_t(handle.slot)].second);
+  complete(reqs.data(), int(reqs.size()), "MPI_Waitall of a ring shift",
+           shift_peers_[size_t(handle.slot)].first, shift_peers_[size_t(handle.slot)].second);
   reqs.clear();
   handle.slot = -1;
 }
@@ -161,7 +162,8 @@ void MpiComm::all_gather(const float* send, float* recv, int64_t count_per_rank)
 // sends them: 2(P−1)/P and (P−1)/P of the buffer, spread evenly over the peers.
 void MpiComm::all_reduce_sum(float* data, int64_t count) {
   MPI_Request req;
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_FLOAT, MPI_SUM, comm_, &req), "MPI_Iallreduce");
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_FLOAT, MPI_SUM, comm_, &req),
+            "MPI_Iallreduce");
   complete(&req, 1, "MPI_Iallreduce");
   if (size_ > 1) count_to_all_peers(2.0 * double(count) * sizeof(float) / size_);
 }
@@ -176,8 +178,9 @@ void MpiComm::all_reduce_sum(double* data, int64_t count) {
 
 void MpiComm::reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) {
   MPI_Request req;
-  check_mpi(MPI_Ireduce_scatter_block(send, recv, as_int_count(count_per_rank), MPI_FLOAT, MPI_SUM, comm_, &req),
-            "MPI_Ireduce_scatter_block");
+  check_mpi(
+      MPI_Ireduce_scatter_block(send, recv, as_int_count(count_per_rank), MPI_FLOAT, MPI_SUM, comm_, &req),
+      "MPI_Ireduce_scatter_block");
   complete(&req, 1, "MPI_Ireduce_scatter_block");
   count_to_all_peers(double(count_per_rank) * sizeof(float));
 }

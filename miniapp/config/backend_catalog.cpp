@@ -17,7 +17,8 @@ std::vector<BackendDeckFacts>& catalog() {
 void install_backend_catalog(std::vector<BackendDeckFacts> backends) { catalog() = std::move(backends); }
 
 const std::vector<BackendDeckFacts>& backend_catalog() {
-  require(!catalog().empty(), "no attention backend is installed in the deck (call install_deck_backends first)");
+  require(!catalog().empty(),
+          "no attention backend is installed in the deck (call install_deck_backends first)");
   return catalog();
 }
 

@@ -82,7 +82,8 @@ Deck Deck::from_string(const std::string& yaml, const std::string& name) {
 void Deck::set(const std::string& key_equals_value) {
   const std::string where = "--set " + key_equals_value;
   const auto eq = key_equals_value.find('=');
-  if (eq == std::string::npos || eq == 0) input_error(where + ": expected section.key=value, e.g. model.layers=4");
+  if (eq == std::string::npos || eq == 0)
+    input_error(where + ": expected section.key=value, e.g. model.layers=4");
   const std::string key = key_equals_value.substr(0, eq);
   const KeySpec* spec = find_key(key);
   if (!spec) input_error(where + ": " + unknown_key_message(key));
@@ -93,12 +94,14 @@ void Deck::set(const std::string& key_equals_value) {
     input_error(where + ": the value is not valid YAML (" + e.msg + ")");
   }
   if (value.IsMap()) input_error(where + ": the value must be a single value or a list such as [1,2]");
-  // NOLINTNEXTLINE(performance-no-automatic-move): `where` is captured, not the lambda's local; it is copied by design
+  // NOLINTNEXTLINE(performance-no-automatic-move): `where` is captured, not the lambda's local; it is copied
+  // by design
   DeckEntry entry = parse_entry(*spec, value, where, [&](const YAML::Node&) { return where; });
 
   // Replace in place, so a swept key keeps its place in the sweep order; a new key goes
   // after the last key of its section, so that to_yaml() keeps the same order.
-  auto same = std::find_if(entries_.begin(), entries_.end(), [&](const DeckEntry& e) { return e.key == key; });
+  auto same =
+      std::find_if(entries_.begin(), entries_.end(), [&](const DeckEntry& e) { return e.key == key; });
   if (same != entries_.end()) {
     *same = std::move(entry);
   } else {

@@ -25,7 +25,8 @@ Flat flatten(const std::string& yaml, const char* which) {
     if (!section.second.IsMap())
       fail(std::string(which) + " deck: section " + section.first.Scalar() + " is not a mapping");
     for (const auto& kv : section.second) {
-      if (!kv.second.IsScalar()) fail(std::string(which) + " deck: " + kv.first.Scalar() + " is not a scalar");
+      if (!kv.second.IsScalar())
+        fail(std::string(which) + " deck: " + kv.first.Scalar() + " is not a scalar");
       out.emplace_back(section.first.Scalar() + "." + kv.first.Scalar(), kv.second.Scalar());
     }
   }

@@ -61,9 +61,12 @@ KeySpec member_key(const std::string& key, Sec RunConfig::*sec, T Sec::*member, 
   KeySpec s = named(key, kind);
   s.choices = std::move(choices);
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    s.max_int = static_cast<long long>(std::min<unsigned long long>(std::numeric_limits<T>::max(), LLONG_MAX));
+    s.max_int =
+        static_cast<long long>(std::min<unsigned long long>(std::numeric_limits<T>::max(), LLONG_MAX));
   }
-  s.apply = [sec, member, ch = s.choices](RunConfig& c, const DeckScalar& v) { store(c.*sec.*member, v, ch); };
+  s.apply = [sec, member, ch = s.choices](RunConfig& c, const DeckScalar& v) {
+    store(c.*sec.*member, v, ch);
+  };
   s.read = [sec, member](const RunConfig& c) { return load(c.*sec.*member); };
   return s;
 }
@@ -161,11 +164,14 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 std::size_t close_enough(const std::string& word) { return std::clamp<std::size_t>(word.size() / 3, 1, 3); }
 
 // YAML allows a leading '+', from_chars does not.
-const char* after_plus(const std::string& t) { return t.data() + (t.size() > 1 && t[0] == '+' && t[1] != '-'); }
+const char* after_plus(const std::string& t) {
+  return t.data() + (t.size() > 1 && t[0] == '+' && t[1] != '-');
+}
 
 bool is_integer_text(const std::string& t) {
   const std::size_t sign = !t.empty() && (t[0] == '+' || t[0] == '-');
-  return t.size() > sign && std::all_of(t.begin() + sign, t.end(), [](unsigned char c) { return std::isdigit(c); });
+  return t.size() > sign &&
+         std::all_of(t.begin() + sign, t.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 bool parse_real(const std::string& t, double& out) {
@@ -283,8 +289,8 @@ DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::stri
       if (!parse_real(t, v)) bad(where, s, "must be a number, got '" + t + "'");
       if (s.min_exclusive ? v <= s.min_real : v < s.min_real)
         bad(where, s,
-            std::string(s.min_exclusive ? "must be greater than " : "must be at least ") + format_value(s.min_real) +
-                ", got " + t);
+            std::string(s.min_exclusive ? "must be greater than " : "must be at least ") +
+                format_value(s.min_real) + ", got " + t);
       return v;
     }
     case Kind::boolean:
@@ -310,7 +316,8 @@ DeckEntry parse_entry(const KeySpec& s, const YAML::Node& node, const std::strin
   if (s.kind == Kind::key_list) {
     e.is_list = true;
     if (node.IsNull()) return e;
-    if (!node.IsSequence()) bad(where, s, "must be a list of keys, e.g. [sequence.length, attention.backend]");
+    if (!node.IsSequence())
+      bad(where, s, "must be a list of keys, e.g. [sequence.length, attention.backend]");
     for (const auto& item : node) {
       const std::string at = item_where(item);
       if (!item.IsScalar()) bad(at, s, "must list dotted keys such as sequence.length");

@@ -35,10 +35,13 @@ double EfficiencyCurve::at(double v) const {
 }
 
 double AttentionEfficiency::at(bool backward, bool causal, double d, double len) const {
-  const std::vector<double>& table = backward ? (causal ? bwd_causal : bwd_full) : (causal ? fwd_causal : fwd_full);
+  const std::vector<double>& table =
+      backward ? (causal ? bwd_causal : bwd_full) : (causal ? fwd_causal : fwd_full);
   const Bracket i = bracket(head_dim, d), j = bracket(length, len);
   const size_t n = length.size();
-  auto row = [&](size_t r) { return table[r * n + j.lo] + j.t * (table[r * n + j.hi] - table[r * n + j.lo]); };
+  auto row = [&](size_t r) {
+    return table[r * n + j.lo] + j.t * (table[r * n + j.hi] - table[r * n + j.lo]);
+  };
   return row(i.lo) + i.t * (row(i.hi) - row(i.lo));
 }
 
@@ -69,7 +72,8 @@ class Reader {
     if (!g || !g.IsMap()) input_error(at(p) + ": projection." + key + " is missing or not a mapping");
     const YAML::Node s = g["source"];
     if (!s || !s.IsScalar() || s.Scalar().empty())
-      input_error(at(g) + ": projection." + key + " has no 'source:' (every figure names where it comes from)");
+      input_error(at(g) + ": projection." + key +
+                  " has no 'source:' (every figure names where it comes from)");
     sources[key] = s.Scalar();
     return g;
   }
@@ -81,7 +85,8 @@ class Reader {
     try {
       x = v.as<double>();
     } catch (const YAML::Exception&) {
-      input_error(at(v) + ": projection." + group + "." + key + " must be a number, got '" + v.Scalar() + "'");
+      input_error(at(v) + ": projection." + group + "." + key + " must be a number, got '" + v.Scalar() +
+                  "'");
     }
     if (!(x > 0) || !std::isfinite(x))
       input_error(at(v) + ": projection." + group + "." + key + " must be positive, got " + v.Scalar());
@@ -96,10 +101,12 @@ class Reader {
     try {
       x = v.as<double>();
     } catch (const YAML::Exception&) {
-      input_error(at(v) + ": projection." + group + "." + key + " must be a number, got '" + v.Scalar() + "'");
+      input_error(at(v) + ": projection." + group + "." + key + " must be a number, got '" + v.Scalar() +
+                  "'");
     }
     if (!(x >= 0 && x <= 1))
-      input_error(at(v) + ": projection." + group + "." + key + " must be a fraction in [0, 1], got " + v.Scalar());
+      input_error(at(v) + ": projection." + group + "." + key + " must be a fraction in [0, 1], got " +
+                  v.Scalar());
     return x;
   }
 
@@ -113,7 +120,8 @@ class Reader {
       try {
         x = e.as<double>();
       } catch (const YAML::Exception&) {
-        input_error(at(e) + ": projection." + group + "." + key + " must hold numbers, got '" + e.Scalar() + "'");
+        input_error(at(e) + ": projection." + group + "." + key + " must hold numbers, got '" + e.Scalar() +
+                    "'");
       }
       if (!(x > 0)) input_error(at(e) + ": projection." + group + "." + key + " values must be positive");
       out.push_back(x);
@@ -129,7 +137,8 @@ class Reader {
     for (size_t i = 1; i < c.x.size(); ++i)
       if (c.x[i] <= c.x[i - 1]) input_error(at(g) + ": projection." + group + "." + x_key + " must increase");
     for (double y : c.y)
-      if (y > 1) input_error(at(g) + ": projection." + group + "." + y_key + " are fractions of the peak (<= 1)");
+      if (y > 1)
+        input_error(at(g) + ": projection." + group + "." + y_key + " are fractions of the peak (<= 1)");
     return c;
   }
 
@@ -139,7 +148,8 @@ class Reader {
 };
 
 fs::path find_profile(const std::string& name_or_path, const fs::path& deck_dir) {
-  const bool is_path = name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".yaml";
+  const bool is_path =
+      name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".yaml";
   if (is_path) {
     if (!fs::is_regular_file(name_or_path)) input_error("--machine " + name_or_path + ": no such file");
     return name_or_path;
@@ -149,8 +159,8 @@ fs::path find_profile(const std::string& name_or_path, const fs::path& deck_dir)
     if (fs::is_regular_file(d / (name_or_path + ".yaml"))) return d / (name_or_path + ".yaml");
     searched += (searched.empty() ? "" : ", ") + d.string();
   }
-  input_error("--machine " + name_or_path +
-              ": profile not found (searched: " + (searched.empty() ? "no profile directory exists" : searched) + ")");
+  input_error("--machine " + name_or_path + ": profile not found (searched: " +
+              (searched.empty() ? "no profile directory exists" : searched) + ")");
 }
 
 }  // namespace
@@ -175,7 +185,8 @@ ProjectionProfile load_projection_profile(const std::string& name_or_path, const
   p.hbm_gb_s = r.positive(mem, "memory", "bandwidth_gb_s");
   for (const auto& [key, link] : {std::pair{"intra_node", &p.intra}, std::pair{"inter_node", &p.inter}}) {
     const YAML::Node g = r.group(key, p.sources);
-    *link = {r.positive(g, key, "bandwidth_gb_s"), r.positive(g, key, "latency_us"), r.fraction(g, key, "overlap")};
+    *link = {r.positive(g, key, "bandwidth_gb_s"), r.positive(g, key, "latency_us"),
+             r.fraction(g, key, "overlap")};
   }
   const YAML::Node call = r.group("call_overhead", p.sources);
   p.call_overhead_us = r.positive(call, "call_overhead", "us");

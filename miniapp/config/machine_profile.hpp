@@ -35,7 +35,9 @@ struct LinkRate {
   // rest moves after it (MPI without asynchronous progress moves a large message only
   // inside MPI calls: 0).
   double overlap = 1;
-  double seconds(double bytes) const { return bytes > 0 ? latency_us * 1e-6 + bytes / (bandwidth_gb_s * 1e9) : 0; }
+  double seconds(double bytes) const {
+    return bytes > 0 ? latency_us * 1e-6 + bytes / (bandwidth_gb_s * 1e9) : 0;
+  }
 };
 
 struct ProjectionProfile {
@@ -57,6 +59,7 @@ struct ProjectionProfile {
 
 // Reads inputs/machines/NAME.yaml (found as the run finds profiles) or a path to a YAML
 // file; InputError with the file and line when a group, a value or its source is missing.
-ProjectionProfile load_projection_profile(const std::string& name_or_path, const std::filesystem::path& deck_dir);
+ProjectionProfile load_projection_profile(const std::string& name_or_path,
+                                          const std::filesystem::path& deck_dir);
 
 }  // namespace minictx

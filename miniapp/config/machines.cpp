@@ -72,7 +72,8 @@ MachineProfile read_profile(const fs::path& file) {
       input_error(at(kv.first) + ": '" + key + "' must be " +
                   (key == "name" ? "a non-empty string" : "a mapping of dtype to TFLOPS"));
     } else {
-      input_error(at(kv.first) + ": unknown key '" + key + "' (a profile has name, peak_tflops and projection)");
+      input_error(at(kv.first) + ": unknown key '" + key +
+                  "' (a profile has name, peak_tflops and projection)");
     }
   }
   if (p.name.empty()) input_error(where + ": 'name' is missing");
@@ -102,21 +103,24 @@ void resolve_machine(RunConfig& cfg, const fs::path& deck_dir, const std::string
   MachineConfig& m = cfg.machine;
   if (m.measures_peak()) {
     if (m.peak_tflops > 0)
-      input_error(
-          at + ": machine.peak_tflops is given, so machine.profile: measure has nothing to measure; drop one of them");
+      input_error(at +
+                  ": machine.peak_tflops is given, so machine.profile: measure has nothing to measure; drop "
+                  "one of them");
     m.name = "measured";
     return;
   }
   if (!is_profile_name(m.profile))
-    input_error(at + ": machine.profile must be 'measure' or a profile name (letters, digits, '-', '_', '.'), got '" +
-                m.profile + "'");
+    input_error(
+        at + ": machine.profile must be 'measure' or a profile name (letters, digits, '-', '_', '.'), got '" +
+        m.profile + "'");
   auto it = cache.find(m.profile);
   if (it == cache.end()) {
     const auto dirs = machine_profile_dirs(deck_dir);
     // The first directory holding NAME.yaml wins, so a site directory can add profiles
     // and still fall back on the shipped ones.
-    auto found = std::find_if(dirs.begin(), dirs.end(),
-                              [&](const fs::path& d) { return fs::is_regular_file(d / (m.profile + ".yaml")); });
+    auto found = std::find_if(dirs.begin(), dirs.end(), [&](const fs::path& d) {
+      return fs::is_regular_file(d / (m.profile + ".yaml"));
+    });
     if (found == dirs.end()) {
       std::string searched;
       for (const auto& d : dirs) searched += (searched.empty() ? "" : ", ") + d.string();

@@ -22,7 +22,8 @@ const DeckEntry* find_entry(const std::vector<DeckEntry>& entries, const std::st
 // Keys one run applies once, before its first point (the comm, the device, the results
 // file), so a list of them would label points with values they did not run with.
 bool whole_run_key(const std::string& key) {
-  return key.rfind("topology.", 0) == 0 || key.rfind("output.", 0) == 0 || key == "run.device" || key == "run.comm";
+  return key.rfind("topology.", 0) == 0 || key.rfind("output.", 0) == 0 || key == "run.device" ||
+         key == "run.comm";
 }
 
 // Sections in schema order, every key with its value; sweep.zip has no meaning for a point.
@@ -42,22 +43,26 @@ std::string resolved_yaml(const RunConfig& cfg) {
 
 // Checks between keys that no single value can make (a preset may have supplied either
 // side). `at` names the first of the keys the deck sets, for the error line.
-void check_point(const RunConfig& c, const std::function<std::string(std::initializer_list<const char*>)>& at) {
+void check_point(const RunConfig& c,
+                 const std::function<std::string(std::initializer_list<const char*>)>& at) {
   const ModelShape& m = c.model;
   if (m.heads % m.kv_heads != 0)
-    input_error(at({"model.kv_heads", "model.heads", "model.preset"}) + ": model.heads (" + std::to_string(m.heads) +
-                ") must be a multiple of model.kv_heads (" + std::to_string(m.kv_heads) +
-                ") for grouped-query attention");
+    input_error(at({"model.kv_heads", "model.heads", "model.preset"}) + ": model.heads (" +
+                std::to_string(m.heads) + ") must be a multiple of model.kv_heads (" +
+                std::to_string(m.kv_heads) + ") for grouped-query attention");
   const AttentionConfig& a = c.attention;
   const BackendDeckFacts& backend = backend_facts(a.backend);
   if (backend.splits_heads && backend.splits_heads(a) && m.heads % a.ulysses_degree != 0)
-    input_error(at({"attention.ulysses_degree", "model.heads", "model.preset"}) + ": attention.ulysses_degree (" +
-                std::to_string(a.ulysses_degree) + ") must divide model.heads (" + std::to_string(m.heads) +
+    input_error(at({"attention.ulysses_degree", "model.heads", "model.preset"}) +
+                ": attention.ulysses_degree (" + std::to_string(a.ulysses_degree) +
+                ") must divide model.heads (" + std::to_string(m.heads) +
                 ") because Ulysses splits the heads across ranks");
   if (c.run.watchdog_seconds < 0 && c.run.watchdog_seconds != -1)
-    input_error(at({"run.watchdog_seconds"}) + ": run.watchdog_seconds must be -1 (automatic), 0 (off) or seconds");
+    input_error(at({"run.watchdog_seconds"}) +
+                ": run.watchdog_seconds must be -1 (automatic), 0 (off) or seconds");
   if (c.run.comm == CommKind::nccl && c.run.device != DeviceKind::cuda)
-    input_error(at({"run.comm", "run.device"}) + ": run.comm nccl needs run.device cuda (NCCL moves device memory)");
+    input_error(at({"run.comm", "run.device"}) +
+                ": run.comm nccl needs run.device cuda (NCCL moves device memory)");
 }
 
 // A backend option the deck sets for a backend that does not read it would be silently
@@ -76,8 +81,8 @@ void check_backend_options(const std::vector<DeckEntry>& entries, const std::vec
     std::string readers;
     for (const auto& b : backend_catalog())
       if (takes_option(b, key)) readers += (readers.empty() ? "" : ", ") + b.name;
-    input_error(entries[i].where + point + ": " + key + " does not apply to attention.backend " + backend.name +
-                " (it applies to " + readers + ")");
+    input_error(entries[i].where + point + ": " + key + " does not apply to attention.backend " +
+                backend.name + " (it applies to " + readers + ")");
   }
 }
 
@@ -85,7 +90,8 @@ void check_backend_options(const std::vector<DeckEntry>& entries, const std::vec
 void check_no_whole_run_list(const std::vector<DeckEntry>& entries) {
   for (const auto& e : entries)
     if (e.is_list && e.values.size() > 1 && whole_run_key(e.key))
-      input_error(e.where + ": " + e.key + " applies to the whole run and cannot be swept; run one job per value");
+      input_error(e.where + ": " + e.key +
+                  " applies to the whole run and cannot be swept; run one job per value");
 }
 
 // The keys sweep.zip names, each a list in this deck, all of the same length.
@@ -97,7 +103,8 @@ std::set<std::string> zipped_keys(const std::vector<DeckEntry>& entries) {
   for (const auto& v : zip->values) {
     const std::string& k = std::get<std::string>(v);
     const DeckEntry* e = find_entry(entries, k);
-    if (!e || !e->is_list) input_error(zip->where + ": sweep.zip names '" + k + "', which is not a list in this deck");
+    if (!e || !e->is_list)
+      input_error(zip->where + ": sweep.zip names '" + k + "', which is not a list in this deck");
     if (first && e->values.size() != first->values.size())
       input_error(zip->where + ": sweep.zip lists must have equal lengths, but " + first->key + " has " +
                   std::to_string(first->values.size()) + " values and " + k + " has " +
@@ -131,7 +138,8 @@ Dimensions sweep_dimensions(const std::vector<DeckEntry>& entries, const std::se
 }
 
 // The number of points, refused past max_points.
-std::size_t point_count(const std::vector<DeckEntry>& entries, const Dimensions& dims, const std::string& deck_name) {
+std::size_t point_count(const std::vector<DeckEntry>& entries, const Dimensions& dims,
+                        const std::string& deck_name) {
   std::size_t count = 1;
   for (const auto& d : dims) {
     count *= entries[d[0]].values.size();
@@ -157,7 +165,8 @@ SweepPoint make_point(const std::vector<DeckEntry>& entries, const std::vector<s
   // The preset first, so that the deck's own model keys override it.
   RunConfig& c = pt.config;
   const DeckEntry* preset = find_entry(entries, "model.preset");
-  c.model = preset_shape(preset ? std::get<std::string>(preset->values[pick[preset - entries.data()]]) : "custom");
+  c.model =
+      preset_shape(preset ? std::get<std::string>(preset->values[pick[preset - entries.data()]]) : "custom");
   for (std::size_t i = 0; i < entries.size(); ++i)
     if (entries[i].key != "sweep.zip") find_key(entries[i].key)->apply(c, entries[i].values[pick[i]]);
 

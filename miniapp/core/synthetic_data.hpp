@@ -24,7 +24,9 @@ inline constexpr const char* weight_name(Weight w) {
   constexpr const char* names[] = {"g_attn", "wq", "wk", "wv", "wo", "g_mlp", "w1", "w3", "w2"};
   return names[int(w)];
 }
-inline constexpr uint64_t weight_tensor_id(int layer, Weight w) { return 1000 + uint64_t(layer) * 16 + uint64_t(w); }
+inline constexpr uint64_t weight_tensor_id(int layer, Weight w) {
+  return 1000 + uint64_t(layer) * 16 + uint64_t(w);
+}
 inline constexpr bool is_gain(Weight w) { return w == Weight::g_attn || w == Weight::g_mlp; }
 
 // Value of element `index` of a weight with `fan_in` rows: U(-1,1)/sqrt(fan_in) for

@@ -16,8 +16,8 @@ constexpr const char* kDetectedVar = "MINICTX_BLAS_DETECTED_CORE";
 // OpenBLAS's fallback is all there is).
 const char* core_for_cpu_features() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl"))
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
     return "SkylakeX";
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
   return nullptr;
@@ -44,7 +44,8 @@ void choose_blas_kernels(char** argv) {
 std::string blas_description() {
   std::string s = openblas_get_config();
   if (const char* detected = std::getenv(kDetectedVar))
-    s += std::string(" (kernels chosen by minictx from the CPU's features; OpenBLAS detected ") + detected + ")";
+    s += std::string(" (kernels chosen by minictx from the CPU's features; OpenBLAS detected ") + detected +
+         ")";
   return s;
 }
 

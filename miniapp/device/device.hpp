@@ -97,7 +97,8 @@ class Device {
                            Tensor& dg) = 0;
   // Rotary embedding in place on [B·L, heads·D] rows at the given positions (one per
   // row of a sequence, repeated over the batch); inverse = rotate back (the backward).
-  virtual void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse) = 0;
+  virtual void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                    bool inverse) = 0;
   // m = silu(a) ∘ u, and its backward.
   virtual void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) = 0;
   virtual void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) = 0;
@@ -109,7 +110,8 @@ class Device {
   virtual void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) = 0;
   virtual void attn_bwd(const AttnShape&, const AttnBwdBlock&) = 0;
   // Merge a separately computed block result (o_b, lse_b) into (o, lse).
-  virtual void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) = 0;
+  virtual void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b,
+                         const Tensor& lse_b) = 0;
 
  protected:
   MemoryTracker memory_;

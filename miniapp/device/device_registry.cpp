@@ -48,8 +48,8 @@ std::unique_ptr<Device> make_device(DeviceKind kind) {
     available += (available.empty() ? "" : ", ") + std::string(to_string(d.kind));
   }
   // Every device but the host one is built by a preset of its own (CMakePresets.json).
-  input_error("device '" + std::string(to_string(kind)) + "' is not compiled into this build (available: " + available +
-              "; build the " + to_string(kind) + " preset)");
+  input_error("device '" + std::string(to_string(kind)) + "' is not compiled into this build (available: " +
+              available + "; build the " + to_string(kind) + " preset)");
 }
 
 }  // namespace minictx

@@ -63,7 +63,8 @@ Scratch& scratch(int bq, int bk, int d) {
 // visible[i] = how many leading keys of the tile query i sees. Positions grow along a
 // shard and padding sits at its end, so the visible keys of a row are a prefix of the
 // tile and the prefix grows with the row. Returns the longest prefix (0: tile skipped).
-int visible_prefixes(const AttnShape& s, const int64_t* qpos, int tq, const int64_t* kpos, int tk, int* visible) {
+int visible_prefixes(const AttnShape& s, const int64_t* qpos, int tq, const int64_t* kpos, int tk,
+                     int* visible) {
   const int real = int(std::lower_bound(kpos, kpos + tk, s.real_len) - kpos);
   int longest = 0;
   for (int i = 0; i < tq; ++i) {
@@ -107,8 +108,8 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
       const int tk = visible_prefixes(s, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), visible);
       if (tk == 0) continue;
       float* scores = sc.s.data();  // [tq, tk]: only keys some row of the tile sees
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, alpha, q.ptr + i0 * q.ld, q.ld, k.ptr + j0 * k.ld,
-                  k.ld, 0.0f, scores, tk);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, alpha, q.ptr + i0 * q.ld, q.ld,
+                  k.ptr + j0 * k.ld, k.ld, 0.0f, scores, tk);
       for (int i = 0; i < tq; ++i) {
         float* srow = scores + size_t(i) * tk;
         const int n = visible[i];
@@ -120,14 +121,15 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
         run_max[i] = new_max;
         if (rescale != 1.0f) scale_row(acc + size_t(i) * d, d, rescale);
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, 1.0f, scores, tk, v.ptr + j0 * v.ld, v.ld, 1.0f,
-                  acc, d);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, 1.0f, scores, tk, v.ptr + j0 * v.ld,
+                  v.ld, 1.0f, acc, d);
     }
     for (int i = 0; i < tq; ++i) {
       if (run_sum[i] == 0.0f) continue;  // no visible key in this block
       float* arow = acc + size_t(i) * d;
       scale_row(arow, d, 1.0f / run_sum[i]);
-      lse_merge_row(o.ptr + (i0 + i) * o.ld, lse[i0 + i], arow, kLn2 * (run_max[i] + std::log2(run_sum[i])), d);
+      lse_merge_row(o.ptr + (i0 + i) * o.ld, lse[i0 + i], arow, kLn2 * (run_max[i] + std::log2(run_sum[i])),
+                    d);
     }
   }
 }
@@ -176,16 +178,16 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
           exp2_shift(prow, n, row_lse * kLog2e);
           std::fill(prow + n, prow + tk, 0.0f);
         }
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, 1.0f, p, tk, dout.ptr + i0 * dout.ld, dout.ld,
-                    1.0f, dv.ptr + j0 * dv.ld, dv.ld);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, 1.0f, dout.ptr + i0 * dout.ld, dout.ld,
-                    v.ptr + j0 * v.ld, v.ld, 0.0f, dp, tk);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, 1.0f, p, tk, dout.ptr + i0 * dout.ld,
+                    dout.ld, 1.0f, dv.ptr + j0 * dv.ld, dv.ld);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, 1.0f, dout.ptr + i0 * dout.ld,
+                    dout.ld, v.ptr + j0 * v.ld, v.ld, 0.0f, dp, tk);
         for (int i = 0; i < tq; ++i)  // p becomes dS; masked entries stay 0
           softmax_grad(p + size_t(i) * tk, dp + size_t(i) * tk, visible[i], delta[i0 + i]);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, scale, p, tk, k.ptr + j0 * k.ld, k.ld, 1.0f,
-                    dq.ptr + i0 * dq.ld, dq.ld);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, scale, p, tk, q.ptr + i0 * q.ld, q.ld, 1.0f,
-                    dk.ptr + j0 * dk.ld, dk.ld);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, scale, p, tk, k.ptr + j0 * k.ld,
+                    k.ld, 1.0f, dq.ptr + i0 * dq.ld, dq.ld);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, scale, p, tk, q.ptr + i0 * q.ld, q.ld,
+                    1.0f, dk.ptr + j0 * dk.ld, dk.ld);
       }
     }
   }
@@ -222,7 +224,8 @@ void attn_bwd(const AttnShape& s, const AttnBwdBlock& a) {
 void attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
   const int64_t len = delta.numel() / (int64_t(s.batch) * s.heads);
   Kokkos::parallel_for("minictx::attn_bwd_delta",
-                       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, s.batch * s.heads), [&](int bh) {
+                       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, s.batch * s.heads),
+                       [&](int bh) {
                          const int b = bh / s.heads, h = bh % s.heads;
                          const HeadRows orow = head_rows(o, s, s.heads, b, 0, h);
                          const HeadRows drow = head_rows(dout, s, s.heads, b, 0, h);

@@ -54,8 +54,8 @@ KokkosDevice::KokkosDevice() {
 
 std::string KokkosDevice::description() const {
   std::ostringstream s;
-  s << "Kokkos " << KOKKOS_VERSION / 10000 << "." << (KOKKOS_VERSION / 100) % 100 << "." << KOKKOS_VERSION % 100 << " ("
-    << HostExec::name() << "), BLAS: " << blas_description();
+  s << "Kokkos " << KOKKOS_VERSION / 10000 << "." << (KOKKOS_VERSION / 100) % 100 << "."
+    << KOKKOS_VERSION % 100 << " (" << HostExec::name() << "), BLAS: " << blas_description();
   return s.str();
 }
 
@@ -77,8 +77,12 @@ int64_t KokkosDevice::capacity_bytes() const {
   return int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
 }
 
-void KokkosDevice::upload(Tensor& dst, const float* host) { std::memcpy(dst.data(), host, size_t(dst.bytes())); }
-void KokkosDevice::download(const Tensor& src, float* host) { std::memcpy(host, src.data(), size_t(src.bytes())); }
+void KokkosDevice::upload(Tensor& dst, const float* host) {
+  std::memcpy(dst.data(), host, size_t(dst.bytes()));
+}
+void KokkosDevice::download(const Tensor& src, float* host) {
+  std::memcpy(host, src.data(), size_t(src.bytes()));
+}
 
 void KokkosDevice::copy(Tensor& dst, const Tensor& src) {
   require_same_size(dst, src, "copy");
@@ -119,9 +123,9 @@ double KokkosDevice::dot(const Tensor& a, const Tensor& b) {
 void KokkosDevice::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
                         Tensor& c) {
   const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, c);
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(m), int(n),
-              int(k), alpha, a.data(), int(matrix_cols(a)), b.data(), int(matrix_cols(b)), beta, c.data(),
-              int(matrix_cols(c)));
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(m),
+              int(n), int(k), alpha, a.data(), int(matrix_cols(a)), b.data(), int(matrix_cols(b)), beta,
+              c.data(), int(matrix_cols(c)));
 }
 
 void KokkosDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
@@ -138,8 +142,8 @@ void KokkosDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Ten
   });
 }
 
-void KokkosDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
-                               Tensor& dg) {
+void KokkosDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
+                               Tensor& dx, Tensor& dg) {
   const int64_t n = matrix_cols(x);
   const int64_t rows = matrix_rows(x);
   const float *px = x.data(), *pg = g.data(), *pr = rstd.data(), *pdy = dy.data();
@@ -163,7 +167,8 @@ void KokkosDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& r
   });
 }
 
-void KokkosDevice::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse) {
+void KokkosDevice::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                        bool inverse) {
   const int64_t width = matrix_cols(x);
   const int d = int(width / heads);
   const int half = d / 2;
@@ -217,7 +222,8 @@ void KokkosDevice::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Ten
 }
 void KokkosDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& a) { host::attn_bwd(s, a); }
 
-void KokkosDevice::lse_merge(const AttnShape& s, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) {
+void KokkosDevice::lse_merge(const AttnShape& s, Tensor& o, Tensor& lse, const Tensor& o_b,
+                             const Tensor& lse_b) {
   require_same_size(o, o_b, "lse_merge");
   const int d = s.head_dim;
   const int64_t len = lse.numel() / (int64_t(s.batch) * s.heads);

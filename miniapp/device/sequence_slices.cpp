@@ -11,7 +11,8 @@ struct Strides {
 };
 
 Strides strides(const Tensor& x, const Tensor& slice, int64_t groups, int64_t begin, int64_t len) {
-  require(groups > 0 && x.numel() % groups == 0 && slice.numel() % groups == 0, "sequence slice: uneven groups");
+  require(groups > 0 && x.numel() % groups == 0 && slice.numel() % groups == 0,
+          "sequence slice: uneven groups");
   const Strides s{x.numel() / groups, slice.numel() / groups};
   require(len > 0 && s.part % len == 0, "sequence slice: the slice is not len rows per group");
   const int64_t width = s.part / len;

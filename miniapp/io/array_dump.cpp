@@ -27,8 +27,10 @@ h5::Handle parent_group(hid_t file, const std::string& path) {
 
 }  // namespace
 
-void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays, const DumpAttributes& attributes) {
-  if (std::filesystem::exists(path)) input_error("--dump " + path + ": file exists; remove it or choose another name");
+void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays,
+                      const DumpAttributes& attributes) {
+  if (std::filesystem::exists(path))
+    input_error("--dump " + path + ": file exists; remove it or choose another name");
   const std::string tmp = path + ".partial";
   try {
     const h5::QuietErrors quiet;

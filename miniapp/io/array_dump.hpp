@@ -21,6 +21,7 @@ struct DumpAttributes {
 };
 
 // Writes every array as a float64 dataset of its shape (refuses to replace an existing file).
-void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays, const DumpAttributes& attributes);
+void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays,
+                      const DumpAttributes& attributes);
 
 }  // namespace minictx

@@ -11,10 +11,11 @@ namespace {
 // differ (a projection of a host run is made on a profile).
 namespace lk = schema::label_key;
 
-const char* const kConfigLabels[] = {lk::backend,     lk::ring_type, lk::mode,     lk::world_size,     lk::seq_len,
-                                     lk::batch,       lk::fwd_only,  lk::causal,   lk::ulysses_degree, lk::ring_degree,
-                                     lk::window_size, lk::intra,     lk::bwd_comm, lk::checkpointing,  lk::model,
-                                     lk::layers,      lk::d_model,   lk::heads,    lk::kv_heads,       lk::head_dim};
+const char* const kConfigLabels[] = {lk::backend,        lk::ring_type,     lk::mode,        lk::world_size,
+                                     lk::seq_len,        lk::batch,         lk::fwd_only,    lk::causal,
+                                     lk::ulysses_degree, lk::ring_degree,   lk::window_size, lk::intra,
+                                     lk::bwd_comm,       lk::checkpointing, lk::model,       lk::layers,
+                                     lk::d_model,        lk::heads,         lk::kv_heads,    lk::head_dim};
 
 std::string config_key(const PointResult& p) {
   std::string key;
@@ -70,12 +71,12 @@ Table compare_table(const std::vector<PointResult>& measured, const std::vector<
         twin = &p;
         break;
       }
-    t.rows.push_back({m.name, label(m, "backend"), label(m, "ring_type"), label(m, "mode"), label(m, "seq_len"),
-                      label(m, "fwd_only"), label(m, "checkpointing"), value(&m, "latency_ms", 1, 3),
-                      value(twin, "latency_ms", 1, 3), ratio(m, twin, "latency_ms"),
-                      ratio(m, twin, "tokens_per_s_per_device"), ratio(m, twin, "peak_memory_mb"),
-                      ratio(m, twin, "bytes_sent_intra_per_device"), ratio(m, twin, "bytes_sent_inter_per_device"),
-                      twin ? label(*twin, lk::bound) : "n/a"});
+    t.rows.push_back({m.name, label(m, "backend"), label(m, "ring_type"), label(m, "mode"),
+                      label(m, "seq_len"), label(m, "fwd_only"), label(m, "checkpointing"),
+                      value(&m, "latency_ms", 1, 3), value(twin, "latency_ms", 1, 3),
+                      ratio(m, twin, "latency_ms"), ratio(m, twin, "tokens_per_s_per_device"),
+                      ratio(m, twin, "peak_memory_mb"), ratio(m, twin, "bytes_sent_intra_per_device"),
+                      ratio(m, twin, "bytes_sent_inter_per_device"), twin ? label(*twin, lk::bound) : "n/a"});
   }
   return t;
 }

@@ -79,8 +79,9 @@ Handle string_type() {
 Handle scalar_space() { return Handle(check(H5Screate(H5S_SCALAR), "create a scalar dataspace"), H5Sclose); }
 
 Handle simple_space(const std::vector<hsize_t>& dims) {
-  return Handle(check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), "create a dataspace"),
-                H5Sclose);
+  return Handle(
+      check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), "create a dataspace"),
+      H5Sclose);
 }
 
 Handle open_attribute(hid_t obj, const std::string& name) {
@@ -91,7 +92,8 @@ Handle open_dataset(hid_t loc, const std::string& name) {
   return Handle(check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), "open dataset '" + name + "'"), H5Dclose);
 }
 
-void write_scalar_attribute(hid_t obj, const std::string& name, hid_t file_type, hid_t mem_type, const void* value) {
+void write_scalar_attribute(hid_t obj, const std::string& name, hid_t file_type, hid_t mem_type,
+                            const void* value) {
   Handle space = scalar_space();
   Handle attr(check(H5Acreate2(obj, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
                     "create attribute '" + name + "'"),
@@ -102,22 +104,25 @@ void write_scalar_attribute(hid_t obj, const std::string& name, hid_t file_type,
 void read_scalar_attribute(hid_t obj, const std::string& name, hid_t mem_type, void* value) {
   Handle attr = open_attribute(obj, name);
   Handle space(check(H5Aget_space(attr.get()), "get the space of attribute '" + name + "'"), H5Sclose);
-  if (H5Sget_simple_extent_npoints(space.get()) != 1) minictx::fail("attribute '" + name + "' is not a scalar");
+  if (H5Sget_simple_extent_npoints(space.get()) != 1)
+    minictx::fail("attribute '" + name + "' is not a scalar");
   check_status(H5Aread(attr.get(), mem_type, value), "read attribute '" + name + "'");
 }
 
 Handle create_dataset(hid_t loc, const std::string& name, hid_t file_type, const std::vector<hsize_t>& dims) {
   Handle space = simple_space(dims);
-  return Handle(check(H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                      "create dataset '" + name + "'"),
-                H5Dclose);
+  return Handle(
+      check(H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            "create dataset '" + name + "'"),
+      H5Dclose);
 }
 
 // Reads a whole dataset of `count` elements; an empty vector's data() may be null, which
 // H5Dread rejects, so nothing is read then.
 void read_dataset(const Handle& dset, const std::string& name, hid_t mem_type, void* out, size_t count) {
   if (count > 0)
-    check_status(H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), "read dataset '" + name + "'");
+    check_status(H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out),
+                 "read dataset '" + name + "'");
 }
 
 hssize_t element_count(const Handle& dset, const std::string& name, std::vector<hsize_t>* dims) {
@@ -181,8 +186,9 @@ void write_file(const std::string& path, const std::function<void(hid_t file)>& 
     Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "create a file access list"), H5Pclose);
     check_status(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "set the file close degree");
     check_status(H5Pset_fapl_core(fapl.get(), 1 << 20, /*backing_store=*/false), "use the in-memory driver");
-    Handle file(check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "create file in memory"),
-                H5Fclose);
+    Handle file(
+        check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "create file in memory"),
+        H5Fclose);
     fill(file.get());
     check_status(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "flush the file in memory");
     const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
@@ -200,9 +206,9 @@ Handle open_file_readonly(const std::string& path) {
 }
 
 Handle create_group(hid_t loc, const std::string& name) {
-  return Handle(
-      check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create group '" + name + "'"),
-      H5Gclose);
+  return Handle(check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                      "create group '" + name + "'"),
+                H5Gclose);
 }
 
 Handle open_group(hid_t loc, const std::string& name) {
@@ -214,10 +220,12 @@ std::vector<std::string> link_names(hid_t group) {
   check_status(H5Gget_info(group, &info), "get group info");
   std::vector<std::string> names;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
-    const ssize_t len = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    const ssize_t len =
+        H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
     if (len < 0) fail("get a link name");
     std::string name(static_cast<size_t>(len) + 1, '\0');
-    if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0)
+    if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) <
+        0)
       fail("get a link name");
     name.resize(static_cast<size_t>(len));
     names.push_back(std::move(name));
@@ -297,7 +305,8 @@ void write_doubles(hid_t loc, const std::string& name, const std::vector<double>
   hsize_t count = 1;
   for (hsize_t d : dims) count *= d;
   if (count != values.size())
-    minictx::fail("dataset '" + name + "': shape does not match its " + std::to_string(values.size()) + " values");
+    minictx::fail("dataset '" + name + "': shape does not match its " + std::to_string(values.size()) +
+                  " values");
   Handle dset = create_dataset(loc, name, H5T_IEEE_F64LE, dims);
   if (!values.empty())
     check_status(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),

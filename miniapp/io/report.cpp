@@ -45,7 +45,8 @@ Column flag(std::string header, std::string key) {
 Column metric(std::string header, std::string key, int decimals, double scale = 1.0) {
   return {std::move(header), [key = std::move(key), decimals, scale](const PointResult& p) {
             const auto it = p.metrics.find(key);
-            return it == p.metrics.end() ? std::string(kMissing) : format_number(it->second * scale, decimals);
+            return it == p.metrics.end() ? std::string(kMissing)
+                                         : format_number(it->second * scale, decimals);
           }};
 }
 
@@ -84,11 +85,12 @@ Table build(const std::vector<PointResult>& points, const std::vector<Column>& c
 
 // The USP and double-ring seed tables differ only in the two layout columns.
 Table seed_attention_table(const std::vector<PointResult>& points, Column layout_a, Column layout_b) {
-  return build(points,
-               {label("ring type", lk::ring_type), label("seq_len", lk::seq_len), std::move(layout_a),
-                std::move(layout_b), flag("fwd_only", lk::fwd_only), metric("throughput(iters/s)", mk::iters_per_s, 3),
-                metric("latency(ms/iter)", mk::latency_ms, 3), metric("peak memory(MB/device)", mk::peak_memory_mb, 1),
-                metric("speed(TFLOPS)", mk::tflops_per_device, 1)});
+  return build(
+      points,
+      {label("ring type", lk::ring_type), label("seq_len", lk::seq_len), std::move(layout_a),
+       std::move(layout_b), flag("fwd_only", lk::fwd_only), metric("throughput(iters/s)", mk::iters_per_s, 3),
+       metric("latency(ms/iter)", mk::latency_ms, 3), metric("peak memory(MB/device)", mk::peak_memory_mb, 1),
+       metric("speed(TFLOPS)", mk::tflops_per_device, 1)});
 }
 
 }  // namespace
@@ -99,15 +101,17 @@ Table summary_table(const std::vector<PointResult>& points) {
                          if (!p.skipped_reason.empty()) return "skipped: " + p.skipped_reason;
                          return p.verdict.empty() ? std::string(kMissing) : p.verdict;
                        }};
-  return build(points, {name, label("backend", lk::backend), label("ring_type", lk::ring_type), label("mode", lk::mode),
-                        label("world", lk::world_size), label("seq_len", lk::seq_len), label("batch", lk::batch),
-                        flag("fwd_only", lk::fwd_only), metric("iters/s", mk::iters_per_s, 3),
-                        metric("latency(ms)", mk::latency_ms, 3), metric("tokens/s", mk::tokens_per_s, 0),
-                        metric("tokens/s/device", mk::tokens_per_s_per_device, 0),
-                        metric("TFLOPS/device", mk::tflops_per_device, 2), metric("MFU", mk::mfu, 2, kPercent),
-                        metric("HFU", mk::hfu, 2, kPercent), metric("peak MB/device", mk::peak_memory_mb, 1),
-                        metric("sent MB/device (intra)", mk::bytes_sent_intra_per_device, 1, kPerMiB),
-                        metric("sent MB/device (inter)", mk::bytes_sent_inter_per_device, 1, kPerMiB), verdict});
+  return build(
+      points,
+      {name, label("backend", lk::backend), label("ring_type", lk::ring_type), label("mode", lk::mode),
+       label("world", lk::world_size), label("seq_len", lk::seq_len), label("batch", lk::batch),
+       flag("fwd_only", lk::fwd_only), metric("iters/s", mk::iters_per_s, 3),
+       metric("latency(ms)", mk::latency_ms, 3), metric("tokens/s", mk::tokens_per_s, 0),
+       metric("tokens/s/device", mk::tokens_per_s_per_device, 0),
+       metric("TFLOPS/device", mk::tflops_per_device, 2), metric("MFU", mk::mfu, 2, kPercent),
+       metric("HFU", mk::hfu, 2, kPercent), metric("peak MB/device", mk::peak_memory_mb, 1),
+       metric("sent MB/device (intra)", mk::bytes_sent_intra_per_device, 1, kPerMiB),
+       metric("sent MB/device (inter)", mk::bytes_sent_inter_per_device, 1, kPerMiB), verdict});
 }
 
 Table usp_table(const std::vector<PointResult>& points) {
@@ -116,7 +120,8 @@ Table usp_table(const std::vector<PointResult>& points) {
 }
 
 Table double_ring_table(const std::vector<PointResult>& points) {
-  return seed_attention_table(points, label("context_size", lk::context_size), label("window_size", lk::window_size));
+  return seed_attention_table(points, label("context_size", lk::context_size),
+                              label("window_size", lk::window_size));
 }
 
 Table mpt_table(const std::vector<PointResult>& points) {
@@ -176,7 +181,8 @@ std::string burst_variant(const PointResult& p) {
   if (ckpt == to_string(Checkpointing::selective_half))
     return "BurstAttention w. " + inner + " w. seq-wise Selective Checkpointing";
   if (ckpt == to_string(Checkpointing::full))
-    return std::string(double_ring ? "(A)" : "(B)") + " BurstAttention w. " + inner + " w/o Selective Checkpointing";
+    return std::string(double_ring ? "(A)" : "(B)") + " BurstAttention w. " + inner +
+           " w/o Selective Checkpointing";
   return "BurstAttention w. " + inner + " (checkpointing: " + ckpt + ")";
 }
 
@@ -197,14 +203,16 @@ Table burst_table(const std::vector<PointResult>& points) {
     return ra != rb ? ra < rb : burst_variant(a) < burst_variant(b);
   });
   const Column variant{"Variant", burst_variant};
-  return build(sorted, {label("Model", lk::model), label("SeqLen (T)", lk::seq_len), label("# GPUs", lk::world_size),
-                        label("GPU", lk::gpu), variant, metric("MFU", mk::mfu_causal, 2, kPercent),
-                        metric("Tokens/s/GPU", mk::tokens_per_s_per_device, 1)});
+  return build(sorted,
+               {label("Model", lk::model), label("SeqLen (T)", lk::seq_len), label("# GPUs", lk::world_size),
+                label("GPU", lk::gpu), variant, metric("MFU", mk::mfu_causal, 2, kPercent),
+                metric("Tokens/s/GPU", mk::tokens_per_s_per_device, 1)});
 }
 
 const std::vector<ColumnSet>& column_sets() {
   static const std::vector<ColumnSet> sets = {
-      {"summary", "every point: backend, layout, throughput, MFU, memory, bytes sent, verdict", summary_table},
+      {"summary", "every point: backend, layout, throughput, MFU, memory, bytes sent, verdict",
+       summary_table},
       {"usp", "the USP seed table (ulysses_degree × ring_degree)", usp_table},
       {"double_ring", "the LoongTrain double-ring seed table (context_size, window_size)", double_ring_table},
       {"mpt", "the MPT (llm-foundry) benchmark table", mpt_table},

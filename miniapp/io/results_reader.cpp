@@ -221,7 +221,8 @@ Probe probe(const std::string& path) {
     std::string pending;  // the point the child was reading when it ended
     bool done = false;
     size_t begin = 0;
-    for (size_t end = text.find('\n'); end != std::string::npos; begin = end + 1, end = text.find('\n', begin)) {
+    for (size_t end = text.find('\n'); end != std::string::npos;
+         begin = end + 1, end = text.find('\n', begin)) {
       const std::string line = text.substr(begin, end - begin);
       const size_t tab = line.find('\t');
       if (line.rfind("try ", 0) == 0) {
@@ -265,7 +266,8 @@ ResultsFile read_contents(const std::string& path, const Probe& probed) {
       }
     }
   }
-  std::stable_sort(indexed.begin(), indexed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(indexed.begin(), indexed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& entry : indexed) contents.points.push_back(std::move(entry.second));
   return contents;
 }

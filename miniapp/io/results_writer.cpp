@@ -172,7 +172,8 @@ ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_ex
         ResultsFile old = read_results(path_);
         // An unreadable point is not in the file as far as --resume goes: it runs again.
         for (const std::string& line : old.unreadable)
-          std::fprintf(stderr, "minictx: warning: results file '%s': %s; it runs again\n", path_.c_str(), line.c_str());
+          std::fprintf(stderr, "minictx: warning: results file '%s': %s; it runs again\n", path_.c_str(),
+                       line.c_str());
         contents_.points = std::move(old.points);
       }
         prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
@@ -192,7 +193,8 @@ void ResultsWriter::add_point(const PointResult& p) {
   require_link_name(p.name, "point name");
   if (has_point(p.name)) fail("results file '" + path_ + "' already has a point '" + p.name + "'");
   for (const auto& entry : p.phase_seconds) require_link_name(entry.first, "phase name");
-  if (!p.iter_seconds.empty() && p.iter_seconds.size() != static_cast<size_t>(p.iters) * static_cast<size_t>(p.ranks))
+  if (!p.iter_seconds.empty() &&
+      p.iter_seconds.size() != static_cast<size_t>(p.iters) * static_cast<size_t>(p.ranks))
     fail("point '" + p.name + "': iter_seconds has " + std::to_string(p.iter_seconds.size()) +
          " values, not iters x ranks = " + std::to_string(p.iters) + " x " + std::to_string(p.ranks));
   contents_.points.push_back(p);

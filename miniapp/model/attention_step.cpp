@@ -19,12 +19,14 @@ AttnShape attention_shape(const RunConfig& cfg, const SequenceLayout& layout) {
   return s;
 }
 
-AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBackend& backend, PhaseTimer& timer)
+AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBackend& backend,
+                             PhaseTimer& timer)
     : dev_(device), backend_(backend), timer_(timer) {
   const SequenceLayout& layout = backend.layout();
   shape_ = attention_shape(cfg, layout);
   const int64_t rows = int64_t(cfg.sequence.batch) * layout.local_len();
-  const int64_t qd = int64_t(shape_.heads) * shape_.head_dim, kvd = int64_t(shape_.kv_heads) * shape_.head_dim;
+  const int64_t qd = int64_t(shape_.heads) * shape_.head_dim,
+                kvd = int64_t(shape_.kv_heads) * shape_.head_dim;
   auto make = [&](int64_t width, uint64_t id) {
     Tensor t = dev_.alloc({rows, width});
     fill_shard(dev_, t, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, id);

@@ -55,14 +55,16 @@ double tensors_moved(Elementwise k) {
 }
 
 std::vector<ElementwiseCall> layer_elementwise(const ModelShape& m, double rows, bool backward) {
-  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim, f = m.ffn_hidden;
+  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim,
+               f = m.ffn_hidden;
   if (!backward)
     return {{Elementwise::rmsnorm_fwd, rows, d}, {Elementwise::rope, rows, q},
             {Elementwise::rope, rows, kv},       {Elementwise::copy, rows, d},
             {Elementwise::rmsnorm_fwd, rows, d}, {Elementwise::swiglu_fwd, rows, f},
             {Elementwise::copy, rows, d}};
-  return {{Elementwise::copy, rows, d}, {Elementwise::swiglu_bwd, rows, f}, {Elementwise::rmsnorm_bwd, rows, d},
-          {Elementwise::rope, rows, q}, {Elementwise::rope, rows, kv},      {Elementwise::rmsnorm_bwd, rows, d}};
+  return {{Elementwise::copy, rows, d},        {Elementwise::swiglu_bwd, rows, f},
+          {Elementwise::rmsnorm_bwd, rows, d}, {Elementwise::rope, rows, q},
+          {Elementwise::rope, rows, kv},       {Elementwise::rmsnorm_bwd, rows, d}};
 }
 
 }  // namespace minictx

@@ -11,7 +11,17 @@ namespace minictx {
 
 // first_touch: the first write of pages new to the process (a buffer allocated per call
 // that the allocator had returned to the system), page faults included.
-enum class Elementwise { rmsnorm_fwd, rmsnorm_bwd, rope, swiglu_fwd, swiglu_bwd, copy, add, fill, first_touch };
+enum class Elementwise {
+  rmsnorm_fwd,
+  rmsnorm_bwd,
+  rope,
+  swiglu_fwd,
+  swiglu_bwd,
+  copy,
+  add,
+  fill,
+  first_touch
+};
 
 const std::vector<Elementwise>& elementwise_kernels();
 const char* to_string(Elementwise);

@@ -31,7 +31,8 @@ StepFlops step_flops(const RunConfig& c) {
   // queries (selective_half): half the rows against all keys, a quarter of the causal
   // work when they see only the first half of the keys.
   const double recompute = ckpt == Checkpointing::full ? 1 : ckpt == Checkpointing::selective_half ? 0.5 : 0;
-  const double recompute_causal = ckpt == Checkpointing::selective_half && c.attention.causal ? 0.25 : recompute;
+  const double recompute_causal =
+      ckpt == Checkpointing::selective_half && c.attention.causal ? 0.25 : recompute;
   f.model = 3 * (dense + attn);
   f.model_causal = 3 * (dense + attn_causal);
   f.hardware = dense_mult * dense + (3 + recompute) * attn;

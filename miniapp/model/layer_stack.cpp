@@ -34,7 +34,8 @@ std::vector<int64_t> weight_shape(const ModelShape& m, Weight w) {
 
 }  // namespace
 
-LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend, PhaseTimer& timer)
+LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend,
+                       PhaseTimer& timer)
     : cfg_(cfg), dev_(device), comm_(comm), backend_(backend), timer_(timer) {
   const ModelShape& m = cfg.model;
   const SequenceLayout& layout = backend.layout();
@@ -61,8 +62,8 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
   // dL/dy is the loss coefficient over B·S real tokens; padded rows carry zero.
   loss_coef_ = alloc_rows(m.d_model);
   const double tokens = double(cfg.sequence.batch) * double(layout.real_len());
-  fill_shard(dev_, loss_coef_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, tensor_id::loss_weight,
-             1.0 / tokens);
+  fill_shard(dev_, loss_coef_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed,
+             tensor_id::loss_weight, 1.0 / tokens);
   saved_.resize(size_t(m.layers));
 }
 
@@ -119,7 +120,8 @@ LayerStack::Activations LayerStack::kept_for_recompute(const Activations& s) con
     kept.o = s.o;
     kept.lse = s.lse;
   } else if (ckpt == Checkpointing::selective_half) {
-    const int64_t b = cfg_.sequence.batch, h = cfg_.model.heads, later = backend_.layout().local_len() - first_half_;
+    const int64_t b = cfg_.sequence.batch, h = cfg_.model.heads,
+                  later = backend_.layout().local_len() - first_half_;
     kept.o = slice_rows(dev_, s.o, b, first_half_, later, {b * later, matrix_cols(s.o)});
     kept.lse = slice_rows(dev_, s.lse, b * h, first_half_, later, {b, h, later});
   }

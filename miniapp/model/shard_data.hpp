@@ -10,7 +10,7 @@ namespace minictx {
 
 // Fill this rank's shard [B·L, width] of a generated global tensor [B, S, width]:
 // row (b, r) holds global token layout.global_position(part, r); padded rows are zero.
-void fill_shard(Device& device, Tensor& shard, const SequenceLayout& layout, int part, int batch, uint64_t seed,
-                uint64_t tensor, double scale = 1.0);
+void fill_shard(Device& device, Tensor& shard, const SequenceLayout& layout, int part, int batch,
+                uint64_t seed, uint64_t tensor, double scale = 1.0);
 
 }  // namespace minictx

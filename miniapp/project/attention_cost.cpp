@@ -100,7 +100,8 @@ class RingWalkModel {
 
   // step_seconds(o, i): the slowest ring rank's kernel time at that step.
   template <class StepSeconds>
-  Cost walk(double payload, double accumulator, const StepSeconds& step_seconds, const LinkRates& links) const {
+  Cost walk(double payload, double accumulator, const StepSeconds& step_seconds,
+            const LinkRates& links) const {
     const LinkRate& in_link = inner_inter_ > 0 ? links.inter : links.intra;
     const LinkRate& out_link = outer_inter_ > 0 ? links.inter : links.intra;
     const Bound in_bound = inner_inter_ > 0 ? Bound::inter : Bound::intra;
@@ -115,10 +116,11 @@ class RingWalkModel {
       for (int i = 0; i < w_; ++i) {
         // The next block (not after the last step) and the accumulator trailing it.
         const double floats = (i < w_ - 1 ? payload : 0) + (i > 0 ? accumulator : 0);
-        round +=
-            overlapped(step_seconds(o, i), w_ > 1 ? in_link.seconds(floats * kFloat) : 0, in_bound, in_link.overlap);
+        round += overlapped(step_seconds(o, i), w_ > 1 ? in_link.seconds(floats * kFloat) : 0, in_bound,
+                            in_link.overlap);
       }
-      if (w_ > 1 && accumulator > 0) round += cost_of(in_bound, in_link.seconds(accumulator * kFloat));  // home hop
+      if (w_ > 1 && accumulator > 0)
+        round += cost_of(in_bound, in_link.seconds(accumulator * kFloat));  // home hop
       // The outer transfer, posted at the round's start, under the round as far as it overlaps.
       const double under = out_link.overlap * t_outer;
       if (under > round.seconds()) round = cost_of(out_bound, under);
@@ -188,8 +190,8 @@ Cost elementwise(const KernelRates& rates, std::initializer_list<ElementwiseCall
 // are copied out at the end. The walk's buffers are allocated per pass: the payload's
 // and the accumulators' first touch (the receiving buffer's is in the link's rate). m:
 // floats of o (dQ); rows: of LSE; kv: of dK and dV.
-Cost ring_engine_elementwise(AttentionPass pass, BackwardTraffic traffic, int ranks, double payload, double accumulator,
-                             double m, double rows, double kv, const KernelRates& rates) {
+Cost ring_engine_elementwise(AttentionPass pass, BackwardTraffic traffic, int ranks, double payload,
+                             double accumulator, double m, double rows, double kv, const KernelRates& rates) {
   if (pass != AttentionPass::backward)
     return elementwise(rates, {{Elementwise::first_touch, 1, payload},
                                {Elementwise::copy, 1, payload},
@@ -201,7 +203,8 @@ Cost ring_engine_elementwise(AttentionPass pass, BackwardTraffic traffic, int ra
                                {Elementwise::fill, 1, traffic == BackwardTraffic::kv ? m : kv},
                                {Elementwise::fill, 1, accumulator},
                                {Elementwise::copy, 1, accumulator}});
-  c += elementwise(rates, {{Elementwise::fill, 1, accumulator}, {Elementwise::add, 1, accumulator}}).times(ranks);
+  c += elementwise(rates, {{Elementwise::fill, 1, accumulator}, {Elementwise::add, 1, accumulator}})
+           .times(ranks);
   return c;
 }
 
@@ -218,8 +221,8 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
   const double q = heads * d, kv = head_share(cfg.model.kv_heads, u) * d, lse = heads;
   const PeerSplit peers = ulysses_peers(u, topology);
   const double local_rows = cfg.sequence.batch * double(plan.layout.local_len());
-  const std::vector<double> widths =
-      backward ? std::vector<double>{q, kv, kv, q, lse, q, q, kv, kv} : std::vector<double>{q, kv, kv, q, lse};
+  const std::vector<double> widths = backward ? std::vector<double>{q, kv, kv, q, lse, q, q, kv, kv}
+                                              : std::vector<double>{q, kv, kv, q, lse};
   Cost total;
   for (double width : widths) {
     total += exchange_cost(local_rows * width * kFloat, peers, links);
@@ -232,8 +235,8 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
   return total;
 }
 
-Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
-                 const KernelRates& rates, const LinkRates& links) {
+Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+                 AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
   const ModelShape& m = cfg.model;
   const int u = plan.degrees.ulysses;
   const double b = cfg.sequence.batch, d = m.head_dim;
@@ -283,8 +286,8 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   return total;
 }
 
-Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
-                      const KernelRates& rates, const LinkRates& links) {
+Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+                      AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
   const ModelShape& m = cfg.model;
   const int p = topology.world_size;
   const double b = cfg.sequence.batch, d = m.head_dim;
@@ -304,9 +307,9 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
   const double earlier = causal ? all - len : all;
   const double t_full =
       rates.attention_seconds(backward, per_pair * queries * earlier, m.head_dim, queries, earlier, false);
-  const double t_diag =
-      causal ? rates.attention_seconds(backward, per_pair * queries * queries / 2, m.head_dim, queries, queries, true)
-             : 0;
+  const double t_diag = causal ? rates.attention_seconds(backward, per_pair * queries * queries / 2,
+                                                         m.head_dim, queries, queries, true)
+                               : 0;
   const double one_call = t_full > 0 && t_diag > 0 ? rates.call_seconds() : 0;
   total += cost_of(Bound::compute, t_full + t_diag - one_call);
   return total;
@@ -314,8 +317,8 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
 
 }  // namespace
 
-Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
-                    const KernelRates& rates, const LinkRates& links) {
+Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+                    AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
   return plan.scheme == AttentionScheme::allgather ? allgather_scheme(cfg, topology, plan, pass, rates, links)
                                                    : ring_scheme(cfg, topology, plan, pass, rates, links);
 }

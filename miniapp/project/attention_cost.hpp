@@ -21,8 +21,8 @@ enum class AttentionPass {
   forward_query_prefix,  // selective_half's recompute: the first half of each rank's queries
 };
 
-Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, AttentionPass pass,
-                    const KernelRates& rates, const LinkRates& links);
+Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+                    AttentionPass pass, const KernelRates& rates, const LinkRates& links);
 
 // An all-reduce of `floats` over every rank (the ring algorithm, as Comm counts it).
 Cost all_reduce_cost(double floats, double bytes_per_float, int calls, const Topology& topology,

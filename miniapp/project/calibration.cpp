@@ -54,7 +54,8 @@ struct BenchRows {
 // mask, the forward rate and the backward's (2.5 F in the forward+backward row's time
 // beyond the forward's; that row's own rate when noise leaves the backward no time).
 // Returns which masks were measured ("causal", "full", "both").
-std::string attention_tables(AttentionEfficiency& e, const BenchRows& r, double peak, const std::string& path) {
+std::string attention_tables(AttentionEfficiency& e, const BenchRows& r, double peak,
+                             const std::string& path) {
   std::set<double> dims, lens;
   std::set<bool> masks;
   std::map<std::tuple<bool, double, double>, size_t> fwd, both;  // (causal, D, S) -> row
@@ -78,9 +79,9 @@ std::string attention_tables(AttentionEfficiency& e, const BenchRows& r, double 
       for (double len : e.length) {
         const auto i = fwd.find({mask, d, len}), j = both.find({mask, d, len});
         if (i == fwd.end() || j == both.end())
-          input_error("--calibration " + path + ": no attn_fwd and attn_fwd_bwd rows at D=" + std::to_string(int(d)) +
-                      ", S=" + std::to_string(int64_t(len)) + (mask ? " (causal)" : " (full)") +
-                      ": the tables need every head dim at every length");
+          input_error("--calibration " + path + ": no attn_fwd and attn_fwd_bwd rows at D=" +
+                      std::to_string(int(d)) + ", S=" + std::to_string(int64_t(len)) +
+                      (mask ? " (causal)" : " (full)") + ": the tables need every head dim at every length");
         const double rate_f = r.gflops[i->second], t_f = r.seconds[i->second], t_fb = r.seconds[j->second];
         const double backward = t_fb - t_f;
         const double derived = backward > 0 ? 2.5 * rate_f * t_f / backward / peak : 0;

@@ -12,7 +12,8 @@ struct Cost {
   double intra = 0;                         // time an intra-node transfer is the critical path
   double inter = 0;                         // the same for inter-node transfers
   double bytes_intra = 0, bytes_inter = 0;  // sent per rank (mean over ranks), minictx's count
-  double all_to_all = 0;  // of the seconds above: head exchanges and all-gathers (a tally, for the phase split)
+  double all_to_all =
+      0;  // of the seconds above: head exchanges and all-gathers (a tally, for the phase split)
 
   double seconds() const { return compute + memory + intra + inter; }
   Bound bound() const;

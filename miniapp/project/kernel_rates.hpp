@@ -20,7 +20,8 @@ class KernelRates {
   // 2.5× the forward's) at head dim d on a block of q_rows × k_rows, under the causal
   // mask's diagonal (`causal`) or without a mask: at the efficiency of that head dim,
   // length √(q_rows · k_rows) and mask.
-  double attention_seconds(bool backward, double flops, int head_dim, double q_rows, double k_rows, bool causal) const;
+  double attention_seconds(bool backward, double flops, int head_dim, double q_rows, double k_rows,
+                           bool causal) const;
   // One element-wise call: its bytes (at the dtype's element size) at the kernel's rate,
   // measured or else the device memory's bandwidth.
   double elementwise_seconds(const ElementwiseCall& c) const;

@@ -9,9 +9,11 @@ namespace {
 // The GEMMs of one layer on `rows` rows (LayerStack: wq, wk, wv, wo, w1, w3, w2); the
 // backward runs two of the same size per GEMM (the input and the weight gradient).
 Cost layer_gemms(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
-  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim, f = m.ffn_hidden;
-  double s = rates.gemm_seconds(rows, q, d) + 2 * rates.gemm_seconds(rows, kv, d) + rates.gemm_seconds(rows, d, q) +
-             2 * rates.gemm_seconds(rows, f, d) + rates.gemm_seconds(rows, d, f);
+  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim,
+               f = m.ffn_hidden;
+  double s = rates.gemm_seconds(rows, q, d) + 2 * rates.gemm_seconds(rows, kv, d) +
+             rates.gemm_seconds(rows, d, q) + 2 * rates.gemm_seconds(rows, f, d) +
+             rates.gemm_seconds(rows, d, f);
   return cost_of(Bound::compute, backward ? 2 * s : s);
 }
 
@@ -25,7 +27,8 @@ Cost elementwise_cost(const ModelShape& m, double rows, bool backward, const Ker
 
 // The backward's first work: every weight gradient of the layer set to zero, one fill each.
 Cost zero_gradients(const ModelShape& m, const KernelRates& rates) {
-  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim, f = m.ffn_hidden;
+  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim,
+               f = m.ffn_hidden;
   double s = 0;
   for (double n : {d, d, d * q, d * kv, d * kv, q * d, d * f, d * f, f * d})
     s += rates.elementwise_seconds({Elementwise::fill, 1, n});
@@ -40,7 +43,8 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
   const AttentionPlan plan = attention_plan(cfg, topology);
   const bool backward = !cfg.run.fwd_only;
   const Cost attn_fwd = attention_cost(cfg, topology, plan, AttentionPass::forward, rates, links);
-  const Cost attn_bwd = backward ? attention_cost(cfg, topology, plan, AttentionPass::backward, rates, links) : Cost{};
+  const Cost attn_bwd =
+      backward ? attention_cost(cfg, topology, plan, AttentionPass::backward, rates, links) : Cost{};
   p.memory_bytes = double(estimate_memory_bytes(cfg, topology));
   p.memory_capacity_bytes = memory_capacity_bytes;
 
@@ -73,7 +77,8 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
         recompute += attention_cost(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
       recompute = recompute.times(layers);
     }
-    const Cost grads = backward ? all_reduce_cost(double(m.n_params()), 4, int(layers) * 9, topology, links) : Cost{};
+    const Cost grads =
+        backward ? all_reduce_cost(double(m.n_params()), 4, int(layers) * 9, topology, links) : Cost{};
     Cost backward_phase = recompute;
     if (backward) {
       Cost layer = gemm_b;

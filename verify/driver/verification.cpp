@@ -35,8 +35,8 @@ std::vector<double> heads_last(const std::vector<double>& v, int batch, int head
 }
 
 // The global [B, S, width] tensor (real tokens only) from every rank's [B·L, width] rows.
-std::vector<double> gather_rows(Comm& world, const std::vector<double>& local, const SequenceLayout& layout, int part,
-                                int batch) {
+std::vector<double> gather_rows(Comm& world, const std::vector<double>& local, const SequenceLayout& layout,
+                                int part, int batch) {
   const int64_t len = layout.local_len(), seq = layout.real_len();
   const int64_t width = int64_t(local.size()) / (batch * len);
   std::vector<double> mine(local);
@@ -92,7 +92,9 @@ ReferenceCache::Key key_of(const RunConfig& cfg) {
           p.head_dim,        p.ffn_hidden, p.causal,  p.rms_eps, p.rope_theta, p.seed};
 }
 
-std::string grad_name(int layer, Weight w) { return "grads/layer" + std::to_string(layer) + "/" + weight_name(w); }
+std::string grad_name(int layer, Weight w) {
+  return "grads/layer" + std::to_string(layer) + "/" + weight_name(w);
+}
 
 // One step of `cfg` on `comm`; the global outputs and gradients on every rank of it.
 Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
@@ -109,9 +111,10 @@ Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
     AttentionStep step(cfg, dev, *backend, timer);
     step.step(true);
     out.push_back({"outputs/o", {batch, seq, h, d}, rows(step.o())});
-    out.push_back({"outputs/lse",
-                   {batch, seq, h},
-                   gather_rows(comm, heads_last(download(dev, step.lse()), batch, int(h)), layout, part, batch)});
+    out.push_back(
+        {"outputs/lse",
+         {batch, seq, h},
+         gather_rows(comm, heads_last(download(dev, step.lse()), batch, int(h)), layout, part, batch)});
     out.push_back({"grads/q", {batch, seq, h, d}, rows(step.dq())});
     out.push_back({"grads/k", {batch, seq, kvh, d}, rows(step.dk())});
     out.push_back({"grads/v", {batch, seq, kvh, d}, rows(step.dv())});
@@ -154,7 +157,8 @@ Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like
   set("outputs/y", m.y);
   set("grads/x", m.dx);
   for (int l = 0; l < cfg.model.layers; ++l)
-    for (int w = 0; w < int(Weight::count); ++w) set(grad_name(l, Weight(w)), m.weight_grads[size_t(l)][size_t(w)]);
+    for (int w = 0; w < int(Weight::count); ++w)
+      set(grad_name(l, Weight(w)), m.weight_grads[size_t(l)][size_t(w)]);
   return ref;
 }
 
@@ -169,14 +173,18 @@ Arrays global_inputs(const RunConfig& cfg) {
     return v;
   };
   if (cfg.run.mode == Mode::attention) {
-    in.push_back(
-        {"inputs/q", {b, s, p.heads, p.head_dim}, generated(tensor_id::attn_q, int64_t(p.heads) * p.head_dim)});
-    in.push_back(
-        {"inputs/k", {b, s, p.kv_heads, p.head_dim}, generated(tensor_id::attn_k, int64_t(p.kv_heads) * p.head_dim)});
-    in.push_back(
-        {"inputs/v", {b, s, p.kv_heads, p.head_dim}, generated(tensor_id::attn_v, int64_t(p.kv_heads) * p.head_dim)});
-    in.push_back(
-        {"inputs/dout", {b, s, p.heads, p.head_dim}, generated(tensor_id::attn_do, int64_t(p.heads) * p.head_dim)});
+    in.push_back({"inputs/q",
+                  {b, s, p.heads, p.head_dim},
+                  generated(tensor_id::attn_q, int64_t(p.heads) * p.head_dim)});
+    in.push_back({"inputs/k",
+                  {b, s, p.kv_heads, p.head_dim},
+                  generated(tensor_id::attn_k, int64_t(p.kv_heads) * p.head_dim)});
+    in.push_back({"inputs/v",
+                  {b, s, p.kv_heads, p.head_dim},
+                  generated(tensor_id::attn_v, int64_t(p.kv_heads) * p.head_dim)});
+    in.push_back({"inputs/dout",
+                  {b, s, p.heads, p.head_dim},
+                  generated(tensor_id::attn_do, int64_t(p.heads) * p.head_dim)});
     return in;
   }
   in.push_back({"inputs/x", {b, s, p.d_model}, reference::make_input(p)});
@@ -193,11 +201,13 @@ Arrays global_inputs(const RunConfig& cfg) {
 
 // What someone comparing with their own framework needs besides the arrays: the deck and
 // every convention the numbers depend on (outputs/README.md, "Verification dumps").
-DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& reference, const std::string& deck_yaml) {
+DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& reference,
+                               const std::string& deck_yaml) {
   const ModelShape& m = cfg.model;
   DumpAttributes a;
   a.text["description"] = "minictx verify dump: inputs, weights, outputs and gradients of the app (" +
-                          cfg.attention.backend + "), and under reference/ those of the " + reference + " reference";
+                          cfg.attention.backend + "), and under reference/ those of the " + reference +
+                          " reference";
   a.text["deck"] = deck_yaml;
   a.text["mode"] = to_string(cfg.run.mode);
   a.text["backend"] = cfg.attention.backend;
@@ -216,7 +226,8 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
     a.text["layer"] =
         "h = x + wo(attention(rope(wq(norm(x))), rope(wk(norm(x))), wv(norm(x)))); "
         "y = h + w2(silu(w1(norm(h))) * w3(norm(h))); norm(x) uses g_attn, norm(h) g_mlp";
-    a.text["loss"] = "sum(inputs/loss_weights * y) / (batch * seq), y the last layer's output (no final norm)";
+    a.text["loss"] =
+        "sum(inputs/loss_weights * y) / (batch * seq), y the last layer's output (no final norm)";
   } else {
     a.text["loss"] = "attention mode: the gradients are those of sum(inputs/dout * o)";
   }
@@ -263,8 +274,8 @@ double verify_tolerance(const RunConfig& cfg) {
   return 0;
 }
 
-VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got, const std::vector<double>& ref,
-                         double tolerance) {
+VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got,
+                         const std::vector<double>& ref, double tolerance) {
   VerifyRow row;
   row.tensor = name;
   row.tolerance = tolerance;
@@ -289,7 +300,8 @@ VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got
 }
 
 Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Reference reference,
-                          const std::string& dump_path, const std::string& deck_yaml, ReferenceCache* references) {
+                          const std::string& dump_path, const std::string& deck_yaml,
+                          ReferenceCache* references) {
   Verification v;
   v.reference = to_string(reference);
   const Arrays got = run_app(cfg, world, device);
@@ -303,7 +315,8 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
       ref = run_app(single, *self, device);
     }
   } else if (world.rank() == 0) {
-    const auto fp64 = references ? references->take(cfg) : std::make_shared<const Fp64Result>(compute_fp64(cfg));
+    const auto fp64 =
+        references ? references->take(cfg) : std::make_shared<const Fp64Result>(compute_fp64(cfg));
     ref = fp64_arrays(cfg, *fp64, got);
   }
   double failures = 0;

@@ -62,7 +62,7 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
 double verify_tolerance(const RunConfig& cfg);
 
 // One table row from a tensor and its reference (exposed for tests).
-VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got, const std::vector<double>& ref,
-                         double tolerance);
+VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got,
+                         const std::vector<double>& ref, double tolerance);
 
 }  // namespace minictx

@@ -24,7 +24,8 @@ void check_shapes(const Problem& p, const std::vector<double>& q, const std::vec
           "reference: heads must be a positive multiple of kv_heads");
   const size_t rows = size_t(p.batch) * p.seq_len;
   require(q.size() == rows * p.heads * p.head_dim, "reference: q has the wrong size");
-  require(k.size() == rows * p.kv_heads * p.head_dim && v.size() == k.size(), "reference: k/v have the wrong size");
+  require(k.size() == rows * p.kv_heads * p.head_dim && v.size() == k.size(),
+          "reference: k/v have the wrong size");
   require(positions.size() == size_t(p.seq_len),
           "reference: positions needs one entry per sequence row, got " + std::to_string(positions.size()));
 }
@@ -66,8 +67,8 @@ void probabilities(const Problem& p, const std::vector<double>& q, const std::ve
 // The forward of one (batch b, head h): its probabilities P (kept for the backward),
 // lse and o rows in r.
 void forward_head(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
-                  const std::vector<double>& v, const std::vector<int64_t>& pos, int b, int h, std::vector<double>& P,
-                  AttentionResult& r) {
+                  const std::vector<double>& v, const std::vector<int64_t>& pos, int b, int h,
+                  std::vector<double>& P, AttentionResult& r) {
   const int64_t S = p.seq_len, D = p.head_dim;
   const Layout L{S, D};
   const int g = h / (p.heads / p.kv_heads);
@@ -92,8 +93,9 @@ AttentionResult forward_result(const Problem& p, const std::vector<double>& q) {
 
 }  // namespace
 
-AttentionResult attention_forward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
-                                  const std::vector<double>& v, const std::vector<int64_t>& positions) {
+AttentionResult attention_forward(const Problem& p, const std::vector<double>& q,
+                                  const std::vector<double>& k, const std::vector<double>& v,
+                                  const std::vector<int64_t>& positions) {
   check_shapes(p, q, k, v, positions);
   AttentionResult r = forward_result(p, q);
   std::vector<double> P(size_t(p.seq_len * p.seq_len));

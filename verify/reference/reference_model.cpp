@@ -63,7 +63,8 @@ Vec rmsnorm(const Vec& x, const Vec& g, int64_t T, int64_t d, double eps, Vec& r
 
 // With ∂r/∂x_j = −r³ x_j / d:
 //   dx_j += r g_j dh_j − x_j r³/d Σ_k dh_k g_k x_k,   dg_j += Σ_t dh_j x_j r.
-void rmsnorm_backward(const Vec& x, const Vec& g, const Vec& r, const Vec& dh, int64_t T, int64_t d, Vec& dx, Vec& dg) {
+void rmsnorm_backward(const Vec& x, const Vec& g, const Vec& r, const Vec& dh, int64_t T, int64_t d, Vec& dx,
+                      Vec& dg) {
   dg.assign(size_t(d), 0.0);
   for (int64_t t = 0; t < T; ++t) {
     const double rt = r[size_t(t)];
@@ -219,7 +220,8 @@ ModelResult model(const Problem& p) {
   Vec y = make_input(p);
   check_problem(p, weights, y);
   std::vector<LayerCache> caches(size_t(p.layers));
-  for (int l = 0; l < p.layers; ++l) y = layer_forward(p, weights[size_t(l)], std::move(y), caches[size_t(l)]);
+  for (int l = 0; l < p.layers; ++l)
+    y = layer_forward(p, weights[size_t(l)], std::move(y), caches[size_t(l)]);
 
   ModelResult r;
   r.loss = loss_of(p, y);

@@ -69,14 +69,15 @@ inline AttentionProblem attention_problem_at(int batch, int heads, int kv_heads,
   const reference::Problem p = reference_attention(batch, heads, kv_heads, head_dim, len, causal);
   const size_t qn = static_cast<size_t>(batch * len * heads * head_dim),
                kn = qn / static_cast<size_t>(heads / kv_heads);
-  AttentionProblem a{generated(qn, 1), generated(kn, 2), generated(kn, 3), generated(qn, 4), std::move(positions), {}};
+  AttentionProblem a{generated(qn, 1), generated(kn, 2),     generated(kn, 3),
+                     generated(qn, 4), std::move(positions), {}};
   a.ref = reference::attention_on(p, a.q, a.k, a.v, a.dout, a.positions);
   return a;
 }
 
 // The same at positions 3 + i·stride.
-inline AttentionProblem attention_problem(int batch, int heads, int kv_heads, int head_dim, int64_t len, bool causal,
-                                          int64_t stride) {
+inline AttentionProblem attention_problem(int batch, int heads, int kv_heads, int head_dim, int64_t len,
+                                          bool causal, int64_t stride) {
   std::vector<int64_t> positions;
   for (int64_t i = 0; i < len; ++i) positions.push_back(3 + i * stride);
   return attention_problem_at(batch, heads, kv_heads, head_dim, std::move(positions), causal);

@@ -45,14 +45,16 @@ class CudaAttention : public ::testing::TestWithParam<AttnCase> {};
 TEST_P(CudaAttention, MatchesFp64Reference) {
   const AttnCase c = GetParam();
   gpu().set_precision(c.dtype);
-  const AttentionProblem a = attention_problem(c.batch, c.heads, c.kv_heads, c.head_dim, c.len, c.causal, c.stride);
+  const AttentionProblem a =
+      attention_problem(c.batch, c.heads, c.kv_heads, c.head_dim, c.len, c.causal, c.stride);
   const auto &q = a.q, &k = a.k, &v = a.v, &dout = a.dout;
   const auto& pos = a.positions;
   const auto& ref = a.ref;
 
   AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, 64, 256};
   const int64_t rows = c.batch * c.len;
-  Tensor tq = upload(gpu(), q, {rows, c.heads * c.head_dim}), tk = upload(gpu(), k, {rows, c.kv_heads * c.head_dim});
+  Tensor tq = upload(gpu(), q, {rows, c.heads * c.head_dim}),
+         tk = upload(gpu(), k, {rows, c.kv_heads * c.head_dim});
   Tensor tv = upload(gpu(), v, {rows, c.kv_heads * c.head_dim});
   Tensor tdo = upload(gpu(), dout, {rows, c.heads * c.head_dim});
   Tensor o = gpu().alloc({rows, c.heads * c.head_dim}), lse = gpu().alloc({c.batch, c.heads, c.len});
@@ -71,7 +73,8 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
   gpu().attn_bwd_delta(s, o, tdo, delta);
   Tensor dq = gpu().zeros(tq.shape()), dk = gpu().zeros(tk.shape()), dv = gpu().zeros(tv.shape());
   gpu().attn_bwd(s, {qb, block(tk, 0, cut), block(tv, 0, cut), &tdo, &lse, &delta, &dq, &dk, &dv});
-  gpu().attn_bwd(s, {qb, block(tk, cut, c.len - cut), block(tv, cut, c.len - cut), &tdo, &lse, &delta, &dq, &dk, &dv});
+  gpu().attn_bwd(
+      s, {qb, block(tk, cut, c.len - cut), block(tv, cut, c.len - cut), &tdo, &lse, &delta, &dq, &dk, &dv});
   EXPECT_LT(rel_err(download(gpu(), dq), ref.dq), tol);
   EXPECT_LT(rel_err(download(gpu(), dk), ref.dk), tol);
   EXPECT_LT(rel_err(download(gpu(), dv), ref.dv), tol);
@@ -103,7 +106,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaAttention, ::testing::ValuesIn(attention_ca
 TEST(CudaAttentionMask, PaddingMatchesHost) {
   const int64_t len = 50;
   AttnShape s{1, 2, 1, 32, true, 41, 64, 256};
-  const auto q = generated(size_t(len * 64), 1), k = generated(size_t(len * 32), 2), v = generated(size_t(len * 32), 3);
+  const auto q = generated(size_t(len * 64), 1), k = generated(size_t(len * 32), 2),
+             v = generated(size_t(len * 32), 3);
   std::vector<int64_t> pos(static_cast<size_t>(len));
   std::iota(pos.begin(), pos.end(), 0);
   std::vector<std::vector<double>> out;
@@ -111,7 +115,8 @@ TEST(CudaAttentionMask, PaddingMatchesHost) {
     Tensor tq = upload(*dev, q, {len, 64}), tk = upload(*dev, k, {len, 32}), tv = upload(*dev, v, {len, 32});
     Tensor o = dev->alloc({len, 64}), lse = dev->alloc({1, 2, len});
     dev->attn_init(o, lse);
-    dev->attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &o, &lse});
+    dev->attn_fwd(
+        s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &o, &lse});
     out.push_back(download(*dev, o));
   }
   EXPECT_LT(rel_err(out[0], out[1]), 1e-5);
@@ -129,7 +134,8 @@ double gpu_vs_host(const std::vector<std::pair<std::vector<double>, std::vector<
     for (Tensor* out : op(*devs[i], t)) results[i].push_back(download(*devs[i], *out));
   }
   double worst = 0;
-  for (size_t j = 0; j < results[0].size(); ++j) worst = std::max(worst, rel_err(results[0][j], results[1][j]));
+  for (size_t j = 0; j < results[0].size(); ++j)
+    worst = std::max(worst, rel_err(results[0][j], results[1][j]));
   return worst;
 }
 
@@ -179,12 +185,13 @@ TEST(CudaElementWise, RowOpsMatchHost) {
                         }),
             1e-5);
   EXPECT_LT(
-      gpu_vs_host({{x, {rows, cols}}, {dy, {rows, cols}}, {x, {rows, cols}}, {x, {rows, cols}}, {x, {rows, cols}}},
-                  [](Device& d, std::vector<Tensor>& t) {
-                    d.swiglu_fwd(t[0], t[1], t[2]);
-                    d.swiglu_bwd(t[0], t[1], t[2], t[3], t[4]);
-                    return std::vector<Tensor*>{&t[2], &t[3], &t[4]};
-                  }),
+      gpu_vs_host(
+          {{x, {rows, cols}}, {dy, {rows, cols}}, {x, {rows, cols}}, {x, {rows, cols}}, {x, {rows, cols}}},
+          [](Device& d, std::vector<Tensor>& t) {
+            d.swiglu_fwd(t[0], t[1], t[2]);
+            d.swiglu_bwd(t[0], t[1], t[2], t[3], t[4]);
+            return std::vector<Tensor*>{&t[2], &t[3], &t[4]};
+          }),
       1e-5);
 }
 

@@ -109,8 +109,9 @@ void expect_same(const RunConfig& a, const RunConfig& b) {
 
 // A scratch directory removed at the end of the test.
 struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("minictx_test_deck_" + std::to_string(getpid()) + "_" +
-                                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path path =
+      fs::temp_directory_path() / ("minictx_test_deck_" + std::to_string(getpid()) + "_" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   TempDir() { fs::create_directories(path); }
   ~TempDir() { fs::remove_all(path); }
   void write(const std::string& rel, const std::string& text) const {
@@ -148,8 +149,9 @@ TEST(Deck, EnumNamesAreTheDeckSpellings) {
   EXPECT_EQ(c.run.mode, Mode::attention);
   EXPECT_EQ(c.run.checkpointing, Checkpointing::selective);
   EXPECT_EQ(c.run.dtype, DType::f16);
-  EXPECT_EQ(deck("run: {checkpointing: selective_half}\nmachine: {profile: measure}\n").resolve().run.checkpointing,
-            Checkpointing::selective_half);
+  EXPECT_EQ(
+      deck("run: {checkpointing: selective_half}\nmachine: {profile: measure}\n").resolve().run.checkpointing,
+      Checkpointing::selective_half);
 }
 
 TEST(Deck, EveryKeyIsRead) {
@@ -183,7 +185,8 @@ output: {file: out/x.h5, overwrite: true}
   EXPECT_EQ(c.attention.ring_degree, 3);
   EXPECT_EQ(c.attention.window_size, 4);
   // burst's own keys: no backend takes every backend option.
-  const AttentionConfig burst = deck("attention: {backend: burst, intra: ulysses, bwd_comm: kv}\n").resolve().attention;
+  const AttentionConfig burst =
+      deck("attention: {backend: burst, intra: ulysses, bwd_comm: kv}\n").resolve().attention;
   EXPECT_EQ(burst.intra, Intra::ulysses);
   EXPECT_EQ(burst.bwd_comm, BwdComm::kv);
   EXPECT_EQ(c.attention.block_q, 32);
@@ -257,7 +260,8 @@ TEST(DeckErrors, UnknownKeySuggestsTheNearestName) {
   EXPECT_EQ(resolve_error("attention:\n  layers: 2\n"),
             "deck t.yaml line 2: unknown key 'attention.layers' (did you mean 'model.layers'?)");
   const std::string far = resolve_error("run:\n  banana: 2\n");
-  EXPECT_EQ(far.rfind("deck t.yaml line 2: unknown key 'run.banana' (keys of run: mode, fwd_only,", 0), 0u) << far;
+  EXPECT_EQ(far.rfind("deck t.yaml line 2: unknown key 'run.banana' (keys of run: mode, fwd_only,", 0), 0u)
+      << far;
   EXPECT_EQ(resolve_error("modle:\n  layers: 2\n"),
             "deck t.yaml line 1: unknown section 'modle' (did you mean 'model'?)");
   EXPECT_EQ(resolve_error("model.layers: 2\n"),
@@ -267,7 +271,8 @@ TEST(DeckErrors, UnknownKeySuggestsTheNearestName) {
 TEST(DeckErrors, WrongTypeNamesTheLine) {
   EXPECT_EQ(resolve_error("# a deck\n\nsequence:\n  length: 10\nmodel:\n  layers: four\n"),
             "deck t.yaml line 6: model.layers must be an integer, got 'four'");
-  EXPECT_EQ(resolve_error("model:\n  layers: 3.5\n"), "deck t.yaml line 2: model.layers must be an integer, got '3.5'");
+  EXPECT_EQ(resolve_error("model:\n  layers: 3.5\n"),
+            "deck t.yaml line 2: model.layers must be an integer, got '3.5'");
   EXPECT_EQ(resolve_error("attention:\n  causal: yes\n"),
             "deck t.yaml line 2: attention.causal must be true or false, got 'yes'");
   EXPECT_EQ(resolve_error("model:\n  rms_eps: small\n"),
@@ -289,30 +294,40 @@ TEST(DeckErrors, BadEnumListsTheChoices) {
             "double_ring, burst; got 'rings'");
   EXPECT_EQ(resolve_error("run:\n  dtype: f32\n"),
             "deck t.yaml line 2: run.dtype must be one of fp32, bf16, fp16; got 'f32'");
-  EXPECT_EQ(
-      resolve_error("model:\n  preset: llama-65b\n"),
-      "deck t.yaml line 2: model.preset must be one of custom, tiny, llama-7b, llama-13b, llama-3-8b; got 'llama-65b'");
+  EXPECT_EQ(resolve_error("model:\n  preset: llama-65b\n"),
+            "deck t.yaml line 2: model.preset must be one of custom, tiny, llama-7b, llama-13b, llama-3-8b; "
+            "got 'llama-65b'");
 }
 
 TEST(DeckErrors, ImpossibleValues) {
-  EXPECT_EQ(resolve_error("model:\n  layers: 0\n"), "deck t.yaml line 2: model.layers must be at least 1, got 0");
-  EXPECT_EQ(resolve_error("model:\n  d_model: -8\n"), "deck t.yaml line 2: model.d_model must be at least 1, got -8");
-  EXPECT_EQ(resolve_error("model:\n  heads: 0\n"), "deck t.yaml line 2: model.heads must be at least 1, got 0");
-  EXPECT_EQ(resolve_error("model:\n  kv_heads: 0\n"), "deck t.yaml line 2: model.kv_heads must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("model:\n  layers: 0\n"),
+            "deck t.yaml line 2: model.layers must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("model:\n  d_model: -8\n"),
+            "deck t.yaml line 2: model.d_model must be at least 1, got -8");
+  EXPECT_EQ(resolve_error("model:\n  heads: 0\n"),
+            "deck t.yaml line 2: model.heads must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("model:\n  kv_heads: 0\n"),
+            "deck t.yaml line 2: model.kv_heads must be at least 1, got 0");
   EXPECT_EQ(resolve_error("model:\n  head_dim: 33\n"),
             "deck t.yaml line 2: model.head_dim must be even (RoPE rotates pairs of dimensions), got 33");
   EXPECT_EQ(resolve_error("model:\n  ffn_hidden: 0\n"),
             "deck t.yaml line 2: model.ffn_hidden must be at least 1, got 0");
-  EXPECT_EQ(resolve_error("model:\n  rms_eps: 0\n"), "deck t.yaml line 2: model.rms_eps must be greater than 0, got 0");
+  EXPECT_EQ(resolve_error("model:\n  rms_eps: 0\n"),
+            "deck t.yaml line 2: model.rms_eps must be greater than 0, got 0");
   EXPECT_EQ(resolve_error("model:\n  layers: 3000000000\n"),
             "deck t.yaml line 2: model.layers must be at most 2147483647, got 3000000000");
-  EXPECT_EQ(resolve_error("sequence:\n  length: 99999999999999999999\n"),
-            "deck t.yaml line 2: sequence.length must be at most 9223372036854775807, got 99999999999999999999");
-  EXPECT_EQ(resolve_error("model:\n  layers: +-3\n"), "deck t.yaml line 2: model.layers must be an integer, got '+-3'");
-  EXPECT_EQ(resolve_error("sequence:\n  length: 0\n"), "deck t.yaml line 2: sequence.length must be at least 1, got 0");
-  EXPECT_EQ(resolve_error("sequence:\n  batch: 0\n"), "deck t.yaml line 2: sequence.batch must be at least 1, got 0");
+  EXPECT_EQ(
+      resolve_error("sequence:\n  length: 99999999999999999999\n"),
+      "deck t.yaml line 2: sequence.length must be at most 9223372036854775807, got 99999999999999999999");
+  EXPECT_EQ(resolve_error("model:\n  layers: +-3\n"),
+            "deck t.yaml line 2: model.layers must be an integer, got '+-3'");
+  EXPECT_EQ(resolve_error("sequence:\n  length: 0\n"),
+            "deck t.yaml line 2: sequence.length must be at least 1, got 0");
+  EXPECT_EQ(resolve_error("sequence:\n  batch: 0\n"),
+            "deck t.yaml line 2: sequence.batch must be at least 1, got 0");
   EXPECT_EQ(resolve_error("run:\n  iters: 0\n"), "deck t.yaml line 2: run.iters must be at least 1, got 0");
-  EXPECT_EQ(resolve_error("run:\n  warmup: -1\n"), "deck t.yaml line 2: run.warmup must be at least 0, got -1");
+  EXPECT_EQ(resolve_error("run:\n  warmup: -1\n"),
+            "deck t.yaml line 2: run.warmup must be at least 0, got -1");
   EXPECT_EQ(resolve_error("run:\n  seed: -1\n"), "deck t.yaml line 2: run.seed must be at least 0, got -1");
   EXPECT_EQ(resolve_error("attention:\n  block_k: 0\n"),
             "deck t.yaml line 2: attention.block_k must be at least 1, got 0");
@@ -323,12 +338,14 @@ TEST(DeckErrors, ImpossibleValues) {
 
   // Between keys: the line is that of the first key involved that the deck sets.
   EXPECT_EQ(resolve_error("model:\n  heads: 8\n  kv_heads: 3\n"),
-            "deck t.yaml line 3: model.heads (8) must be a multiple of model.kv_heads (3) for grouped-query attention");
-  EXPECT_EQ(
-      resolve_error("model:\n  preset: llama-3-8b\n  heads: 12\n"),
-      "deck t.yaml line 3: model.heads (12) must be a multiple of model.kv_heads (8) for grouped-query attention");
+            "deck t.yaml line 3: model.heads (8) must be a multiple of model.kv_heads (3) for grouped-query "
+            "attention");
+  EXPECT_EQ(resolve_error("model:\n  preset: llama-3-8b\n  heads: 12\n"),
+            "deck t.yaml line 3: model.heads (12) must be a multiple of model.kv_heads (8) for grouped-query "
+            "attention");
   EXPECT_EQ(resolve_error("attention:\n  backend: usp\n  ulysses_degree: 3\n"),
-            "deck t.yaml line 3: attention.ulysses_degree (3) must divide model.heads (8) because Ulysses splits the "
+            "deck t.yaml line 3: attention.ulysses_degree (3) must divide model.heads (8) because Ulysses "
+            "splits the "
             "heads across ranks");
   EXPECT_EQ(resolve_error("run:\n  comm: nccl\n"),
             "deck t.yaml line 2: run.comm nccl needs run.device cuda (NCCL moves device memory)");
@@ -337,24 +354,29 @@ TEST(DeckErrors, ImpossibleValues) {
 // Issue 16 item 5: a backend option set for a backend that does not read it is an error
 // naming the key, the backend and the backends that do read it.
 TEST(DeckErrors, KeysThatDoNotApplyToTheBackend) {
-  EXPECT_EQ(resolve_error("attention:\n  backend: ring\n  window_size: 2\n"),
-            "deck t.yaml line 3: attention.window_size does not apply to attention.backend ring (it applies to "
-            "double_ring)");
-  EXPECT_EQ(resolve_error("attention:\n  backend: usp\n  intra: ulysses\n"),
-            "deck t.yaml line 3: attention.intra does not apply to attention.backend usp (it applies to burst)");
-  EXPECT_EQ(resolve_error("attention:\n  backend: ring\n  ulysses_degree: 3\n"),
-            "deck t.yaml line 3: attention.ulysses_degree does not apply to attention.backend ring (it applies to "
-            "ulysses, usp, double_ring, burst)");
+  EXPECT_EQ(
+      resolve_error("attention:\n  backend: ring\n  window_size: 2\n"),
+      "deck t.yaml line 3: attention.window_size does not apply to attention.backend ring (it applies to "
+      "double_ring)");
+  EXPECT_EQ(
+      resolve_error("attention:\n  backend: usp\n  intra: ulysses\n"),
+      "deck t.yaml line 3: attention.intra does not apply to attention.backend usp (it applies to burst)");
+  EXPECT_EQ(
+      resolve_error("attention:\n  backend: ring\n  ulysses_degree: 3\n"),
+      "deck t.yaml line 3: attention.ulysses_degree does not apply to attention.backend ring (it applies to "
+      "ulysses, usp, double_ring, burst)");
   EXPECT_EQ(resolve_error("attention:\n  ring_type: zigzag\n"),  // the default backend, local
-            "deck t.yaml line 2: attention.ring_type does not apply to attention.backend local (it applies to ring, "
+            "deck t.yaml line 2: attention.ring_type does not apply to attention.backend local (it applies "
+            "to ring, "
             "usp, double_ring, burst)");
-  EXPECT_EQ(input_error_of([] {
-              Deck d = deck("attention:\n  backend: allgather\n");
-              d.set("attention.bwd_comm=kv");
-              d.expand();
-            }),
-            "--set attention.bwd_comm=kv: attention.bwd_comm does not apply to attention.backend allgather (it "
-            "applies to burst)");
+  EXPECT_EQ(
+      input_error_of([] {
+        Deck d = deck("attention:\n  backend: allgather\n");
+        d.set("attention.bwd_comm=kv");
+        d.expand();
+      }),
+      "--set attention.bwd_comm=kv: attention.bwd_comm does not apply to attention.backend allgather (it "
+      "applies to burst)");
   // The default value changes nothing, so it is no error; keys every backend reads never are.
   EXPECT_NO_THROW(deck("attention:\n  backend: ring\n  ulysses_degree: 1\n  window_size: 0\n").resolve());
   EXPECT_NO_THROW(deck("attention:\n  backend: local\n  causal: false\n  block_q: 64\n").resolve());
@@ -382,7 +404,8 @@ attention:
 sweep:
   zip: [attention.backend, attention.ulysses_degree]
 )"),
-            "deck t.yaml line 4 (point attention.backend=ring attention.ulysses_degree=2): attention.ulysses_degree "
+            "deck t.yaml line 4 (point attention.backend=ring attention.ulysses_degree=2): "
+            "attention.ulysses_degree "
             "does not apply to attention.backend ring (it applies to ulysses, usp, double_ring, burst)");
   // Unzipped, the scalar key meets every backend of the sweep.
   EXPECT_EQ(resolve_error("attention:\n  backend: [usp, allgather]\n  ring_type: zigzag\n"),
@@ -400,7 +423,8 @@ TEST(DeckBackends, TheDeckTakesNamesAndOptionsFromTheRegistry) {
     EXPECT_EQ(catalog[i].name, b.name);
     EXPECT_EQ(catalog[i].options, b.options);
     EXPECT_FALSE(b.summary.empty()) << b.name;
-    EXPECT_TRUE(b.degrees && b.buffer_floats && b.validate && b.create) << b.name << " leaves a fact undeclared";
+    EXPECT_TRUE(b.degrees && b.buffer_floats && b.validate && b.create)
+        << b.name << " leaves a fact undeclared";
     for (const auto& key : b.options) {
       const deck_detail::KeySpec* spec = deck_detail::find_key(key);
       ASSERT_NE(spec, nullptr) << b.name << " declares the unknown option " << key;
@@ -412,33 +436,40 @@ TEST(DeckBackends, TheDeckTakesNamesAndOptionsFromTheRegistry) {
 
 TEST(DeckErrors, MachineProfiles) {
   const std::string missing = resolve_error("machine:\n  profile: h100\n");
-  EXPECT_EQ(missing.rfind("deck t.yaml line 2: machine profile 'h100' not found (available: a100-80gb, a100-80gb-hdr, "
-                          "a800-80gb, generic-cpu, h100-80gb, h100-sxm-ndr, h800-80gb, rtx-4090d, rtx-4090d-pcie4; "
-                          "searched: ",
-                          0),
+  EXPECT_EQ(missing.rfind(
+                "deck t.yaml line 2: machine profile 'h100' not found (available: a100-80gb, a100-80gb-hdr, "
+                "a800-80gb, generic-cpu, h100-80gb, h100-sxm-ndr, h800-80gb, rtx-4090d, rtx-4090d-pcie4; "
+                "searched: ",
+                0),
             0u)
       << missing;
   EXPECT_EQ(resolve_error("machine:\n  profile: ../secrets\n"),
-            "deck t.yaml line 2: machine.profile must be 'measure' or a profile name (letters, digits, '-', '_', '.'), "
+            "deck t.yaml line 2: machine.profile must be 'measure' or a profile name (letters, digits, '-', "
+            "'_', '.'), "
             "got '../secrets'");
   EXPECT_EQ(resolve_error("run:\n  dtype: bf16\n"),
-            "deck t.yaml: machine profile 'generic-cpu' has no peak_tflops for bf16; set machine.peak_tflops or use "
+            "deck t.yaml: machine profile 'generic-cpu' has no peak_tflops for bf16; set machine.peak_tflops "
+            "or use "
             "machine.profile: measure");
-  EXPECT_EQ(resolve_error("machine:\n  profile: measure\n  peak_tflops: 5\n"),
-            "deck t.yaml line 2: machine.peak_tflops is given, so machine.profile: measure has nothing to measure; "
-            "drop one of them");
+  EXPECT_EQ(
+      resolve_error("machine:\n  profile: measure\n  peak_tflops: 5\n"),
+      "deck t.yaml line 2: machine.peak_tflops is given, so machine.profile: measure has nothing to measure; "
+      "drop one of them");
 }
 
 TEST(DeckErrors, BadYamlAndStructure) {
   EXPECT_EQ(resolve_error("model:\n  layers: [1, 2\n").rfind("deck t.yaml line 3: invalid YAML: ", 0), 0u);
   EXPECT_EQ(resolve_error("model:\n  layers: 1\n   heads: 2\n").rfind("deck t.yaml line ", 0), 0u);
-  EXPECT_EQ(resolve_error("- model\n"), "deck t.yaml line 1: a deck is a mapping of sections (model:, sequence:, ...)");
-  EXPECT_EQ(resolve_error("model: {}\n---\nrun: {}\n"), "deck t.yaml: holds 2 YAML documents ('---'); a deck is one");
+  EXPECT_EQ(resolve_error("- model\n"),
+            "deck t.yaml line 1: a deck is a mapping of sections (model:, sequence:, ...)");
+  EXPECT_EQ(resolve_error("model: {}\n---\nrun: {}\n"),
+            "deck t.yaml: holds 2 YAML documents ('---'); a deck is one");
   EXPECT_EQ(resolve_error("model:\n  layers: 2\n  layers: 3\n"),
             "deck t.yaml line 3: model.layers is given twice (first at line 2)");
   EXPECT_EQ(resolve_error("model: {}\nrun: {}\nmodel: {}\n"),
             "deck t.yaml line 3: section 'model' is given twice (first at line 1)");
-  EXPECT_EQ(resolve_error("sequence:\n  length: []\n"), "deck t.yaml line 2: sequence.length has an empty sweep list");
+  EXPECT_EQ(resolve_error("sequence:\n  length: []\n"),
+            "deck t.yaml line 2: sequence.length has an empty sweep list");
   EXPECT_EQ(resolve_error("sequence:\n  length: [[1, 2]]\n"),
             "deck t.yaml line 2: sequence.length must be a single value, got a nested list");
   EXPECT_EQ(input_error_of([] { Deck::from_file("/nonexistent/deck.yaml"); }),
@@ -451,7 +482,8 @@ TEST(DeckErrors, SpecialFilesAreRefusedBeforeTheyAreOpened) {
   fs::create_directories(dir);
   const std::string fifo = (dir / "deck.yaml").string();
   ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
-  EXPECT_EQ(input_error_of([&] { Deck::from_file(fifo); }), "deck " + fifo + ": is a FIFO, not a regular file");
+  EXPECT_EQ(input_error_of([&] { Deck::from_file(fifo); }),
+            "deck " + fifo + ": is a FIFO, not a regular file");
   EXPECT_EQ(input_error_of([&] { Deck::from_file(dir.string()); }),
             "deck " + dir.string() + ": is a directory, not a regular file");
   EXPECT_EQ(input_error_of([] { Deck::from_file("/dev/null"); }),
@@ -466,9 +498,10 @@ TEST(DeckErrors, WholeRunKeysCannotBeSwept) {
     Deck d = deck("");
     d.set(key);
     const std::string name = std::string(key).substr(0, std::string(key).find('='));
-    EXPECT_EQ(input_error_of([&] { d.expand(); }), "--set " + std::string(key) + ": " + name +
-                                                       " applies to the whole run and cannot be swept; run one "
-                                                       "job per value");
+    EXPECT_EQ(input_error_of([&] { d.expand(); }),
+              "--set " + std::string(key) + ": " + name +
+                  " applies to the whole run and cannot be swept; run one "
+                  "job per value");
   }
   Deck one = deck("topology:\n  ranks_per_node: [2]\n");  // a list of one value sweeps nothing
   EXPECT_EQ(one.expand().size(), 1u);
@@ -507,14 +540,14 @@ TEST(DeckSet, Errors) {
             0u);
   EXPECT_EQ(input_error_of([&] { d.set("model.layers={a: 1}"); }),
             "--set model.layers={a: 1}: the value must be a single value or a list such as [1,2]");
-  EXPECT_EQ(
-      input_error_of([&] { d.set("sweep.zip=[model.layerz]"); }),
-      "--set sweep.zip=[model.layerz]: sweep.zip names an unknown key 'model.layerz' (did you mean 'model.layers'?)");
+  EXPECT_EQ(input_error_of([&] { d.set("sweep.zip=[model.layerz]"); }),
+            "--set sweep.zip=[model.layerz]: sweep.zip names an unknown key 'model.layerz' (did you mean "
+            "'model.layers'?)");
   // Errors found at expansion name the --set that caused them.
   d.set("model.kv_heads=3");
-  EXPECT_EQ(
-      input_error_of([&] { d.resolve(); }),
-      "--set model.kv_heads=3: model.heads (8) must be a multiple of model.kv_heads (3) for grouped-query attention");
+  EXPECT_EQ(input_error_of([&] { d.resolve(); }),
+            "--set model.kv_heads=3: model.heads (8) must be a multiple of model.kv_heads (3) for "
+            "grouped-query attention");
 }
 
 TEST(DeckSweep, CartesianProductInDeckOrder) {
@@ -570,28 +603,34 @@ sweep:
   EXPECT_EQ(points[5].label, "sequence.length=4096 sequence.batch=1 attention.ring_type=zigzag");
   for (const auto& p : points) EXPECT_EQ(p.config.sequence.length * p.config.sequence.batch, 4096);
 
-  EXPECT_EQ(resolve_error(
-                "sequence:\n  length: [1, 2, 3]\n  batch: [1, 2]\nsweep:\n  zip: [sequence.length, sequence.batch]\n"),
-            "deck t.yaml line 5: sweep.zip lists must have equal lengths, but sequence.length has 3 values and "
-            "sequence.batch has 2");
+  EXPECT_EQ(
+      resolve_error("sequence:\n  length: [1, 2, 3]\n  batch: [1, 2]\nsweep:\n  zip: [sequence.length, "
+                    "sequence.batch]\n"),
+      "deck t.yaml line 5: sweep.zip lists must have equal lengths, but sequence.length has 3 values and "
+      "sequence.batch has 2");
   EXPECT_EQ(resolve_error("sequence:\n  length: [1, 2]\nsweep:\n  zip: [sequence.length, sequence.batch]\n"),
             "deck t.yaml line 4: sweep.zip names 'sequence.batch', which is not a list in this deck");
   EXPECT_EQ(resolve_error("sweep:\n  zip: [sequence.lenght]\n"),
-            "deck t.yaml line 2: sweep.zip names an unknown key 'sequence.lenght' (did you mean 'sequence.length'?)");
-  EXPECT_EQ(resolve_error("sweep:\n  zip: sequence.length\n"),
-            "deck t.yaml line 2: sweep.zip must be a list of keys, e.g. [sequence.length, attention.backend]");
+            "deck t.yaml line 2: sweep.zip names an unknown key 'sequence.lenght' (did you mean "
+            "'sequence.length'?)");
+  EXPECT_EQ(
+      resolve_error("sweep:\n  zip: sequence.length\n"),
+      "deck t.yaml line 2: sweep.zip must be a list of keys, e.g. [sequence.length, attention.backend]");
 }
 
 TEST(DeckSweep, EveryPointIsValidatedAndNamed) {
   EXPECT_EQ(resolve_error("model:\n  kv_heads: 4\n  heads: [8, 6]\n"),
-            "deck t.yaml line 2 (point model.heads=6): model.heads (6) must be a multiple of model.kv_heads (4) for "
+            "deck t.yaml line 2 (point model.heads=6): model.heads (6) must be a multiple of model.kv_heads "
+            "(4) for "
             "grouped-query attention");
   // A swept dtype meets a profile without that dtype.
-  EXPECT_EQ(resolve_error("run:\n  dtype: [fp32, bf16]\nmachine:\n  profile: generic-cpu\n"),
-            "deck t.yaml line 4 (point run.dtype=bf16): machine profile 'generic-cpu' has no peak_tflops for bf16; "
-            "set machine.peak_tflops or use machine.profile: measure");
-  EXPECT_EQ(resolve_error("sequence:\n  length: [1, 2]\n  batch: [1, 2, 3]\n"),
-            "deck t.yaml: sweeps sequence.length, sequence.batch (6 points), but one configuration is needed here");
+  EXPECT_EQ(
+      resolve_error("run:\n  dtype: [fp32, bf16]\nmachine:\n  profile: generic-cpu\n"),
+      "deck t.yaml line 4 (point run.dtype=bf16): machine profile 'generic-cpu' has no peak_tflops for bf16; "
+      "set machine.peak_tflops or use machine.profile: measure");
+  EXPECT_EQ(
+      resolve_error("sequence:\n  length: [1, 2]\n  batch: [1, 2, 3]\n"),
+      "deck t.yaml: sweeps sequence.length, sequence.batch (6 points), but one configuration is needed here");
   const std::string big = input_error_of([] {
     deck(
         "sequence: {length: [1,2,3,4,5,6,7,8,9,10], batch: [1,2,3,4,5,6,7,8,9,10]}\n"
@@ -651,7 +690,8 @@ sweep:
   d.set("sequence.batch=[1, 2]");
   d.set("sweep.zip=[sequence.length, sequence.batch]");
   const std::string text = d.to_yaml();
-  EXPECT_EQ(text.rfind("# minictx deck t.yaml\n# --set attention.ring_type=[zigzag, stripe]\n", 0), 0u) << text;
+  EXPECT_EQ(text.rfind("# minictx deck t.yaml\n# --set attention.ring_type=[zigzag, stripe]\n", 0), 0u)
+      << text;
 
   const auto original = d.expand();
   const auto again = Deck::from_string(text, "again").expand();
@@ -730,7 +770,8 @@ TEST(DeckMachines, SearchOrder) {
 
   // <deck dir>/machines, and the source tree behind it for the shipped profiles.
   EXPECT_EQ(Deck::from_file(d).resolve().machine.name, "Site GPU");
-  EXPECT_EQ(Deck::from_file((tmp.path / "decks" / "a.yaml").string()).resolve().machine.name, "A100-SXM4-80GB");
+  EXPECT_EQ(Deck::from_file((tmp.path / "decks" / "a.yaml").string()).resolve().machine.name,
+            "A100-SXM4-80GB");
   // A deck given as text has no directory of its own.
   EXPECT_NE(resolve_error("machine:\n  profile: site-gpu\n").find("not found"), std::string::npos);
 
@@ -746,12 +787,16 @@ TEST(DeckMachines, SearchOrder) {
   EXPECT_EQ(dirs[0], fs::weakly_canonical(tmp.path / "decks" / "machines"));
   EXPECT_EQ(dirs[1], fs::weakly_canonical(repo / "inputs" / "machines"));
 
-  const std::string broken = input_error_of([&] { Deck::from_file((tmp.path / "bad" / "d.yaml").string()).resolve(); });
-  EXPECT_NE(broken.find("broken.yaml line 2: peak_tflops.fp32 must be greater than 0, got 0"), std::string::npos)
-      << broken;
-  const std::string extra = input_error_of([&] { Deck::from_file((tmp.path / "bad" / "e.yaml").string()).resolve(); });
-  EXPECT_NE(extra.find("extra.yaml line 2: unknown key 'speed' (a profile has name, peak_tflops and projection)"),
+  const std::string broken =
+      input_error_of([&] { Deck::from_file((tmp.path / "bad" / "d.yaml").string()).resolve(); });
+  EXPECT_NE(broken.find("broken.yaml line 2: peak_tflops.fp32 must be greater than 0, got 0"),
             std::string::npos)
+      << broken;
+  const std::string extra =
+      input_error_of([&] { Deck::from_file((tmp.path / "bad" / "e.yaml").string()).resolve(); });
+  EXPECT_NE(
+      extra.find("extra.yaml line 2: unknown key 'speed' (a profile has name, peak_tflops and projection)"),
+      std::string::npos)
       << extra;
 }
 
@@ -762,7 +807,8 @@ TEST(DeckDocs, EveryBackendIsRegisteredAndDocumented) {
   const std::string inputs = read_text(repo / "inputs" / "README.md");
   const auto backend_key_row = inputs.find("| `backend` |");
   ASSERT_NE(backend_key_row, std::string::npos) << "inputs/README.md has no row for attention.backend";
-  const std::string key_row = inputs.substr(backend_key_row, inputs.find('\n', backend_key_row) - backend_key_row);
+  const std::string key_row =
+      inputs.substr(backend_key_row, inputs.find('\n', backend_key_row) - backend_key_row);
   for (const auto& b : backend_registry()) {
     EXPECT_NE(readme.find("\n| `" + b.name + "` |"), std::string::npos)
         << "README.md's backend table has no row for " << b.name;
@@ -797,7 +843,8 @@ TEST(DeckDocs, ReadmeDescribesEveryKeyAndPreset) {
 
   // The example deck at the top is a valid sweep.
   const auto start = readme.find("```yaml\n") + 8;
-  const auto example = Deck::from_string(readme.substr(start, readme.find("```", start) - start), "README").expand();
+  const auto example =
+      Deck::from_string(readme.substr(start, readme.find("```", start) - start), "README").expand();
   ASSERT_EQ(example.size(), 3u);
   EXPECT_EQ(example[2].label, "sequence.length=65536");
   EXPECT_EQ(example[2].config.model.layers, 4);

@@ -33,7 +33,8 @@ class Attention : public ::testing::TestWithParam<AttnCase> {};
 
 TEST_P(Attention, MatchesFp64Reference) {
   const AttnCase c = GetParam();
-  const AttentionProblem a = attention_problem(c.batch, c.heads, c.kv_heads, c.head_dim, c.len, c.causal, c.stride);
+  const AttentionProblem a =
+      attention_problem(c.batch, c.heads, c.kv_heads, c.head_dim, c.len, c.causal, c.stride);
   const auto &q = a.q, &k = a.k, &v = a.v, &dout = a.dout;
   const auto& pos = a.positions;
   const auto& ref = a.ref;
@@ -84,7 +85,8 @@ TEST(AttentionMerge, TwoKeyBlocksEqualOne) {
   Tensor whole = device().alloc({len, h * d}), whole_lse = device().alloc({b, h, len});
   device().attn_init(whole, whole_lse);
   device().attn_fwd(
-      s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &whole, &whole_lse});
+      s,
+      {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &whole, &whole_lse});
   // Second block first: the merge must not depend on order.
   Tensor parts = device().alloc({len, h * d}), parts_lse = device().alloc({b, h, len});
   device().attn_init(parts, parts_lse);
@@ -95,7 +97,8 @@ TEST(AttentionMerge, TwoKeyBlocksEqualOne) {
                         &parts,
                         &parts_lse});
   device().attn_fwd(
-      s, {{&tq, 0, len, pos.data()}, {&tk, 0, cut, pos.data()}, {&tv, 0, cut, pos.data()}, &parts, &parts_lse});
+      s,
+      {{&tq, 0, len, pos.data()}, {&tk, 0, cut, pos.data()}, {&tv, 0, cut, pos.data()}, &parts, &parts_lse});
   EXPECT_LT(rel_err(download(device(), parts), download(device(), whole)), 1e-6);
   EXPECT_LT(rel_err(download(device(), parts_lse), download(device(), whole_lse)), 1e-6);
 }
@@ -119,13 +122,16 @@ TEST(AttentionMerge, LseMergeIsOverflowFree) {
 TEST(AttentionMask, PaddingKeysAreInvisible) {
   const int64_t len = 10, real = 7;
   AttnShape s{1, 1, 1, 4, false, real, 4, 4};
-  const auto q = generated(size_t(len * 4), 1), k = generated(size_t(len * 4), 2), v = generated(size_t(len * 4), 3);
+  const auto q = generated(size_t(len * 4), 1), k = generated(size_t(len * 4), 2),
+             v = generated(size_t(len * 4), 3);
   std::vector<int64_t> pos(static_cast<size_t>(len));
   std::iota(pos.begin(), pos.end(), 0);
-  Tensor tq = upload(device(), q, {len, 4}), tk = upload(device(), k, {len, 4}), tv = upload(device(), v, {len, 4});
+  Tensor tq = upload(device(), q, {len, 4}), tk = upload(device(), k, {len, 4}),
+         tv = upload(device(), v, {len, 4});
   Tensor o = device().alloc({len, 4}), lse = device().alloc({1, 1, len});
   device().attn_init(o, lse);
-  device().attn_fwd(s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &o, &lse});
+  device().attn_fwd(
+      s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &o, &lse});
   const reference::Problem p = reference_attention(1, 1, 1, 4, real, false);
   const std::vector<double> kr(k.begin(), k.begin() + real * 4), vr(v.begin(), v.begin() + real * 4);
   std::vector<int64_t> kpos(pos.begin(), pos.begin() + real);
@@ -153,7 +159,8 @@ TEST(ElementWise, RmsNormAndSwiGluValues) {
   const double r = 1.0 / std::sqrt(12.5);
   EXPECT_NEAR(download(device(), y)[0], 3 * r, 1e-6);
   EXPECT_NEAR(download(device(), y)[1], 8 * r, 1e-6);
-  Tensor a = upload(device(), {0.0, 2.0}, {1, 2}), u = upload(device(), {5.0, 3.0}, {1, 2}), m = device().alloc({1, 2});
+  Tensor a = upload(device(), {0.0, 2.0}, {1, 2}), u = upload(device(), {5.0, 3.0}, {1, 2}),
+         m = device().alloc({1, 2});
   device().swiglu_fwd(a, u, m);
   EXPECT_NEAR(download(device(), m)[0], 0.0, 1e-7);
   EXPECT_NEAR(download(device(), m)[1], 2.0 / (1.0 + std::exp(-2.0)) * 3.0, 1e-5);
@@ -186,7 +193,8 @@ TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
     return SeqBlock{&t, cut[c], cut[c + 1] - cut[c], pos.data() + cut[c]};
   };
   for (size_t qc = 0; qc < 3; ++qc)
-    for (size_t kc = 0; kc < 3; ++kc) device().attn_fwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &o, &lse});
+    for (size_t kc = 0; kc < 3; ++kc)
+      device().attn_fwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &o, &lse});
   EXPECT_LT(rel_err(download(device(), o), ref.o), 1e-5);
   EXPECT_LT(rel_err(download(device(), lse), ref.lse), 1e-5);
 
@@ -213,7 +221,8 @@ TEST(AttentionMask, CausalPaddingForwardAndBackward) {
   std::fill(dout.begin() + real * 2 * d, dout.end(), 0.0);  // padded queries carry no loss
   std::vector<int64_t> pos(static_cast<size_t>(len));
   std::iota(pos.begin(), pos.end(), 0);
-  Tensor tq = upload(device(), q, {len, 2 * d}), tk = upload(device(), k, {len, d}), tv = upload(device(), v, {len, d});
+  Tensor tq = upload(device(), q, {len, 2 * d}), tk = upload(device(), k, {len, d}),
+         tv = upload(device(), v, {len, d});
   Tensor tdo = upload(device(), dout, {len, 2 * d});
   Tensor o = device().alloc({len, 2 * d}), lse = device().alloc({1, 2, len});
   device().attn_init(o, lse);

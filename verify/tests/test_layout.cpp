@@ -87,8 +87,9 @@ TEST(ShardData, ShardsEqualSlicesOfTheGlobalTensor) {
           for (int j = 0; j < width; ++j) {
             const float got = host[size_t((b * layout.local_len() + r) * width + j)];
             const float want =
-                pos < c.len ? float(data_value(seed, tensor_id::input_x, uint64_t((b * c.len + pos) * width + j)))
-                            : 0.0f;
+                pos < c.len
+                    ? float(data_value(seed, tensor_id::input_x, uint64_t((b * c.len + pos) * width + j)))
+                    : 0.0f;
             ASSERT_EQ(got, want);
           }
         }

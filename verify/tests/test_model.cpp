@@ -146,14 +146,16 @@ TEST(StepFlops, HardwareCountsWhatCheckpointingRecomputes) {
   const struct {
     Checkpointing ckpt;
     double attn_mult, attn_causal_mult;
-  } cases[] = {
-      {Checkpointing::full, 4, 4}, {Checkpointing::selective, 3, 3}, {Checkpointing::selective_half, 3.5, 3.25}};
+  } cases[] = {{Checkpointing::full, 4, 4},
+               {Checkpointing::selective, 3, 3},
+               {Checkpointing::selective_half, 3.5, 3.25}};
   for (const auto& c : cases) {
     cfg.run.checkpointing = c.ckpt;
     const StepFlops f = step_flops(cfg);
     EXPECT_DOUBLE_EQ(f.model, none.model) << to_string(c.ckpt);
     EXPECT_NEAR(f.hardware, 4 * dense + c.attn_mult * attn, 1e-12 * f.hardware) << to_string(c.ckpt);
-    EXPECT_NEAR(f.hardware_causal, 4 * dense + c.attn_causal_mult * attn / 2, 1e-12 * f.hardware) << to_string(c.ckpt);
+    EXPECT_NEAR(f.hardware_causal, 4 * dense + c.attn_causal_mult * attn / 2, 1e-12 * f.hardware)
+        << to_string(c.ckpt);
   }
   cfg.attention.causal = false;
   cfg.run.checkpointing = Checkpointing::selective_half;

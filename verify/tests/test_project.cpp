@@ -47,8 +47,8 @@ TEST(Project, ShippedProfilesLoadWithSources) {
     EXPECT_GT(p.peak_tflops.at("bf16"), 0) << name;
     EXPECT_GT(p.intra.bandwidth_gb_s, 0) << name;
     EXPECT_GT(p.inter.bandwidth_gb_s, 0) << name;
-    for (const char* group : {"peaks", "node", "memory", "intra_node", "inter_node", "call_overhead", "gemm_efficiency",
-                              "attention_efficiency", "attention_block_size"})
+    for (const char* group : {"peaks", "node", "memory", "intra_node", "inter_node", "call_overhead",
+                              "gemm_efficiency", "attention_efficiency", "attention_block_size"})
       EXPECT_FALSE(p.sources.at(group).empty()) << name << " " << group;
   }
 }
@@ -228,7 +228,8 @@ TEST(Project, CalibrationReadsTheBenchRows) {
   EXPECT_NE(p.sources.at("attention_block_size").find("measured"), std::string::npos);
   // The element-wise time of a call is its bytes at that rate (plus the call).
   const KernelRates rates(p, DType::f32);
-  EXPECT_NEAR(rates.elementwise_seconds({Elementwise::rope, 1000, 1000}), 8e6 / 2e9 + p.call_overhead_us * 1e-6, 1e-12);
+  EXPECT_NEAR(rates.elementwise_seconds({Elementwise::rope, 1000, 1000}),
+              8e6 / 2e9 + p.call_overhead_us * 1e-6, 1e-12);
   std::filesystem::remove(file);
 }
 

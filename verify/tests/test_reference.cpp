@@ -51,7 +51,8 @@ std::vector<size_t> samples(size_t size, size_t n) {
 
 // Checks analytic[i] against d f / d t[i] for the sampled i, perturbing t in place.
 template <class F>
-void check_gradient(const std::string& what, Vec& t, const Vec& analytic, const std::vector<size_t>& idx, F&& f) {
+void check_gradient(const std::string& what, Vec& t, const Vec& analytic, const std::vector<size_t>& idx,
+                    F&& f) {
   const double floor = 1e-4 * max_abs(analytic);
   ASSERT_GT(floor, 0.0) << what << ": an all-zero gradient checks nothing";
   for (size_t i : idx) {
@@ -100,7 +101,8 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
       const auto& g = r.weight_grads[size_t(l)][size_t(k)];
       auto& t = w[size_t(l)][size_t(k)];
       ASSERT_EQ(g.size(), t.size()) << weight_name(Weight(k));
-      check_gradient("layer " + std::to_string(l) + " " + weight_name(Weight(k)), t, g, samples(t.size(), 4), loss);
+      check_gradient("layer " + std::to_string(l) + " " + weight_name(Weight(k)), t, g, samples(t.size(), 4),
+                     loss);
     }
   }
 }
@@ -197,7 +199,8 @@ TEST(ReferenceAttention, LseIsLogSumExpOfScaledScores) {
           for (int64_t j = 0; j < (causal ? i + 1 : S); ++j) {
             double s = 0;
             for (int64_t e = 0; e < D; ++e)
-              s += q[size_t(((b * S + i) * p.heads + h) * D + e)] * k[size_t(((b * S + j) * p.kv_heads + g) * D + e)];
+              s += q[size_t(((b * S + i) * p.heads + h) * D + e)] *
+                   k[size_t(((b * S + j) * p.kv_heads + g) * D + e)];
             sum += std::exp(s / std::sqrt(double(D)));
           }
           EXPECT_NEAR(r.lse[size_t((b * p.heads + h) * S + i)], std::log(sum), 1e-13);

@@ -30,7 +30,9 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-void spit(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+void spit(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
 
 Provenance sample_provenance() {
   Provenance prov;
@@ -86,8 +88,8 @@ PointResult skipped_point(const std::string& name) {
 
 // A BurstAttention point as labelled by the runner; tokens/s per device = 1000 x the causal
 // MFU, the whole world's the world size times that; MPT's MFU (whole square) is twice the causal one.
-PointResult burst_point(const std::string& model, int seq, int world, const std::string& intra, const std::string& ckpt,
-                        double mfu) {
+PointResult burst_point(const std::string& model, int seq, int world, const std::string& intra,
+                        const std::string& ckpt, double mfu) {
   PointResult p;
   p.labels = {{"backend", "burst"},
               {"intra", intra},
@@ -202,7 +204,8 @@ TEST_F(ResultsIo, ProvenanceIsWrittenBeforeTheFirstPoint) {
 TEST_F(ResultsIo, RefusesToOverwriteAnExistingFile) {
   { ResultsWriter(path_, sample_provenance(), OnExisting::refuse).add_point(full_point("p0")); }
   const std::string before = slurp(path_);
-  const std::string msg = error_of<InputError>([&] { ResultsWriter(path_, Provenance{}, OnExisting::refuse); });
+  const std::string msg =
+      error_of<InputError>([&] { ResultsWriter(path_, Provenance{}, OnExisting::refuse); });
   EXPECT_NE(msg.find(path_), std::string::npos) << msg;
   EXPECT_NE(msg.find("--force"), std::string::npos) << msg;
   EXPECT_EQ(slurp(path_), before);
@@ -330,7 +333,8 @@ TEST_F(ResultsIo, BadPointsAreRejectedAndTheFileKept) {
   ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
   writer.add_point(full_point("p0"));
   const std::string before = slurp(path_);
-  EXPECT_NE(error_of<Error>([&] { writer.add_point(full_point("p0")); }).find("already has"), std::string::npos);
+  EXPECT_NE(error_of<Error>([&] { writer.add_point(full_point("p0")); }).find("already has"),
+            std::string::npos);
   error_of<Error>([&] { writer.add_point(full_point("a/b")); });
   PointResult ragged = full_point("p1");
   ragged.iter_seconds.pop_back();
@@ -380,7 +384,8 @@ TEST_F(ResultsIo, AKilledWriterLeavesEveryCompletedPoint) {
   ASSERT_EQ(acked, 5);
   const ResultsFile file = read_results(path_);
   ASSERT_GE(file.points.size(), 5u);
-  for (size_t i = 0; i < file.points.size(); ++i) expect_same(file.points[i], full_point("p" + std::to_string(i)));
+  for (size_t i = 0; i < file.points.size(); ++i)
+    expect_same(file.points[i], full_point("p" + std::to_string(i)));
 }
 
 TEST_F(ResultsIo, BurstTableMergesSeveralFiles) {
@@ -391,7 +396,8 @@ TEST_F(ResultsIo, BurstTableMergesSeveralFiles) {
   for (size_t v = 0; v < variants.size(); ++v) {
     const std::string file = dir_ + "/burst_" + std::to_string(v) + ".h5";
     ResultsWriter w(file, sample_provenance(), OnExisting::refuse);
-    PointResult p = burst_point("llama-13b", 1024000, 32, variants[v].first, variants[v].second, 0.1 * double(v + 1));
+    PointResult p =
+        burst_point("llama-13b", 1024000, 32, variants[v].first, variants[v].second, 0.1 * double(v + 1));
     p.name = "point_0000";
     w.add_point(p);
     const ResultsFile r = read_results(file);
@@ -601,15 +607,16 @@ PointResult mpt_point() {
 
 TEST(Report, MptTableHasTheSeedColumnsAndNaForWhatIsNotModelled) {
   const std::string md = render(make_table("mpt", {mpt_point()}), TableFormat::markdown);
-  EXPECT_EQ(md,
-            "| Model | SeqLen (T) | # GPUs | GPU | MFU | HFU | Model TFLOP | MicroBatchSize | GradAccum | "
-            "GlobalBatchSize | Throughput (S/s) | Throughput (T/s) | Throughput (T/s/GPU) | GlobalBatchSize (T) | "
-            "Precision | MP Mode | Sharding Strategy | Activation Checkpointing | Activation CPUOffload | "
-            "NumParams |\n"
-            "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: "
-            "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: |\n"
-            "| llama-7b | 2048 | 64 | h100-80gb | 42.57 | 56.76 | 421.258 | 8 | 1 | 8 | 32.48 | 66523 | 1039 | "
-            "16384 | bf16 | n/a | n/a | True | n/a | 64862437376 |\n");
+  EXPECT_EQ(
+      md,
+      "| Model | SeqLen (T) | # GPUs | GPU | MFU | HFU | Model TFLOP | MicroBatchSize | GradAccum | "
+      "GlobalBatchSize | Throughput (S/s) | Throughput (T/s) | Throughput (T/s/GPU) | GlobalBatchSize (T) | "
+      "Precision | MP Mode | Sharding Strategy | Activation Checkpointing | Activation CPUOffload | "
+      "NumParams |\n"
+      "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: "
+      "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: |\n"
+      "| llama-7b | 2048 | 64 | h100-80gb | 42.57 | 56.76 | 421.258 | 8 | 1 | 8 | 32.48 | 66523 | 1039 | "
+      "16384 | bf16 | n/a | n/a | True | n/a | 64862437376 |\n");
   PointResult selective = mpt_point();
   selective.labels["checkpointing"] = "selective";
   PointResult none = mpt_point();
@@ -626,7 +633,8 @@ TEST(Report, BurstVariantsComeFromTheLabels) {
             "(A) BurstAttention w. DoubleRing w/o Selective Checkpointing");
   EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ulysses", "full", 0)),
             "(B) BurstAttention w. Ulysses(intra node) w/o Selective Checkpointing");
-  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "selective", 0)), "(C) BurstAttention w. DoubleRing");
+  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "selective", 0)),
+            "(C) BurstAttention w. DoubleRing");
   EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ulysses", "selective", 0)),
             "(D) BurstAttention w. Ulysses(intra node)");
   EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "selective_half", 0)),
@@ -644,8 +652,8 @@ TEST(Report, BurstTableGroupsSettingsAndOrdersVariants) {
                                            burst_point("llama-7b", 2048000, 32, "ring", "selective", 0.35),
                                            burst_point("llama-7b", 2048000, 32, "ulysses", "full", 0.31)};
   const Table t = make_table("burst", points);
-  EXPECT_EQ(t.header,
-            (std::vector<std::string>{"Model", "SeqLen (T)", "# GPUs", "GPU", "Variant", "MFU", "Tokens/s/GPU"}));
+  EXPECT_EQ(t.header, (std::vector<std::string>{"Model", "SeqLen (T)", "# GPUs", "GPU", "Variant", "MFU",
+                                                "Tokens/s/GPU"}));
   ASSERT_EQ(t.rows.size(), 5u);
   const std::vector<std::string> order = {"(A)", "(B)", "(C)", "(D)", "(A)"};
   for (size_t r = 0; r < 5; ++r) {
@@ -655,7 +663,8 @@ TEST(Report, BurstTableGroupsSettingsAndOrdersVariants) {
   EXPECT_EQ(t.rows[0][5], "30.00");
   EXPECT_EQ(t.rows[0][6], "300.0");
   EXPECT_EQ(t.rows[3][5], "40.00");
-  EXPECT_EQ(render(t, TableFormat::csv).substr(0, 53), "Model,SeqLen (T),# GPUs,GPU,Variant,MFU,Tokens/s/GPU\n");
+  EXPECT_EQ(render(t, TableFormat::csv).substr(0, 53),
+            "Model,SeqLen (T),# GPUs,GPU,Variant,MFU,Tokens/s/GPU\n");
 }
 
 }  // namespace

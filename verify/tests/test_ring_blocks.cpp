@@ -30,15 +30,17 @@ TEST(RingBlocks, CoverEveryVisiblePairAndOnlyUsefulRows) {
               for (int64_t i = 0; i < share; ++i)
                 for (int64_t m = 0; m < share; ++m) {
                   if (!visible(causal, qpos[size_t(i)], kpos[size_t(m)])) continue;
-                  ASSERT_TRUE(inside(a.q, i) && inside(a.k, m))
-                      << "visible pair left out: kind " << int(kind) << " P " << P << " r " << r << " j " << j;
+                  ASSERT_TRUE(inside(a.q, i) && inside(a.k, m)) << "visible pair left out: kind " << int(kind)
+                                                                << " P " << P << " r " << r << " j " << j;
                   if (inside(a.k, m)) q_used[size_t(i)] = true;
                   if (inside(a.q, i)) k_used[size_t(m)] = true;
                 }
               for (int64_t i = a.q.begin; i < a.q.begin + a.q.len; ++i)
-                EXPECT_TRUE(q_used[size_t(i)]) << "query row " << i << " computed for nothing, r " << r << " j " << j;
+                EXPECT_TRUE(q_used[size_t(i)])
+                    << "query row " << i << " computed for nothing, r " << r << " j " << j;
               for (int64_t m = a.k.begin; m < a.k.begin + a.k.len; ++m)
-                EXPECT_TRUE(k_used[size_t(m)]) << "key row " << m << " computed for nothing, r " << r << " j " << j;
+                EXPECT_TRUE(k_used[size_t(m)])
+                    << "key row " << m << " computed for nothing, r " << r << " j " << j;
             }
       }
 }

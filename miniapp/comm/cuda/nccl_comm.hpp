@@ -17,7 +17,8 @@ namespace minictx {
 // timings) are host bookkeeping and go through the MPI communicator of the same group.
 class NcclComm final : public Comm {
  public:
-  NcclComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes, ncclComm_t nccl, cudaStream_t compute);
+  NcclComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes, ncclComm_t nccl,
+           cudaStream_t compute);
   ~NcclComm() override;
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;

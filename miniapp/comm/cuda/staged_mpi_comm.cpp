@@ -5,7 +5,8 @@
 
 namespace minictx {
 
-StagedMpiComm::StagedMpiComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes, cudaStream_t compute)
+StagedMpiComm::StagedMpiComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes,
+                             cudaStream_t compute)
     : Comm(mpi->topology(), std::move(bytes)), mpi_(std::move(mpi)), compute_(compute) {}
 
 std::unique_ptr<StagedMpiComm> StagedMpiComm::over(const MpiComm& world, cudaStream_t compute) {
@@ -17,14 +18,16 @@ std::unique_ptr<StagedMpiComm> StagedMpiComm::over(const MpiComm& world, cudaStr
 std::vector<float> StagedMpiComm::to_host(const float* device, int64_t count) {
   std::vector<float> host(static_cast<size_t>(count));
   if (count == 0) return host;
-  CUDA_CHECK(cudaMemcpyAsync(host.data(), device, size_t(count) * sizeof(float), cudaMemcpyDeviceToHost, compute_));
+  CUDA_CHECK(
+      cudaMemcpyAsync(host.data(), device, size_t(count) * sizeof(float), cudaMemcpyDeviceToHost, compute_));
   CUDA_CHECK(cudaStreamSynchronize(compute_));
   return host;
 }
 
 void StagedMpiComm::to_device(float* device, const std::vector<float>& host) {
   if (host.empty()) return;
-  CUDA_CHECK(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, compute_));
+  CUDA_CHECK(
+      cudaMemcpyAsync(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, compute_));
   CUDA_CHECK(cudaStreamSynchronize(compute_));
 }
 

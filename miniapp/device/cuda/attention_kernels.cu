@@ -37,12 +37,14 @@ __device__ __forceinline__ float warp_sum(float x) {
 }
 // Rows of a tile of at most `cap` rows with `left` rows remaining.
 __device__ __forceinline__ int tile(int64_t left, int cap) { return left < cap ? int(left) : cap; }
-__device__ __forceinline__ float log_sigmoid(float x) { return x > 0 ? -log1pf(expf(-x)) : x - log1pf(expf(x)); }
+__device__ __forceinline__ float log_sigmoid(float x) {
+  return x > 0 ? -log1pf(expf(-x)) : x - log1pf(expf(x));
+}
 
 // acc[t] (column lane + 32t) += Σ_j w_j · rows[j][column] for the n rows of a shared
 // tile with row stride `stride`; lane j holds w_j.
-__device__ __forceinline__ void accumulate_rows(float (&acc)[kCols], float w, const float* rows, int stride, int n,
-                                                int d, int lane) {
+__device__ __forceinline__ void accumulate_rows(float (&acc)[kCols], float w, const float* rows, int stride,
+                                                int n, int d, int lane) {
   for (int j = 0; j < n; ++j) {
     const float wj = __shfl_sync(kFull, w, j);
 #pragma unroll
@@ -55,7 +57,9 @@ __device__ __forceinline__ void accumulate_rows(float (&acc)[kCols], float w, co
 
 // The overflow-free LSE merge of (o_b, lse_b) into (o, lse), lse_b finite:
 // o ← o − σ(lse_b − lse)(o − o_b), lse ← log(e^lse + e^lse_b); an empty row takes o_b.
-__device__ __forceinline__ float merge_weight(float lse, float lse_b) { return 1.0f / (1.0f + expf(lse - lse_b)); }
+__device__ __forceinline__ float merge_weight(float lse, float lse_b) {
+  return 1.0f / (1.0f + expf(lse - lse_b));
+}
 __device__ __forceinline__ float merged(float o, float o_b, float lse, float w) {
   return lse == -INFINITY ? o_b : o - w * (o - o_b);
 }
@@ -67,7 +71,8 @@ __device__ __forceinline__ bool visible(const AttnArgs& a, int64_t key_pos, int6
   return key_pos < a.real_len && (!a.causal || key_pos <= query_pos);
 }
 // Key tiles from this one on are masked for every query up to last_query_pos.
-__device__ __forceinline__ bool keys_exhausted(const AttnArgs& a, int64_t first_key_pos, int64_t last_query_pos) {
+__device__ __forceinline__ bool keys_exhausted(const AttnArgs& a, int64_t first_key_pos,
+                                               int64_t last_query_pos) {
   return first_key_pos >= a.real_len || (a.causal && first_key_pos > last_query_pos);
 }
 // Element (b, row, head, 0) of a [B, rows, heads, D] tensor.
@@ -78,8 +83,9 @@ __device__ __forceinline__ int64_t at(int b, int64_t rows, int64_t row, int head
 // Loads `cap` key rows (k and v of kv head g, rows first_row…) into shared tiles with
 // the given row strides, rounded to the run's precision; rows past `valid` are zero.
 __device__ __forceinline__ void load_kv_tile(const AttnArgs& a, const float* __restrict__ k,
-                                             const float* __restrict__ v, int b, int g, int64_t first_row, int cap,
-                                             int valid, float* ks, int ks_stride, float* vs, int vs_stride) {
+                                             const float* __restrict__ v, int b, int g, int64_t first_row,
+                                             int cap, int valid, float* ks, int ks_stride, float* vs,
+                                             int vs_stride) {
   const int d = a.head_dim;
   for (int idx = threadIdx.x; idx < cap * d; idx += blockDim.x) {
     const int j = idx / d, c = idx % d;
@@ -90,8 +96,8 @@ __device__ __forceinline__ void load_kv_tile(const AttnArgs& a, const float* __r
 }
 
 __global__ void __launch_bounds__(kThreads)
-    fwd_kernel(AttnArgs a, const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
-               float* o, float* lse) {
+    fwd_kernel(AttnArgs a, const float* __restrict__ q, const float* __restrict__ k,
+               const float* __restrict__ v, float* o, float* lse) {
   __shared__ float qs[kFwdBq][kMaxHeadDim];
   __shared__ float ks[kFwdBk][kMaxHeadDim + 1];  // +1: lanes read different rows
   __shared__ float vs[kFwdBk][kMaxHeadDim];
@@ -103,7 +109,8 @@ __global__ void __launch_bounds__(kThreads)
 
   for (int idx = threadIdx.x; idx < kFwdBq * d; idx += kThreads) {
     const int r = idx / d, c = idx % d;
-    qs[r][c] = r < tq ? round_to(q[at(b, a.q_rows, a.q_begin + i0 + r, a.heads, h, d) + c], a.precision) : 0.0f;
+    qs[r][c] =
+        r < tq ? round_to(q[at(b, a.q_rows, a.q_begin + i0 + r, a.heads, h, d) + c], a.precision) : 0.0f;
   }
   float m[kFwdRows], l[kFwdRows], acc[kFwdRows][kCols];
   int64_t qpos[kFwdRows];
@@ -122,7 +129,8 @@ __global__ void __launch_bounds__(kThreads)
     if (keys_exhausted(a, a.k_pos[j0], last_q)) break;
     const int tk = tile(a.k_len - j0, kFwdBk);
     __syncthreads();  // the previous tile is consumed (and q is loaded)
-    load_kv_tile(a, k, v, b, g, a.k_begin + j0, kFwdBk, tk, &ks[0][0], kMaxHeadDim + 1, &vs[0][0], kMaxHeadDim);
+    load_kv_tile(a, k, v, b, g, a.k_begin + j0, kFwdBk, tk, &ks[0][0], kMaxHeadDim + 1, &vs[0][0],
+                 kMaxHeadDim);
     __syncthreads();
     const int64_t kpos = lane < tk ? a.k_pos[j0 + lane] : a.real_len;
 #pragma unroll
@@ -173,9 +181,9 @@ __global__ void __launch_bounds__(kThreads)
 // dK, dV of kDkvBk keys of one kv head: loops every query head of its group, so each
 // dk/dv row is written by one block only (no atomics).
 __global__ void __launch_bounds__(kThreads)
-    bwd_dkdv_kernel(AttnArgs a, const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
-                    const float* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta,
-                    float* dk, float* dv) {
+    bwd_dkdv_kernel(AttnArgs a, const float* __restrict__ q, const float* __restrict__ k,
+                    const float* __restrict__ v, const float* __restrict__ dout,
+                    const float* __restrict__ lse, const float* __restrict__ delta, float* dk, float* dv) {
   __shared__ float ks[kDkvBk][kMaxHeadDim];
   __shared__ float vs[kDkvBk][kMaxHeadDim];
   __shared__ float qs[kDkvBq][kMaxHeadDim + 1];
@@ -258,9 +266,9 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    bwd_dq_kernel(AttnArgs a, const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
-                  const float* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta,
-                  float* dq) {
+    bwd_dq_kernel(AttnArgs a, const float* __restrict__ q, const float* __restrict__ k,
+                  const float* __restrict__ v, const float* __restrict__ dout, const float* __restrict__ lse,
+                  const float* __restrict__ delta, float* dq) {
   __shared__ float qs[kDqBq][kMaxHeadDim];
   __shared__ float dos[kDqBq][kMaxHeadDim];
   __shared__ float ks[kDqBk][kMaxHeadDim + 1];
@@ -274,8 +282,10 @@ __global__ void __launch_bounds__(kThreads)
 
   for (int idx = threadIdx.x; idx < kDqBq * d; idx += kThreads) {
     const int r = idx / d, c = idx % d;
-    qs[r][c] = r < tq ? round_to(q[at(b, a.q_rows, a.q_begin + i0 + r, a.heads, h, d) + c], a.precision) : 0.0f;
-    dos[r][c] = r < tq ? round_to(dout[at(b, a.o_rows, a.q_begin + i0 + r, a.heads, h, d) + c], a.precision) : 0.0f;
+    qs[r][c] =
+        r < tq ? round_to(q[at(b, a.q_rows, a.q_begin + i0 + r, a.heads, h, d) + c], a.precision) : 0.0f;
+    dos[r][c] =
+        r < tq ? round_to(dout[at(b, a.o_rows, a.q_begin + i0 + r, a.heads, h, d) + c], a.precision) : 0.0f;
   }
   float row_lse[kDqRows], row_delta[kDqRows], acc[kDqRows][kCols];
   int64_t qpos[kDqRows];
@@ -294,7 +304,8 @@ __global__ void __launch_bounds__(kThreads)
     if (keys_exhausted(a, a.k_pos[j0], last_q)) break;
     const int tk = tile(a.k_len - j0, kDqBk);
     __syncthreads();
-    load_kv_tile(a, k, v, b, g, a.k_begin + j0, kDqBk, tk, &ks[0][0], kMaxHeadDim + 1, &vs[0][0], kMaxHeadDim + 1);
+    load_kv_tile(a, k, v, b, g, a.k_begin + j0, kDqBk, tk, &ks[0][0], kMaxHeadDim + 1, &vs[0][0],
+                 kMaxHeadDim + 1);
     __syncthreads();
     const int64_t kpos = lane < tk ? a.k_pos[j0 + lane] : a.real_len;
 #pragma unroll
@@ -366,16 +377,16 @@ void attn_fwd(const AttnArgs& a, const float* q, const float* k, const float* v,
   fwd_kernel<<<grid, kThreads, 0, stream>>>(a, q, k, v, o, lse);
 }
 
-void attn_bwd(const AttnArgs& a, const float* q, const float* k, const float* v, const float* dout, const float* lse,
-              const float* delta, float* dq, float* dk, float* dv, cudaStream_t stream) {
+void attn_bwd(const AttnArgs& a, const float* q, const float* k, const float* v, const float* dout,
+              const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t stream) {
   const dim3 kv_grid(blocks(a.k_len, kDkvBk), unsigned(a.batch * a.kv_heads));
   bwd_dkdv_kernel<<<kv_grid, kThreads, 0, stream>>>(a, q, k, v, dout, lse, delta, dk, dv);
   const dim3 q_grid(blocks(a.q_len, kDqBq), unsigned(a.batch * a.heads));
   bwd_dq_kernel<<<q_grid, kThreads, 0, stream>>>(a, q, k, v, dout, lse, delta, dq);
 }
 
-void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, const float* o, const float* dout, float* delta,
-                    cudaStream_t stream) {
+void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, const float* o, const float* dout,
+                    float* delta, cudaStream_t stream) {
   const int64_t n = int64_t(batch) * heads * rows;
   delta_kernel<<<blocks(n, kWarps), kThreads, 0, stream>>>(batch, heads, head_dim, rows, o, dout, delta);
 }

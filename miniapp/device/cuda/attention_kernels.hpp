@@ -28,12 +28,13 @@ struct AttnArgs {
 
 constexpr int kMaxHeadDim = 128;
 
-void attn_fwd(const AttnArgs&, const float* q, const float* k, const float* v, float* o, float* lse, cudaStream_t);
-void attn_bwd(const AttnArgs&, const float* q, const float* k, const float* v, const float* dout, const float* lse,
-              const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
+void attn_fwd(const AttnArgs&, const float* q, const float* k, const float* v, float* o, float* lse,
+              cudaStream_t);
+void attn_bwd(const AttnArgs&, const float* q, const float* k, const float* v, const float* dout,
+              const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
 // delta[b, h, i] = Σ_c o·dout over the head's columns; rows = per-batch rows of o.
-void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, const float* o, const float* dout, float* delta,
-                    cudaStream_t);
+void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, const float* o, const float* dout,
+                    float* delta, cudaStream_t);
 void lse_merge(int batch, int heads, int head_dim, int64_t rows, float* o, float* lse, const float* o_b,
                const float* lse_b, cudaStream_t);
 

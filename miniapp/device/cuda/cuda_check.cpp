@@ -20,7 +20,8 @@ std::string rank_label() {
 void check(cudaError_t code, const char* call) {
   if (code == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error so the next call does not report it again
-  fail(rank_label() + ": " + call + " failed: " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
+  fail(rank_label() + ": " + call + " failed: " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) +
+       ")");
 }
 
 void check_cublas(int status, const char* call) {

@@ -40,8 +40,8 @@ int64_t rows_per_batch(const Tensor& t, const AttnShape& s, int heads) {
 
 cuda::AttnArgs attn_args(const AttnShape& s, const SeqBlock& q, const SeqBlock& k) {
   if (s.head_dim > cuda::kMaxHeadDim)
-    fail(cuda::rank_label() + ": cuda attention supports head_dim up to " + std::to_string(cuda::kMaxHeadDim) +
-         ", got " + std::to_string(s.head_dim));
+    fail(cuda::rank_label() + ": cuda attention supports head_dim up to " +
+         std::to_string(cuda::kMaxHeadDim) + ", got " + std::to_string(s.head_dim));
   cuda::AttnArgs a{};
   a.batch = s.batch;
   a.heads = s.heads;
@@ -93,10 +93,11 @@ std::string CudaDevice::description() const {
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
   std::ostringstream s;
-  s << "CUDA GPU " << gpu_ << " of " << gpu_count_ << ": " << prop.name << " (sm_" << prop.major << prop.minor << ", "
-    << prop.multiProcessorCount << " SMs), memory " << (free_bytes >> 20) << " MiB free of " << (total_bytes >> 20)
-    << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000 << "." << (runtime % 1000) / 10 << ", driver "
-    << driver / 1000 << "." << (driver % 1000) / 10 << ", cuBLASLt " << gemm_->version();
+  s << "CUDA GPU " << gpu_ << " of " << gpu_count_ << ": " << prop.name << " (sm_" << prop.major << prop.minor
+    << ", " << prop.multiProcessorCount << " SMs), memory " << (free_bytes >> 20) << " MiB free of "
+    << (total_bytes >> 20) << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000 << "."
+    << (runtime % 1000) / 10 << ", driver " << driver / 1000 << "." << (driver % 1000) / 10 << ", cuBLASLt "
+    << gemm_->version();
   return s.str();
 }
 
@@ -166,7 +167,8 @@ const int64_t* CudaDevice::positions(int slot, const int64_t* host, int64_t n) {
     position_capacity_[slot] = n;
   }
   // Stream-ordered: the previous kernel has read the array before it is overwritten.
-  CUDA_CHECK(cudaMemcpyAsync(positions_[slot], host, size_t(n) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_));
+  CUDA_CHECK(
+      cudaMemcpyAsync(positions_[slot], host, size_t(n) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_));
   return positions_[slot];
 }
 
@@ -218,8 +220,8 @@ double CudaDevice::dot(const Tensor& a, const Tensor& b) {
 void CudaDevice::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
                       Tensor& c) {
   const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, c);
-  gemm_->run(trans_a, trans_b, m, n, k, alpha, a.data(), matrix_cols(a), a.numel(), b.data(), matrix_cols(b), b.numel(),
-             beta, c.data(), matrix_cols(c), precision_);
+  gemm_->run(trans_a, trans_b, m, n, k, alpha, a.data(), matrix_cols(a), a.numel(), b.data(), matrix_cols(b),
+             b.numel(), beta, c.data(), matrix_cols(c), precision_);
 }
 
 void CudaDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
@@ -227,16 +229,17 @@ void CudaDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tenso
   check_launch("rmsnorm_fwd");
 }
 
-void CudaDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
-                             Tensor& dg) {
-  cuda::rmsnorm_bwd(x.data(), g.data(), rstd.data(), dy.data(), matrix_rows(x), matrix_cols(x), dx.data(), dg.data(),
-                    stream_);
+void CudaDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
+                             Tensor& dx, Tensor& dg) {
+  cuda::rmsnorm_bwd(x.data(), g.data(), rstd.data(), dy.data(), matrix_rows(x), matrix_cols(x), dx.data(),
+                    dg.data(), stream_);
   check_launch("rmsnorm_bwd");
 }
 
 void CudaDevice::rope(Tensor& x, int heads, const std::vector<int64_t>& pos, double theta, bool inverse) {
   const int64_t* dpos = positions(0, pos.data(), int64_t(pos.size()));
-  cuda::rope(x.data(), matrix_rows(x), matrix_cols(x), heads, dpos, int64_t(pos.size()), theta, inverse, stream_);
+  cuda::rope(x.data(), matrix_rows(x), matrix_cols(x), heads, dpos, int64_t(pos.size()), theta, inverse,
+             stream_);
   check_launch("rope");
 }
 
@@ -263,8 +266,8 @@ void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
   a.q_pos = positions(0, blk.q.positions, blk.q.len);
   a.k_pos = positions(1, blk.k.positions, blk.k.len);
-  cuda::attn_fwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.o->data(), blk.lse->data(),
-                 stream_);
+  cuda::attn_fwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.o->data(),
+                 blk.lse->data(), stream_);
   check_launch("attn_fwd");
 }
 
@@ -284,12 +287,13 @@ void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
   a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
   a.q_pos = positions(0, blk.q.positions, blk.q.len);
   a.k_pos = positions(1, blk.k.positions, blk.k.len);
-  cuda::attn_bwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.dout->data(), blk.lse->data(),
-                 blk.delta->data(), blk.dq->data(), blk.dk->data(), blk.dv->data(), stream_);
+  cuda::attn_bwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.dout->data(),
+                 blk.lse->data(), blk.delta->data(), blk.dq->data(), blk.dk->data(), blk.dv->data(), stream_);
   check_launch("attn_bwd");
 }
 
-void CudaDevice::lse_merge(const AttnShape& s, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) {
+void CudaDevice::lse_merge(const AttnShape& s, Tensor& o, Tensor& lse, const Tensor& o_b,
+                           const Tensor& lse_b) {
   require_same_size(o, o_b, "lse_merge");
   const int64_t len = lse.numel() / (int64_t(s.batch) * s.heads);
   cuda::lse_merge(s.batch, s.heads, s.head_dim, len, o.data(), lse.data(), o_b.data(), lse_b.data(), stream_);

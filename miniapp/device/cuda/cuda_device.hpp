@@ -35,12 +35,13 @@ class CudaDevice final : public Device {
   void upload(Tensor& dst, const float* host) override;
   void download(const Tensor& src, float* host) override;
   void copy(Tensor& dst, const Tensor& src) override;
-  void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off, int64_t src_ld,
-                 int64_t rows, int64_t cols) override;
+  void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
+                 int64_t src_ld, int64_t rows, int64_t cols) override;
   void fill(Tensor& t, float value) override;
   void add(Tensor& y, const Tensor& x) override;
   double dot(const Tensor& a, const Tensor& b) override;
-  void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta, Tensor& c) override;
+  void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+            Tensor& c) override;
   void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) override;
   void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
                    Tensor& dg) override;

@@ -8,16 +8,19 @@ constexpr int kBlock = 256;
 
 unsigned blocks(int64_t n) {
   const int64_t b = (n + kBlock - 1) / kBlock;
-  if (b < 1) return 1;                               // an empty launch is a CUDA error; the loop then does nothing
+  if (b < 1) return 1;  // an empty launch is a CUDA error; the loop then does nothing
   return unsigned(b < 65535 * 16 ? b : 65535 * 16);  // grid-stride loops cover the rest
 }
 
-#define GRID_STRIDE(i, n) \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+#define GRID_STRIDE(i, n)                                                   \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += int64_t(gridDim.x) * blockDim.x)
 
 __global__ void fill_kernel(float* p, int64_t n, float value) { GRID_STRIDE(i, n) p[i] = value; }
 
-__global__ void add_kernel(float* y, const float* __restrict__ x, int64_t n) { GRID_STRIDE(i, n) y[i] += x[i]; }
+__global__ void add_kernel(float* y, const float* __restrict__ x, int64_t n) {
+  GRID_STRIDE(i, n) y[i] += x[i];
+}
 
 __device__ double block_sum(double x) {
   __shared__ double part[kBlock / 32];
@@ -31,7 +34,8 @@ __device__ double block_sum(double x) {
   return total;  // valid in thread 0
 }
 
-__global__ void dot_kernel(const float* __restrict__ a, const float* __restrict__ b, int64_t n, double* result) {
+__global__ void dot_kernel(const float* __restrict__ a, const float* __restrict__ b, int64_t n,
+                           double* result) {
   double acc = 0;
   GRID_STRIDE(i, n) acc += double(a[i]) * double(b[i]);
   acc = block_sum(acc);
@@ -39,8 +43,8 @@ __global__ void dot_kernel(const float* __restrict__ a, const float* __restrict_
 }
 
 // One block per row.
-__global__ void rmsnorm_fwd_kernel(const float* __restrict__ x, const float* __restrict__ g, double eps, int64_t cols,
-                                   float* y, float* rstd) {
+__global__ void rmsnorm_fwd_kernel(const float* __restrict__ x, const float* __restrict__ g, double eps,
+                                   int64_t cols, float* y, float* rstd) {
   __shared__ float inv_s;
   const float* xr = x + int64_t(blockIdx.x) * cols;
   double ss = 0;
@@ -52,13 +56,14 @@ __global__ void rmsnorm_fwd_kernel(const float* __restrict__ x, const float* __r
   }
   __syncthreads();
   const float inv = inv_s;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) y[int64_t(blockIdx.x) * cols + j] = xr[j] * inv * g[j];
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+    y[int64_t(blockIdx.x) * cols + j] = xr[j] * inv * g[j];
 }
 
 // dx_j += r (g_j dy_j − x_j r² · mean_k(x_k g_k dy_k)), one block per row.
 __global__ void rmsnorm_bwd_dx_kernel(const float* __restrict__ x, const float* __restrict__ g,
-                                      const float* __restrict__ rstd, const float* __restrict__ dy, int64_t cols,
-                                      float* dx) {
+                                      const float* __restrict__ rstd, const float* __restrict__ dy,
+                                      int64_t cols, float* dx) {
   __shared__ float c_s;
   const int64_t base = int64_t(blockIdx.x) * cols;
   const float r = rstd[blockIdx.x];
@@ -68,7 +73,8 @@ __global__ void rmsnorm_bwd_dx_kernel(const float* __restrict__ x, const float* 
   if (threadIdx.x == 0) c_s = float(dot / double(cols)) * r * r;
   __syncthreads();
   const float c = c_s;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) dx[base + j] += r * (g[j] * dy[base + j] - x[base + j] * c);
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+    dx[base + j] += r * (g[j] * dy[base + j] - x[base + j] * c);
 }
 
 // The gain gradient sums over rows: one thread per column keeps the reads coalesced.
@@ -76,7 +82,8 @@ __global__ void rmsnorm_bwd_dg_kernel(const float* __restrict__ x, const float* 
                                       const float* __restrict__ dy, int64_t rows, int64_t cols, float* dg) {
   GRID_STRIDE(j, cols) {
     double acc = 0;
-    for (int64_t row = 0; row < rows; ++row) acc += double(dy[row * cols + j]) * x[row * cols + j] * rstd[row];
+    for (int64_t row = 0; row < rows; ++row)
+      acc += double(dy[row * cols + j]) * x[row * cols + j] * rstd[row];
     dg[j] += float(acc);
   }
 }
@@ -99,7 +106,8 @@ __global__ void rope_kernel(float* x, int64_t rows, int64_t width, int heads, co
   }
 }
 
-__global__ void swiglu_fwd_kernel(const float* __restrict__ a, const float* __restrict__ u, float* m, int64_t n) {
+__global__ void swiglu_fwd_kernel(const float* __restrict__ a, const float* __restrict__ u, float* m,
+                                  int64_t n) {
   GRID_STRIDE(i, n) {
     const float sig = 1.0f / (1.0f + expf(-a[i]));
     m[i] = a[i] * sig * u[i];
@@ -124,32 +132,38 @@ __global__ void to_f16_kernel(const float* __restrict__ x, __half* out, int64_t 
 
 }  // namespace
 
-void fill(float* p, int64_t n, float value, cudaStream_t s) { fill_kernel<<<blocks(n), kBlock, 0, s>>>(p, n, value); }
-void add(float* y, const float* x, int64_t n, cudaStream_t s) { add_kernel<<<blocks(n), kBlock, 0, s>>>(y, x, n); }
+void fill(float* p, int64_t n, float value, cudaStream_t s) {
+  fill_kernel<<<blocks(n), kBlock, 0, s>>>(p, n, value);
+}
+void add(float* y, const float* x, int64_t n, cudaStream_t s) {
+  add_kernel<<<blocks(n), kBlock, 0, s>>>(y, x, n);
+}
 void dot(const float* a, const float* b, int64_t n, double* result, cudaStream_t s) {
   const unsigned grid = blocks(n) < 1024 ? blocks(n) : 1024;
   dot_kernel<<<grid, kBlock, 0, s>>>(a, b, n, result);
 }
-void rmsnorm_fwd(const float* x, const float* g, double eps, int64_t rows, int64_t cols, float* y, float* rstd,
-                 cudaStream_t s) {
+void rmsnorm_fwd(const float* x, const float* g, double eps, int64_t rows, int64_t cols, float* y,
+                 float* rstd, cudaStream_t s) {
   if (rows > 0) rmsnorm_fwd_kernel<<<unsigned(rows), kBlock, 0, s>>>(x, g, eps, cols, y, rstd);
 }
-void rmsnorm_bwd(const float* x, const float* g, const float* rstd, const float* dy, int64_t rows, int64_t cols,
-                 float* dx, float* dg, cudaStream_t s) {
+void rmsnorm_bwd(const float* x, const float* g, const float* rstd, const float* dy, int64_t rows,
+                 int64_t cols, float* dx, float* dg, cudaStream_t s) {
   if (rows == 0) return;
   rmsnorm_bwd_dx_kernel<<<unsigned(rows), kBlock, 0, s>>>(x, g, rstd, dy, cols, dx);
   rmsnorm_bwd_dg_kernel<<<blocks(cols), kBlock, 0, s>>>(x, rstd, dy, rows, cols, dg);
 }
-void rope(float* x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq, double theta,
-          bool inverse, cudaStream_t s) {
+void rope(float* x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq,
+          double theta, bool inverse, cudaStream_t s) {
   const int64_t n = rows * (width / heads / 2);
   if (n > 0)
-    rope_kernel<<<blocks(n), kBlock, 0, s>>>(x, rows, width, heads, positions, seq, theta, inverse ? -1.0 : 1.0);
+    rope_kernel<<<blocks(n), kBlock, 0, s>>>(x, rows, width, heads, positions, seq, theta,
+                                             inverse ? -1.0 : 1.0);
 }
 void swiglu_fwd(const float* a, const float* u, float* m, int64_t n, cudaStream_t s) {
   swiglu_fwd_kernel<<<blocks(n), kBlock, 0, s>>>(a, u, m, n);
 }
-void swiglu_bwd(const float* a, const float* u, const float* dm, float* da, float* du, int64_t n, cudaStream_t s) {
+void swiglu_bwd(const float* a, const float* u, const float* dm, float* da, float* du, int64_t n,
+                cudaStream_t s) {
   swiglu_bwd_kernel<<<blocks(n), kBlock, 0, s>>>(a, u, dm, da, du, n);
 }
 void to_half(const float* x, void* out, int64_t n, Precision p, cudaStream_t s) {

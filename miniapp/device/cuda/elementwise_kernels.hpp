@@ -13,15 +13,16 @@ void fill(float* p, int64_t n, float value, cudaStream_t);
 void add(float* y, const float* x, int64_t n, cudaStream_t);
 // *result (device, zeroed by the caller) += Σ a·b in fp64.
 void dot(const float* a, const float* b, int64_t n, double* result, cudaStream_t);
-void rmsnorm_fwd(const float* x, const float* g, double eps, int64_t rows, int64_t cols, float* y, float* rstd,
-                 cudaStream_t);
-void rmsnorm_bwd(const float* x, const float* g, const float* rstd, const float* dy, int64_t rows, int64_t cols,
-                 float* dx, float* dg, cudaStream_t);
+void rmsnorm_fwd(const float* x, const float* g, double eps, int64_t rows, int64_t cols, float* y,
+                 float* rstd, cudaStream_t);
+void rmsnorm_bwd(const float* x, const float* g, const float* rstd, const float* dy, int64_t rows,
+                 int64_t cols, float* dx, float* dg, cudaStream_t);
 // positions: device array of `seq` positions, row r uses positions[r % seq].
-void rope(float* x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq, double theta,
-          bool inverse, cudaStream_t);
+void rope(float* x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq,
+          double theta, bool inverse, cudaStream_t);
 void swiglu_fwd(const float* a, const float* u, float* m, int64_t n, cudaStream_t);
-void swiglu_bwd(const float* a, const float* u, const float* dm, float* da, float* du, int64_t n, cudaStream_t);
+void swiglu_bwd(const float* a, const float* u, const float* dm, float* da, float* du, int64_t n,
+                cudaStream_t);
 // out[i] = x[i] in the 16-bit type of `p` (bf16 or fp16): GEMM operands.
 void to_half(const float* x, void* out, int64_t n, Precision p, cudaStream_t);
 

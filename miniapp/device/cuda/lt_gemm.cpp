@@ -48,9 +48,9 @@ void* LtGemm::half_buffer(int slot, int64_t elements) {
   return half_[slot];
 }
 
-void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                 int64_t a_numel, const float* b, int64_t ldb, int64_t b_numel, float beta, float* c, int64_t ldc,
-                 Precision precision) {
+void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, int64_t a_numel, const float* b, int64_t ldb, int64_t b_numel, float beta,
+                 float* c, int64_t ldc, Precision precision) {
   if (m == 0 || n == 0) return;
   const void* pa = a;
   const void* pb = b;
@@ -70,8 +70,10 @@ void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
   const cublasOperation_t op_first = p.first.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_second = p.second.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   CUBLAS_CHECK(cublasLtMatmulDescCreate(&call.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
-  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
+  CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
+  CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(call.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
   auto layout = [](cublasLtMatrixLayout_t* l, cudaDataType_t type, const LtMatrix& mat) {
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l, type, uint64_t(mat.rows), uint64_t(mat.cols), mat.ld));
   };
@@ -88,13 +90,13 @@ void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
                                          sizeof(workspace_bytes_));
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    const cublasStatus_t status =
-        cublasLtMatmulAlgoGetHeuristic(handle_, call.op, call.a, call.b, call.c, call.c, pref, 1, &result, &found);
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, call.op, call.a, call.b, call.c,
+                                                                 call.c, pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     CUBLAS_CHECK(status);
     if (found == 0)
-      fail(rank_label() + ": cublasLtMatmulAlgoGetHeuristic found no algorithm for a " + std::to_string(m) + "x" +
-           std::to_string(n) + "x" + std::to_string(k) + " GEMM");
+      fail(rank_label() + ": cublasLtMatmulAlgoGetHeuristic found no algorithm for a " + std::to_string(m) +
+           "x" + std::to_string(n) + "x" + std::to_string(k) + " GEMM");
     it = algos_.emplace(key, result.algo).first;
   }
   CUBLAS_CHECK(cublasLtMatmul(handle_, call.op, &alpha, pb, call.a, pa, call.b, &beta, c, call.c, c, call.c,

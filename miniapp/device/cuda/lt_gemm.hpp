@@ -22,9 +22,9 @@ class LtGemm {
   LtGemm& operator=(const LtGemm&) = delete;
 
   // a is [rows_a, lda] row-major with op(a) m×k; b likewise k×n; c is m×n with ldc.
-  void run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-           int64_t a_numel, const float* b, int64_t ldb, int64_t b_numel, float beta, float* c, int64_t ldc,
-           Precision precision);
+  void run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, int64_t a_numel, const float* b, int64_t ldb, int64_t b_numel, float beta, float* c,
+           int64_t ldc, Precision precision);
   int version() const;
 
  private:
@@ -37,7 +37,8 @@ class LtGemm {
   void* half_[2] = {nullptr, nullptr};
   int64_t half_elements_[2] = {0, 0};
   // The heuristic's choice per problem: querying it costs more than many small GEMMs.
-  std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>, cublasLtMatmulAlgo_t>
+  std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>,
+           cublasLtMatmulAlgo_t>
       algos_;
 };
 

@@ -18,8 +18,8 @@ struct LtProblem {
 };
 
 // op(A) is m×k and op(B) k×n, row-major with leading dimensions lda, ldb, ldc.
-inline LtProblem lt_problem(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
-                            int64_t ldc) {
+inline LtProblem lt_problem(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t lda,
+                            int64_t ldb, int64_t ldc) {
   LtProblem p;
   p.first = {trans_b ? k : n, trans_b ? n : k, ldb, trans_b};
   p.second = {trans_a ? m : k, trans_a ? k : m, lda, trans_a};
