@@ -101,7 +101,7 @@ endfunction()
 function(minictx_error_test name ranks expected)
   minictx_launch(_cmd ${ranks} ${ARGN})
   add_test(NAME error_${name} COMMAND ${_check_launch} error "${expected}" -- ${_cmd})
-  set_tests_properties(error_${name} PROPERTIES LABELS "mpi;errors;quick" TIMEOUT 60)
+  set_tests_properties(error_${name} PROPERTIES LABELS "mpi;errors;quick" PROCESSORS ${ranks} TIMEOUT 60)
 endfunction()
 
 # Bytes sent per rank in one step, from the results file. Needs a Python with h5py
