@@ -5,18 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
+# nproc obeys OMP_NUM_THREADS, which ci/test.sh sets to 1 for its ranks.
+jobs=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 [ -f "$build/compile_commands.json" ] || cmake --preset default >/dev/null
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # The program's sources, the reference and the verification driver; not the gtest
 # files, whose macro expansions are slow to analyse and say nothing about the program.
-# What time it takes goes mostly to header-only libraries: clang-tidy 14 runs every check
+# Much of its time goes to header-only libraries: clang-tidy 14 runs every check
 # over system-header code too, only to drop what it finds there, and the five app/
 # sources that include CLI11 take about a third of the whole run.
 files="$PWD/(miniapp|backends|verify/driver|verify/reference)/.*\\.cpp$"
 SECONDS=0
-run-clang-tidy -quiet -j "$(nproc)" -p "$build" "$files" >"$log" 2>&1 || true
-took="${SECONDS} s on $(nproc) cores"
+run-clang-tidy -quiet -j "$jobs" -p "$build" "$files" >"$log" 2>&1 || true
+took="${SECONDS} s, $jobs jobs"
 # One line per finding, without the colour codes run-clang-tidy may add.
 sed -E 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '(warning|error): .* \[[a-z0-9.,-]+\]$' | sort -u >"$log.findings" || true
 if [ -s "$log.findings" ]; then
