@@ -94,8 +94,8 @@ void Deck::set(const std::string& key_equals_value) {
     input_error(where + ": the value is not valid YAML (" + e.msg + ")");
   }
   if (value.IsMap()) input_error(where + ": the value must be a single value or a list such as [1,2]");
-  // NOLINTNEXTLINE(performance-no-automatic-move): `where` is captured, not the lambda's local; it is copied
-  // by design
+  // `where` is captured, not the lambda's local: the copy is by design.
+  // NOLINTNEXTLINE(performance-no-automatic-move)
   DeckEntry entry = parse_entry(*spec, value, where, [&](const YAML::Node&) { return where; });
 
   // Replace in place, so a swept key keeps its place in the sweep order; a new key goes
