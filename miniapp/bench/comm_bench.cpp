@@ -1,13 +1,13 @@
 #include "bench/comm_bench.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
 
+#include "bench/fresh_pages.hpp"
+#include "bench/lockstep.hpp"
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
 #include "io/results_writer.hpp"
@@ -17,28 +17,11 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-// Best time of `op` over repetitions lasting at least min_seconds (at least 3), agreed
-// over the ranks of `c` (the slowest rank's time of each repetition).
+// Best time of `op` over repetitions lasting at least min_seconds (at least 3), the slowest
+// rank's of each, on the wall clock.
 template <class Op>
 double best_seconds(Comm& c, double min_seconds, const Op& op, const std::function<void()>& prepare = {}) {
-  double best = 1e300, spent = 0;
-  int reps = 0;
-  while (reps < 3 || spent < min_seconds) {
-    if (prepare) prepare();  // untimed
-    c.barrier();
-    const auto t0 = clock_type::now();
-    op();
-    double t = std::chrono::duration<double>(clock_type::now() - t0).count();
-    double all = t;
-    // Every rank must stop after the same repetition: agree on the slowest time.
-    std::vector<double> times(size_t(c.size()));
-    c.gather_doubles(&all, times.data(), 1);
-    t = *std::max_element(times.begin(), times.end());
-    best = std::min(best, t);
-    spent += t;
-    ++reps;
-  }
-  return best;
+  return lockstep_best_seconds(c, min_seconds, 3, BenchClock::wall, op, prepare);
 }
 
 // The buffers of one transfer. The backends allocate theirs per call (the ring walk's per
@@ -49,36 +32,25 @@ double best_seconds(Comm& c, double min_seconds, const Op& op, const std::functi
 // side written (the run packs into it), the receive side untouched.
 class TransferBuffers {
  public:
-  TransferBuffers(int64_t count, bool fresh) : bytes_(size_t(count) * sizeof(float)), fresh_(fresh) {
-    make();
-  }
-  TransferBuffers(const TransferBuffers&) = delete;
-  TransferBuffers& operator=(const TransferBuffers&) = delete;
-  ~TransferBuffers() { release(); }
+  TransferBuffers(int64_t count, bool fresh) : count_(count), fresh_(fresh) { make(); }
   void next() {
-    if (!fresh_) return;
-    release();
-    make();
+    if (fresh_) make();
   }
-  float* send() { return static_cast<float*>(send_); }
-  float* recv() { return static_cast<float*>(recv_); }
+  float* send() { return send_.get(); }
+  float* recv() { return recv_.get(); }
 
  private:
   void make() {
-    for (void** p : {&send_, &recv_}) {
-      *p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (*p == MAP_FAILED) fail("bench --comm: cannot map " + std::to_string(bytes_) + " bytes");
-    }
-    std::fill_n(send(), bytes_ / sizeof(float), 1.0f);
+    // The old pair goes first, so its pages are back with the system before the new ones.
+    send_.reset();
+    recv_.reset();
+    send_ = map_fresh_pages(size_t(count_) * sizeof(float));
+    recv_ = map_fresh_pages(size_t(count_) * sizeof(float));
+    std::fill_n(send_.get(), count_, 1.0f);
   }
-  void release() {
-    for (void* p : {send_, recv_})
-      if (p && p != MAP_FAILED) munmap(p, bytes_);
-    send_ = recv_ = nullptr;
-  }
-  size_t bytes_;
+  int64_t count_;
   bool fresh_;
-  void *send_ = nullptr, *recv_ = nullptr;
+  std::shared_ptr<float> send_, recv_;
 };
 
 // Wall-clock spin for `seconds` without an MPI call: a kernel, as far as MPI's progress

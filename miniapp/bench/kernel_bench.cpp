@@ -1,6 +1,5 @@
 #include "bench/kernel_bench.hpp"
 
-#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -8,6 +7,8 @@
 
 #include "bench/bench_clock.hpp"
 #include "bench/calibration.hpp"
+#include "bench/fresh_pages.hpp"
+#include "bench/lockstep.hpp"
 #include "bench/runner.hpp"
 #include "core/error.hpp"
 #include "core/synthetic_data.hpp"
@@ -52,26 +53,11 @@ class Lockstep {
  public:
   explicit Lockstep(Comm& world) : world_(world) {}
 
-  // Best time of `f`, repeated until every rank has spent min_seconds on it (at least
-  // once; the ranks repeat together, so none measures alone): long shapes run once, short
-  // ones often enough that the first call's page faults do not count. The slowest rank's
-  // best.
+  // Best time of `f`, the slowest rank's of each repetition (bench/lockstep.hpp).
   template <class F>
   double best_seconds(double min_seconds, BenchClock clock, F&& f,
                       const std::function<void()>& prepare = {}) {
-    double best = 1e300, spent = 0, more = 1;
-    while (more > 0) {
-      if (prepare) prepare();  // untimed
-      world_.barrier();
-      const double t0 = bench_now(clock);
-      f();
-      const double t = bench_now(clock) - t0;
-      best = std::min(best, t);
-      spent += t;
-      more = spent < min_seconds ? 1 : 0;
-      world_.all_reduce_sum(&more, 1);
-    }
-    return largest(best);
+    return lockstep_best_seconds(world_, min_seconds, 1, clock, f, prepare);
   }
 
   // The slowest rank's GEMM calibration, all ranks measuring at once.
@@ -91,15 +77,11 @@ class Lockstep {
   Comm& world_;
 };
 
-// A host tensor on pages mapped for it alone, returned to the system when it goes.
+// A host tensor on fresh pages (the bench runs on the host device).
 Tensor fresh_pages(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  const size_t bytes = size_t(std::max<int64_t>(1, n)) * sizeof(float);
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) fail("bench: cannot map " + std::to_string(bytes) + " bytes");
-  return Tensor(std::shared_ptr<float>(static_cast<float*>(p), [bytes](float* q) { munmap(q, bytes); }),
-                shape);
+  return Tensor(map_fresh_pages(size_t(n) * sizeof(float)), shape);
 }
 
 Tensor generated(Device& device, std::vector<int64_t> shape, uint64_t id) {
