@@ -107,7 +107,7 @@ PointResult project_point(const SweepPoint& point, const std::string& name, cons
   r.bytes_sent_intra.assign(size_t(world), s.total.bytes_intra);
   r.bytes_sent_inter.assign(size_t(world), s.total.bytes_inter);
   r.metrics = derive_metrics(cfg, r);
-  for (const auto& [term, seconds] : s.terms) r.metrics["projected_" + term + "_s"] = seconds;
+  for (const auto& [term, seconds] : s.terms) r.metrics[schema::projected_metric(term)] = seconds;
   r.metrics["memory_capacity_mb"] = s.memory_capacity_bytes / double(1 << 20);
   r.labels[lk::bound] = s.bound;
   r.labels[lk::fits] = s.fits ? "yes" : "no";
@@ -140,12 +140,13 @@ Table bounds_table(const std::vector<PointResult>& results) {
       const auto it = r.metrics.find(k);
       return it == r.metrics.end() ? std::string("n/a") : format_number(it->second, 4);
     };
-    bounds.rows.push_back({r.name, m("step_seconds"), r.labels.at(lk::bound), m("projected_attention_fwd_s"),
-                           m("projected_attention_bwd_s"), m("projected_all_to_all_s"), m("projected_gemm_s"),
-                           m("projected_elementwise_s"), m("projected_recompute_s"),
-                           m("projected_grad_allreduce_s"), m("projected_exposed_intra_s"),
-                           m("projected_exposed_inter_s"), format_number(r.metrics.at("peak_memory_mb"), 0),
-                           r.labels.at(lk::fits)});
+    auto term = [&](const char* t) { return m(schema::projected_metric(t)); };
+    namespace pt = schema::projected_term;
+    bounds.rows.push_back(
+        {r.name, m(schema::metric_key::step_seconds), r.labels.at(lk::bound), term(pt::attention_fwd),
+         term(pt::attention_bwd), term(pt::all_to_all), term(pt::gemm), term(pt::elementwise),
+         term(pt::recompute), term(pt::grad_allreduce), term(pt::exposed_intra), term(pt::exposed_inter),
+         format_number(r.metrics.at(schema::metric_key::peak_memory_mb), 0), r.labels.at(lk::fits)});
   }
   return bounds;
 }

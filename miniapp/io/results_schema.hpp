@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 // Names in a minictx results file; outputs/README.md documents the layout they form.
 namespace minictx::schema {
 
@@ -43,6 +45,24 @@ inline constexpr const char* attention_bwd = "attention_bwd";
 inline constexpr const char* recompute = "recompute";
 inline constexpr const char* grad_allreduce = "grad_allreduce";
 }  // namespace phase
+
+// The terms of a projected step (project/step_model.cpp), each written as the metric
+// projected_<term>_s (projected_metric) and read back by the projection's term table.
+namespace projected_term {
+inline constexpr const char* attention_fwd = "attention_fwd";
+inline constexpr const char* attention_bwd = "attention_bwd";
+inline constexpr const char* all_to_all = "all_to_all";
+inline constexpr const char* gemm = "gemm";
+inline constexpr const char* elementwise = "elementwise";
+inline constexpr const char* recompute = "recompute";
+inline constexpr const char* grad_allreduce = "grad_allreduce";
+inline constexpr const char* exposed_intra = "exposed_intra";
+inline constexpr const char* exposed_inter = "exposed_inter";
+inline constexpr const char* compute = "compute";
+inline constexpr const char* memory_bound = "memory_bound";
+}  // namespace projected_term
+
+inline std::string projected_metric(const std::string& term) { return "projected_" + term + "_s"; }
 
 // A point's labels (/points/<name>/labels), written by app/labels.cpp and read by the
 // report tables and the FOM line. world_size is both a label and a metric.

@@ -1,10 +1,14 @@
 #include "project/step_model.hpp"
 
 #include "bench/runner.hpp"
+#include "io/results_schema.hpp"
 #include "project/attention_plan.hpp"
 
 namespace minictx {
 namespace {
+
+namespace ph = schema::phase;
+namespace pt = schema::projected_term;
 
 // The GEMMs of one layer on `rows` rows (LayerStack: wq, wk, wv, wo, w1, w3, w2); the
 // backward runs two of the same size per GEMM (the input and the weight gradient).
@@ -51,8 +55,8 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
   if (cfg.run.mode == Mode::attention) {
     p.total = attn_fwd;
     p.total += attn_bwd;
-    p.phases = {{"attention_fwd", attn_fwd.seconds()}, {"attention_bwd", attn_bwd.seconds()}};
-    p.terms = {{"attention_fwd", attn_fwd.seconds()}, {"attention_bwd", attn_bwd.seconds()}};
+    p.phases = {{ph::attention_fwd, attn_fwd.seconds()}, {ph::attention_bwd, attn_bwd.seconds()}};
+    p.terms = {{pt::attention_fwd, attn_fwd.seconds()}, {pt::attention_bwd, attn_bwd.seconds()}};
   } else {
     const ModelShape& m = cfg.model;
     const double layers = m.layers;
@@ -89,24 +93,24 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
     }
     p.total = forward;
     p.total += backward_phase;
-    p.phases = {{"forward", forward.seconds()},
-                {"backward", backward_phase.seconds()},
-                {"attention_fwd", layers * attn_fwd.seconds()},
-                {"attention_bwd", layers * attn_bwd.seconds()},
-                {"recompute", recompute.seconds()},
-                {"grad_allreduce", grads.seconds()}};
-    p.terms = {{"attention_fwd", layers * attn_fwd.seconds()},
-               {"attention_bwd", layers * attn_bwd.seconds()},
-               {"gemm", gemm_f.seconds() * layers + (backward ? gemm_b.seconds() * layers : 0)},
-               {"elementwise", ew_f.seconds() * layers + (backward ? ew_b.seconds() * layers : 0)},
-               {"recompute", recompute.seconds()},
-               {"grad_allreduce", grads.seconds()}};
+    p.phases = {{ph::forward, forward.seconds()},
+                {ph::backward, backward_phase.seconds()},
+                {ph::attention_fwd, layers * attn_fwd.seconds()},
+                {ph::attention_bwd, layers * attn_bwd.seconds()},
+                {ph::recompute, recompute.seconds()},
+                {ph::grad_allreduce, grads.seconds()}};
+    p.terms = {{pt::attention_fwd, layers * attn_fwd.seconds()},
+               {pt::attention_bwd, layers * attn_bwd.seconds()},
+               {pt::gemm, gemm_f.seconds() * layers + (backward ? gemm_b.seconds() * layers : 0)},
+               {pt::elementwise, ew_f.seconds() * layers + (backward ? ew_b.seconds() * layers : 0)},
+               {pt::recompute, recompute.seconds()},
+               {pt::grad_allreduce, grads.seconds()}};
   }
-  p.terms["all_to_all"] = p.total.all_to_all;
-  p.terms["exposed_intra"] = p.total.intra;
-  p.terms["exposed_inter"] = p.total.inter;
-  p.terms["compute"] = p.total.compute;
-  p.terms["memory_bound"] = p.total.memory;
+  p.terms[pt::all_to_all] = p.total.all_to_all;
+  p.terms[pt::exposed_intra] = p.total.intra;
+  p.terms[pt::exposed_inter] = p.total.inter;
+  p.terms[pt::compute] = p.total.compute;
+  p.terms[pt::memory_bound] = p.total.memory;
   p.bound = to_string(p.total.bound());
   p.fits = p.memory_bytes <= memory_capacity_bytes;
   return p;
