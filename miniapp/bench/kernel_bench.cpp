@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "bench/attn_problem.hpp"
 #include "bench/bench_clock.hpp"
 #include "bench/calibration.hpp"
 #include "bench/fresh_pages.hpp"
@@ -24,8 +25,6 @@ ModelShape KernelBenchOptions::llama_like_small_model() {
 }
 
 namespace {
-
-constexpr uint64_t kSeed = 1234;
 
 double rss_peak_bytes() {
   rusage u{};
@@ -47,36 +46,6 @@ class CoreShare {
   double wall0_, cpu0_;
 };
 
-// The ranks of the bench, all measuring the same rows at once, each on its own core, as
-// the ranks of a run load the machine. With one rank, a bench of one core.
-class Lockstep {
- public:
-  explicit Lockstep(Comm& world) : world_(world) {}
-
-  // Best time of `f`, the slowest rank's of each repetition (bench/lockstep.hpp).
-  template <class F>
-  double best_seconds(double min_seconds, BenchClock clock, F&& f,
-                      const std::function<void()>& prepare = {}) {
-    return lockstep_best_seconds(world_, min_seconds, 1, clock, f, prepare);
-  }
-
-  // The slowest rank's GEMM calibration, all ranks measuring at once.
-  double calibration_gflops(Device& device, BenchClock clock) {
-    world_.barrier();
-    return smallest(measure_gemm_tflops(device, 1024, 5, clock) * 1e3);
-  }
-
-  double largest(double mine) {
-    std::vector<double> all(size_t(world_.size()));
-    world_.gather_doubles(&mine, all.data(), 1);
-    return *std::max_element(all.begin(), all.end());
-  }
-  double smallest(double mine) { return -largest(-mine); }
-
- private:
-  Comm& world_;
-};
-
 // A host tensor on fresh pages (the bench runs on the host device).
 Tensor fresh_pages(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -84,68 +53,9 @@ Tensor fresh_pages(const std::vector<int64_t>& shape) {
   return Tensor(map_fresh_pages(size_t(n) * sizeof(float)), shape);
 }
 
-Tensor generated(Device& device, std::vector<int64_t> shape, uint64_t id) {
-  Tensor t = device.alloc(std::move(shape));
-  std::vector<float> host(size_t(t.numel()));
-  for (size_t i = 0; i < host.size(); ++i) host[i] = float(data_value(kSeed, id, i));
-  device.upload(t, host.data());
-  return t;
-}
-
-// One attention block over a whole sequence of S tokens: the tensors of the forward
-// and, when asked, of the backward.
-class AttnProblem {
- public:
-  AttnProblem(Device& device, const AttnShape& shape, int64_t seq_len, bool with_backward)
-      : device_(device), shape_(shape), len_(seq_len), pos_(size_t(seq_len)) {
-    std::iota(pos_.begin(), pos_.end(), int64_t(0));
-    const int64_t width = int64_t(shape.heads) * shape.head_dim;
-    q_ = generated(device, {seq_len, width}, tensor_id::attn_q);
-    k_ = generated(device, {seq_len, width}, tensor_id::attn_k);
-    v_ = generated(device, {seq_len, width}, tensor_id::attn_v);
-    o_ = device.alloc({seq_len, width});
-    lse_ = device.alloc({1, shape.heads, seq_len});
-    if (!with_backward) return;
-    dout_ = generated(device, {seq_len, width}, tensor_id::attn_do);
-    delta_ = device.alloc({1, shape.heads, seq_len});
-    dq_ = device.alloc({seq_len, width});
-    dk_ = device.alloc({seq_len, width});
-    dv_ = device.alloc({seq_len, width});
-  }
-
-  void forward() {
-    device_.attn_init(o_, lse_);
-    device_.attn_fwd(shape_, {block(q_), block(k_), block(v_), &o_, &lse_});
-  }
-
-  void forward_backward() {
-    forward();
-    device_.attn_bwd_delta(shape_, o_, dout_, delta_);
-    for (Tensor* t : {&dq_, &dk_, &dv_}) device_.fill(*t, 0.0f);
-    device_.attn_bwd(shape_, {block(q_), block(k_), block(v_), &dout_, &lse_, &delta_, &dq_, &dk_, &dv_});
-  }
-
- private:
-  SeqBlock block(const Tensor& t) const { return {&t, 0, len_, pos_.data()}; }
-
-  Device& device_;
-  AttnShape shape_;
-  int64_t len_;
-  std::vector<int64_t> pos_;
-  Tensor q_, k_, v_, o_, lse_, dout_, delta_, dq_, dk_, dv_;
-};
-
 // The point an attention row measures, for its FLOPs and its memory estimate.
 RunConfig attention_config(const KernelBenchOptions& opt, int64_t seq_len, int head_dim, bool causal) {
-  RunConfig cfg;
-  cfg.run.mode = Mode::attention;
-  cfg.sequence.length = seq_len;
-  cfg.model.heads = cfg.model.kv_heads = opt.heads;
-  cfg.model.head_dim = head_dim;
-  cfg.attention.causal = causal;
-  cfg.attention.block_q = opt.block_q;
-  cfg.attention.block_k = opt.block_k;
-  return cfg;
+  return attention_bench_config(seq_len, opt.heads, head_dim, causal, opt.block_q, opt.block_k);
 }
 
 RunConfig layer_config(const KernelBenchOptions& opt) {
@@ -259,9 +169,9 @@ std::vector<KernelBenchRow> elementwise_rows(const KernelBenchOptions& opt, Lock
         break;
       }
     device.memory().reset_peak();
-    Tensor x = generated(device, {rows, cols}, tensor_id::input_x),
-           y = generated(device, {rows, cols}, tensor_id::attn_q);
-    Tensor z = generated(device, {rows, cols}, tensor_id::attn_k), w = device.alloc({rows, cols});
+    Tensor x = generated_tensor(device, {rows, cols}, tensor_id::input_x),
+           y = generated_tensor(device, {rows, cols}, tensor_id::attn_q);
+    Tensor z = generated_tensor(device, {rows, cols}, tensor_id::attn_k), w = device.alloc({rows, cols});
     Tensor v = device.alloc({rows, cols}), g = device.alloc({cols}), dg = device.alloc({cols});
     Tensor rstd = device.alloc({rows});
     device.fill(g, 1.0f);

@@ -1,12 +1,14 @@
 #pragma once
 // Timing an operation on every rank of a communicator at once, as the ranks of a run load
-// the machine: one rule for the kernel bench and the comm bench.
+// the machine: one rule for the kernel bench, the device bench and the comm bench.
 #include <algorithm>
 #include <functional>
 #include <vector>
 
 #include "bench/bench_clock.hpp"
+#include "bench/calibration.hpp"
 #include "comm/comm.hpp"
+#include "device/device.hpp"
 
 namespace minictx {
 
@@ -33,5 +35,36 @@ double lockstep_best_seconds(Comm& c, double min_seconds, int min_reps, BenchClo
   }
   return best;
 }
+
+// The ranks of a bench, all measuring the same rows at once, each on its own core or GPU,
+// as the ranks of a run load the machine. With one rank, a bench of one core (one GPU).
+class Lockstep {
+ public:
+  explicit Lockstep(Comm& world) : world_(world) {}
+
+  // Best time of `f`, the slowest rank's of each repetition.
+  template <class F>
+  double best_seconds(double min_seconds, BenchClock clock, F&& f, const std::function<void()>& prepare = {},
+                      int min_reps = 1) {
+    return lockstep_best_seconds(world_, min_seconds, min_reps, clock, f, prepare);
+  }
+
+  // The slowest rank's GEMM calibration (square, side n, best of `repeats`), all ranks
+  // measuring at once.
+  double calibration_gflops(Device& device, BenchClock clock, int n = 1024, int repeats = 5) {
+    world_.barrier();
+    return smallest(measure_gemm_tflops(device, n, repeats, clock) * 1e3);
+  }
+
+  double largest(double mine) {
+    std::vector<double> all(size_t(world_.size()));
+    world_.gather_doubles(&mine, all.data(), 1);
+    return *std::max_element(all.begin(), all.end());
+  }
+  double smallest(double mine) { return -largest(-mine); }
+
+ private:
+  Comm& world_;
+};
 
 }  // namespace minictx
