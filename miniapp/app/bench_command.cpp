@@ -8,6 +8,7 @@
 #include "app/output_path.hpp"
 #include "app/provenance.hpp"
 #include "bench/comm_bench.hpp"
+#include "bench/device_bench.hpp"
 #include "bench/kernel_bench.hpp"
 #include "bench/kernel_bench_writer.hpp"
 #include "comm/mpi_comm.hpp"
@@ -65,24 +66,47 @@ const std::vector<std::string> kHeader = {"kind",
                                           "peak RSS MB",
                                           "core share"};
 
+// The device bench's table: one row per attention measurement, its rate against the
+// calibration GEMM of the same run (ci/compare-attention-gpu.py reads this table).
+Table device_table(const KernelBenchResult& result) {
+  Table t;
+  t.header = {"S", "mask", "D", "pass", "time (ms)", "TFLOPS", "of GEMM"};
+  for (const KernelBenchRow& r : result.rows) {
+    if (r.kind != "attn_fwd" && r.kind != "attn_fwd_bwd") continue;
+    t.rows.push_back({std::to_string(r.seq_len), r.causal ? "causal" : "full", std::to_string(r.head_dim),
+                      r.kind == "attn_fwd" ? "fwd" : "fwd+bwd", format_number(r.seconds * 1e3, 3),
+                      format_number(r.gflops / 1e3, 1), format_number(r.fraction, 3)});
+  }
+  return t;
+}
+
 }  // namespace
 
 BenchCommand::BenchCommand(CLI::App& app) {
   cmd_ = app.add_subcommand(
       "bench",
       "measure sgemm calibration, attention, GEMM and element-wise kernels and a layer step on "
-      "every rank at once (one rank: one core)");
-  cmd_->add_option("--seq", opt_.seq_lens, "attention lengths S")->delimiter(',');
-  cmd_->add_option("--head-dim", opt_.head_dims, "attention head dims")->delimiter(',');
+      "every rank at once (one rank: one core); with --device cuda, the GPU's attention forward and "
+      "forward+backward against a GEMM calibration");
+  cmd_->add_option("--device", device_,
+                   "kokkos (the host kernels, GEMM and layer step) | cuda (attention against a bf16 GEMM on "
+                   "the GPU: S 4096,16384,32768,65536, D 64,128, 16 heads unless given)");
+  seq_opt_ = cmd_->add_option("--seq", opt_.seq_lens, "attention lengths S")->delimiter(',');
+  head_dim_opt_ = cmd_->add_option("--head-dim", opt_.head_dims, "attention head dims")->delimiter(',');
   cmd_->add_option("--mask", mask_, "causal | full | both");
-  cmd_->add_option("--heads", opt_.heads, "attention heads (= kv heads)");
+  heads_opt_ = cmd_->add_option("--heads", opt_.heads, "attention heads (= kv heads)");
+  cmd_->add_option("--dtype", dtype_,
+                   "with --device cuda: bf16 | fp16 | fp32, attention and calibration GEMM");
+  cmd_->add_option("--calibration-size", calibration_side_,
+                   "with --device cuda: side of the square calibration GEMM");
   cmd_->add_option("--block-q", opt_.block_q, "query tile of the kernel");
   cmd_->add_option("--block-k", opt_.block_k, "key tile of the kernel");
   cmd_->add_option("--memory-seq", opt_.memory_seq_lens, "lengths of the memory rows")->delimiter(',');
   cmd_->add_option("--layer-seq", opt_.layer_seq_len,
                    "sequence length of the layer step (and the rows of the element-wise rows)");
   cmd_->add_option("--gemm-sizes", opt_.gemm_sizes, "sides of the square sgemm rows")->delimiter(',');
-  cmd_->add_option("--min-seconds", opt_.min_seconds, "repeat a shape until this much time was spent");
+  min_seconds_opt_ =
+      cmd_->add_option("--min-seconds", opt_.min_seconds, "repeat a shape until this much time was spent");
   cmd_->add_option("--clock", clock_,
                    "wall | cpu (thread CPU time: leaves out other load on a shared machine)");
   cmd_->add_option("-o,--output", output_, "write the rows to this HDF5 file");
@@ -99,6 +123,7 @@ int BenchCommand::run_comm(const std::string& command_line) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   try {
+    if (device_ != "kokkos") input_error("--comm measures MPI between host buffers; --device does not apply");
     for (double s : comm_sizes_)
       if (!(s >= 4)) input_error("--sizes must be at least 4 bytes, got " + std::to_string(s));
     if (comm_sizes_.size() < 2) input_error("--sizes needs two sizes or more (latency and bandwidth)");
@@ -133,8 +158,97 @@ int BenchCommand::run_comm(const std::string& command_line) {
   return 0;
 }
 
+DeviceBenchOptions BenchCommand::device_options() const {
+  DeviceBenchOptions o;
+  if (seq_opt_->count()) o.seq_lens = opt_.seq_lens;
+  if (head_dim_opt_->count()) o.head_dims = opt_.head_dims;
+  if (heads_opt_->count()) o.heads = opt_.heads;
+  if (min_seconds_opt_->count()) o.min_seconds = opt_.min_seconds;
+  if (mask_ == "causal") o.causal = {true};
+  if (mask_ == "full") o.causal = {false};
+  if (!parse_enum(dtype_, o.dtype)) input_error("--dtype must be bf16, fp16 or fp32, not '" + dtype_ + "'");
+  o.calibration_side = calibration_side_;
+  return o;
+}
+
+int BenchCommand::run_device(const std::string& command_line) {
+  const int rank = world_rank();
+  std::unique_ptr<Comm> world;
+  std::unique_ptr<Device> device;
+  DeviceBenchOptions opt;
+  DeviceKind kind = DeviceKind::kokkos;
+  try {
+    if (!parse_enum(device_, kind)) input_error("--device must be kokkos or cuda, not '" + device_ + "'");
+    check_options(opt_, mask_, clock_);
+    // The host bench's own rows and clock have no counterpart here: refused, not ignored.
+    for (const char* name :
+         {"--memory-seq", "--layer-seq", "--gemm-sizes", "--block-q", "--block-k", "--clock"})
+      if (cmd_->count(name))
+        input_error(std::string(name) + " applies to the host bench, not --device " + device_);
+    if (calibration_side_ < 1)
+      input_error("--calibration-size must be at least 1, got " + std::to_string(calibration_side_));
+    opt = device_options();
+    world = MpiComm::world(0);
+  } catch (const Error& e) {
+    return input_error_exit(e.what());
+  }
+  // The device may fail on one rank only (no GPU there): every rank learns it.
+  if (!agree([&] { device = make_device(kind); })) return 2;
+  if (!agree([&] { check_device_bench_memory(opt, *world, *device); })) return 2;
+  Provenance prov;
+  try {
+    prov = collect_provenance(*world, *device, command_line, "");
+  } catch (const Error& e) {
+    return input_error_exit(e.what());
+  }
+  if (!agree([&] {
+        if (rank == 0 && !output_.empty()) prepare_output_path(output_, force_, "results file");
+      }))
+    return 2;
+  try {
+    if (rank == 0) {
+      std::printf(
+          "minictx bench on %s\nattention in %s, %d heads, batch 1, each row the best of %d calls or more "
+          "(and "
+          "%.3g s) after one warm-up, wall clock from an idle device to an idle device%s\n",
+          device->description().c_str(), to_string(opt.dtype), opt.heads, opt.min_reps, opt.min_seconds,
+          world->size() > 1 ? ", every rank at once (each row the slowest rank's)" : "");
+      std::fflush(stdout);
+    }
+    const KernelBenchResult result = run_device_bench(opt, *world, *device, [rank](const KernelBenchRow& r) {
+      if (rank != 0) return;
+      if (r.head_dim == 0)
+        std::printf("%-12s %lld^3 %10.3f ms %8.1f TFLOPS\n", r.kind.c_str(),
+                    static_cast<long long>(r.seq_len), r.seconds * 1e3, r.gflops / 1e3);
+      else
+        std::printf("%-12s S=%-6lld D=%-3d causal=%d %10.3f ms %8.1f TFLOPS %6.1f %% of the GEMM\n",
+                    r.kind.c_str(), static_cast<long long>(r.seq_len), r.head_dim, int(r.causal),
+                    r.seconds * 1e3, r.gflops / 1e3, 100.0 * r.fraction);
+      std::fflush(stdout);
+    });
+    if (rank != 0) return 0;
+    std::printf(
+        "\n%s\ncalibration: %s GEMM %lld^3 through the device (cuBLASLt on cuda, fp32 operands "
+        "converted per call): %.1f TFLOPS at the start, %.1f TFLOPS at the end\n",
+        render(device_table(result), TableFormat::markdown).c_str(), to_string(opt.dtype),
+        static_cast<long long>(opt.calibration_side), result.calibration_gflops / 1e3,
+        result.calibration_after_gflops / 1e3);
+    if (!output_.empty()) {
+      write_device_bench(output_, prov, opt, device->name(), result, force_);
+      std::printf("results: %s\n", output_.c_str());
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "minictx: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
+
 int BenchCommand::run(const std::string& command_line) {
   if (comm_) return run_comm(command_line);
+  if (device_ != "kokkos") return run_device(command_line);
+  for (const char* name : {"--dtype", "--calibration-size"})
+    if (cmd_->count(name)) return input_error_exit(std::string(name) + " applies to --device cuda only");
   int world_size = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -1,6 +1,7 @@
 #include "bench/kernel_bench_writer.hpp"
 
 #include <filesystem>
+#include <functional>
 
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
@@ -8,8 +9,12 @@
 
 namespace minictx {
 
-void write_kernel_bench(const std::string& path, const Provenance& prov, const KernelBenchOptions& opt,
-                        const KernelBenchResult& result, bool overwrite) {
+namespace {
+
+// The file: the provenance and /bench, its attributes by `attributes`, one 1-D dataset per
+// column of the rows (outputs/README.md, "Benchmark files").
+void write_bench_file(const std::string& path, const Provenance& prov, const KernelBenchResult& result,
+                      bool overwrite, const std::function<void(hid_t)>& attributes) {
   if (!overwrite && std::filesystem::exists(path))
     input_error("results file " + path + " exists; pass --force to replace it");
   h5::QuietErrors quiet;
@@ -18,17 +23,8 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
     h5::Handle b = h5::create_group(file, "bench");
     h5::write_attribute(b.get(), "calibration_gflops", result.calibration_gflops);
     h5::write_attribute(b.get(), "calibration_after_gflops", result.calibration_after_gflops);
-    h5::write_attribute(b.get(), "clock", opt.clock == BenchClock::cpu ? "cpu" : "wall");
     h5::write_attribute(b.get(), "ranks", int64_t(result.ranks));
-    h5::write_attribute(b.get(), "attention_heads", int64_t(opt.heads));
-    h5::write_attribute(b.get(), "block_q", int64_t(opt.block_q));
-    h5::write_attribute(b.get(), "block_k", int64_t(opt.block_k));
-    const ModelShape& m = opt.layer_model;
-    h5::write_attribute(b.get(), "layer_model",
-                        "layers=" + std::to_string(m.layers) + " d_model=" + std::to_string(m.d_model) +
-                            " heads=" + std::to_string(m.heads) + " kv_heads=" + std::to_string(m.kv_heads) +
-                            " head_dim=" + std::to_string(m.head_dim) +
-                            " ffn_hidden=" + std::to_string(m.ffn_hidden));
+    attributes(b.get());
 
     std::vector<std::string> kind, kernel;
     std::vector<double> seq_len, head_dim, seconds, gflops, calibration, fraction, tracked, rss, share, bytes;
@@ -63,6 +59,39 @@ void write_kernel_bench(const std::string& path, const Provenance& prov, const K
     h5::write_strings(b.get(), "kernel", kernel);
     h5::write_doubles(b.get(), "bytes", bytes, n);
     b.close("write " + path);
+  });
+}
+
+}  // namespace
+
+void write_kernel_bench(const std::string& path, const Provenance& prov, const KernelBenchOptions& opt,
+                        const KernelBenchResult& result, bool overwrite) {
+  write_bench_file(path, prov, result, overwrite, [&](hid_t b) {
+    h5::write_attribute(b, "device", "kokkos");
+    h5::write_attribute(b, "clock", opt.clock == BenchClock::cpu ? "cpu" : "wall");
+    h5::write_attribute(b, "attention_heads", int64_t(opt.heads));
+    h5::write_attribute(b, "block_q", int64_t(opt.block_q));
+    h5::write_attribute(b, "block_k", int64_t(opt.block_k));
+    const ModelShape& m = opt.layer_model;
+    h5::write_attribute(b, "layer_model",
+                        "layers=" + std::to_string(m.layers) + " d_model=" + std::to_string(m.d_model) +
+                            " heads=" + std::to_string(m.heads) + " kv_heads=" + std::to_string(m.kv_heads) +
+                            " head_dim=" + std::to_string(m.head_dim) +
+                            " ffn_hidden=" + std::to_string(m.ffn_hidden));
+  });
+}
+
+void write_device_bench(const std::string& path, const Provenance& prov, const DeviceBenchOptions& opt,
+                        const std::string& device, const KernelBenchResult& result, bool overwrite) {
+  write_bench_file(path, prov, result, overwrite, [&](hid_t b) {
+    h5::write_attribute(b, "device", device);
+    h5::write_attribute(b, "clock", "wall");
+    h5::write_attribute(b, "dtype", to_string(opt.dtype));
+    h5::write_attribute(b, "attention_heads", int64_t(opt.heads));
+    h5::write_attribute(b, "batch", int64_t(1));
+    h5::write_attribute(b, "calibration_side", opt.calibration_side);
+    h5::write_attribute(b, "min_reps", int64_t(opt.min_reps));
+    h5::write_attribute(b, "min_seconds", opt.min_seconds);
   });
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 #include <string>
 
+#include "bench/device_bench.hpp"
 #include "bench/kernel_bench.hpp"
 #include "io/results.hpp"
 
@@ -11,5 +12,10 @@ namespace minictx {
 // An existing file is replaced only with `overwrite` (else InputError).
 void write_kernel_bench(const std::string& path, const Provenance& prov, const KernelBenchOptions& opt,
                         const KernelBenchResult& result, bool overwrite);
+
+// The same layout for `minictx bench --device cuda` (its own attributes: device, dtype,
+// calibration side, repetitions).
+void write_device_bench(const std::string& path, const Provenance& prov, const DeviceBenchOptions& opt,
+                        const std::string& device, const KernelBenchResult& result, bool overwrite);
 
 }  // namespace minictx

@@ -13,6 +13,16 @@ set_tests_properties(bench_two_ranks PROPERTIES PASS_REGULAR_EXPRESSION "2 ranks
 minictx_error_test(bench_bad_mask 1 "--mask must be causal, full or both" bench --mask sideways)
 minictx_error_test(bench_bad_seq 1 "--seq must be at least 1, got 0" bench --seq 0)
 minictx_error_test(bench_bad_clock 1 "--clock must be wall or cpu" bench --clock sundial)
+minictx_error_test(bench_bad_device 1 "--device must be kokkos or cuda, not 'abacus'" bench --device abacus)
+minictx_error_test(bench_host_option_on_device 1 "--memory-seq applies to the host bench, not --device cuda" bench
+                   --device cuda --memory-seq 64)
+minictx_error_test(bench_device_option_on_host 1 "--dtype applies to --device cuda only" bench --dtype fp16)
+# The table that joins `minictx bench --device cuda` and the SDPA script (ci/gpu-check.sh), on fixtures.
+add_test(NAME compare_attention_gpu
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_compare_attention_gpu.py
+                 ${PROJECT_SOURCE_DIR}/ci/compare-attention-gpu.py)
+set_tests_properties(compare_attention_gpu PROPERTIES PASS_REGULAR_EXPRESSION "compare attention ok"
+                                                      LABELS "bench;quick" TIMEOUT 60)
 add_test(NAME blas_kernels COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_blas_kernels.py
                                    $<TARGET_FILE:minictx>)
 set_tests_properties(blas_kernels PROPERTIES PASS_REGULAR_EXPRESSION "blas kernels ok" SKIP_RETURN_CODE 77

@@ -5,12 +5,21 @@
 if(NOT MINICTX_ENABLE_CUDA)
   minictx_error_test(cuda_not_compiled 2 "device 'cuda' is not compiled into this build" verify
                      --set run.device=cuda --set attention.backend=ring)
+  minictx_error_test(bench_cuda_not_compiled 1 "device 'cuda' is not compiled into this build" bench
+                     --device cuda --seq 64)
   return()
 endif()
 
 minictx_error_test(cuda_no_gpu 2 "minictx: error: rank 0: device cuda: no usable GPU" verify
                    --set run.device=cuda --set attention.backend=ring)
 set_property(TEST error_cuda_no_gpu APPEND PROPERTY LABELS nogpu)
+minictx_error_test(bench_cuda_no_gpu 1 "minictx: error: rank 0: device cuda: no usable GPU" bench --device cuda
+                   --seq 64 --head-dim 64)
+set_property(TEST error_bench_cuda_no_gpu APPEND PROPERTY LABELS nogpu)
+# `minictx bench --device cuda` on a tiny grid: its table, file and the comparison script.
+add_test(NAME bench_cuda COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_bench_cuda.py
+                                 $<TARGET_FILE:minictx> ${PROJECT_SOURCE_DIR}/ci/compare-attention-gpu.py)
+set_tests_properties(bench_cuda PROPERTIES PASS_REGULAR_EXPRESSION "bench cuda ok" LABELS gpu TIMEOUT 120)
 add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
 set_tests_properties(cuda_listed PROPERTIES LABELS nogpu TIMEOUT 60
                      PASS_REGULAR_EXPRESSION "devices:\n  kokkos\n  cuda\ncomms:\n  mpi\n  nccl\n")
