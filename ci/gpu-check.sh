@@ -3,13 +3,16 @@
 # of minictx's other dependencies: unpacks the Debian packages ci/fetch-gpu-debs.sh
 # downloaded into .gpu-debs (carried along), builds the cuda preset against them, runs
 # the gpu-labelled ctest suite (kernel tests; `minictx verify` of every backend at 1 and 4
-# ranks on the one GPU, bf16 and fp16) and the benchmarks, and leaves logs and HDF5
+# ranks on the one GPU, bf16 and fp16) and the benchmarks (the bench stage ends with the
+# table of minictx's attention beside SDPA's), and leaves logs and HDF5
 # results in $OUT (default outputs/gpu-check).
 #
 # Usage: ci/gpu-check.sh [stage...]   stages: deps build test bench (default: all, in order)
-# Each stage fits one device call (10 minutes); build outputs stay between calls on a
+# Each stage fits one device call (10 minutes; the bench stage's full grid only with the tensor-core
+# kernels: on SIMT ones set BENCH_SEQ=4096,16384); build outputs stay between calls on a
 # warm machine. All stages leave 8 files in $OUT (the device tool returns at most 8). DRY_RUN=1 stops after configuring (how CI-less machines check the script).
-# Environment: OUT, DEPS_PREFIX (/tmp/minictx-deps), DEBS (.gpu-debs), BUILD_DIR (build-cuda).
+# Environment: OUT, DEPS_PREFIX (/tmp/minictx-deps), DEBS (.gpu-debs), BUILD_DIR (build-cuda),
+#              BENCH_SEQ (4096,16384,32768,65536), BENCH_HEAD_DIMS (64,128): the bench stage's grid.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -98,14 +101,23 @@ machine_profile() {
   esac
 }
 
+# The attention kernels against their limit, in one job: `minictx bench --device cuda`
+# (forward and forward+backward over S × mask × head dim beside a bf16 cuBLASLt GEMM
+# calibration) and PyTorch SDPA's backends on the same grid, then the llama-7b layer deck;
+# last, ci/compare-attention-gpu.py prints the two side by side with the ratios (rebuilt
+# from bench-kernels.log and bench-sdpa.csv at will; not a file of its own).
 stage_bench() {
-  local m=$build/miniapp/minictx profile
+  local m=$build/miniapp/minictx profile rc=0
+  local seq=${BENCH_SEQ:-4096,16384,32768,65536} dims=${BENCH_HEAD_DIMS:-64,128}
   profile=$(machine_profile)
-  deps_env "$m" run inputs/gpu-attention.yaml --set machine.profile="$profile" -o "$out/gpu-attention.h5" --force \
-    2>&1 | tee "$out/bench-attention.log"
-  python3 ci/bench_torch_sdpa_gpu.py 2>&1 | tee "$out/bench-sdpa.csv"
+  deps_env "$m" bench --device cuda --seq "$seq" --head-dim "$dims" -o "$out/bench-kernels.h5" --force 2>&1 |
+    tee "$out/bench-kernels.log" || rc=1
+  python3 ci/bench_torch_sdpa_gpu.py --seq "$seq" --head-dims "$dims" 2>&1 | tee "$out/bench-sdpa.csv" || rc=1
   deps_env "$m" run inputs/gpu-layer.yaml --set machine.profile="$profile" -o "$out/gpu-layer.h5" --force \
-    2>&1 | tee "$out/bench-layer.log"
+    2>&1 | tee "$out/bench-layer.log" || rc=1
+  echo
+  python3 ci/compare-attention-gpu.py "$out/bench-kernels.log" "$out/bench-sdpa.csv" || rc=1
+  return $rc
 }
 
 # A failed test stage still lets the benchmarks run; the exit status reports both.
