@@ -30,6 +30,12 @@ struct ShiftHandle {
   int slot = -1;
 };
 
+// `count` floats at `data`: one buffer of a grouped all-reduce.
+struct ReduceBuffer {
+  float* data;
+  int64_t count;
+};
+
 // The communication the backends and the model use. Buffers are in the memory of the
 // device the communicator was made for. Counts are in elements of the given type; byte
 // accounting follows docs/design.md, "Metrics" (bytes sent).
@@ -50,8 +56,20 @@ class Comm {
   // recv[p·count ...] = what rank p sent in its send[rank·count ...].
   virtual void all_to_all(const float* send, float* recv, int64_t count_per_rank) = 0;
   virtual void all_gather(const float* send, float* recv, int64_t count_per_rank) = 0;
-  virtual void all_reduce_sum(float* data, int64_t count) = 0;
-  virtual void all_reduce_sum(double* data, int64_t count) = 0;
+  // Sums over the group, in place. A group of one has nothing to add: these return at
+  // once, in every comm, so a one-rank run stages nothing through the host, launches
+  // nothing and counts no byte.
+  void all_reduce_sum(float* data, int64_t count) {
+    all_reduce_sum(std::vector<ReduceBuffer>{{data, count}});
+  }
+  void all_reduce_sum(double* data, int64_t count) {
+    if (size() > 1) sum_doubles(data, count);
+  }
+  // Each buffer summed as above, issued together (a layer's weight gradients): one wait
+  // on MPI, one round trip through the host on the staged comm, one NCCL group.
+  void all_reduce_sum(const std::vector<ReduceBuffer>& buffers) {
+    if (size() > 1) sum_buffers(buffers);
+  }
   virtual void reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) = 0;
   // Bookkeeping (timings, verification): not counted in the byte totals.
   virtual void gather_doubles(const double* send, double* recv, int64_t count_per_rank) = 0;
@@ -84,6 +102,10 @@ class Comm {
   }
 
  private:
+  // all_reduce_sum on a group of more than one rank.
+  virtual void sum_buffers(const std::vector<ReduceBuffer>& buffers) = 0;
+  virtual void sum_doubles(double* data, int64_t count) = 0;
+
   Topology topology_;
   std::shared_ptr<ByteCounter> bytes_;
 };

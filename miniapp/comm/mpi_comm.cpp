@@ -159,21 +159,25 @@ void MpiComm::all_gather(const float* send, float* recv, int64_t count_per_rank)
 }
 
 // All-reduce and reduce-scatter are counted as the bandwidth-optimal ring algorithm
-// sends them: 2(P−1)/P and (P−1)/P of the buffer, spread evenly over the peers.
-void MpiComm::all_reduce_sum(float* data, int64_t count) {
-  MPI_Request req;
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_FLOAT, MPI_SUM, comm_, &req),
-            "MPI_Iallreduce");
-  complete(&req, 1, "MPI_Iallreduce");
-  if (size_ > 1) count_to_all_peers(2.0 * double(count) * sizeof(float) / size_);
+// sends them: 2(P−1)/P and (P−1)/P of the buffer, spread evenly over the peers. The
+// buffers' reductions are all posted before one wait, so they progress together.
+void MpiComm::sum_buffers(const std::vector<ReduceBuffer>& buffers) {
+  std::vector<MPI_Request> reqs(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, buffers[i].data, as_int_count(buffers[i].count), MPI_FLOAT,
+                             MPI_SUM, comm_, &reqs[i]),
+              "MPI_Iallreduce");
+    count_to_all_peers(2.0 * double(buffers[i].count) * sizeof(float) / size_);
+  }
+  complete(reqs.data(), int(reqs.size()), "MPI_Iallreduce");
 }
 
-void MpiComm::all_reduce_sum(double* data, int64_t count) {
+void MpiComm::sum_doubles(double* data, int64_t count) {
   MPI_Request req;
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, as_int_count(count), MPI_DOUBLE, MPI_SUM, comm_, &req),
             "MPI_Iallreduce");
   complete(&req, 1, "MPI_Iallreduce");
-  if (size_ > 1) count_to_all_peers(2.0 * double(count) * sizeof(double) / size_);
+  count_to_all_peers(2.0 * double(count) * sizeof(double) / size_);
 }
 
 void MpiComm::reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) {

@@ -81,8 +81,10 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
         recompute += attention_cost(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
       recompute = recompute.times(layers);
     }
+    // LayerStack reduces each layer's gradients as one grouped call (Comm::all_reduce_sum
+    // of a buffer list): the reductions of a group progress together, one latency chain.
     const Cost grads =
-        backward ? all_reduce_cost(double(m.n_params()), 4, int(layers) * 9, topology, links) : Cost{};
+        backward ? all_reduce_cost(double(m.n_params()), 4, int(layers), topology, links) : Cost{};
     Cost backward_phase = recompute;
     if (backward) {
       Cost layer = gemm_b;

@@ -46,3 +46,25 @@ add_test(NAME project_with_kernel_calibration
                  --ranks 2 --set attention.backend=ring --calibration ${_kernels_h5})
 set_tests_properties(project_with_kernel_calibration PROPERTIES FIXTURES_REQUIRED project_kernels LABELS "project"
                      TIMEOUT 60 PASS_REGULAR_EXPRESSION "point_0000 \\| [0-9.]+ \\| compute")
+
+# ci/bench_torch_layer_gpu.py counts FLOPs as minictx does: its --print-flops against the
+# model_tflop_per_step that `minictx project` writes for the same deck, inputs/gpu-layer.yaml.
+if(_h5py_python)
+  set(_layer_h5 ${CMAKE_CURRENT_BINARY_DIR}/project_gpu_layer.h5)
+  add_test(NAME project_gpu_layer
+           COMMAND $<TARGET_FILE:minictx> project ${CMAKE_SOURCE_DIR}/inputs/gpu-layer.yaml --machine h100-sxm-ndr
+                   --ranks 1 -o ${_layer_h5} --force)
+  set_tests_properties(project_gpu_layer PROPERTIES FIXTURES_SETUP project_gpu_layer LABELS "project" TIMEOUT 60)
+  add_test(NAME torch_layer_flops_match_minictx
+           COMMAND ${_h5py_python} -c "import h5py, subprocess, sys
+points = h5py.File(sys.argv[1], 'r')['points'].values()
+want = {int(p['labels'].attrs['seq_len']): p['metrics'].attrs['model_tflop_per_step'] * 1e12 for p in points}
+out = subprocess.run([sys.executable, sys.argv[2], '--print-flops', '--lengths', ','.join(map(str, want))],
+                     capture_output=True, text=True, check=True).stdout.split()[1:]
+got = {int(s): float(f) for s, f in (line.split(',') for line in out)}
+print('torch script:', got, 'minictx:', want)
+sys.exit(got.keys() != want.keys() or any(abs(got[s] - want[s]) > 1e-12 * want[s] for s in want))"
+                   ${_layer_h5} ${CMAKE_SOURCE_DIR}/ci/bench_torch_layer_gpu.py)
+  set_tests_properties(torch_layer_flops_match_minictx PROPERTIES FIXTURES_REQUIRED project_gpu_layer
+                       LABELS "project" TIMEOUT 60)
+endif()

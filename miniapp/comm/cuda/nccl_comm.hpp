@@ -36,14 +36,15 @@ class NcclComm final : public Comm {
   void wait(ShiftHandle& handle) override;
   void all_to_all(const float* send, float* recv, int64_t count_per_rank) override;
   void all_gather(const float* send, float* recv, int64_t count_per_rank) override;
-  void all_reduce_sum(float* data, int64_t count) override;
-  void all_reduce_sum(double* data, int64_t count) override;
   void reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) override;
   void gather_doubles(const double* send, double* recv, int64_t count_per_rank) override;
   void barrier() override;
   std::unique_ptr<Comm> split(int color, int key) override;
 
  private:
+  void sum_buffers(const std::vector<ReduceBuffer>& buffers) override;
+  void sum_doubles(double* data, int64_t count) override;
+
   std::unique_ptr<MpiComm> mpi_;
   ncclComm_t nccl_;
   cudaStream_t compute_;

@@ -64,13 +64,30 @@ void StagedMpiComm::all_gather(const float* send, float* recv, int64_t count_per
   to_device(recv, r);
 }
 
-void StagedMpiComm::all_reduce_sum(float* data, int64_t count) {
-  auto h = to_host(data, count);
-  mpi_->all_reduce_sum(h.data(), count);
-  to_device(data, h);
+// All the buffers go out through one host buffer and come back with one synchronisation
+// each way; MPI then sums them as the host path does, buffer by buffer (same calls, same
+// bytes counted).
+void StagedMpiComm::sum_buffers(const std::vector<ReduceBuffer>& buffers) {
+  int64_t total = 0;
+  for (const ReduceBuffer& b : buffers) total += b.count;
+  std::vector<float> host(static_cast<size_t>(total));
+  std::vector<ReduceBuffer> staged;
+  float* at = host.data();
+  for (const ReduceBuffer& b : buffers) {
+    CUDA_CHECK(
+        cudaMemcpyAsync(at, b.data, size_t(b.count) * sizeof(float), cudaMemcpyDeviceToHost, compute_));
+    staged.push_back({at, b.count});
+    at += b.count;
+  }
+  CUDA_CHECK(cudaStreamSynchronize(compute_));
+  mpi_->all_reduce_sum(staged);
+  for (size_t i = 0; i < buffers.size(); ++i)
+    CUDA_CHECK(cudaMemcpyAsync(buffers[i].data, staged[i].data, size_t(buffers[i].count) * sizeof(float),
+                               cudaMemcpyHostToDevice, compute_));
+  CUDA_CHECK(cudaStreamSynchronize(compute_));
 }
 
-void StagedMpiComm::all_reduce_sum(double* data, int64_t count) { mpi_->all_reduce_sum(data, count); }
+void StagedMpiComm::sum_doubles(double* data, int64_t count) { mpi_->all_reduce_sum(data, count); }
 
 void StagedMpiComm::reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) {
   const auto s = to_host(send, count_per_rank * size());
