@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <functional>
-#include <numeric>
 #include <string>
 
 #include "core/synthetic_data.hpp"
@@ -59,12 +58,15 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
   Tensor tdo = upload(gpu(), dout, {rows, c.heads * c.head_dim});
   Tensor o = gpu().alloc({rows, c.heads * c.head_dim}), lse = gpu().alloc({c.batch, c.heads, c.len});
   gpu().attn_init(o, lse);
-  // Keys in two blocks, the later one first: exercises the LSE merge of the kernel.
-  const int64_t cut = c.len / 3;
+  // Queries and keys in two blocks each, the later key block first: exercises blocks at
+  // offsets (fully visible, fully masked, diagonal) and the kernel's LSE merge.
+  const int64_t cut = c.len / 3, q_cut = c.len / 2;
   auto block = [&](const Tensor& t, int64_t b, int64_t n) { return SeqBlock{&t, b, n, pos.data() + b}; };
-  const SeqBlock qb = block(tq, 0, c.len);
-  gpu().attn_fwd(s, {qb, block(tk, cut, c.len - cut), block(tv, cut, c.len - cut), &o, &lse});
-  gpu().attn_fwd(s, {qb, block(tk, 0, cut), block(tv, 0, cut), &o, &lse});
+  const std::pair<int64_t, int64_t> q_blocks[] = {{0, q_cut}, {q_cut, c.len - q_cut}},
+                                    k_blocks[] = {{cut, c.len - cut}, {0, cut}};
+  for (const auto& [qb, qn] : q_blocks)
+    for (const auto& [kb, kn] : k_blocks)
+      gpu().attn_fwd(s, {block(tq, qb, qn), block(tk, kb, kn), block(tv, kb, kn), &o, &lse});
   const double tol = tolerance(c.dtype);
   EXPECT_LT(rel_err(download(gpu(), o), ref.o), tol);
   EXPECT_LT(rel_err(download(gpu(), lse), ref.lse), tol);
@@ -72,9 +74,10 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
   Tensor delta = gpu().alloc({c.batch, c.heads, c.len});
   gpu().attn_bwd_delta(s, o, tdo, delta);
   Tensor dq = gpu().zeros(tq.shape()), dk = gpu().zeros(tk.shape()), dv = gpu().zeros(tv.shape());
-  gpu().attn_bwd(s, {qb, block(tk, 0, cut), block(tv, 0, cut), &tdo, &lse, &delta, &dq, &dk, &dv});
-  gpu().attn_bwd(
-      s, {qb, block(tk, cut, c.len - cut), block(tv, cut, c.len - cut), &tdo, &lse, &delta, &dq, &dk, &dv});
+  for (const auto& [qb, qn] : q_blocks)
+    for (const auto& [kb, kn] : k_blocks)
+      gpu().attn_bwd(
+          s, {block(tq, qb, qn), block(tk, kb, kn), block(tv, kb, kn), &tdo, &lse, &delta, &dq, &dk, &dv});
   EXPECT_LT(rel_err(download(gpu(), dq), ref.dq), tol);
   EXPECT_LT(rel_err(download(gpu(), dk), ref.dk), tol);
   EXPECT_LT(rel_err(download(gpu(), dv), ref.dv), tol);
@@ -89,6 +92,11 @@ std::vector<AttnCase> attention_cases() {
     cases.push_back({1, 4, 1, 40, 130, false, 1, t});  // MQA, not causal, head dim not a multiple of 32
     cases.push_back({1, 2, 2, 128, 300, true, 1, t});  // head dim 128, several key tiles
     cases.push_back({1, 4, 2, 64, 70, true, 3, t});    // strided positions (stripe-like)
+    // Head dims of the flash kernels at lengths that are not multiples of their tiles.
+    cases.push_back({1, 4, 2, 64, 1000, true, 1, t});   // GQA 2:1, many key and query tiles
+    cases.push_back({2, 4, 4, 128, 777, false, 1, t});  // batch 2, full mask
+    cases.push_back({1, 8, 1, 128, 515, true, 2, t});   // MQA, strided positions
+    cases.push_back({1, 2, 2, 96, 200, true, 1, t});    // a head dim the SIMT kernel serves
   }
   return cases;
 }
@@ -102,24 +110,69 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaAttention, ::testing::ValuesIn(attention_ca
                                   std::to_string(i.index);
                          });
 
-// Keys at positions >= real_len are padding: the GPU matches the host device.
-TEST(CudaAttentionMask, PaddingMatchesHost) {
-  const int64_t len = 50;
-  AttnShape s{1, 2, 1, 32, true, 41, 64, 256};
-  const auto q = generated(size_t(len * 64), 1), k = generated(size_t(len * 32), 2),
-             v = generated(size_t(len * 32), 3);
-  std::vector<int64_t> pos(static_cast<size_t>(len));
-  std::iota(pos.begin(), pos.end(), 0);
-  std::vector<std::vector<double>> out;
-  for (Device* dev : {static_cast<Device*>(&gpu()), static_cast<Device*>(&host())}) {
-    Tensor tq = upload(*dev, q, {len, 64}), tk = upload(*dev, k, {len, 32}), tv = upload(*dev, v, {len, 32});
-    Tensor o = dev->alloc({len, 64}), lse = dev->alloc({1, 2, len});
-    dev->attn_init(o, lse);
-    dev->attn_fwd(
-        s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &o, &lse});
-    out.push_back(download(*dev, o));
+// Keys at positions >= real_len are padding, and a zigzag shard's positions jump: the GPU
+// (SIMT kernel in fp32, flash kernels in bf16/fp16) matches the host device's fp32 forward
+// and backward.
+struct MaskCase {
+  int head_dim;
+  DType dtype;
+};
+class CudaAttentionMask : public ::testing::TestWithParam<MaskCase> {};
+
+TEST_P(CudaAttentionMask, PaddingAndZigzagMatchHost) {
+  const MaskCase c = GetParam();
+  const int heads = 2, kv_heads = 1, d = c.head_dim;
+  // Two chunks of a zigzag shard (positions 0..89 and 300..389) with the sequence's real
+  // length inside the second: its last 49 keys are padding.
+  std::vector<int64_t> pos;
+  for (int64_t i = 0; i < 90; ++i) pos.push_back(i);
+  for (int64_t i = 300; i < 390; ++i) pos.push_back(i);
+  const int64_t len = int64_t(pos.size());
+  AttnShape s{1, heads, kv_heads, d, true, 341, 64, 256};
+  const auto q = generated(size_t(len * heads * d), 1), k = generated(size_t(len * kv_heads * d), 2),
+             v = generated(size_t(len * kv_heads * d), 3), dout = generated(size_t(len * heads * d), 4);
+  std::vector<std::vector<double>> out[2];
+  Device* devs[2] = {&gpu(), &host()};
+  gpu().set_precision(c.dtype);
+  for (int i = 0; i < 2; ++i) {
+    Device& dev = *devs[i];
+    Tensor tq = upload(dev, q, {len, heads * d}), tk = upload(dev, k, {len, kv_heads * d}),
+           tv = upload(dev, v, {len, kv_heads * d}), tdo = upload(dev, dout, {len, heads * d});
+    Tensor o = dev.alloc({len, heads * d}), lse = dev.alloc({1, heads, len}),
+           delta = dev.alloc({1, heads, len});
+    dev.attn_init(o, lse);
+    const SeqBlock qb{&tq, 0, len, pos.data()}, kb{&tk, 0, len, pos.data()}, vb{&tv, 0, len, pos.data()};
+    dev.attn_fwd(s, {qb, kb, vb, &o, &lse});
+    dev.attn_bwd_delta(s, o, tdo, delta);
+    Tensor dq = dev.zeros(tq.shape()), dk = dev.zeros(tk.shape()), dv = dev.zeros(tv.shape());
+    dev.attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
+    for (const Tensor* t : {&o, &dq, &dk, &dv}) out[i].push_back(download(dev, *t));
   }
-  EXPECT_LT(rel_err(out[0], out[1]), 1e-5);
+  gpu().set_precision(DType::f32);
+  const char* names[] = {"o", "dq", "dk", "dv"};
+  for (size_t j = 0; j < 4; ++j) EXPECT_LT(rel_err(out[0][j], out[1][j]), tolerance(c.dtype)) << names[j];
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
+                         ::testing::Values(MaskCase{32, DType::f32}, MaskCase{64, DType::bf16},
+                                           MaskCase{128, DType::f16}),
+                         [](const ::testing::TestParamInfo<MaskCase>& i) {
+                           return std::string(to_string(i.param.dtype)) + "_d" +
+                                  std::to_string(i.param.head_dim);
+                         });
+
+// Which kernel serves which head dim: the flash kernels for 64 and 128 in bf16/fp16 on
+// sm_80 and later, the SIMT kernel otherwise.
+TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, gpu().gpu()), cudaSuccess);
+  gpu().set_precision(DType::bf16);
+  const bool tensor_cores = prop.major >= 8;
+  EXPECT_EQ(gpu().attention_kernel(128).rfind("flash-mma", 0) == 0, tensor_cores);
+  EXPECT_EQ(gpu().attention_kernel(64).rfind("flash-mma", 0) == 0, tensor_cores);
+  EXPECT_EQ(gpu().attention_kernel(96), "simt");
+  gpu().set_precision(DType::f32);
+  EXPECT_EQ(gpu().attention_kernel(128), "simt");
 }
 
 // Runs `op` on both devices with the same inputs and returns the max relative difference

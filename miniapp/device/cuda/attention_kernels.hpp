@@ -5,9 +5,11 @@
 
 #include "device/cuda/precision.hpp"
 
-// Launchers of the CUDA attention block kernels (flash-style: q/k tiles in shared
-// memory, online softmax, fp32 accumulation, never an S×S matrix). Pointers are device
-// memory; the semantics are the Device interface's (device/device.hpp).
+// Launchers of the SIMT CUDA attention block kernels (flash-style: q/k tiles in shared
+// memory, online softmax, fp32 FMA accumulation, never an S×S matrix): the simple
+// reference path, serving fp32 and the head dims the tensor-core kernels of
+// flash_attention.hpp do not. Pointers are device memory; the semantics are the Device
+// interface's (device/device.hpp).
 namespace minictx::cuda {
 
 // One (q block, k block) pair of a [B, L, heads, D] layout.

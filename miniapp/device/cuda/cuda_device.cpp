@@ -9,6 +9,7 @@
 #include "device/cuda/attention_kernels.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/elementwise_kernels.hpp"
+#include "device/cuda/flash_attention.hpp"
 
 namespace minictx {
 namespace {
@@ -68,6 +69,8 @@ CudaDevice::CudaDevice() {
          (found != cudaSuccess ? std::string(cudaGetErrorString(found)) : std::string("0 devices")) + ")");
   gpu_ = node_local_rank() % gpu_count_;
   CUDA_CHECK(cudaSetDevice(gpu_));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_major_, cudaDevAttrComputeCapabilityMajor, gpu_));
+  CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu_));
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaMalloc(&dot_result_, sizeof(double)));
   gemm_ = std::make_unique<cuda::LtGemm>(stream_);
@@ -97,7 +100,8 @@ std::string CudaDevice::description() const {
     << ", " << prop.multiProcessorCount << " SMs), memory " << (free_bytes >> 20) << " MiB free of "
     << (total_bytes >> 20) << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000 << "."
     << (runtime % 1000) / 10 << ", driver " << driver / 1000 << "." << (driver % 1000) / 10 << ", cuBLASLt "
-    << gemm_->version();
+    << gemm_->version()
+    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_);
   return s.str();
 }
 
@@ -258,6 +262,23 @@ void CudaDevice::attn_init(Tensor& o, Tensor& lse) {
   fill(lse, -INFINITY);
 }
 
+bool CudaDevice::flash(const AttnShape& s) const {
+  return cuda::flash_serves(s.head_dim, precision_, sm_major_, shared_optin_);
+}
+
+std::string CudaDevice::attention_kernel(int head_dim) const {
+  return cuda::attention_kernel_name(head_dim, precision_, sm_major_, shared_optin_);
+}
+
+Tensor CudaDevice::to_16bit(const SeqBlock& blk, const AttnShape& s, int heads) {
+  const int64_t width = int64_t(heads) * s.head_dim, rows = rows_per_batch(*blk.tensor, s, heads);
+  Tensor half = alloc({(int64_t(s.batch) * blk.len * width + 1) / 2});  // two 16-bit values per float
+  cuda::to_16bit(blk.tensor->data(), s.batch, rows, blk.begin, blk.len, width, precision_, half.data(),
+                 stream_);
+  check_launch("to_16bit");
+  return half;
+}
+
 void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   if (blk.q.len == 0 || blk.k.len == 0) return;
   cuda::AttnArgs a = attn_args(s, blk.q, blk.k);
@@ -266,8 +287,16 @@ void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
   a.q_pos = positions(0, blk.q.positions, blk.q.len);
   a.k_pos = positions(1, blk.k.positions, blk.k.len);
-  cuda::attn_fwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.o->data(),
-                 blk.lse->data(), stream_);
+  if (flash(s)) {
+    // The 16-bit copies cost O(S·D) against the kernel's O(S²·D); they are freed (to the
+    // cache) once queued, which the stream orders after the kernel.
+    const Tensor q = to_16bit(blk.q, s, s.heads), k = to_16bit(blk.k, s, s.kv_heads),
+                 v = to_16bit(blk.v, s, s.kv_heads);
+    cuda::flash_fwd(a, q.data(), k.data(), v.data(), blk.o->data(), blk.lse->data(), stream_);
+  } else {
+    cuda::attn_fwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.o->data(),
+                   blk.lse->data(), stream_);
+  }
   check_launch("attn_fwd");
 }
 
@@ -287,8 +316,17 @@ void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
   a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
   a.q_pos = positions(0, blk.q.positions, blk.q.len);
   a.k_pos = positions(1, blk.k.positions, blk.k.len);
-  cuda::attn_bwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.dout->data(),
-                 blk.lse->data(), blk.delta->data(), blk.dq->data(), blk.dk->data(), blk.dv->data(), stream_);
+  if (flash(s)) {
+    const SeqBlock dout{blk.dout, blk.q.begin, blk.q.len, blk.q.positions};
+    const Tensor q = to_16bit(blk.q, s, s.heads), k = to_16bit(blk.k, s, s.kv_heads),
+                 v = to_16bit(blk.v, s, s.kv_heads), d = to_16bit(dout, s, s.heads);
+    cuda::flash_bwd(a, q.data(), k.data(), v.data(), d.data(), blk.lse->data(), blk.delta->data(),
+                    blk.dq->data(), blk.dk->data(), blk.dv->data(), stream_);
+  } else {
+    cuda::attn_bwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.dout->data(),
+                   blk.lse->data(), blk.delta->data(), blk.dq->data(), blk.dk->data(), blk.dv->data(),
+                   stream_);
+  }
   check_launch("attn_bwd");
 }
 

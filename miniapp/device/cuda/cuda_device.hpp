@@ -54,10 +54,16 @@ class CudaDevice final : public Device {
   void attn_bwd(const AttnShape&, const AttnBwdBlock&) override;
   void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
 
+  // Which attention kernel serves this head dim at the current precision (provenance).
+  std::string attention_kernel(int head_dim) const;
   int gpu() const { return gpu_; }
   cudaStream_t stream() const { return stream_; }
 
  private:
+  // Whether the tensor-core flash kernels serve this shape at the current precision.
+  bool flash(const AttnShape&) const;
+  // The block's rows as a compact 16-bit [B, len, heads, D] copy (the flash kernels' operands).
+  Tensor to_16bit(const SeqBlock&, const AttnShape&, int heads);
   // Device copies of host position arrays (slot 0: queries, 1: keys), stream-ordered.
   const int64_t* positions(int slot, const int64_t* host, int64_t n);
   // Freed blocks are kept by size and reused: cudaFree synchronises the whole device.
@@ -66,6 +72,8 @@ class CudaDevice final : public Device {
 
   int gpu_ = 0;
   int gpu_count_ = 0;
+  int sm_major_ = 0;
+  int shared_optin_ = 0;  // opt-in shared memory per block, bytes
   cudaStream_t stream_ = nullptr;
   cuda::Precision precision_ = cuda::Precision::f32;
   std::unique_ptr<cuda::LtGemm> gemm_;

@@ -1,0 +1,53 @@
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "device/cuda/attention_kernels.hpp"
+
+// Tensor-core flash attention (FlashAttention-2's partitioning on mma.sync m16n8k16, sm_80
+// and later) for bf16/fp16 operands and head dims 64 and 128. Same block contract as the
+// SIMT kernels of attention_kernels.hpp (global-position causal mask at any offset,
+// padding keys, GQA, merge into the running O/LSE, backward from the final O/LSE), but the
+// operands q, k, v, dout are compact 16-bit copies: [B, q_len, heads, D] and
+// [B, k_len, kv_heads, D], rows starting at the block's first row. o, lse, dq, dk, dv,
+// delta stay the fp32 tensors of AttnArgs.
+namespace minictx::cuda {
+
+// Tiles of each kernel: query rows × key rows per thread block. A forward warp owns 32
+// query rows (two m-tiles share each K/V fragment), a backward warp 16 keys: fwd_q / 32
+// and bwd_k / 16 are the warps of a block. Chosen on an H100 among 16 or 32 rows per warp,
+// 4 or 8 warps and key tiles of 32, 64 or 128 (README, "Tensor-core attention").
+struct FlashTiles {
+  int fwd_q, fwd_k;  // forward: a block owns fwd_q queries and walks key tiles of fwd_k
+  int bwd_q, bwd_k;  // backward: a block owns bwd_k keys and walks query tiles of bwd_q
+};
+constexpr FlashTiles kFlashTilesD64{128, 64, 64, 128};
+constexpr FlashTiles kFlashTilesD128{128, 32, 32, 128};
+
+// Whether the flash kernels serve this head dim and precision on a GPU of this compute
+// capability and opt-in shared memory per block; otherwise the SIMT kernels do.
+bool flash_serves(int head_dim, Precision, int sm_major, int shared_bytes_optin);
+FlashTiles flash_tiles(int head_dim);
+// Dynamic shared memory per block of each kernel for a served head dim.
+size_t flash_fwd_shared_bytes(int head_dim);
+size_t flash_bwd_shared_bytes(int head_dim);
+// The kernel that serves (head_dim, precision): "simt" or "flash-mma" with its tiles.
+std::string attention_kernel_name(int head_dim, Precision, int sm_major, int shared_bytes_optin);
+// Which kernels this GPU uses for each head dim in bf16/fp16, for the provenance
+// (device_config); fp32 always takes the SIMT kernel.
+std::string attention_kernels_summary(int sm_major, int shared_bytes_optin);
+
+void flash_fwd(const AttnArgs&, const void* q, const void* k, const void* v, float* o, float* lse,
+               cudaStream_t);
+void flash_bwd(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
+               const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
+
+// dst[b, r, :] = src[b, begin + r, :] for r < len, rounded to 16 bits (bf16 or fp16):
+// src has src_rows rows of `width` floats per batch, dst len rows.
+void to_16bit(const float* src, int batch, int64_t src_rows, int64_t begin, int64_t len, int64_t width,
+              Precision, void* dst, cudaStream_t);
+
+}  // namespace minictx::cuda

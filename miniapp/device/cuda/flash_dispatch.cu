@@ -1,0 +1,59 @@
+#include <algorithm>
+
+#include "device/cuda/flash_attention.hpp"
+#include "device/cuda/mma_fragments.cuh"
+
+// Which attention kernel serves a call, and the 16-bit operand copies the flash kernels read.
+namespace minictx::cuda {
+namespace {
+
+template <bool kBf16>
+__global__ void to_16bit_kernel(const float4* __restrict__ src, int64_t src_rows, int64_t begin, int64_t len,
+                                int64_t width4, int64_t total4, uint2* dst) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total4;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = i % width4, r = (i / width4) % len, b = i / (width4 * len);
+    const float4 x = src[(b * src_rows + begin + r) * width4 + c];
+    dst[i] = uint2{mma::pack<kBf16>(x.x, x.y), mma::pack<kBf16>(x.z, x.w)};
+  }
+}
+
+}  // namespace
+
+bool flash_serves(int head_dim, Precision p, int sm_major, int shared_bytes_optin) {
+  if (p == Precision::f32 || sm_major < 8 || (head_dim != 64 && head_dim != 128)) return false;
+  return size_t(shared_bytes_optin) >=
+         std::max(flash_fwd_shared_bytes(head_dim), flash_bwd_shared_bytes(head_dim));
+}
+
+FlashTiles flash_tiles(int head_dim) { return head_dim == 64 ? kFlashTilesD64 : kFlashTilesD128; }
+
+std::string attention_kernel_name(int head_dim, Precision p, int sm_major, int shared_bytes_optin) {
+  if (!flash_serves(head_dim, p, sm_major, shared_bytes_optin)) return "simt";
+  const FlashTiles t = flash_tiles(head_dim);
+  return "flash-mma (fwd " + std::to_string(t.fwd_q) + "x" + std::to_string(t.fwd_k) + ", bwd " +
+         std::to_string(t.bwd_q) + "x" + std::to_string(t.bwd_k) + ")";
+}
+
+std::string attention_kernels_summary(int sm_major, int shared_bytes_optin) {
+  std::string s = "bf16/fp16 ";
+  for (int d : {64, 128})
+    s += "head_dim " + std::to_string(d) + " " +
+         attention_kernel_name(d, Precision::bf16, sm_major, shared_bytes_optin) + ", ";
+  return s + "other head dims simt; fp32 simt";
+}
+
+void to_16bit(const float* src, int batch, int64_t src_rows, int64_t begin, int64_t len, int64_t width,
+              Precision p, void* dst, cudaStream_t stream) {
+  const int64_t width4 = width / 4, total4 = int64_t(batch) * len * width4;
+  if (total4 == 0) return;
+  const unsigned blocks = unsigned(std::min<int64_t>((total4 + 255) / 256, 65535));
+  auto* s = reinterpret_cast<const float4*>(src);
+  auto* d = static_cast<uint2*>(dst);
+  if (p == Precision::bf16)
+    to_16bit_kernel<true><<<blocks, 256, 0, stream>>>(s, src_rows, begin, len, width4, total4, d);
+  else
+    to_16bit_kernel<false><<<blocks, 256, 0, stream>>>(s, src_rows, begin, len, width4, total4, d);
+}
+
+}  // namespace minictx::cuda

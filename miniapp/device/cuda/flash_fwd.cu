@@ -1,0 +1,276 @@
+#include <cmath>
+
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/flash_attention.hpp"
+#include "device/cuda/flash_common.cuh"
+#include "device/cuda/mma_fragments.cuh"
+
+// The forward flash kernel (FlashAttention-2, Algorithm 1): a thread block owns kWarps·16
+// queries of one head, each warp 16 of them, and walks the visible key tiles with K/V
+// double-buffered in shared memory (cp.async). Q stays in registers as A fragments; S =
+// QKᵀ and the online softmax (exp2, log2(e) folded into the scale) stay in registers, and
+// P feeds O += PV as A fragments without a trip through shared memory. The block's
+// (O, LSE) is merged into the running one in the epilogue.
+namespace minictx::cuda {
+namespace {
+
+using namespace flash;
+
+// The query-tile row of a thread's accumulator row rr: m-tile rr / 2 of the warp's kMt,
+// row group (rr even) or group + 8 (rr odd) of it.
+template <int kMt>
+__device__ __forceinline__ int row_of(int warp, int group, int rr) {
+  return (warp * kMt + rr / 2) * 16 + group + (rr % 2) * 8;
+}
+
+template <int kD, int kWarps, int kBc, int kMt>
+struct FwdShape {
+  static constexpr int kBr = kWarps * 16 * kMt;
+  static constexpr int kThreads = kWarps * kWarp;
+  static constexpr int kTile = kBc * kD;  // elements of one K or V stage
+  static constexpr size_t kSharedBytes = size_t(kBr * kD + 4 * kTile) * 2 + size_t(2 * kBc) * sizeof(int64_t);
+};
+
+template <int kD, int kWarps, int kBc, int kMt, bool kBf16>
+__global__ void __launch_bounds__(kWarps* kWarp)
+    flash_fwd_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
+                     const typename mma::Operand<kBf16>::type* __restrict__ k,
+                     const typename mma::Operand<kBf16>::type* __restrict__ v, float* o, float* lse) {
+  using T = typename mma::Operand<kBf16>::type;
+  using Shape = FwdShape<kD, kWarps, kBc, kMt>;
+  constexpr int kBr = Shape::kBr, kThreads = Shape::kThreads, kTile = Shape::kTile;
+  extern __shared__ __align__(128) unsigned char shared[];
+  T* qs = reinterpret_cast<T*>(shared);
+  T* ks = qs + kBr * kD;                                    // 2 stages
+  T* vs = ks + 2 * kTile;                                   // 2 stages
+  auto* kpos = reinterpret_cast<int64_t*>(vs + 2 * kTile);  // 2 stages of kBc
+
+  const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
+  const int group = lane >> 2, tig = lane & 3;
+  const int b = int(blockIdx.y) / a.heads, h = int(blockIdx.y) % a.heads, g = h / (a.heads / a.kv_heads);
+  // Causal query tiles late in the sequence have the most key tiles: launch them first.
+  const int64_t i0 = int64_t(gridDim.x - 1 - blockIdx.x) * kBr;
+  const int tq = tile_rows(a.q_len - i0, kBr);
+  const int64_t keys = visible_keys_end(a, a.q_pos[i0 + tq - 1]);
+  if (keys == 0) return;  // nothing visible: the running (o, lse) stays
+  const int tiles = int((keys + kBc - 1) / kBc);
+  const int64_t first_query = a.q_pos[i0];
+
+  const int64_t kv_stride = int64_t(a.kv_heads) * kD;
+  const T* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
+  const T* v_rows = v + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
+  auto load_kv = [&](int t) {
+    const int64_t j0 = int64_t(t) * kBc;
+    const int valid = tile_rows(a.k_len - j0, kBc);
+    mma::load_tile_async<kBc, kD, kThreads>(ks + (t & 1) * kTile, k_rows + j0 * kv_stride, kv_stride, valid);
+    mma::load_tile_async<kBc, kD, kThreads>(vs + (t & 1) * kTile, v_rows + j0 * kv_stride, kv_stride, valid);
+    for (int j = int(threadIdx.x); j < kBc; j += kThreads)
+      kpos[(t & 1) * kBc + j] = j < valid ? a.k_pos[j0 + j] : kNoPosition;
+  };
+
+  mma::load_tile_async<kBr, kD, kThreads>(qs, q + ((int64_t(b) * a.q_len + i0) * a.heads + h) * kD,
+                                          int64_t(a.heads) * kD, tq);
+  load_kv(0);
+  mma::cp_async_commit();
+
+  // This thread's query rows: group and group + 8 of each of the warp's m-tiles.
+  constexpr int kRows = 2 * kMt;
+  int64_t qpos[kRows];
+#pragma unroll
+  for (int rr = 0; rr < kRows; ++rr) qpos[rr] = a.q_pos[i0 + min(row_of<kMt>(warp, group, rr), tq - 1)];
+  const float scale_log2 = a.scale * kLog2e;
+  float row_max[kRows], row_sum[kRows];
+#pragma unroll
+  for (int rr = 0; rr < kRows; ++rr) {
+    row_max[rr] = -INFINITY;
+    row_sum[rr] = 0.0f;
+  }
+  float acc[kMt][kD / 8][4] = {};
+  // One m-tile's Q fragments fit in registers; two are reloaded from shared memory.
+  uint32_t qf[kMt == 1 ? kD / 16 : 1][4];
+
+  for (int t = 0; t < tiles; ++t) {
+    if (t + 1 < tiles) {
+      load_kv(t + 1);
+      mma::cp_async_commit();
+      mma::cp_async_wait<1>();
+    } else {
+      mma::cp_async_wait<0>();
+    }
+    __syncthreads();
+    if (kMt == 1 && t == 0) {
+#pragma unroll
+      for (int kc = 0; kc < kD / 16; ++kc)
+        mma::ldmatrix_x4(qf[kMt == 1 ? kc : 0], mma::a_rows<kD>(qs, warp * 16, kc * 16, lane));
+    }
+    const T* kt = ks + (t & 1) * kTile;
+    const T* vt = vs + (t & 1) * kTile;
+    const int64_t* kp = kpos + (t & 1) * kBc;
+
+    float s[kMt][kBc / 8][4] = {};
+#pragma unroll
+    for (int kc = 0; kc < kD / 16; ++kc) {
+      uint32_t qm[kMt][4];
+#pragma unroll
+      for (int mt = 0; mt < kMt; ++mt) {
+        if constexpr (kMt == 1) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) qm[mt][r] = qf[kMt == 1 ? kc : 0][r];
+        } else {
+          mma::ldmatrix_x4(qm[mt], mma::a_rows<kD>(qs, (warp * kMt + mt) * 16, kc * 16, lane));
+        }
+      }
+#pragma unroll
+      for (int np = 0; np < kBc / 16; ++np) {
+        uint32_t bf[4];
+        mma::ldmatrix_x4(bf, mma::b_rows<kD>(kt, np * 16, kc * 16, lane));
+#pragma unroll
+        for (int mt = 0; mt < kMt; ++mt) {
+          mma::mma_16816<kBf16>(s[mt][2 * np], qm[mt], bf[0], bf[1]);
+          mma::mma_16816<kBf16>(s[mt][2 * np + 1], qm[mt], bf[2], bf[3]);
+        }
+      }
+    }
+    // Only tiles that reach padding, the block's end or (causally) past the first query
+    // need the per-element mask.
+    const int64_t last_key = kp[kBc - 1];
+    if (last_key >= a.real_len || (a.causal && last_key > first_query)) {
+#pragma unroll
+      for (int mt = 0; mt < kMt; ++mt)
+#pragma unroll
+        for (int n = 0; n < kBc / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (!visible(a, kp[n * 8 + 2 * tig + (e & 1)], qpos[2 * mt + (e >> 1)])) s[mt][n][e] = -INFINITY;
+    }
+
+    // Online softmax of each row: the quad of lanes sharing a row reduces by shuffles.
+#pragma unroll
+    for (int mt = 0; mt < kMt; ++mt) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int rr = 2 * mt + half;
+        float mx = row_max[rr];
+#pragma unroll
+        for (int n = 0; n < kBc / 8; ++n) mx = fmaxf(mx, fmaxf(s[mt][n][2 * half], s[mt][n][2 * half + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(kFull, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(kFull, mx, 2));
+        const float rescale = row_max[rr] == -INFINITY ? 1.0f : exp2f((row_max[rr] - mx) * scale_log2);
+        row_max[rr] = mx;
+        const float offset = mx == -INFINITY ? 0.0f : mx * scale_log2;
+        float sum = 0.0f;
+#pragma unroll
+        for (int n = 0; n < kBc / 8; ++n)
+#pragma unroll
+          for (int e = 2 * half; e < 2 * half + 2; ++e) {
+            s[mt][n][e] = exp2f(fmaf(s[mt][n][e], scale_log2, -offset));
+            sum += s[mt][n][e];
+          }
+        row_sum[rr] = row_sum[rr] * rescale + sum;
+#pragma unroll
+        for (int n = 0; n < kD / 8; ++n) {
+          acc[mt][n][2 * half] *= rescale;
+          acc[mt][n][2 * half + 1] *= rescale;
+        }
+      }
+    }
+#pragma unroll
+    for (int kc = 0; kc < kBc / 16; ++kc) {
+      uint32_t pa[kMt][4];
+#pragma unroll
+      for (int mt = 0; mt < kMt; ++mt) mma::a_from_c<kBf16>(pa[mt], s[mt][2 * kc], s[mt][2 * kc + 1]);
+#pragma unroll
+      for (int dp = 0; dp < kD / 16; ++dp) {
+        uint32_t bf[4];
+        mma::ldmatrix_x4_trans(bf, mma::b_cols<kD>(vt, kc * 16, dp * 16, lane));
+#pragma unroll
+        for (int mt = 0; mt < kMt; ++mt) {
+          mma::mma_16816<kBf16>(acc[mt][2 * dp], pa[mt], bf[0], bf[1]);
+          mma::mma_16816<kBf16>(acc[mt][2 * dp + 1], pa[mt], bf[2], bf[3]);
+        }
+      }
+    }
+    __syncthreads();  // this stage is consumed before iteration t + 1 refills it
+  }
+
+  // Merge (acc / l, m·scale + ln l) into the running (o, lse) with the overflow-free
+  // weights of the SIMT kernel: every lane of a quad reads the old lse before one writes.
+  float total[kRows], old_lse[kRows];
+#pragma unroll
+  for (int rr = 0; rr < kRows; ++rr) {
+    total[rr] = row_sum[rr];
+    total[rr] += __shfl_xor_sync(kFull, total[rr], 1);
+    total[rr] += __shfl_xor_sync(kFull, total[rr], 2);
+    const int r = row_of<kMt>(warp, group, rr);
+    const bool active = r < tq && total[rr] > 0.0f;
+    old_lse[rr] = active ? lse[(int64_t(b) * a.heads + h) * a.vec_len + a.q_begin + i0 + r] : 0.0f;
+  }
+  __syncwarp();
+#pragma unroll
+  for (int rr = 0; rr < kRows; ++rr) {
+    const int r = row_of<kMt>(warp, group, rr);
+    if (r >= tq || total[rr] <= 0.0f) continue;
+    const float lse_b = row_max[rr] * a.scale + logf(total[rr]);
+    const float inv = 1.0f / total[rr], prev = old_lse[rr];
+    const float w = 1.0f / (1.0f + expf(prev - lse_b));
+    float* orow = o + ((int64_t(b) * a.o_rows + a.q_begin + i0 + r) * a.heads + h) * kD;
+    const int mt = rr / 2, half = rr % 2;
+#pragma unroll
+    for (int n = 0; n < kD / 8; ++n) {
+      auto* cell = reinterpret_cast<float2*>(orow + n * 8 + 2 * tig);
+      const float2 ob{acc[mt][n][2 * half] * inv, acc[mt][n][2 * half + 1] * inv};
+      if (prev == -INFINITY) {
+        *cell = ob;
+      } else {
+        const float2 cur = *cell;
+        *cell = float2{cur.x - w * (cur.x - ob.x), cur.y - w * (cur.y - ob.y)};
+      }
+    }
+    if (tig == 0) {
+      const float x = prev - lse_b;  // lse ← lse − log σ(lse − lse_b)
+      const float log_sigmoid = x > 0 ? -log1pf(expf(-x)) : x - log1pf(expf(x));
+      lse[(int64_t(b) * a.heads + h) * a.vec_len + a.q_begin + i0 + r] =
+          prev == -INFINITY ? lse_b : prev - log_sigmoid;
+    }
+  }
+}
+
+template <int kD, int kWarps, int kBc, int kMt, bool kBf16>
+void launch_fwd(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+                cudaStream_t stream) {
+  using T = typename mma::Operand<kBf16>::type;
+  using Shape = FwdShape<kD, kWarps, kBc, kMt>;
+  auto* kernel = flash_fwd_kernel<kD, kWarps, kBc, kMt, kBf16>;
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
+  check(raised, "flash_fwd shared memory");
+  const dim3 grid(unsigned((a.q_len + Shape::kBr - 1) / Shape::kBr), unsigned(a.batch * a.heads));
+  kernel<<<grid, Shape::kThreads, Shape::kSharedBytes, stream>>>(
+      a, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), o, lse);
+}
+
+template <bool kBf16>
+void fwd_for_head_dim(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+                      cudaStream_t stream) {
+  if (a.head_dim == 64)
+    launch_fwd<64, kFlashTilesD64.fwd_q / 32, kFlashTilesD64.fwd_k, 2, kBf16>(a, q, k, v, o, lse, stream);
+  else
+    launch_fwd<128, kFlashTilesD128.fwd_q / 32, kFlashTilesD128.fwd_k, 2, kBf16>(a, q, k, v, o, lse, stream);
+}
+
+}  // namespace
+
+size_t flash_fwd_shared_bytes(int head_dim) {
+  return head_dim == 64 ? FwdShape<64, kFlashTilesD64.fwd_q / 32, kFlashTilesD64.fwd_k, 2>::kSharedBytes
+                        : FwdShape<128, kFlashTilesD128.fwd_q / 32, kFlashTilesD128.fwd_k, 2>::kSharedBytes;
+}
+
+void flash_fwd(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+               cudaStream_t stream) {
+  if (a.precision == Precision::bf16)
+    fwd_for_head_dim<true>(a, q, k, v, o, lse, stream);
+  else
+    fwd_for_head_dim<false>(a, q, k, v, o, lse, stream);
+}
+
+}  // namespace minictx::cuda
