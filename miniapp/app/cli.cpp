@@ -163,7 +163,7 @@ int cmd_list() {
   std::printf("backends:\n");
   for (const auto& b : backend_registry()) std::printf("  %-12s %s\n", b.name.c_str(), b.summary.c_str());
   std::printf("devices:\n");
-  for (const auto& d : device_registry()) std::printf("  %s\n", to_string(d.kind));
+  for (const auto& d : device_registry()) std::printf("  %-12s %s\n", to_string(d.kind), d.attention);
   std::printf("comms:\n");
   for (const auto& c : comm_registry()) std::printf("  %s\n", to_string(c.kind));
   std::printf("model presets:\n");

@@ -63,6 +63,14 @@ void check_point(const RunConfig& c,
   if (c.run.comm == CommKind::nccl && c.run.device != DeviceKind::cuda)
     input_error(at({"run.comm", "run.device"}) +
                 ": run.comm nccl needs run.device cuda (NCCL moves device memory)");
+  // The cuda device picks its kernels' tiles per head dim (device_config in the results):
+  // host tile sizes would be silently ignored there.
+  const AttentionConfig host_tiles;
+  if (c.run.device == DeviceKind::cuda &&
+      (a.block_q != host_tiles.block_q || a.block_k != host_tiles.block_k))
+    input_error(at({"attention.block_q", "attention.block_k", "run.device"}) +
+                ": attention.block_q/block_k are the host kernel's tiles; run.device cuda chooses its "
+                "own per head dim (the results' device_config names them)");
 }
 
 // A backend option the deck sets for a backend that does not read it would be silently

@@ -131,6 +131,7 @@ inline int64_t matrix_rows(const Tensor& t) { return matrix_cols(t) ? t.numel() 
 struct DeviceInfo {
   DeviceKind kind;
   std::unique_ptr<Device> (*create)();
+  const char* attention;  // which attention kernels serve which shapes (minictx list)
 };
 const std::vector<DeviceInfo>& device_registry();
 std::unique_ptr<Device> make_device(DeviceKind kind);  // InputError if not compiled in

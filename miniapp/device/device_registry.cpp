@@ -33,9 +33,12 @@ std::unique_ptr<Device> create() {
 
 const std::vector<DeviceInfo>& device_registry() {
   static const std::vector<DeviceInfo> devices = {
-      {DeviceKind::kokkos, create<KokkosDevice>},
+      {DeviceKind::kokkos, create<KokkosDevice>,
+       "attention: tiled flash kernel, CBLAS GEMMs on attention.block_q x block_k tiles, fp32"},
 #ifdef MINICTX_HAVE_CUDA
-      {DeviceKind::cuda, create<CudaDevice>},
+      {DeviceKind::cuda, create<CudaDevice>,
+       "attention: flash-mma (tensor cores, sm_80+) for head dims 64 and 128 in bf16/fp16; "
+       "SIMT kernel for fp32 and other head dims (up to 128)"},
 #endif
   };
   return devices;

@@ -2,6 +2,9 @@
 # build: label "nogpu" expects a machine without a GPU (CI), label "gpu" needs one GPU
 # (ci/gpu-check.sh runs them): `minictx verify` of every backend at 1 and 4 ranks sharing
 # the GPU (comm mpi, staged through the host), bf16 and fp16, and NCCL on one rank.
+# The cuda device chooses its attention tiles: host tile sizes are refused, not ignored.
+minictx_error_test(cuda_host_tiles 2 "attention.block_q/block_k are the host kernel's tiles" verify
+                   --set run.device=cuda --set attention.block_k=128)
 if(NOT MINICTX_ENABLE_CUDA)
   minictx_error_test(cuda_not_compiled 2 "device 'cuda' is not compiled into this build" verify
                      --set run.device=cuda --set attention.backend=ring)
@@ -22,7 +25,7 @@ add_test(NAME bench_cuda COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/t
 set_tests_properties(bench_cuda PROPERTIES PASS_REGULAR_EXPRESSION "bench cuda ok" LABELS gpu TIMEOUT 120)
 add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
 set_tests_properties(cuda_listed PROPERTIES LABELS nogpu TIMEOUT 60
-                     PASS_REGULAR_EXPRESSION "devices:\n  kokkos\n  cuda\ncomms:\n  mpi\n  nccl\n")
+                     PASS_REGULAR_EXPRESSION "devices:\n  kokkos +[^\n]*\n  cuda +attention: flash-mma[^\n]*\ncomms:\n  mpi\n  nccl\n")
 
 function(minictx_gpu_verify_test name ranks)
   minictx_verify_test(${name} ${ranks} GPU --set run.device=cuda ${ARGN})
