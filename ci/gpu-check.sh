@@ -89,7 +89,7 @@ stage_build() {
 }
 
 stage_test() {
-  { nvidia-smi 2>&1 || true; deps_env ctest --test-dir "$build" -L '^gpu$' -j 1 --timeout 300 --output-on-failure 2>&1; } |
+  { nvidia-smi 2>&1 || true; deps_env ctest --test-dir "$build" -L '^gpu$' -j "$(nproc)" --timeout 300 --output-on-failure 2>&1; } |
     tee "$out/ctest-gpu.log"
 }
 
@@ -115,6 +115,8 @@ stage_bench() {
   python3 ci/bench_torch_sdpa_gpu.py --seq "$seq" --head-dims "$dims" 2>&1 | tee "$out/bench-sdpa.csv" || rc=1
   deps_env "$m" run inputs/gpu-layer.yaml --set machine.profile="$profile" -o "$out/gpu-layer.h5" --force \
     2>&1 | tee "$out/bench-layer.log" || rc=1
+  # PyTorch's eager layer beside it (appended: $OUT already holds the 8 files that come back).
+  python3 ci/bench_torch_layer_gpu.py 2>&1 | tee -a "$out/bench-layer.log" || rc=1
   echo
   python3 ci/compare-attention-gpu.py "$out/bench-kernels.log" "$out/bench-sdpa.csv" || rc=1
   return $rc
