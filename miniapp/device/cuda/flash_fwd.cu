@@ -5,12 +5,12 @@
 #include "device/cuda/flash_common.cuh"
 #include "device/cuda/mma_fragments.cuh"
 
-// The forward flash kernel (FlashAttention-2, Algorithm 1): a thread block owns kWarps·16
-// queries of one head, each warp 16 of them, and walks the visible key tiles with K/V
-// double-buffered in shared memory (cp.async). Q stays in registers as A fragments; S =
-// QKᵀ and the online softmax (exp2, log2(e) folded into the scale) stay in registers, and
-// P feeds O += PV as A fragments without a trip through shared memory. The block's
-// (O, LSE) is merged into the running one in the epilogue.
+// The forward flash kernel (FlashAttention-2, Algorithm 1): a thread block owns
+// kWarps·kMt·16 queries of one head, each warp kMt m-tiles of 16 (each K/V fragment it
+// loads feeds all of them), and walks the visible key tiles with K/V double-buffered in
+// shared memory (cp.async). S = QKᵀ and the online softmax (exp2, log2(e) folded into the
+// scale) stay in registers, and P feeds O += PV as A fragments without a trip through
+// shared memory. The block's (O, LSE) is merged into the running one in the epilogue.
 namespace minictx::cuda {
 namespace {
 
@@ -86,8 +86,6 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     row_sum[rr] = 0.0f;
   }
   float acc[kMt][kD / 8][4] = {};
-  // One m-tile's Q fragments fit in registers; two are reloaded from shared memory.
-  uint32_t qf[kMt == 1 ? kD / 16 : 1][4];
 
   for (int t = 0; t < tiles; ++t) {
     if (t + 1 < tiles) {
@@ -98,11 +96,6 @@ __global__ void __launch_bounds__(kWarps* kWarp)
       mma::cp_async_wait<0>();
     }
     __syncthreads();
-    if (kMt == 1 && t == 0) {
-#pragma unroll
-      for (int kc = 0; kc < kD / 16; ++kc)
-        mma::ldmatrix_x4(qf[kMt == 1 ? kc : 0], mma::a_rows<kD>(qs, warp * 16, kc * 16, lane));
-    }
     const T* kt = ks + (t & 1) * kTile;
     const T* vt = vs + (t & 1) * kTile;
     const int64_t* kp = kpos + (t & 1) * kBc;
@@ -112,14 +105,8 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     for (int kc = 0; kc < kD / 16; ++kc) {
       uint32_t qm[kMt][4];
 #pragma unroll
-      for (int mt = 0; mt < kMt; ++mt) {
-        if constexpr (kMt == 1) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) qm[mt][r] = qf[kMt == 1 ? kc : 0][r];
-        } else {
-          mma::ldmatrix_x4(qm[mt], mma::a_rows<kD>(qs, (warp * kMt + mt) * 16, kc * 16, lane));
-        }
-      }
+      for (int mt = 0; mt < kMt; ++mt)
+        mma::ldmatrix_x4(qm[mt], mma::a_rows<kD>(qs, (warp * kMt + mt) * 16, kc * 16, lane));
 #pragma unroll
       for (int np = 0; np < kBc / 16; ++np) {
         uint32_t bf[4];
