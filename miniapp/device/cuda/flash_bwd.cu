@@ -48,8 +48,8 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   T* qs = vs + kBc * kD;                                       // 2 stages
   T* dos = qs + 2 * kQTile;                                    // 2 stages
   T* dss = dos + 2 * kQTile;                                   // dSᵀ, kBc × kBr
-  auto* lse2 = reinterpret_cast<float*>(dss + kBc * kBr);      // 2 stages of log2-domain LSE
-  float* delta_s = lse2 + 2 * kBr;                             // 2 stages
+  auto* lse_s = reinterpret_cast<float*>(dss + kBc * kBr);     // 2 stages
+  float* delta_s = lse_s + 2 * kBr;                            // 2 stages
   auto* qpos = reinterpret_cast<int64_t*>(delta_s + 2 * kBr);  // 2 stages
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
@@ -81,11 +81,11 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     mma::load_tile_async<kBr, kD, kThreads>(dos + st * kQTile, dout + first * kD, q_stride, tq);
     const int64_t vec = (int64_t(b) * a.heads + h) * a.vec_len + a.q_begin + i0;
     for (int i = int(threadIdx.x); i < kBr; i += kThreads) {
-      // +inf LSE: P = 0 for rows that see no key at all and for rows past the block.
-      const float l = i < tq ? lse[vec + i] : INFINITY;
-      lse2[st * kBr + i] = l == -INFINITY ? INFINITY : l * kLog2e;
-      delta_s[st * kBr + i] = i < tq ? delta[vec + i] : 0.0f;
-      qpos[st * kBr + i] = i < tq ? a.q_pos[i0 + i] : kNoPosition;
+      const bool ok = i < tq;
+      const int64_t at = ok ? i : 0;
+      mma::cp_async_small<4>(mma::shared_address(lse_s + st * kBr + i), lse + vec + at, ok);
+      mma::cp_async_small<4>(mma::shared_address(delta_s + st * kBr + i), delta + vec + at, ok);
+      mma::cp_async_small<8>(mma::shared_address(qpos + st * kBr + i), a.q_pos + i0 + at, ok);
     }
   };
   load_queries(0);
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     __syncthreads();
     const T* qt = qs + st * kQTile;
     const T* dot = dos + st * kQTile;
-    const float* l2 = lse2 + st * kBr;
+    const float* ls = lse_s + st * kBr;
     const float* dl = delta_s + st * kBr;
     const int64_t* qp = qpos + st * kBr;
 
@@ -136,15 +136,19 @@ __global__ void __launch_bounds__(kWarps* kWarp)
       }
     }
     // Pᵀ (in s) and dSᵀ (in dp). The mask matters only where keys reach padding or the
-    // block's end, or (causally) pass the tile's first query.
-    const bool masked = ragged_keys || (a.causal && last_key > qp[0]);
+    // block's end, queries the block's end, or (causally) keys pass the tile's first query.
+    const int64_t i0 = tile_of(step);
+    const int tq = tile_rows(a.q_len - i0, kBr);
+    const bool masked = ragged_keys || tq < kBr || (a.causal && last_key > qp[0]);
 #pragma unroll
     for (int n = 0; n < kBr / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int i = n * 8 + 2 * tig + (e & 1);
-        float p = exp2f(fmaf(s[n][e], scale_log2, -l2[i]));
-        if (masked && !visible(a, kpos[e >> 1], qp[i])) p = 0.0f;
+        // A row that sees no key at all has LSE −∞ and P = 0.
+        const float l = ls[i] == -INFINITY ? INFINITY : ls[i] * kLog2e;
+        float p = exp2f(fmaf(s[n][e], scale_log2, -l));
+        if (masked && (i >= tq || !visible(a, kpos[e >> 1], qp[i]))) p = 0.0f;
         s[n][e] = p;
         dp[n][e] = p * (dp[n][e] - dl[i]);
       }
@@ -191,8 +195,6 @@ __global__ void __launch_bounds__(kWarps* kWarp)
         mma::mma_16816<kBf16>(dq_acc[2 * np + 1], af, bf[2], bf[3]);
       }
     }
-    const int64_t i0 = tile_of(step);
-    const int tq = tile_rows(a.q_len - i0, kBr);
     const int h = head_of(step);
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {

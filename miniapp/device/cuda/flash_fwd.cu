@@ -65,7 +65,8 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     mma::load_tile_async<kBc, kD, kThreads>(ks + (t & 1) * kTile, k_rows + j0 * kv_stride, kv_stride, valid);
     mma::load_tile_async<kBc, kD, kThreads>(vs + (t & 1) * kTile, v_rows + j0 * kv_stride, kv_stride, valid);
     for (int j = int(threadIdx.x); j < kBc; j += kThreads)
-      kpos[(t & 1) * kBc + j] = j < valid ? a.k_pos[j0 + j] : kNoPosition;
+      mma::cp_async_small<8>(mma::shared_address(kpos + (t & 1) * kBc + j),
+                             a.k_pos + j0 + (j < valid ? j : 0), j < valid);
   };
 
   mma::load_tile_async<kBr, kD, kThreads>(qs, q + ((int64_t(b) * a.q_len + i0) * a.heads + h) * kD,
@@ -120,15 +121,18 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     }
     // Only tiles that reach padding, the block's end or (causally) past the first query
     // need the per-element mask.
-    const int64_t last_key = kp[kBc - 1];
-    if (last_key >= a.real_len || (a.causal && last_key > first_query)) {
+    const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
+    const int64_t last_key = kp[valid - 1];
+    if (valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query)) {
 #pragma unroll
       for (int mt = 0; mt < kMt; ++mt)
 #pragma unroll
         for (int n = 0; n < kBc / 8; ++n)
 #pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (!visible(a, kp[n * 8 + 2 * tig + (e & 1)], qpos[2 * mt + (e >> 1)])) s[mt][n][e] = -INFINITY;
+          for (int e = 0; e < 4; ++e) {
+            const int j = n * 8 + 2 * tig + (e & 1);
+            if (j >= valid || !visible(a, kp[j], qpos[2 * mt + (e >> 1)])) s[mt][n][e] = -INFINITY;
+          }
     }
 
     // Online softmax of each row: the quad of lanes sharing a row reduces by shuffles.

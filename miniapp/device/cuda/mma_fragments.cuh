@@ -99,6 +99,16 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool 
   const int bytes = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 }
+// 4 or 8 bytes global → shared (per-row vectors: positions, LSE, delta), in the same
+// commit groups as the tiles, so no warp stalls on them; with `valid` false the
+// destination is zeroed.
+template <int kBytes>
+__device__ __forceinline__ void cp_async_small(uint32_t dst, const void* src, bool valid) {
+  static_assert(kBytes == 4 || kBytes == 8, "cp.async.ca copies 4, 8 or 16 bytes");
+  const int bytes = valid ? kBytes : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(kBytes),
+               "r"(bytes));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 // Waits until at most `kPending` committed groups are still in flight.
 template <int kPending>
