@@ -1,21 +1,22 @@
 #include <cmath>
 
+#include "device/cuda/attention_common.cuh"
 #include "device/cuda/attention_kernels.hpp"
 #include "device/cuda/precision.cuh"
 
 namespace minictx::cuda {
 namespace {
 
+using namespace attn;
+
 // SIMT kernels: a warp owns whole query (or key) rows, a lane owns one key (or query) of
 // the tile for the scores and kMaxHeadDim/32 columns of the accumulators. Tile shapes
 // keep the static shared memory under 48 KiB for every head dim up to kMaxHeadDim. Loops
 // over the per-thread accumulator arrays are unrolled so that they stay in registers
 // (ptxas -v: no stack frame, 96 registers at most, sm_90).
-constexpr int kWarp = 32;
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / kWarp;
 constexpr int kCols = kMaxHeadDim / kWarp;
-constexpr unsigned kFull = 0xffffffffu;
 
 constexpr int kFwdRows = 4;                // query rows per warp
 constexpr int kFwdBq = kWarps * kFwdRows;  // 16 queries per block
@@ -35,11 +36,6 @@ __device__ __forceinline__ float warp_sum(float x) {
   for (int o = kWarp / 2; o > 0; o /= 2) x += __shfl_xor_sync(kFull, x, o);
   return x;
 }
-// Rows of a tile of at most `cap` rows with `left` rows remaining.
-__device__ __forceinline__ int tile(int64_t left, int cap) { return left < cap ? int(left) : cap; }
-__device__ __forceinline__ float log_sigmoid(float x) {
-  return x > 0 ? -log1pf(expf(-x)) : x - log1pf(expf(x));
-}
 
 // acc[t] (column lane + 32t) += Σ_j w_j · rows[j][column] for the n rows of a shared
 // tile with row stride `stride`; lane j holds w_j.
@@ -55,21 +51,6 @@ __device__ __forceinline__ void accumulate_rows(float (&acc)[kCols], float w, co
   }
 }
 
-// The overflow-free LSE merge of (o_b, lse_b) into (o, lse), lse_b finite:
-// o ← o − σ(lse_b − lse)(o − o_b), lse ← log(e^lse + e^lse_b); an empty row takes o_b.
-__device__ __forceinline__ float merge_weight(float lse, float lse_b) {
-  return 1.0f / (1.0f + expf(lse - lse_b));
-}
-__device__ __forceinline__ float merged(float o, float o_b, float lse, float w) {
-  return lse == -INFINITY ? o_b : o - w * (o - o_b);
-}
-__device__ __forceinline__ float merged_lse(float lse, float lse_b) {
-  return lse == -INFINITY ? lse_b : lse - log_sigmoid(lse - lse_b);
-}
-
-__device__ __forceinline__ bool visible(const AttnArgs& a, int64_t key_pos, int64_t query_pos) {
-  return key_pos < a.real_len && (!a.causal || key_pos <= query_pos);
-}
 // Key tiles from this one on are masked for every query up to last_query_pos.
 __device__ __forceinline__ bool keys_exhausted(const AttnArgs& a, int64_t first_key_pos,
                                                int64_t last_query_pos) {
@@ -104,7 +85,7 @@ __global__ void __launch_bounds__(kThreads)
   const int d = a.head_dim;
   const int b = blockIdx.y / a.heads, h = blockIdx.y % a.heads, g = h / (a.heads / a.kv_heads);
   const int64_t i0 = int64_t(blockIdx.x) * kFwdBq;
-  const int tq = tile(a.q_len - i0, kFwdBq);
+  const int tq = tile_rows(a.q_len - i0, kFwdBq);
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
 
   for (int idx = threadIdx.x; idx < kFwdBq * d; idx += kThreads) {
@@ -127,7 +108,7 @@ __global__ void __launch_bounds__(kThreads)
 
   for (int64_t j0 = 0; j0 < a.k_len; j0 += kFwdBk) {
     if (keys_exhausted(a, a.k_pos[j0], last_q)) break;
-    const int tk = tile(a.k_len - j0, kFwdBk);
+    const int tk = tile_rows(a.k_len - j0, kFwdBk);
     __syncthreads();  // the previous tile is consumed (and q is loaded)
     load_kv_tile(a, k, v, b, g, a.k_begin + j0, kFwdBk, tk, &ks[0][0], kMaxHeadDim + 1, &vs[0][0],
                  kMaxHeadDim);
@@ -193,7 +174,7 @@ __global__ void __launch_bounds__(kThreads)
   const int b = blockIdx.y / a.kv_heads, g = blockIdx.y % a.kv_heads;
   const int group = a.heads / a.kv_heads;
   const int64_t j0 = int64_t(blockIdx.x) * kDkvBk;
-  const int tk = tile(a.k_len - j0, kDkvBk);
+  const int tk = tile_rows(a.k_len - j0, kDkvBk);
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int64_t first_k = a.k_pos[j0];
   if (first_k >= a.real_len) return;  // padding keys only: no gradient
@@ -212,7 +193,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int h = g * group; h < (g + 1) * group; ++h) {
     const int64_t vec = (int64_t(b) * a.heads + h) * a.vec_len + a.q_begin;
     for (int64_t i0 = 0; i0 < a.q_len; i0 += kDkvBq) {
-      const int tq = tile(a.q_len - i0, kDkvBq);
+      const int tq = tile_rows(a.q_len - i0, kDkvBq);
       if (a.causal && a.q_pos[i0 + tq - 1] < first_k) continue;  // every key is in these queries' future
       __syncthreads();
       for (int idx = threadIdx.x; idx < kDkvBq * d; idx += kThreads) {
@@ -276,7 +257,7 @@ __global__ void __launch_bounds__(kThreads)
   const int d = a.head_dim;
   const int b = blockIdx.y / a.heads, h = blockIdx.y % a.heads, g = h / (a.heads / a.kv_heads);
   const int64_t i0 = int64_t(blockIdx.x) * kDqBq;
-  const int tq = tile(a.q_len - i0, kDqBq);
+  const int tq = tile_rows(a.q_len - i0, kDqBq);
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int64_t vec = (int64_t(b) * a.heads + h) * a.vec_len + a.q_begin;
 
@@ -302,7 +283,7 @@ __global__ void __launch_bounds__(kThreads)
 
   for (int64_t j0 = 0; j0 < a.k_len; j0 += kDqBk) {
     if (keys_exhausted(a, a.k_pos[j0], last_q)) break;
-    const int tk = tile(a.k_len - j0, kDqBk);
+    const int tk = tile_rows(a.k_len - j0, kDqBk);
     __syncthreads();
     load_kv_tile(a, k, v, b, g, a.k_begin + j0, kDqBk, tk, &ks[0][0], kMaxHeadDim + 1, &vs[0][0],
                  kMaxHeadDim + 1);

@@ -1,8 +1,8 @@
 #include <cmath>
 
+#include "device/cuda/attention_common.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
-#include "device/cuda/flash_common.cuh"
 #include "device/cuda/mma_fragments.cuh"
 
 // The backward flash kernel (FlashAttention-2, Algorithm 2): a thread block owns kWarps·16
@@ -16,7 +16,7 @@
 namespace minictx::cuda {
 namespace {
 
-using namespace flash;
+using namespace attn;
 
 template <int kD, int kWarps, int kBr>
 struct BwdShape {
@@ -103,14 +103,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
 
   for (int step = 0; step < steps; ++step) {
     const int st = step & 1;
-    if (step + 1 < steps) {
-      load_queries(step + 1);
-      mma::cp_async_commit();
-      mma::cp_async_wait<1>();
-    } else {
-      mma::cp_async_wait<0>();
-    }
-    __syncthreads();
+    mma::pipeline_step(step + 1 < steps, [&] { load_queries(step + 1); });
     const T* qt = qs + st * kQTile;
     const T* dot = dos + st * kQTile;
     const float* ls = lse_s + st * kBr;
@@ -128,11 +121,9 @@ __global__ void __launch_bounds__(kWarps* kWarp)
       for (int np = 0; np < kBr / 16; ++np) {
         uint32_t bf[4];
         mma::ldmatrix_x4(bf, mma::b_rows<kD>(qt, np * 16, kc * 16, lane));
-        mma::mma_16816<kBf16>(s[2 * np], kf, bf[0], bf[1]);
-        mma::mma_16816<kBf16>(s[2 * np + 1], kf, bf[2], bf[3]);
+        mma::mma_16816_x2<kBf16>(s[2 * np], s[2 * np + 1], kf, bf);
         mma::ldmatrix_x4(bf, mma::b_rows<kD>(dot, np * 16, kc * 16, lane));
-        mma::mma_16816<kBf16>(dp[2 * np], vf, bf[0], bf[1]);
-        mma::mma_16816<kBf16>(dp[2 * np + 1], vf, bf[2], bf[3]);
+        mma::mma_16816_x2<kBf16>(dp[2 * np], dp[2 * np + 1], vf, bf);
       }
     }
     // Pᵀ (in s) and dSᵀ (in dp). The mask matters only where keys reach padding or the
@@ -141,7 +132,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     const int tq = tile_rows(a.q_len - i0, kBr);
     const bool masked = ragged_keys || tq < kBr || (a.causal && last_key > qp[0]);
 #pragma unroll
-    for (int n = 0; n < kBr / 8; ++n)
+    for (int n = 0; n < kBr / 8; ++n) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int i = n * 8 + 2 * tig + (e & 1);
@@ -152,7 +143,8 @@ __global__ void __launch_bounds__(kWarps* kWarp)
         s[n][e] = p;
         dp[n][e] = p * (dp[n][e] - dl[i]);
       }
-      // dV += Pᵀ dO and dK += dSᵀ Q, k running over the tile's queries.
+    }
+    // dV += Pᵀ dO and dK += dSᵀ Q, k running over the tile's queries.
 #pragma unroll
     for (int kc = 0; kc < kBr / 16; ++kc) {
       uint32_t pa[4], dsa[4];
@@ -162,11 +154,9 @@ __global__ void __launch_bounds__(kWarps* kWarp)
       for (int np = 0; np < kD / 16; ++np) {
         uint32_t bf[4];
         mma::ldmatrix_x4_trans(bf, mma::b_cols<kD>(dot, kc * 16, np * 16, lane));
-        mma::mma_16816<kBf16>(dv_acc[2 * np], pa, bf[0], bf[1]);
-        mma::mma_16816<kBf16>(dv_acc[2 * np + 1], pa, bf[2], bf[3]);
+        mma::mma_16816_x2<kBf16>(dv_acc[2 * np], dv_acc[2 * np + 1], pa, bf);
         mma::ldmatrix_x4_trans(bf, mma::b_cols<kD>(qt, kc * 16, np * 16, lane));
-        mma::mma_16816<kBf16>(dk_acc[2 * np], dsa, bf[0], bf[1]);
-        mma::mma_16816<kBf16>(dk_acc[2 * np + 1], dsa, bf[2], bf[3]);
+        mma::mma_16816_x2<kBf16>(dk_acc[2 * np], dk_acc[2 * np + 1], dsa, bf);
       }
     }
     // dSᵀ to shared memory, rounded as the operands are.
@@ -191,8 +181,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
       for (int np = 0; np < Shape::kDqCols / 16; ++np) {
         uint32_t bf[4];
         mma::ldmatrix_x4_trans(bf, mma::b_cols<kD>(ks, kc * 16, col0 + np * 16, lane));
-        mma::mma_16816<kBf16>(dq_acc[2 * np], af, bf[0], bf[1]);
-        mma::mma_16816<kBf16>(dq_acc[2 * np + 1], af, bf[2], bf[3]);
+        mma::mma_16816_x2<kBf16>(dq_acc[2 * np], dq_acc[2 * np + 1], af, bf);
       }
     }
     const int h = head_of(step);

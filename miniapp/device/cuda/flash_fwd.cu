@@ -1,8 +1,8 @@
 #include <cmath>
 
+#include "device/cuda/attention_common.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
-#include "device/cuda/flash_common.cuh"
 #include "device/cuda/mma_fragments.cuh"
 
 // The forward flash kernel (FlashAttention-2, Algorithm 1): a thread block owns
@@ -14,7 +14,7 @@
 namespace minictx::cuda {
 namespace {
 
-using namespace flash;
+using namespace attn;
 
 // The query-tile row of a thread's accumulator row rr: m-tile rr / 2 of the warp's kMt,
 // row group (rr even) or group + 8 (rr odd) of it.
@@ -89,14 +89,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   float acc[kMt][kD / 8][4] = {};
 
   for (int t = 0; t < tiles; ++t) {
-    if (t + 1 < tiles) {
-      load_kv(t + 1);
-      mma::cp_async_commit();
-      mma::cp_async_wait<1>();
-    } else {
-      mma::cp_async_wait<0>();
-    }
-    __syncthreads();
+    mma::pipeline_step(t + 1 < tiles, [&] { load_kv(t + 1); });
     const T* kt = ks + (t & 1) * kTile;
     const T* vt = vs + (t & 1) * kTile;
     const int64_t* kp = kpos + (t & 1) * kBc;
@@ -114,8 +107,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
         mma::ldmatrix_x4(bf, mma::b_rows<kD>(kt, np * 16, kc * 16, lane));
 #pragma unroll
         for (int mt = 0; mt < kMt; ++mt) {
-          mma::mma_16816<kBf16>(s[mt][2 * np], qm[mt], bf[0], bf[1]);
-          mma::mma_16816<kBf16>(s[mt][2 * np + 1], qm[mt], bf[2], bf[3]);
+          mma::mma_16816_x2<kBf16>(s[mt][2 * np], s[mt][2 * np + 1], qm[mt], bf);
         }
       }
     }
@@ -176,8 +168,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
         mma::ldmatrix_x4_trans(bf, mma::b_cols<kD>(vt, kc * 16, dp * 16, lane));
 #pragma unroll
         for (int mt = 0; mt < kMt; ++mt) {
-          mma::mma_16816<kBf16>(acc[mt][2 * dp], pa[mt], bf[0], bf[1]);
-          mma::mma_16816<kBf16>(acc[mt][2 * dp + 1], pa[mt], bf[2], bf[3]);
+          mma::mma_16816_x2<kBf16>(acc[mt][2 * dp], acc[mt][2 * dp + 1], pa[mt], bf);
         }
       }
     }
@@ -185,7 +176,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   }
 
   // Merge (acc / l, m·scale + ln l) into the running (o, lse) with the overflow-free
-  // weights of the SIMT kernel: every lane of a quad reads the old lse before one writes.
+  // weights every attention kernel uses: every lane of a quad reads the old lse before one writes.
   float total[kRows], old_lse[kRows];
 #pragma unroll
   for (int rr = 0; rr < kRows; ++rr) {
@@ -203,26 +194,21 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     if (r >= tq || total[rr] <= 0.0f) continue;
     const float lse_b = row_max[rr] * a.scale + logf(total[rr]);
     const float inv = 1.0f / total[rr], prev = old_lse[rr];
-    const float w = 1.0f / (1.0f + expf(prev - lse_b));
+    const float w = merge_weight(prev, lse_b);
     float* orow = o + ((int64_t(b) * a.o_rows + a.q_begin + i0 + r) * a.heads + h) * kD;
     const int mt = rr / 2, half = rr % 2;
 #pragma unroll
     for (int n = 0; n < kD / 8; ++n) {
       auto* cell = reinterpret_cast<float2*>(orow + n * 8 + 2 * tig);
       const float2 ob{acc[mt][n][2 * half] * inv, acc[mt][n][2 * half + 1] * inv};
-      if (prev == -INFINITY) {
+      if (prev == -INFINITY) {  // an empty row takes the block's and is not read
         *cell = ob;
       } else {
         const float2 cur = *cell;
-        *cell = float2{cur.x - w * (cur.x - ob.x), cur.y - w * (cur.y - ob.y)};
+        *cell = float2{merged(cur.x, ob.x, prev, w), merged(cur.y, ob.y, prev, w)};
       }
     }
-    if (tig == 0) {
-      const float x = prev - lse_b;  // lse ← lse − log σ(lse − lse_b)
-      const float log_sigmoid = x > 0 ? -log1pf(expf(-x)) : x - log1pf(expf(x));
-      lse[(int64_t(b) * a.heads + h) * a.vec_len + a.q_begin + i0 + r] =
-          prev == -INFINITY ? lse_b : prev - log_sigmoid;
-    }
+    if (tig == 0) lse[(int64_t(b) * a.heads + h) * a.vec_len + a.q_begin + i0 + r] = merged_lse(prev, lse_b);
   }
 }
 

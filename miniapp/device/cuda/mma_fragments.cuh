@@ -69,6 +69,15 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const uint32_t (&a)[4],
   }
 }
 
+// c_lo += a · b (first n-tile), c_hi += a · b (second): the two n-tiles one ldmatrix_x4
+// of B fragments (b_rows, b_cols) holds.
+template <bool kBf16>
+__device__ __forceinline__ void mma_16816_x2(float (&c_lo)[4], float (&c_hi)[4], const uint32_t (&a)[4],
+                                             const uint32_t (&b)[4]) {
+  mma_16816<kBf16>(c_lo, a, b[0], b[1]);
+  mma_16816<kBf16>(c_hi, a, b[2], b[3]);
+}
+
 // Two fp32 values rounded to the operand type, `lo` in the low half (the lower column).
 template <bool kBf16>
 __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -114,6 +123,20 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+// One step of a two-stage pipeline: starts the next stage's copies when there is one,
+// then waits until this stage's have landed and every thread sees them.
+template <class StartNext>
+__device__ __forceinline__ void pipeline_step(bool has_next, StartNext&& start_next) {
+  if (has_next) {
+    start_next();
+    cp_async_commit();
+    cp_async_wait<1>();
+  } else {
+    cp_async_wait<0>();
+  }
+  __syncthreads();
 }
 
 // Starts copying rows [0, kRows) × kCols of a global matrix (row stride in elements) into
