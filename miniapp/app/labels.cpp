@@ -37,6 +37,7 @@ std::map<std::string, std::string> point_labels(const RunConfig& c, const Topolo
       {lk::device, to_string(c.run.device)},
       {lk::comm, to_string(c.run.comm)},
       {lk::checkpointing, to_string(c.run.checkpointing)},
+      {lk::grad_reduce, to_string(c.run.grad_reduce)},
       {lk::model, c.model.preset},
       {lk::layers, std::to_string(c.model.layers)},
       {lk::d_model, std::to_string(c.model.d_model)},

@@ -36,6 +36,12 @@ struct ReduceBuffer {
   int64_t count;
 };
 
+// A started grouped sum; complete it with Comm::wait_sum. An empty handle (slot −1)
+// is a sum with nothing to do.
+struct SumHandle {
+  int slot = -1;
+};
+
 // The communication the backends and the model use. Buffers are in the memory of the
 // device the communicator was made for. Counts are in elements of the given type; byte
 // accounting follows docs/design.md, "Metrics" (bytes sent).
@@ -68,7 +74,19 @@ class Comm {
   // Each buffer summed as above, issued together (a layer's weight gradients): one wait
   // on MPI, one round trip through the host on the staged comm, one NCCL group.
   void all_reduce_sum(const std::vector<ReduceBuffer>& buffers) {
-    if (size() > 1) sum_buffers(buffers);
+    SumHandle h = all_reduce_sum_start(buffers);
+    wait_sum(h);
+  }
+  // The same, started now and completed by wait_sum, so that it can progress while the
+  // caller computes (the backward of the layers below): the buffers must not be touched
+  // in between. NCCL runs it on a stream of its own; MPI progresses it in the MPI calls
+  // made meanwhile; the staged comm copies out now and back in wait_sum.
+  SumHandle all_reduce_sum_start(const std::vector<ReduceBuffer>& buffers) {
+    return size() > 1 && !buffers.empty() ? start_sum(buffers) : SumHandle{};
+  }
+  void wait_sum(SumHandle& handle) {
+    if (handle.slot >= 0) finish_sum(handle);
+    handle.slot = -1;
   }
   virtual void reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) = 0;
   // Bookkeeping (timings, verification): not counted in the byte totals.
@@ -102,8 +120,9 @@ class Comm {
   }
 
  private:
-  // all_reduce_sum on a group of more than one rank.
-  virtual void sum_buffers(const std::vector<ReduceBuffer>& buffers) = 0;
+  // all_reduce_sum_start and wait_sum on a group of more than one rank.
+  virtual SumHandle start_sum(const std::vector<ReduceBuffer>& buffers) = 0;
+  virtual void finish_sum(SumHandle& handle) = 0;
   virtual void sum_doubles(double* data, int64_t count) = 0;
 
   Topology topology_;

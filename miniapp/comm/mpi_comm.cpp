@@ -161,7 +161,7 @@ void MpiComm::all_gather(const float* send, float* recv, int64_t count_per_rank)
 // All-reduce and reduce-scatter are counted as the bandwidth-optimal ring algorithm
 // sends them: 2(P−1)/P and (P−1)/P of the buffer, spread evenly over the peers. The
 // buffers' reductions are all posted before one wait, so they progress together.
-void MpiComm::sum_buffers(const std::vector<ReduceBuffer>& buffers) {
+SumHandle MpiComm::start_sum(const std::vector<ReduceBuffer>& buffers) {
   std::vector<MPI_Request> reqs(buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
     check_mpi(MPI_Iallreduce(MPI_IN_PLACE, buffers[i].data, as_int_count(buffers[i].count), MPI_FLOAT,
@@ -169,7 +169,19 @@ void MpiComm::sum_buffers(const std::vector<ReduceBuffer>& buffers) {
               "MPI_Iallreduce");
     count_to_all_peers(2.0 * double(buffers[i].count) * sizeof(float) / size_);
   }
+  size_t slot = 0;
+  while (slot < sums_.size() && !sums_[slot].empty()) ++slot;
+  if (slot == sums_.size()) sums_.emplace_back();
+  sums_[slot] = std::move(reqs);
+  return {int(slot)};
+}
+
+void MpiComm::finish_sum(SumHandle& handle) {
+  require(size_t(handle.slot) < sums_.size() && !sums_[size_t(handle.slot)].empty(),
+          "wait on a sum that was not started");
+  auto& reqs = sums_[size_t(handle.slot)];
   complete(reqs.data(), int(reqs.size()), "MPI_Iallreduce");
+  reqs.clear();
 }
 
 void MpiComm::sum_doubles(double* data, int64_t count) {

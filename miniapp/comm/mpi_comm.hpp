@@ -39,7 +39,8 @@ class MpiComm final : public Comm {
   MPI_Comm handle() const { return comm_; }
 
  private:
-  void sum_buffers(const std::vector<ReduceBuffer>& buffers) override;
+  SumHandle start_sum(const std::vector<ReduceBuffer>& buffers) override;
+  void finish_sum(SumHandle& handle) override;
   void sum_doubles(double* data, int64_t count) override;
 
   MPI_Comm comm_;
@@ -49,6 +50,7 @@ class MpiComm final : public Comm {
   std::vector<int> world_ranks_;
   std::vector<std::vector<MPI_Request>> pending_;  // by ShiftHandle slot
   std::vector<std::pair<int, int>> shift_peers_;   // (dst, src) by ShiftHandle slot
+  std::vector<std::vector<MPI_Request>> sums_;     // by SumHandle slot
 
   // Completes n requests of `call` under the watchdog (comm/watchdog.hpp); dst and src
   // name a shift's peers, -1 a collective over this group.

@@ -133,6 +133,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(integer("run.warmup", &R::run, &RunSettings::warmup, 0));
   k.push_back(integer("run.iters", &R::run, &RunSettings::iters, 1));
   k.push_back(enumeration("run.checkpointing", &R::run, &RunSettings::checkpointing));
+  k.push_back(enumeration("run.grad_reduce", &R::run, &RunSettings::grad_reduce));
   k.push_back(enumeration("run.dtype", &R::run, &RunSettings::dtype));
   k.push_back(enumeration("run.device", &R::run, &RunSettings::device));
   k.push_back(enumeration("run.comm", &R::run, &RunSettings::comm));

@@ -29,6 +29,16 @@ const char* to_string(Checkpointing c) {
   return "?";
 }
 
+const char* to_string(GradReduce g) {
+  switch (g) {
+    case GradReduce::overlap:
+      return "overlap";
+    case GradReduce::after_backward:
+      return "after_backward";
+  }
+  return "?";
+}
+
 const char* to_string(DType t) {
   switch (t) {
     case DType::f32:

@@ -6,6 +6,7 @@ namespace minictx {
 
 enum class Mode { attention, model };
 enum class Checkpointing { none, full, selective, selective_half };
+enum class GradReduce { overlap, after_backward };  // when a layer's weight-gradient sum starts
 enum class DType { f32, bf16, f16 };
 enum class RingType { basic, zigzag, stripe };  // how a ring splits the sequence
 enum class Intra { ring, ulysses };             // burst: the inner level inside a node
@@ -17,6 +18,7 @@ enum class Reference { fp64, single_device };
 // The deck's spellings ("single-device"), so printed values paste back into a deck.
 const char* to_string(Mode);
 const char* to_string(Checkpointing);
+const char* to_string(GradReduce);
 const char* to_string(DType);
 const char* to_string(RingType);
 const char* to_string(Intra);
@@ -28,6 +30,7 @@ const char* to_string(Reference);
 // How many values each enum has (its values are 0..n-1), for parsing by name.
 constexpr int enum_size(Mode) { return 2; }
 constexpr int enum_size(Checkpointing) { return 4; }
+constexpr int enum_size(GradReduce) { return 2; }
 constexpr int enum_size(DType) { return 3; }
 constexpr int enum_size(RingType) { return 3; }
 constexpr int enum_size(Intra) { return 2; }
@@ -88,6 +91,10 @@ struct RunSettings {
   int warmup = 1;
   int iters = 3;
   Checkpointing checkpointing = Checkpointing::none;
+  // overlap: each layer's gradients are summed over the group from the end of its
+  // backward, under the backward of the layers below; after_backward: all once the
+  // backward is done (LayerStack::step).
+  GradReduce grad_reduce = GradReduce::overlap;
   DType dtype = DType::f32;
   DeviceKind device = DeviceKind::kokkos;
   CommKind comm = CommKind::mpi;

@@ -11,11 +11,11 @@ namespace {
 // differ (a projection of a host run is made on a profile).
 namespace lk = schema::label_key;
 
-const char* const kConfigLabels[] = {lk::backend,        lk::ring_type,     lk::mode,        lk::world_size,
-                                     lk::seq_len,        lk::batch,         lk::fwd_only,    lk::causal,
-                                     lk::ulysses_degree, lk::ring_degree,   lk::window_size, lk::intra,
-                                     lk::bwd_comm,       lk::checkpointing, lk::model,       lk::layers,
-                                     lk::d_model,        lk::heads,         lk::kv_heads,    lk::head_dim};
+const char* const kConfigLabels[] = {
+    lk::backend,  lk::ring_type,     lk::mode,           lk::world_size,  lk::seq_len,     lk::batch,
+    lk::fwd_only, lk::causal,        lk::ulysses_degree, lk::ring_degree, lk::window_size, lk::intra,
+    lk::bwd_comm, lk::checkpointing, lk::grad_reduce,    lk::model,       lk::layers,      lk::d_model,
+    lk::heads,    lk::kv_heads,      lk::head_dim};
 
 std::string config_key(const PointResult& p) {
   std::string key;

@@ -85,6 +85,7 @@ inline constexpr const char* dtype = "dtype";
 inline constexpr const char* device = "device";
 inline constexpr const char* comm = "comm";
 inline constexpr const char* checkpointing = "checkpointing";
+inline constexpr const char* grad_reduce = "grad_reduce";
 inline constexpr const char* model = "model";
 inline constexpr const char* layers = "layers";
 inline constexpr const char* d_model = "d_model";

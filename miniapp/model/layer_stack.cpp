@@ -36,7 +36,12 @@ std::vector<int64_t> weight_shape(const ModelShape& m, Weight w) {
 
 LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend,
                        PhaseTimer& timer)
-    : cfg_(cfg), dev_(device), comm_(comm), backend_(backend), timer_(timer) {
+    : cfg_(cfg),
+      dev_(device),
+      comm_(comm),
+      grad_comm_(comm.split(0, comm.rank())),
+      backend_(backend),
+      timer_(timer) {
   const ModelShape& m = cfg.model;
   const SequenceLayout& layout = backend.layout();
   shape_ = attention_shape(cfg, layout);
@@ -194,6 +199,12 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
   dev_.rmsnorm_bwd(s.x, w[size_t(Weight::g_attn)], s.rstd1, dh1, dx, g[size_t(Weight::g_attn)]);
 }
 
+SumHandle LayerStack::start_grad_sum(int l) {
+  std::vector<ReduceBuffer> grads;
+  for (Tensor& grad : layers_[size_t(l)].grad) grads.push_back({grad.data(), grad.numel()});
+  return grad_comm_->all_reduce_sum_start(grads);
+}
+
 double LayerStack::step(bool with_backward) {
   const Checkpointing ckpt = cfg_.run.checkpointing;
   attention_query_rows_ = 0;
@@ -223,6 +234,8 @@ double LayerStack::step(bool with_backward) {
   const Attention recompute_attention = ckpt == Checkpointing::full        ? Attention::compute
                                         : ckpt == Checkpointing::selective ? Attention::kept
                                                                            : Attention::first_half;
+  const bool overlap = cfg_.run.grad_reduce == GradReduce::overlap;
+  std::vector<SumHandle> sums;
   Tensor dy = loss_coef_;
   for (int l = layers() - 1; l >= 0; --l) {
     Activations& s = saved_[size_t(l)];
@@ -235,16 +248,15 @@ double LayerStack::step(bool with_backward) {
     backward_layer(l, s, dy, dx);
     s = Activations{};
     dy = dx;
+    if (overlap) sums.push_back(start_grad_sum(l));
   }
   dx_ = dy;
-  // One grouped call per layer: a group of one returns at once, and the phase stays in
-  // the results (at about zero) so that tables keep their columns.
+  // What the sums cost beyond the backward they overlapped: a group of one sums nothing,
+  // and the phase stays in the results (at about zero) so that tables keep their columns.
   auto r = timer_.scope(schema::phase::grad_allreduce);
-  for (auto& layer : layers_) {
-    std::vector<ReduceBuffer> grads;
-    for (auto& grad : layer.grad) grads.push_back({grad.data(), grad.numel()});
-    comm_.all_reduce_sum(grads);
-  }
+  if (!overlap)
+    for (int l = layers() - 1; l >= 0; --l) sums.push_back(start_grad_sum(l));
+  for (SumHandle& h : sums) grad_comm_->wait_sum(h);
   return loss;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -14,7 +15,10 @@ namespace minictx {
 // The Llama-style decoder stack on this rank's tokens:
 //   x → RMSNorm → QKV → RoPE → attention (the backend) → out-proj → +x
 //     → RMSNorm → SwiGLU MLP → + ; loss = (1/(B·S)) Σ c ∘ y over real tokens.
-// Weights are replicated; their gradients are summed over the sequence-parallel group.
+// Weights are replicated; their gradients are summed over the sequence-parallel group,
+// one grouped sum per layer (a bucket, as PyTorch DDP and Megatron bucket theirs) on a
+// communicator of their own, started as soon as the layer's backward is done
+// (run.grad_reduce: overlap) or after the whole backward (after_backward).
 class LayerStack {
  public:
   LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend, PhaseTimer& timer);
@@ -54,10 +58,15 @@ class LayerStack {
   // selective_half: acts.o/lse hold the kept later rows; recompute the first half's.
   void recompute_first_half(Activations& acts);
   void backward_layer(int l, Activations& acts, const Tensor& dy, Tensor& dx);
+  // Starts the sum of layer l's weight gradients over the group.
+  SumHandle start_grad_sum(int l);
 
   const RunConfig& cfg_;
   Device& dev_;
   Comm& comm_;
+  // The gradient sums' own communicator: on NCCL its stream then carries nothing but
+  // them, so a started sum never delays a ring transfer of the layers below.
+  std::unique_ptr<Comm> grad_comm_;
   AttentionBackend& backend_;
   PhaseTimer& timer_;
   AttnShape shape_;

@@ -1,5 +1,7 @@
 #include "project/step_model.hpp"
 
+#include <algorithm>
+
 #include "bench/runner.hpp"
 #include "io/results_schema.hpp"
 #include "project/attention_plan.hpp"
@@ -37,6 +39,22 @@ Cost zero_gradients(const ModelShape& m, const KernelRates& rates) {
   for (double n : {d, d, d * q, d * kv, d * kv, q * d, d * f, d * f, f * d})
     s += rates.elementwise_seconds({Elementwise::fill, 1, n});
   return cost_of(Bound::memory, s);
+}
+
+// The gradient sums LayerStack makes, one grouped sum per layer, each costing `one`:
+// after the backward, all of them exposed; overlapped, each starts when its layer's
+// backward (`layer_backward_s`) ends and moves under the backward of the layers below as
+// far as the link overlaps a kernel, so at least the last layer's sum stays exposed.
+Cost gradient_sums(const Cost& one, double layers, double layer_backward_s, GradReduce when,
+                   const LinkRates& links) {
+  Cost all = one.times(layers);
+  const double total = all.seconds();
+  if (when == GradReduce::after_backward || total <= 0) return all;
+  const double overlap = one.inter > 0 ? links.inter.overlap : links.intra.overlap;
+  const double exposed = std::max(one.seconds(), total - overlap * (layers - 1) * layer_backward_s);
+  all.intra *= exposed / total;
+  all.inter *= exposed / total;
+  return all;
 }
 
 }  // namespace
@@ -81,16 +99,18 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
         recompute += attention_cost(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
       recompute = recompute.times(layers);
     }
-    // LayerStack reduces each layer's gradients as one grouped call (Comm::all_reduce_sum
-    // of a buffer list): the reductions of a group progress together, one latency chain.
-    const Cost grads =
-        backward ? all_reduce_cost(double(m.n_params()), 4, int(layers), topology, links) : Cost{};
+    Cost grads;
     Cost backward_phase = recompute;
     if (backward) {
       Cost layer = gemm_b;
       layer += ew_b;
       layer += attn_bwd;
       backward_phase += layer.times(layers);
+      // A layer's gradients are one grouped call (Comm::all_reduce_sum_start of a buffer
+      // list): its reductions progress together, one latency chain.
+      const Cost one_layer = all_reduce_cost(double(m.n_params()) / layers, 4, 1, topology, links);
+      grads = gradient_sums(one_layer, layers, layer.seconds() + recompute.seconds() / layers,
+                            cfg.run.grad_reduce, links);
       backward_phase += grads;
     }
     p.total = forward;

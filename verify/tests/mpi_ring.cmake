@@ -36,6 +36,12 @@ foreach(_type basic zigzag stripe)
 endforeach()
 minictx_verify_test(ring_model_p3_mha_full 3 ${_model} --set attention.ring_type=zigzag --set model.layers=1
                     --set model.kv_heads=8 --set attention.causal=false --set sequence.length=100)
+# The gradient sums started after each layer's backward (the default) or after the whole
+# backward, three layers so that several sums are in flight under the ring's transfers.
+foreach(_when overlap after_backward)
+  minictx_verify_test(ring_model_p4_grad_${_when} 4 ${_model} --set attention.ring_type=zigzag
+                      --set model.layers=3 --set run.grad_reduce=${_when} --set sequence.length=120)
+endforeach()
 minictx_verify_test(ring_model_p3_ckpt_full 3 ${_model} --set attention.ring_type=zigzag --set model.layers=2
                     --set run.checkpointing=full --set sequence.length=100)
 # selective_half over a stripe ring: the recompute's ring carries only the first half of

@@ -139,6 +139,8 @@ TEST(Deck, EnumNamesAreTheDeckSpellings) {
   EXPECT_STREQ(to_string(Checkpointing::full), "full");
   EXPECT_STREQ(to_string(Checkpointing::selective), "selective");
   EXPECT_STREQ(to_string(Checkpointing::selective_half), "selective_half");
+  EXPECT_STREQ(to_string(GradReduce::overlap), "overlap");
+  EXPECT_STREQ(to_string(GradReduce::after_backward), "after_backward");
   EXPECT_STREQ(to_string(DType::f32), "fp32");
   EXPECT_STREQ(to_string(DType::bf16), "bf16");
   EXPECT_STREQ(to_string(DType::f16), "fp16");

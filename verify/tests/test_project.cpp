@@ -262,6 +262,32 @@ TEST(Project, NoOverlapAddsTheTransfers) {
   EXPECT_EQ(none.total.bytes_intra, full.total.bytes_intra);
 }
 
+// The gradient sums: after the backward all of them are exposed; overlapped, what the link
+// can move under the backward of the layers below is hidden, but never the last layer's
+// sum. Bytes are the same either way.
+TEST(Project, OverlappedGradientSumsHideUnderTheLayersBelow) {
+  ProjectionProfile p = a100();
+  RunConfig c = attention_point(32768);
+  c.run.mode = Mode::model;
+  c.model.layers = 4;
+  c.model.d_model = 4096;
+  c.model.ffn_hidden = 11008;
+  const Topology t{8, 8};
+  c.run.grad_reduce = GradReduce::after_backward;
+  const StepProjection after = project(c, t, p);
+  c.run.grad_reduce = GradReduce::overlap;
+  const StepProjection hidden = project(c, t, p);
+  const double all = after.phases.at("grad_allreduce"), left = hidden.phases.at("grad_allreduce");
+  ASSERT_GT(all, 0);
+  // Every layer's sum is shorter than a layer's backward here: only the last stays.
+  EXPECT_NEAR(left, all / c.model.layers, 1e-12 * all);
+  EXPECT_NEAR(after.total.seconds() - hidden.total.seconds(), all - left, 1e-9 * all);
+  EXPECT_EQ(hidden.total.bytes_intra, after.total.bytes_intra);
+  // A link that moves nothing under a kernel hides nothing.
+  p.intra.overlap = 0;
+  EXPECT_NEAR(project(c, t, p).phases.at("grad_allreduce"), all, 1e-12 * all);
+}
+
 // Shorter ring blocks run at a lower efficiency: at a fixed FLOP count per step the time
 // grows as the blocks shrink, by the profile's length factors (causal zigzag on 8 ranks:
 // diagonal blocks of S/8 and off-diagonal halves).

@@ -51,7 +51,7 @@ std::unique_ptr<NcclComm> NcclComm::over(const MpiComm& world, cudaStream_t comp
   return std::make_unique<NcclComm>(std::move(mpi), bytes, nccl, compute);
 }
 
-ShiftHandle NcclComm::shift_start(const float* send, float* recv, int64_t count, int dst, int src) {
+size_t NcclComm::begin_on_comm_stream() {
   size_t slot = 0;
   while (slot < busy_.size() && busy_[slot]) ++slot;
   if (slot == busy_.size()) {
@@ -62,21 +62,34 @@ ShiftHandle NcclComm::shift_start(const float* send, float* recv, int64_t count,
   }
   CUDA_CHECK(cudaEventRecord(ready_, compute_));
   CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, ready_, 0));
+  return slot;
+}
+
+void NcclComm::end_on_comm_stream(size_t slot) {
+  CUDA_CHECK(cudaEventRecord(done_[slot], comm_stream_));
+  busy_[slot] = true;
+}
+
+void NcclComm::join_comm_stream(int slot) {
+  require(slot >= 0 && size_t(slot) < busy_.size() && busy_[size_t(slot)],
+          "wait on a transfer that was not started");
+  CUDA_CHECK(cudaStreamWaitEvent(compute_, done_[size_t(slot)], 0));
+  busy_[size_t(slot)] = false;
+}
+
+ShiftHandle NcclComm::shift_start(const float* send, float* recv, int64_t count, int dst, int src) {
+  const size_t slot = begin_on_comm_stream();
   NCCL_CHECK(ncclGroupStart());
   NCCL_CHECK(ncclSend(send, size_t(count), ncclFloat, dst, nccl_, comm_stream_));
   NCCL_CHECK(ncclRecv(recv, size_t(count), ncclFloat, src, nccl_, comm_stream_));
   NCCL_CHECK(ncclGroupEnd());
-  CUDA_CHECK(cudaEventRecord(done_[slot], comm_stream_));
-  busy_[slot] = true;
+  end_on_comm_stream(slot);
   count_sent(dst, double(count) * sizeof(float));
   return {int(slot)};
 }
 
 void NcclComm::wait(ShiftHandle& handle) {
-  require(handle.slot >= 0 && size_t(handle.slot) < busy_.size() && busy_[size_t(handle.slot)],
-          "wait on a shift that was not started");
-  CUDA_CHECK(cudaStreamWaitEvent(compute_, done_[size_t(handle.slot)], 0));
-  busy_[size_t(handle.slot)] = false;
+  join_comm_stream(handle.slot);
   handle.slot = -1;
 }
 
@@ -96,17 +109,22 @@ void NcclComm::all_gather(const float* send, float* recv, int64_t count_per_rank
   count_to_all_peers(double(count_per_rank) * sizeof(float));
 }
 
-// On the device, in place, on the compute stream: nothing goes through the host. One NCCL
+// On the device, in place, on the comm stream: nothing goes through the host. One NCCL
 // group for all the buffers, which NCCL fuses into one launch. Counted as MpiComm counts
 // them: the bandwidth-optimal ring's 2(P−1)/P of each buffer.
-void NcclComm::sum_buffers(const std::vector<ReduceBuffer>& buffers) {
+SumHandle NcclComm::start_sum(const std::vector<ReduceBuffer>& buffers) {
+  const size_t slot = begin_on_comm_stream();
   NCCL_CHECK(ncclGroupStart());
   for (const ReduceBuffer& b : buffers) {
-    NCCL_CHECK(ncclAllReduce(b.data, b.data, size_t(b.count), ncclFloat, ncclSum, nccl_, compute_));
+    NCCL_CHECK(ncclAllReduce(b.data, b.data, size_t(b.count), ncclFloat, ncclSum, nccl_, comm_stream_));
     count_to_all_peers(2.0 * double(b.count) * sizeof(float) / size());
   }
   NCCL_CHECK(ncclGroupEnd());
+  end_on_comm_stream(slot);
+  return {int(slot)};
 }
+
+void NcclComm::finish_sum(SumHandle& handle) { join_comm_stream(handle.slot); }
 
 void NcclComm::sum_doubles(double* data, int64_t count) { mpi_->all_reduce_sum(data, count); }
 

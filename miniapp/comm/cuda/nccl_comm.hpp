@@ -13,8 +13,10 @@ namespace minictx {
 // ncclUniqueId is broadcast). Ring shifts are grouped ncclSend/ncclRecv on a comm stream
 // that waits for the compute stream, and wait() makes the compute stream wait for the
 // transfer: the block compute issued in between overlaps it. Collectives run on the
-// compute stream. Byte counts follow MpiComm's conventions exactly; double buffers (loss,
-// timings) are host bookkeeping and go through the MPI communicator of the same group.
+// compute stream, except started sums (all_reduce_sum_start), which run on the comm
+// stream like a shift, so the compute issued before wait_sum overlaps them. Byte counts
+// follow MpiComm's conventions exactly; double buffers (loss, timings) are host
+// bookkeeping and go through the MPI communicator of the same group.
 class NcclComm final : public Comm {
  public:
   NcclComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes, ncclComm_t nccl,
@@ -42,7 +44,15 @@ class NcclComm final : public Comm {
   std::unique_ptr<Comm> split(int color, int key) override;
 
  private:
-  void sum_buffers(const std::vector<ReduceBuffer>& buffers) override;
+  SumHandle start_sum(const std::vector<ReduceBuffer>& buffers) override;
+  void finish_sum(SumHandle& handle) override;
+  // A free slot of done_/busy_, after the compute stream's work so far is queued before
+  // anything the caller then puts on the comm stream.
+  size_t begin_on_comm_stream();
+  // Marks the end of what the caller put on the comm stream for `slot`.
+  void end_on_comm_stream(size_t slot);
+  // The compute stream waits for `slot`'s work; the slot is free again.
+  void join_comm_stream(int slot);
   void sum_doubles(double* data, int64_t count) override;
 
   std::unique_ptr<MpiComm> mpi_;
@@ -50,7 +60,7 @@ class NcclComm final : public Comm {
   cudaStream_t compute_;
   cudaStream_t comm_stream_ = nullptr;
   cudaEvent_t ready_ = nullptr;    // compute work the next shift must wait for
-  std::vector<cudaEvent_t> done_;  // by shift slot
+  std::vector<cudaEvent_t> done_;  // by slot (a shift's or a started sum's)
   std::vector<bool> busy_;
 };
 

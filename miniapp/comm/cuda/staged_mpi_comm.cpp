@@ -64,27 +64,40 @@ void StagedMpiComm::all_gather(const float* send, float* recv, int64_t count_per
   to_device(recv, r);
 }
 
-// All the buffers go out through one host buffer and come back with one synchronisation
-// each way; MPI then sums them as the host path does, buffer by buffer (same calls, same
-// bytes counted).
-void StagedMpiComm::sum_buffers(const std::vector<ReduceBuffer>& buffers) {
+// All the buffers go out through one host buffer with one synchronisation now, and come
+// back with one in finish_sum; MPI sums them in between as the host path does, buffer by
+// buffer (same calls, same bytes counted).
+SumHandle StagedMpiComm::start_sum(const std::vector<ReduceBuffer>& buffers) {
+  Sum sum;
   int64_t total = 0;
   for (const ReduceBuffer& b : buffers) total += b.count;
-  std::vector<float> host(static_cast<size_t>(total));
-  std::vector<ReduceBuffer> staged;
-  float* at = host.data();
+  sum.host.resize(size_t(total));
+  sum.on_device = buffers;
+  float* at = sum.host.data();
   for (const ReduceBuffer& b : buffers) {
     CUDA_CHECK(
         cudaMemcpyAsync(at, b.data, size_t(b.count) * sizeof(float), cudaMemcpyDeviceToHost, compute_));
-    staged.push_back({at, b.count});
+    sum.staged.push_back({at, b.count});
     at += b.count;
   }
   CUDA_CHECK(cudaStreamSynchronize(compute_));
-  mpi_->all_reduce_sum(staged);
-  for (size_t i = 0; i < buffers.size(); ++i)
-    CUDA_CHECK(cudaMemcpyAsync(buffers[i].data, staged[i].data, size_t(buffers[i].count) * sizeof(float),
-                               cudaMemcpyHostToDevice, compute_));
+  // The vector's heap buffer does not move when the Sum is moved into the map.
+  const SumHandle h = mpi_->all_reduce_sum_start(sum.staged);
+  sums_[h.slot] = std::move(sum);
+  return h;
+}
+
+void StagedMpiComm::finish_sum(SumHandle& handle) {
+  const auto it = sums_.find(handle.slot);
+  require(it != sums_.end(), "wait on a sum that was not started");
+  mpi_->wait_sum(handle);
+  const Sum& sum = it->second;
+  for (size_t i = 0; i < sum.on_device.size(); ++i)
+    CUDA_CHECK(cudaMemcpyAsync(sum.on_device[i].data, sum.staged[i].data,
+                               size_t(sum.on_device[i].count) * sizeof(float), cudaMemcpyHostToDevice,
+                               compute_));
   CUDA_CHECK(cudaStreamSynchronize(compute_));
+  sums_.erase(it);
 }
 
 void StagedMpiComm::sum_doubles(double* data, int64_t count) { mpi_->all_reduce_sum(data, count); }

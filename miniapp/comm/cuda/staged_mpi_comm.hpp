@@ -35,12 +35,17 @@ class StagedMpiComm final : public Comm {
   std::unique_ptr<Comm> split(int color, int key) override;
 
  private:
-  void sum_buffers(const std::vector<ReduceBuffer>& buffers) override;
+  SumHandle start_sum(const std::vector<ReduceBuffer>& buffers) override;
+  void finish_sum(SumHandle& handle) override;
   void sum_doubles(double* data, int64_t count) override;
 
   struct Shift {
     std::vector<float> send, recv;
     float* device_recv = nullptr;
+  };
+  struct Sum {
+    std::vector<float> host;                      // every buffer, back to back
+    std::vector<ReduceBuffer> staged, on_device;  // the same buffers in host and device memory
   };
   std::vector<float> to_host(const float* device, int64_t count);
   void to_device(float* device, const std::vector<float>& host);
@@ -48,6 +53,7 @@ class StagedMpiComm final : public Comm {
   std::unique_ptr<MpiComm> mpi_;
   cudaStream_t compute_;
   std::map<int, Shift> shifts_;  // by the MpiComm's shift slot
+  std::map<int, Sum> sums_;      // by the MpiComm's sum slot
 };
 
 }  // namespace minictx
