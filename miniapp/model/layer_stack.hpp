@@ -6,6 +6,7 @@
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 #include "core/phase_timer.hpp"
+#include "core/ring_timeline.hpp"
 #include "core/synthetic_data.hpp"
 #include "device/device.hpp"
 
@@ -17,7 +18,9 @@ namespace minictx {
 // Weights are replicated; their gradients are summed over the sequence-parallel group.
 class LayerStack {
  public:
-  LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend, PhaseTimer& timer);
+  // timeline (may be null): told which layer and pass each attention call's ring walks serve.
+  LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend, PhaseTimer& timer,
+             RingTimeline* timeline = nullptr);
 
   // One training step: forward, then backward unless fwd_only. Returns the global loss.
   double step(bool with_backward);
@@ -54,12 +57,17 @@ class LayerStack {
   // selective_half: acts.o/lse hold the kept later rows; recompute the first half's.
   void recompute_first_half(Activations& acts);
   void backward_layer(int l, Activations& acts, const Tensor& dy, Tensor& dx);
+  // Names the ring walks of the attention calls that follow for the timeline.
+  void label_walks(int l, WalkPass pass) {
+    if (timeline_) timeline_->set_walk(l, pass);
+  }
 
   const RunConfig& cfg_;
   Device& dev_;
   Comm& comm_;
   AttentionBackend& backend_;
   PhaseTimer& timer_;
+  RingTimeline* timeline_;
   AttnShape shape_;
   std::vector<int64_t> positions_;
   int64_t rows_ = 0;        // B · local length
