@@ -11,7 +11,8 @@ namespace {
 constexpr size_t kFields = 9;
 
 RingTimelineResult refuse(Comm& world, const std::string& why) {
-  if (world.rank() == 0) std::fprintf(stderr, "minictx: warning: ring timeline not written: %s\n", why.c_str());
+  if (world.rank() == 0)
+    std::fprintf(stderr, "minictx: warning: ring timeline not written: %s\n", why.c_str());
   return {};
 }
 
@@ -31,9 +32,9 @@ RingTimelineResult gather_ring_timeline(Comm& world, const RingTimeline& mine, i
   std::vector<double> packed;
   packed.reserve(n * kFields);
   for (const RingStep& s : steps)
-    packed.insert(packed.end(), {double(s.layer), double(s.pass), double(s.round), double(s.step),
-                                 double(s.source), s.compute_start, s.compute_end, s.transfer_posted,
-                                 s.transfer_done});
+    packed.insert(packed.end(),
+                  {double(s.layer), double(s.pass), double(s.round), double(s.step), double(s.source),
+                   s.compute_start, s.compute_end, s.transfer_posted, s.transfer_done});
   std::vector<double> all(ranks * n * kFields);
   world.gather_doubles(packed.data(), all.data(), int64_t(n * kFields));
 

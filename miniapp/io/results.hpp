@@ -50,7 +50,7 @@ struct PointResult {
   std::string reference;                                     // fp64 | single-device | "" when unverified
   std::vector<VerifyRow> verification;
   RingTimelineResult ring_timeline;  // empty unless asked for, and for backends without a ring
-  std::string skipped_reason;  // non-empty: the point did not run, and why
+  std::string skipped_reason;        // non-empty: the point did not run, and why
 };
 
 struct ResultsFile {

@@ -76,8 +76,8 @@ RingTimelineResult read_ring_timeline(hid_t point) {
                             transfer_posted = h5::read_doubles(g, rt::transfer_posted),
                             transfer_done = h5::read_doubles(g, rt::transfer_done);
   const size_t n = rank.size();
-  for (size_t len : {layer.size(), round.size(), step.size(), source.size(), pass.size(), compute_start.size(),
-                     compute_end.size(), transfer_posted.size(), transfer_done.size()})
+  for (size_t len : {layer.size(), round.size(), step.size(), source.size(), pass.size(),
+                     compute_start.size(), compute_end.size(), transfer_posted.size(), transfer_done.size()})
     if (len != n) fail("the ring_timeline columns differ in length");
   t.steps.resize(n);
   for (size_t i = 0; i < n; ++i) {
