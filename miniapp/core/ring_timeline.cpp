@@ -58,13 +58,8 @@ void RingTimeline::stop() {
 
 void RingTimeline::add_step(int round, int step, int source, const StepMarks& marks) {
   if (!recording_) return;
-  RingStep s;
-  s.layer = layer_;
-  s.pass = pass_;
-  s.round = round;
-  s.step = step;
-  s.source = source;
-  steps_.push_back(s);
+  // The rank is the gather's to fill, the times stop()'s.
+  steps_.push_back(RingStep{0, layer_, pass_, round, step, source, 0, 0, 0, 0});
   marks_.push_back(marks);
 }
 
