@@ -8,6 +8,7 @@
 #include "backends/sequence_layout.hpp"
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
+#include "core/ring_timeline.hpp"
 #include "device/device.hpp"
 
 namespace minictx {
@@ -31,6 +32,9 @@ class AttentionBackend {
   // checkpointing: selective_half, on the backends validate_backend accepts for it.
   virtual void forward_query_prefix(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v,
                                     Tensor& o, Tensor& lse);
+  // Backends built on the ring engine report each ring step to `timeline` (nullptr: stop);
+  // the others have no ring steps and record nothing.
+  virtual void set_ring_timeline(RingTimeline*) {}
 
  protected:
   SequenceLayout layout_;

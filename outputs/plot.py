@@ -2,11 +2,16 @@
 """Figures from minictx results files (schema: outputs/README.md).
 
   outputs/plot.py FILE.h5... -o FIGURE.png [--kind lines|bars]
+  outputs/plot.py FILE.h5 -o FIGURE.png --kind timeline [--point NAME] [--layer L]
 
 lines (USP style): TFLOPS per device and peak memory per device against seq_len, one colour
   per backend / ring type / Ulysses x ring degrees, dashed forward only, solid fwd+bwd.
 bars (BurstAttention style): MFU and tokens/s, one group of bars per setting (model,
   seq_len, world size), one bar per variant (A)-(D) as in `minictx report --columns burst`.
+timeline: one step's ring walks as a Gantt chart (a point run with run.ring_timeline=true):
+  one panel per pass of the layer (forward, recompute, backward), one lane per rank with
+  its compute bars (labelled with the source rank) above its transfer bars. Default: the
+  first point that recorded ring steps, layer 0.
 The default kind is bars when a file holds burst points, else lines. Points of several
 files are merged; skipped points are left out. Needs h5py and matplotlib (Debian:
 python3-h5py python3-matplotlib); draws with the Agg backend, no display needed.
@@ -136,12 +141,85 @@ def draw_lines(points, out):
     fig.savefig(out, dpi=110)
 
 
+TIMELINE_COLUMNS = ("rank", "layer", "pass", "round", "step", "source", "compute_start", "compute_end",
+                    "transfer_posted", "transfer_done")
+
+
+def read_timeline(path, point):
+    """(point name, labels, columns) of the named point, or of the first point with ring steps."""
+    with h5py.File(path, "r") as f:
+        if f.attrs.get("format") != "minictx-results":
+            sys.exit(f"plot.py: {path} is not a minictx results file")
+        groups = sorted(f["points"].values(), key=lambda g: g.attrs["index"]) if "points" in f else []
+        for g in groups:
+            name = g.name.split("/")[-1]
+            if point is not None and name != point:
+                continue
+            t = g.get("ring_timeline")
+            if t is None or len(t["rank"]) == 0:
+                if point is not None:
+                    sys.exit(f"plot.py: {path} {name} recorded no ring steps "
+                             "(run it with --set run.ring_timeline=true and a ring backend)")
+                continue
+            columns = {c: t[c].asstr()[:] if c == "pass" else t[c][:] for c in TIMELINE_COLUMNS}
+            return name, dict(g["labels"].attrs), columns
+    sys.exit(f"plot.py: {path} has no point {point}" if point is not None else
+             f"plot.py: no point of {path} recorded ring steps (run.ring_timeline=true)")
+
+
+def draw_timeline(path, point, layer, out):
+    name, labels, c = read_timeline(path, point)
+    passes = [p for p in ("forward", "recompute", "backward") if any((c["pass"] == p) & (c["layer"] == layer))]
+    if not passes:
+        sys.exit(f"plot.py: {name} has no ring steps of layer {layer} (layers {sorted(set(c['layer']))})")
+    ranks = sorted(set(c["rank"]))
+    steps = max(c["step"]) + 1
+    colours = plt.get_cmap("tab10" if steps <= 10 else "tab20")
+    height = 0.4 + len(passes) * (1.0 + 0.5 * len(ranks))
+    fig, axes = plt.subplots(len(passes), 1, figsize=(11, height), squeeze=False)
+    for ax, pass_name in zip(axes[:, 0], passes):
+        rows = (c["pass"] == pass_name) & (c["layer"] == layer)
+        for r in ranks:
+            mine = rows & (c["rank"] == r)
+            y = len(ranks) - 1 - ranks.index(r)
+            for i in mine.nonzero()[0]:
+                t0, t1 = c["compute_start"][i] * 1e3, c["compute_end"][i] * 1e3
+                ax.broken_barh([(t0, t1 - t0)], (y + 0.05, 0.5), color=colours(int(c["step"][i]) % 20))
+                ax.text((t0 + t1) / 2, y + 0.3, str(c["source"][i]), ha="center", va="center", fontsize=7)
+                posted, done = c["transfer_posted"][i] * 1e3, c["transfer_done"][i] * 1e3
+                if posted == posted:  # NaN: the step moved nothing
+                    ax.broken_barh([(posted, done - posted)], (y - 0.4, 0.35), color="tab:gray", alpha=0.6,
+                                   edgecolor="white", linewidth=0.5)
+        ax.set_yticks(range(len(ranks)))
+        ax.set_yticklabels([f"rank {r}" for r in reversed(ranks)])
+        ax.set_title(f"{pass_name}: compute per ring step (source rank on the bar), transfer below in grey",
+                     fontsize=9)
+        ax.set_xlabel("ms since the start of the timed iteration (each rank's own clock)")
+        ax.grid(axis="x", alpha=0.3)
+    ring = labels.get("ring_type")
+    fig.suptitle(f"{name}: {labels.get('backend', 'n/a')}{' ' + ring if ring else ''}, "
+                 f"{labels.get('world_size', '?')} ranks, seq_len {labels.get('seq_len', '?')}, layer {layer}",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    return name
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+", help="minictx results files (.h5)")
     parser.add_argument("-o", "--output", required=True, help="figure file (.png, .pdf, .svg)")
-    parser.add_argument("--kind", choices=["lines", "bars"], help="default: bars if there are burst points")
+    parser.add_argument("--kind", choices=["lines", "bars", "timeline"],
+                        help="default: bars if there are burst points, else lines")
+    parser.add_argument("--point", help="timeline: the point's name (default: the first with ring steps)")
+    parser.add_argument("--layer", type=int, default=0, help="timeline: the layer (default 0)")
     args = parser.parse_args()
+    if args.kind == "timeline":
+        if len(args.files) != 1:
+            sys.exit("plot.py: --kind timeline draws one point of one file")
+        name = draw_timeline(args.files[0], args.point, args.layer, args.output)
+        print(f"plot.py: timeline of {name} layer {args.layer} -> {args.output}")
+        return
     points = read_points(args.files)
     if not points:
         sys.exit("plot.py: no point that ran in " + ", ".join(args.files))

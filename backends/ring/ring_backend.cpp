@@ -31,6 +31,8 @@ class RingBackend final : public AttentionBackend {
     engine_.forward_query_prefix(s, q, k, v, o, lse);
   }
 
+  void set_ring_timeline(RingTimeline* timeline) override { engine_.set_timeline(timeline); }
+
  private:
   RingEngine engine_;
 };

@@ -32,6 +32,9 @@ class RingEngine {
   static int64_t buffer_floats(int64_t rows, int64_t q_width, int64_t kv_width, int heads, int windows,
                                BackwardTraffic traffic);
 
+  // Reports every ring step of the walks to `timeline` (nullptr: none).
+  void set_timeline(RingTimeline* timeline) { walk_.set_timeline(timeline); }
+
   void forward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o, Tensor& lse);
   void backward(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                 const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv);

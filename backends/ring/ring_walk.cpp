@@ -65,6 +65,7 @@ ShiftHandle shift_right(Comm& c, PackedTensors& from, PackedTensors& to, int fir
 RingWalk::RingWalk(Comm& group, int window) : rank_(group.rank()), window_(window) {
   require(window >= 1 && group.size() % window == 0, "ring walk: the window must divide the group");
   windows_ = group.size() / window;
+  for (int j = 0; j < group.size(); ++j) world_rank_.push_back(group.world_rank_of(j));
   inner_ = group.split(/*color=*/rank_ / window, /*key=*/rank_ % window);
   outer_ = group.split(/*color=*/rank_ % window, /*key=*/rank_ / window);
   outer_grad_ = group.split(/*color=*/rank_ % window, /*key=*/rank_ / window);
@@ -82,6 +83,26 @@ int RingWalk::source(int round, int step) const {
   return (x - round + windows_) % windows_ * window_ + (k - step + window_) % window_;
 }
 
+void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensors& to, int first, int end,
+                          const std::function<void(int source)>& compute) {
+  const bool shift = first < end;
+  const int j = source(round, step);
+  RingTimeline::StepMarks marks;
+  ShiftHandle h;
+  if (shift) {
+    marks.transfer_posted = mark();
+    h = shift_right(*inner_, from, to, first, end);
+  }
+  marks.compute_start = mark();
+  compute(j);
+  marks.compute_end = mark();
+  if (shift) {
+    inner_->wait(h);
+    marks.transfer_done = mark();
+  }
+  if (timeline_) timeline_->add_step(round, step, world_rank_[size_t(j)], marks);
+}
+
 void RingWalk::forward(Device& dev, const std::vector<const Tensor*>& payload, const Visit& visit) {
   const int np = int(payload.size()), w = window_, W = windows_;
   WalkBuffers buf(dev, shapes_of(payload), W > 1);
@@ -93,11 +114,8 @@ void RingWalk::forward(Device& dev, const std::vector<const Tensor*>& payload, c
     PackedTensors* cur = buf.base;
     for (int step = 0; step < w; ++step) {
       PackedTensors* next = buf.next_of(cur);
-      const bool shift = step + 1 < w;
-      ShiftHandle h;
-      if (shift) h = shift_right(*inner_, *cur, *next, 0, np);
-      visit(source(round, step), *cur);
-      if (shift) inner_->wait(h);
+      const int end = step + 1 < w ? np : 0;  // the round's last block has been round the window
+      inner_step(round, step, *cur, *next, 0, end, [&](int j) { visit(j, *cur); });
       cur = next;
     }
     if (pass_on) {
@@ -140,12 +158,11 @@ void RingWalk::backward(Device& dev, const std::vector<const Tensor*>& payload,
       const int end = step > 0 ? all : np;      // there are accumulators from step 1 on
       if (step == 0)                            // the round's first source starts its accumulators here
         for (int g = 0; g < ng; ++g) dev.fill((*next)[np + g], 0.0f);
-      const bool shift = first < end;
-      ShiftHandle h;
-      if (shift) h = shift_right(*inner_, *cur, *next, first, end);
-      for (int g = 0; g < ng; ++g) dev.fill(grads[g], 0.0f);
-      const bool added = visit(source(round, step), *cur, grads);
-      if (shift) inner_->wait(h);
+      bool added = false;
+      inner_step(round, step, *cur, *next, first, end, [&](int j) {
+        for (int g = 0; g < ng; ++g) dev.fill(grads[g], 0.0f);
+        added = visit(j, *cur, grads);
+      });
       if (added)
         for (int g = 0; g < ng; ++g) dev.add((*next)[np + g], grads[g]);
       cur = next;

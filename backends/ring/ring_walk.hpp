@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "core/ring_timeline.hpp"
 #include "device/device.hpp"
 
 namespace minictx {
@@ -49,6 +50,9 @@ class RingWalk {
   static int64_t buffer_floats(int64_t payload, int64_t accumulated, int windows);
 
   int rank() const { return rank_; }
+  // Every ring step (a visit and the inner transfer around it) is reported to `timeline`
+  // while it records; nullptr: none.
+  void set_timeline(RingTimeline* timeline) { timeline_ = timeline; }
 
   // visit(source, block): block[i] is the source's payload[i].
   using Visit = std::function<void(int source, PackedTensors& block)>;
@@ -63,9 +67,16 @@ class RingWalk {
 
  private:
   int source(int round, int step) const;
+  StepClock::Mark mark() { return timeline_ ? timeline_->mark() : RingTimeline::kNoMark; }
+  // One ring step: posts the shift of parts [first, end) of `from` into `to` (nothing when
+  // first == end), runs compute(source) meanwhile, waits, and tells the timeline.
+  void inner_step(int round, int step, PackedTensors& from, PackedTensors& to, int first, int end,
+                  const std::function<void(int source)>& compute);
 
   int rank_, window_, windows_;
+  std::vector<int> world_rank_;  // [group rank] → world rank, for the timeline
   std::unique_ptr<Comm> inner_, outer_, outer_grad_;
+  RingTimeline* timeline_ = nullptr;
 };
 
 }  // namespace minictx

@@ -43,6 +43,8 @@ class UlyssesRing final : public AttentionBackend {
     ring_->forward_query_prefix(s, q, k, v, o, lse);
   }
 
+  void set_ring_timeline(RingTimeline* timeline) override { ring_->set_timeline(timeline); }
+
  private:
   std::unique_ptr<Comm> ulysses_comm_, context_comm_;
   std::unique_ptr<HeadExchange> exchange_;

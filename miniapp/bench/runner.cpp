@@ -9,8 +9,10 @@
 #include "backends/backend.hpp"
 #include "backends/buffer_estimate.hpp"
 #include "bench/metrics.hpp"
+#include "bench/ring_timeline_gather.hpp"
 #include "comm/watchdog.hpp"
 #include "core/error.hpp"
+#include "core/host_step_clock.hpp"
 #include "core/phase_timer.hpp"
 #include "core/saturating.hpp"
 #include "model/attention_step.hpp"
@@ -95,6 +97,8 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
   PhaseTimer timer;
   timer.set_fence([&device] { device.synchronize(); });
   auto backend = find_backend(cfg.attention.backend).create(world, device, cfg);
+  RingTimeline timeline(std::make_unique<HostStepClock>());
+  if (cfg.run.ring_timeline) backend->set_ring_timeline(&timeline);
   std::unique_ptr<LayerStack> model;
   std::unique_ptr<AttentionStep> attention;
   const bool with_backward = !cfg.run.fwd_only;
@@ -109,9 +113,9 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
     watchdog::step_completed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   };
   if (cfg.run.mode == Mode::model)
-    model = std::make_unique<LayerStack>(cfg, device, world, *backend, timer);
+    model = std::make_unique<LayerStack>(cfg, device, world, *backend, timer, &timeline);
   else
-    attention = std::make_unique<AttentionStep>(cfg, device, *backend, timer);
+    attention = std::make_unique<AttentionStep>(cfg, device, *backend, timer, &timeline);
 
   auto check = [&] {
     if (between) between();
@@ -123,13 +127,16 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
   timer.clear();
   world.bytes().reset();
   std::vector<double> mine(size_t(cfg.run.iters));
+  const int recorded = cfg.run.ring_timeline ? cfg.run.iters - 1 : -1;  // the last timed iteration
   for (int i = 0; i < cfg.run.iters; ++i) {
     check();
     world.barrier();
+    if (i == recorded) timeline.start();
     const auto t0 = std::chrono::steady_clock::now();
     step();
     device.synchronize();  // an asynchronous device's step ends when its queue drains
     mine[size_t(i)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (i == recorded) timeline.stop();
   }
   const ByteCounter sent = world.bytes();
 
@@ -141,7 +148,9 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
   m.bytes_sent_inter = sent.inter;
   m.loss = loss;
   m.real_tokens = double(backend->layout().real_tokens(backend->part())) * cfg.sequence.batch;
-  return gather_point(cfg, world, m);
+  PointResult result = gather_point(cfg, world, m);
+  if (cfg.run.ring_timeline) result.ring_timeline = gather_ring_timeline(world, timeline, recorded);
+  return result;
 }
 
 }  // namespace minictx

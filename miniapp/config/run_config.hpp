@@ -104,6 +104,9 @@ struct RunSettings {
   // A rank waiting longer than this in one communication call aborts the job (0 = never;
   // -1 = ten times the slowest step so far, at least 300 s): comm/watchdog.hpp.
   double watchdog_seconds = -1;
+  // Record every rank's ring steps in the last timed iteration (the results file's
+  // ring_timeline). Off by default: the gathered records grow as ranks² · layers.
+  bool ring_timeline = false;
 };
 
 struct MachineConfig {

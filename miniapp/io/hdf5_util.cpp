@@ -320,6 +320,13 @@ void write_int8s(hid_t loc, const std::string& name, const std::vector<int8_t>& 
                  "write dataset '" + name + "'");
 }
 
+void write_int32s(hid_t loc, const std::string& name, const std::vector<int32_t>& values) {
+  Handle dset = create_dataset(loc, name, H5T_STD_I32LE, {values.size()});
+  if (!values.empty())
+    check_status(H5Dwrite(dset.get(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+                 "write dataset '" + name + "'");
+}
+
 void write_strings(hid_t loc, const std::string& name, const std::vector<std::string>& values) {
   Handle type = string_type();
   Handle dset = create_dataset(loc, name, type.get(), {values.size()});
@@ -342,6 +349,13 @@ std::vector<int8_t> read_int8s(hid_t loc, const std::string& name) {
   Handle dset = open_dataset(loc, name);
   std::vector<int8_t> values(static_cast<size_t>(element_count(dset, name, nullptr)));
   read_dataset(dset, name, H5T_NATIVE_INT8, values.data(), values.size());
+  return values;
+}
+
+std::vector<int32_t> read_int32s(hid_t loc, const std::string& name) {
+  Handle dset = open_dataset(loc, name);
+  std::vector<int32_t> values(static_cast<size_t>(element_count(dset, name, nullptr)));
+  read_dataset(dset, name, H5T_NATIVE_INT32, values.data(), values.size());
   return values;
 }
 

@@ -75,9 +75,11 @@ int64_t read_int_attribute(hid_t obj, const std::string& name);
 void write_doubles(hid_t loc, const std::string& name, const std::vector<double>& values,
                    const std::vector<hsize_t>& dims);
 void write_int8s(hid_t loc, const std::string& name, const std::vector<int8_t>& values);
+void write_int32s(hid_t loc, const std::string& name, const std::vector<int32_t>& values);
 void write_strings(hid_t loc, const std::string& name, const std::vector<std::string>& values);
 std::vector<double> read_doubles(hid_t loc, const std::string& name, std::vector<hsize_t>* dims = nullptr);
 std::vector<int8_t> read_int8s(hid_t loc, const std::string& name);
+std::vector<int32_t> read_int32s(hid_t loc, const std::string& name);
 std::vector<std::string> read_strings(hid_t loc, const std::string& name);
 
 }  // namespace minictx::h5

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "core/ring_timeline.hpp"
+
 namespace minictx {
 
 // Where a run came from: written once per file as attributes of /provenance.
@@ -24,6 +26,13 @@ struct VerifyRow {
   bool pass = false;
 };
 
+// Every rank's ring steps in one timed iteration (run.ring_timeline).
+struct RingTimelineResult {
+  int64_t iteration = -1;       // the timed iteration recorded, from 0; -1: none
+  std::string clock;            // what the times were taken on; "" when none
+  std::vector<RingStep> steps;  // rank by rank, each rank's in the order it ran them
+};
+
 // Everything measured at one configuration point: one HDF5 group.
 struct PointResult {
   std::string name;                           // group name, e.g. "point_0000"
@@ -40,7 +49,8 @@ struct PointResult {
   std::string verdict;                                       // VALID | INVALID | UNVERIFIED
   std::string reference;                                     // fp64 | single-device | "" when unverified
   std::vector<VerifyRow> verification;
-  std::string skipped_reason;  // non-empty: the point did not run, and why
+  RingTimelineResult ring_timeline;  // empty unless asked for, and for backends without a ring
+  std::string skipped_reason;        // non-empty: the point did not run, and why
 };
 
 struct ResultsFile {

@@ -57,6 +57,45 @@ std::vector<VerifyRow> read_verification(hid_t point) {
   return rows;
 }
 
+// Files written before the group existed (same format version) read as "not recorded".
+RingTimelineResult read_ring_timeline(hid_t point) {
+  namespace rt = schema::ring_timeline;
+  RingTimelineResult t;
+  const std::vector<std::string> links = h5::link_names(point);
+  if (std::find(links.begin(), links.end(), rt::group) == links.end()) return t;
+  h5::Handle group = h5::open_group(point, rt::group);
+  const hid_t g = group.get();
+  t.iteration = h5::read_int_attribute(g, rt::iteration);
+  t.clock = h5::read_string_attribute(g, rt::clock);
+  const std::vector<int32_t> rank = h5::read_int32s(g, rt::rank), layer = h5::read_int32s(g, rt::layer),
+                             round = h5::read_int32s(g, rt::round), step = h5::read_int32s(g, rt::step),
+                             source = h5::read_int32s(g, rt::source);
+  const std::vector<std::string> pass = h5::read_strings(g, rt::pass);
+  const std::vector<double> compute_start = h5::read_doubles(g, rt::compute_start),
+                            compute_end = h5::read_doubles(g, rt::compute_end),
+                            transfer_posted = h5::read_doubles(g, rt::transfer_posted),
+                            transfer_done = h5::read_doubles(g, rt::transfer_done);
+  const size_t n = rank.size();
+  for (size_t len : {layer.size(), round.size(), step.size(), source.size(), pass.size(),
+                     compute_start.size(), compute_end.size(), transfer_posted.size(), transfer_done.size()})
+    if (len != n) fail("the ring_timeline columns differ in length");
+  t.steps.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    RingStep& s = t.steps[i];
+    if (!parse_walk_pass(pass[i], s.pass)) fail("ring_timeline pass '" + pass[i] + "' is not a pass");
+    s.rank = rank[i];
+    s.layer = layer[i];
+    s.round = round[i];
+    s.step = step[i];
+    s.source = source[i];
+    s.compute_start = compute_start[i];
+    s.compute_end = compute_end[i];
+    s.transfer_posted = transfer_posted[i];
+    s.transfer_done = transfer_done[i];
+  }
+  return t;
+}
+
 // Returns the point and its insertion index.
 std::pair<int64_t, PointResult> read_point(hid_t points, const std::string& name) {
   h5::Handle group = h5::open_group(points, name);
@@ -98,6 +137,7 @@ std::pair<int64_t, PointResult> read_point(hid_t points, const std::string& name
     if (!per_rank->empty() && per_rank->size() != size_t(p.ranks))
       fail("a per-rank dataset does not have ranks values");
   p.verification = read_verification(g);
+  p.ring_timeline = read_ring_timeline(g);
   return {index, std::move(p)};
 }
 

@@ -64,6 +64,24 @@ inline constexpr const char* memory_bound = "memory_bound";
 
 inline std::string projected_metric(const std::string& term) { return "projected_" + term + "_s"; }
 
+// The ring steps of one timed iteration (/points/<name>/ring_timeline): one 1-D dataset
+// per column, one row per step of each rank; outputs/README.md, "Ring timeline".
+namespace ring_timeline {
+inline constexpr const char* group = "ring_timeline";
+inline constexpr const char* iteration = "iteration";  // attribute
+inline constexpr const char* clock = "clock";          // attribute
+inline constexpr const char* rank = "rank";
+inline constexpr const char* layer = "layer";
+inline constexpr const char* pass = "pass";
+inline constexpr const char* round = "round";
+inline constexpr const char* step = "step";
+inline constexpr const char* source = "source";
+inline constexpr const char* compute_start = "compute_start";
+inline constexpr const char* compute_end = "compute_end";
+inline constexpr const char* transfer_posted = "transfer_posted";
+inline constexpr const char* transfer_done = "transfer_done";
+}  // namespace ring_timeline
+
 // A point's labels (/points/<name>/labels), written by app/labels.cpp and read by the
 // report tables and the FOM line. world_size is both a label and a metric.
 namespace label_key {

@@ -104,6 +104,40 @@ void write_verification(hid_t point, const std::vector<VerifyRow>& rows) {
   h5::write_int8s(group.get(), "pass", pass);
 }
 
+void write_ring_timeline(hid_t point, const RingTimelineResult& t) {
+  namespace rt = schema::ring_timeline;
+  h5::Handle group = h5::create_group(point, rt::group);
+  const hid_t g = group.get();
+  h5::write_attribute(g, rt::iteration, t.iteration);
+  h5::write_attribute(g, rt::clock, t.clock);
+  std::vector<int32_t> rank, layer, round, step, source;
+  std::vector<std::string> pass;
+  std::vector<double> compute_start, compute_end, transfer_posted, transfer_done;
+  for (const RingStep& s : t.steps) {
+    rank.push_back(s.rank);
+    layer.push_back(s.layer);
+    pass.emplace_back(to_string(s.pass));
+    round.push_back(s.round);
+    step.push_back(s.step);
+    source.push_back(s.source);
+    compute_start.push_back(s.compute_start);
+    compute_end.push_back(s.compute_end);
+    transfer_posted.push_back(s.transfer_posted);
+    transfer_done.push_back(s.transfer_done);
+  }
+  const std::vector<hsize_t> n{t.steps.size()};
+  h5::write_int32s(g, rt::rank, rank);
+  h5::write_int32s(g, rt::layer, layer);
+  h5::write_strings(g, rt::pass, pass);
+  h5::write_int32s(g, rt::round, round);
+  h5::write_int32s(g, rt::step, step);
+  h5::write_int32s(g, rt::source, source);
+  h5::write_doubles(g, rt::compute_start, compute_start, n);
+  h5::write_doubles(g, rt::compute_end, compute_end, n);
+  h5::write_doubles(g, rt::transfer_posted, transfer_posted, n);
+  h5::write_doubles(g, rt::transfer_done, transfer_done, n);
+}
+
 void write_point(hid_t points, const PointResult& p, int64_t index) {
   h5::Handle group = h5::create_group(points, p.name);
   const hid_t g = group.get();
@@ -134,6 +168,7 @@ void write_point(hid_t points, const PointResult& p, int64_t index) {
   h5::write_doubles(g, "bytes_sent_intra", p.bytes_sent_intra, {p.bytes_sent_intra.size()});
   h5::write_doubles(g, "bytes_sent_inter", p.bytes_sent_inter, {p.bytes_sent_inter.size()});
   write_verification(g, p.verification);
+  write_ring_timeline(g, p.ring_timeline);
 }
 
 void write_contents(hid_t file, const ResultsFile& contents) {

@@ -20,8 +20,8 @@ AttnShape attention_shape(const RunConfig& cfg, const SequenceLayout& layout) {
 }
 
 AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBackend& backend,
-                             PhaseTimer& timer)
-    : dev_(device), backend_(backend), timer_(timer) {
+                             PhaseTimer& timer, RingTimeline* timeline)
+    : dev_(device), backend_(backend), timer_(timer), timeline_(timeline) {
   const SequenceLayout& layout = backend.layout();
   shape_ = attention_shape(cfg, layout);
   const int64_t rows = int64_t(cfg.sequence.batch) * layout.local_len();
@@ -45,10 +45,12 @@ AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBack
 
 void AttentionStep::step(bool with_backward) {
   {
+    if (timeline_) timeline_->set_walk(0, WalkPass::forward);
     auto t = timer_.scope(schema::phase::attention_fwd);
     backend_.forward(shape_, q_, k_, v_, o_, lse_);
   }
   if (!with_backward) return;
+  if (timeline_) timeline_->set_walk(0, WalkPass::backward);
   auto t = timer_.scope(schema::phase::attention_bwd);
   backend_.backward(shape_, q_, k_, v_, o_, lse_, dout_, dq_, dk_, dv_);
 }

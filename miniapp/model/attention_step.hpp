@@ -2,6 +2,7 @@
 #include "backends/backend.hpp"
 #include "config/run_config.hpp"
 #include "core/phase_timer.hpp"
+#include "core/ring_timeline.hpp"
 #include "device/device.hpp"
 
 namespace minictx {
@@ -10,7 +11,9 @@ namespace minictx {
 // (like the USP tables): forward, and backward unless fwd_only.
 class AttentionStep {
  public:
-  AttentionStep(const RunConfig& cfg, Device& device, AttentionBackend& backend, PhaseTimer& timer);
+  // timeline (may be null): told that the forward and backward walks are layer 0's.
+  AttentionStep(const RunConfig& cfg, Device& device, AttentionBackend& backend, PhaseTimer& timer,
+                RingTimeline* timeline = nullptr);
   void step(bool with_backward);
 
   const Tensor& o() const { return o_; }
@@ -23,6 +26,7 @@ class AttentionStep {
   Device& dev_;
   AttentionBackend& backend_;
   PhaseTimer& timer_;
+  RingTimeline* timeline_;
   AttnShape shape_;
   Tensor q_, k_, v_, dout_, o_, lse_, dq_, dk_, dv_;
 };

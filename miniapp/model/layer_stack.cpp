@@ -35,13 +35,14 @@ std::vector<int64_t> weight_shape(const ModelShape& m, Weight w) {
 }  // namespace
 
 LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend,
-                       PhaseTimer& timer)
+                       PhaseTimer& timer, RingTimeline* timeline)
     : cfg_(cfg),
       dev_(device),
       comm_(comm),
       grad_comm_(comm.split(0, comm.rank())),
       backend_(backend),
-      timer_(timer) {
+      timer_(timer),
+      timeline_(timeline) {
   const ModelShape& m = cfg.model;
   const SequenceLayout& layout = backend.layout();
   shape_ = attention_shape(cfg, layout);
@@ -215,6 +216,7 @@ double LayerStack::step(bool with_backward) {
       Activations& s = saved_[size_t(l)];
       s = Activations{};
       s.x = x;
+      label_walks(l, WalkPass::forward);
       forward_layer(l, s, x, Attention::compute);
       // Checkpointing drops what the backward can recompute.
       if (!with_backward)
@@ -241,10 +243,12 @@ double LayerStack::step(bool with_backward) {
     Activations& s = saved_[size_t(l)];
     if (ckpt != Checkpointing::none) {
       auto r = timer_.scope(schema::phase::recompute);
+      label_walks(l, WalkPass::recompute);
       Tensor unused;
       forward_layer(l, s, unused, recompute_attention);
     }
     Tensor dx;
+    label_walks(l, WalkPass::backward);
     backward_layer(l, s, dy, dx);
     s = Activations{};
     dy = dx;

@@ -7,6 +7,7 @@
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 #include "core/phase_timer.hpp"
+#include "core/ring_timeline.hpp"
 #include "core/synthetic_data.hpp"
 #include "device/device.hpp"
 
@@ -21,7 +22,9 @@ namespace minictx {
 // (run.grad_reduce: overlap) or after the whole backward (after_backward).
 class LayerStack {
  public:
-  LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend, PhaseTimer& timer);
+  // timeline (may be null): told which layer and pass each attention call's ring walks serve.
+  LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend, PhaseTimer& timer,
+             RingTimeline* timeline = nullptr);
 
   // One training step: forward, then backward unless fwd_only. Returns the global loss.
   double step(bool with_backward);
@@ -60,6 +63,10 @@ class LayerStack {
   void backward_layer(int l, Activations& acts, const Tensor& dy, Tensor& dx);
   // Starts the sum of layer l's weight gradients over the group.
   SumHandle start_grad_sum(int l);
+  // Names the ring walks of the attention calls that follow for the timeline.
+  void label_walks(int l, WalkPass pass) {
+    if (timeline_) timeline_->set_walk(l, pass);
+  }
 
   const RunConfig& cfg_;
   Device& dev_;
@@ -69,6 +76,7 @@ class LayerStack {
   std::unique_ptr<Comm> grad_comm_;
   AttentionBackend& backend_;
   PhaseTimer& timer_;
+  RingTimeline* timeline_;
   AttnShape shape_;
   std::vector<int64_t> positions_;
   int64_t rows_ = 0;        // B · local length

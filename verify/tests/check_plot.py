@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""outputs/plot.py draws both kinds of figure: USP-style lines from a real 2-rank sweep,
+"""outputs/plot.py draws every kind of figure: USP-style lines from a real 2-rank sweep,
 BurstAttention-style bars from a results file of the four variants in two settings
-(written here with h5py, as the burst backend is not in every build). Each PNG must have
-the expected size and real content (many non-white pixels, several colours).
+(written here with h5py, as the burst backend is not in every build), and the ring timeline
+of one of the sweep's points (recorded with run.ring_timeline). Each PNG must have the
+expected size and real content (many non-white pixels, several colours).
 
   check_plot.py MINICTX MPIEXEC SOURCE_DIR"""
 import os
@@ -50,7 +51,7 @@ with tempfile.TemporaryDirectory() as tmp:
     sweep = os.path.join(tmp, "sweep.h5")
     run = subprocess.run([mpiexec, "-n", "2", minictx, "run", "--set", "run.mode=attention", "--set",
                           "attention.backend=ring", "--set", "attention.ring_type=[basic,zigzag]", "--set",
-                          "sequence.length=[256,512]", "--set", "run.iters=1", "-o", sweep],
+                          "sequence.length=[256,512]", "--set", "run.iters=1", "--set", "run.ring_timeline=true", "-o", sweep],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     lines = os.path.join(tmp, "lines.png")
@@ -64,6 +65,16 @@ with tempfile.TemporaryDirectory() as tmp:
     out = subprocess.run(plot + [burst, sweep, "-o", bars], capture_output=True, text=True)
     assert out.returncode == 0 and "bars of 12 points" in out.stdout, out.stdout + out.stderr
     check_png(bars, 4)
+
+    timeline = os.path.join(tmp, "timeline.png")
+    out = subprocess.run(plot + [sweep, "-o", timeline, "--kind", "timeline", "--point", "point_0001"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "timeline of point_0001 layer 0" in out.stdout, out.stdout + out.stderr
+    check_png(timeline, 4)
+    # Attention mode has layer 0 only: another layer is one error line, not an empty figure.
+    out = subprocess.run(plot + [sweep, "-o", timeline, "--kind", "timeline", "--layer", "1"],
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and "no ring steps of layer 1" in out.stderr, out.stdout + out.stderr
 
     bad = subprocess.run(plot + [os.path.join(tmp, "missing.h5"), "-o", bars], capture_output=True, text=True)
     assert bad.returncode != 0

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 
 #include "core/error.hpp"
@@ -71,6 +72,13 @@ PointResult full_point(const std::string& name) {
   p.verdict = "VALID";
   p.reference = "fp64";
   p.verification = {{"out", 1e-7, 2e-6, 3e-8, 1e-4, true}, {"dq, rank 1", 0.5, 0.2, 0.1, 1e-4, false}};
+  p.ring_timeline.iteration = 2;
+  p.ring_timeline.clock = "host steady_clock";
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  p.ring_timeline.steps = {{0, 0, WalkPass::forward, 0, 0, 0, 0.001, 0.002, 0.0009, 0.0025},
+                           {0, 0, WalkPass::forward, 0, 1, 1, 0.003, 0.004, nan, nan},
+                           {1, 1, WalkPass::recompute, 0, 1, 0, 0.0031, 0.0042, 0.003, 0.0045},
+                           {1, 1, WalkPass::backward, 0, 0, 1, 0.005, 0.006, 0.0049, 0.0062}};
   return p;
 }
 
@@ -130,6 +138,24 @@ void expect_same(const PointResult& a, const PointResult& b) {
     EXPECT_EQ(x.rmse, y.rmse);
     EXPECT_EQ(x.tolerance, y.tolerance);
     EXPECT_EQ(x.pass, y.pass);
+  }
+  EXPECT_EQ(a.ring_timeline.iteration, b.ring_timeline.iteration);
+  EXPECT_EQ(a.ring_timeline.clock, b.ring_timeline.clock);
+  ASSERT_EQ(a.ring_timeline.steps.size(), b.ring_timeline.steps.size());
+  // NaN (a step without a transfer) must read back as NaN, which == cannot compare.
+  const auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+  for (size_t i = 0; i < a.ring_timeline.steps.size(); ++i) {
+    const RingStep& x = a.ring_timeline.steps[i];
+    const RingStep& y = b.ring_timeline.steps[i];
+    EXPECT_EQ(x.rank, y.rank);
+    EXPECT_EQ(x.layer, y.layer);
+    EXPECT_EQ(x.pass, y.pass);
+    EXPECT_EQ(x.round, y.round);
+    EXPECT_EQ(x.step, y.step);
+    EXPECT_EQ(x.source, y.source);
+    EXPECT_TRUE(same(x.compute_start, y.compute_start) && same(x.compute_end, y.compute_end) &&
+                same(x.transfer_posted, y.transfer_posted) && same(x.transfer_done, y.transfer_done))
+        << "ring step " << i;
   }
 }
 
@@ -475,10 +501,18 @@ assert f['points/point_0000/verification/max_rel_err'][:].tolist() == [2e-6, 0.2
 assert f['points/point_0000/verification/rmse'][:].tolist() == [3e-8, 0.1]
 assert f['points/point_0000/verification/tolerance'][:].tolist() == [1e-4, 1e-4]
 assert f['points/point_0000/verification/pass'][:].astype(bool).tolist() == [True, False]
+t = f['points/point_0000/ring_timeline']
+assert t.attrs['iteration'] == 2 and t.attrs['clock'] == 'host steady_clock'
+assert t['rank'][:].tolist() == [0, 0, 1, 1] and t['layer'][:].tolist() == [0, 0, 1, 1]
+assert t['pass'].asstr()[:].tolist() == ['forward', 'forward', 'recompute', 'backward']
+assert t['step'][:].tolist() == [0, 1, 1, 0] and t['source'][:].tolist() == [0, 1, 0, 1]
+assert t['compute_start'][0] == 0.001 and t['transfer_done'][3] == 0.0062
+assert t['transfer_posted'][1] != t['transfer_posted'][1]
 q = f['points/point_0001']
 assert q.attrs['skipped_reason'].startswith('heads (6)')
 assert q['iter_seconds'].shape == (0, 4) and q['peak_memory_bytes'].shape == (0,)
 assert len(q['phase_seconds']) == 0 and q['verification/pass'].shape == (0,)
+assert q['ring_timeline'].attrs['iteration'] == -1 and q['ring_timeline/rank'].shape == (0,)
 )");
   EXPECT_EQ(std::system((python + " " + script + " " + path_).c_str()), 0);
 }

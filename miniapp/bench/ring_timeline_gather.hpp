@@ -1,0 +1,14 @@
+#pragma once
+#include "comm/comm.hpp"
+#include "core/ring_timeline.hpp"
+#include "io/results.hpp"
+
+namespace minictx {
+
+// Every rank's steps of `mine`'s last recording, complete on every rank (bookkeeping
+// gathers: no byte is counted). A gather needs one record count for all ranks, and the
+// records mean one timeline only if every rank ran the same walks, step for step: where
+// they did not, rank 0 says so in one warning line and the result is empty (iteration −1).
+RingTimelineResult gather_ring_timeline(Comm& world, const RingTimeline& mine, int iteration);
+
+}  // namespace minictx

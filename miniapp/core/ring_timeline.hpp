@@ -1,0 +1,71 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/step_clock.hpp"
+
+namespace minictx {
+
+// Which pass of the model a ring walk serves. The walk itself only knows forward or
+// backward; a forward walk run again by checkpointing's recompute is the model's to name.
+enum class WalkPass { forward, backward, recompute };
+const char* to_string(WalkPass pass);
+// The pass named by to_string; false for any other text.
+bool parse_walk_pass(const std::string& text, WalkPass& pass);
+
+// One ring step of one rank: the visit of one source's block (compute) and the inner-ring
+// transfer posted just before it and waited for just after it. Times are seconds after the
+// start of the recorded iteration on this rank's clock; a step that moves nothing (the last
+// of a forward round) has NaN transfer times.
+struct RingStep {
+  int rank = 0;  // world rank that ran the step (filled when the ranks' records are gathered)
+  int layer = 0;
+  WalkPass pass = WalkPass::forward;
+  int round = 0;   // outer-ring round (0 on a plain ring)
+  int step = 0;    // inner-ring step within the round
+  int source = 0;  // world rank whose block was visited
+  double compute_start = 0, compute_end = 0;
+  double transfer_posted = 0, transfer_done = 0;
+};
+
+// Records the ring steps of one iteration, as RingWalk runs them, between start() and
+// stop(); outside them every hook is one branch, so it may stay attached to the walks. The
+// model names the walk (layer, pass) before it calls the attention; the walk adds a step's
+// marks. Nothing here communicates: the records are gathered after the timed loop.
+class RingTimeline {
+ public:
+  explicit RingTimeline(std::unique_ptr<StepClock> clock);
+
+  void start();
+  // Ends the recording and turns its marks into times (after the device has drained).
+  void stop();
+  bool recording() const { return recording_; }
+  const char* clock_name() const { return clock_->name(); }
+
+  void set_walk(int layer, WalkPass pass) {
+    layer_ = layer;
+    pass_ = pass;
+  }
+  // What the walk marks at each step; kNoMark where it did not happen (no transfer).
+  static constexpr StepClock::Mark kNoMark = -1;
+  struct StepMarks {
+    StepClock::Mark transfer_posted = kNoMark, compute_start = kNoMark, compute_end = kNoMark,
+                    transfer_done = kNoMark;
+  };
+  StepClock::Mark mark() { return recording_ ? clock_->mark() : kNoMark; }
+  void add_step(int round, int step, int source, const StepMarks& marks);
+
+  // The steps of the last recording, in the order they ran.
+  const std::vector<RingStep>& steps() const { return steps_; }
+
+ private:
+  std::unique_ptr<StepClock> clock_;
+  bool recording_ = false;
+  int layer_ = 0;
+  WalkPass pass_ = WalkPass::forward;
+  std::vector<RingStep> steps_;
+  std::vector<StepMarks> marks_;  // steps_[i]'s marks until stop() resolves them
+};
+
+}  // namespace minictx

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""run.ring_timeline end to end: a 4-rank sweep of ring (zigzag), double_ring and burst
+(windows of 2: two emulated nodes) in model mode with full checkpointing, so every layer has
+a forward, a recompute and a backward walk; then local on one rank. Per point, with h5py:
+every rank has one record per ring step of every walk (C = context ranks), each source rank
+once per walk and each (round, step) of the two-level ring once; every interval starts before
+it ends, a step's transfer is posted before its compute and done after it, a rank's compute
+intervals do not overlap, all lie within the recorded (last) iteration; transfers are absent
+exactly where the walk moves nothing. local records an empty group; off records iteration -1.
+
+  check_ring_timeline.py MINICTX MPIEXEC"""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+
+import h5py
+
+minictx, mpiexec = sys.argv[1], sys.argv[2]
+LAYERS, ITERS = 2, 2
+
+
+def run(ranks, out, *sets):
+    args = [mpiexec, "-n", str(ranks), minictx, "run", "-o", out, "--set", "run.iters=%d" % ITERS,
+            "--set", "run.warmup=0", "--set", "model.layers=%d" % LAYERS, "--set", "sequence.length=512"]
+    for s in sets:
+        args += ["--set", s]
+    done = subprocess.run(args, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ring timeline not written" not in done.stderr, done.stderr
+
+
+def check_ring_point(name, p):
+    labels = p["labels"].attrs
+    t = p["ring_timeline"]
+    assert t.attrs["iteration"] == p.attrs["iters"] - 1, (name, t.attrs["iteration"])
+    assert t.attrs["clock"] == "host steady_clock"
+    ranks, context, window = int(p.attrs["ranks"]), int(labels["context_size"]), int(labels["window_size"])
+    assert context == ranks == 4, dict(labels)
+    assert window == (4 if labels["backend"] == "ring" else 2), dict(labels)  # a node of 2 for the others
+    windows = context // window
+    col = {k: t[k].asstr()[:] if k == "pass" else t[k][:] for k in t}
+    n = len(col["rank"])
+    assert n == ranks * LAYERS * 3 * context, (name, n)
+    last_iter = p["iter_seconds"][-1, :]
+    walks = defaultdict(list)
+    for i in range(n):
+        walks[(int(col["rank"][i]), int(col["layer"][i]), col["pass"][i])].append(i)
+    assert len(walks) == ranks * LAYERS * 3, sorted(walks)
+    for (rank, layer, pass_), rows in walks.items():
+        where = f"{name} rank {rank} layer {layer} {pass_}"
+        assert len(rows) == context, where
+        assert sorted(col["source"][rows]) == list(range(context)), (where, col["source"][rows])
+        assert sorted(zip(col["round"][rows], col["step"][rows])) == \
+            [(o, s) for o in range(windows) for s in range(window)], where
+        for i in rows:
+            cs, ce = col["compute_start"][i], col["compute_end"][i]
+            tp, td = col["transfer_posted"][i], col["transfer_done"][i]
+            assert 0 <= cs <= ce <= last_iter[rank], (where, cs, ce, last_iter[rank])
+            moves = window > 1 if pass_ == "backward" else col["step"][i] < window - 1
+            if moves:
+                assert tp <= cs and ce <= td <= last_iter[rank], (where, i, tp, cs, ce, td)
+            else:
+                assert math.isnan(tp) and math.isnan(td), (where, i, tp, td)
+    for rank in range(ranks):
+        mine = sorted((col["compute_start"][i], col["compute_end"][i]) for i in range(n) if col["rank"][i] == rank)
+        for (_, end), (start, _) in zip(mine, mine[1:]):
+            assert end <= start, f"{name} rank {rank}: compute intervals overlap"
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    ring = os.path.join(tmp, "ring.h5")
+    run(4, ring, "attention.backend=[ring,double_ring,burst]", "attention.ring_type=zigzag",
+        "topology.ranks_per_node=2", "run.checkpointing=full", "run.ring_timeline=true")
+    with h5py.File(ring, "r") as f:
+        points = f["points"]
+        assert [points[k]["labels"].attrs["backend"] for k in sorted(points)] == ["ring", "double_ring", "burst"]
+        for k in sorted(points):
+            check_ring_point(k, points[k])
+
+    local = os.path.join(tmp, "local.h5")
+    run(1, local, "attention.backend=local", "run.ring_timeline=[true,false]")
+    with h5py.File(local, "r") as f:
+        on, off = f["points/point_0000/ring_timeline"], f["points/point_0001/ring_timeline"]
+        assert on.attrs["iteration"] == ITERS - 1 and len(on["rank"]) == 0 and len(on["compute_start"]) == 0
+        assert off.attrs["iteration"] == -1 and len(off["rank"]) == 0
+print("ring timeline ok")
