@@ -23,6 +23,21 @@ set_property(TEST error_bench_cuda_no_gpu APPEND PROPERTY LABELS nogpu)
 add_test(NAME bench_cuda COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_bench_cuda.py
                                  $<TARGET_FILE:minictx> ${PROJECT_SOURCE_DIR}/ci/compare-attention-gpu.py)
 set_tests_properties(bench_cuda PROPERTIES PASS_REGULAR_EXPRESSION "bench cuda ok" LABELS gpu TIMEOUT 120)
+# The flash kernels hold tensor-core MMAs (PTX here, SASS too where cuobjdump is): a
+# regression to SIMT fails CI without a GPU. It also prints registers and spills per kernel.
+set(_kernels ${PROJECT_SOURCE_DIR}/miniapp/device/cuda)
+set(_archs "")
+foreach(_arch ${CMAKE_CUDA_ARCHITECTURES})
+  string(REGEX REPLACE "-.*" "" _arch ${_arch})
+  list(APPEND _archs --arch ${_arch})
+endforeach()
+add_test(NAME flash_kernels_use_tensor_cores
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_tensor_cores.py --nvcc ${CMAKE_CUDA_COMPILER}
+                 --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd.cu
+                 --flash ${_kernels}/flash_bwd.cu --simt ${_kernels}/attention_kernels.cu
+                 --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
+set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES LABELS nogpu TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "tensor cores ok")
 add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
 set_tests_properties(cuda_listed PROPERTIES LABELS nogpu TIMEOUT 60
                      PASS_REGULAR_EXPRESSION "devices:\n  kokkos +[^\n]*\n  cuda +attention: flash-mma[^\n]*\ncomms:\n  mpi\n  nccl\n")

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The flash attention kernels run on tensor cores; a regression to SIMT fails here, on a
+machine without a GPU (issue 12). Each source is compiled as the build compiles it, for
+each of the build's architectures, keeping the PTX: every flash kernel must hold the
+m16n8k16 MMA fed by ldmatrix, and the SIMT kernels none (so the check can tell the two
+apart). Where cuobjdump is installed (a full CUDA toolkit) the SASS must also hold HMMA.
+Registers and spills per kernel, from ptxas -v, are printed for the README.
+
+  check_tensor_cores.py --nvcc NVCC --include DIR --arch 80 --arch 90 \
+      --flash flash_fwd.cu --flash flash_bwd.cu --simt attention_kernels.cu --work DIR
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def compile_kept(args, source, arch):
+    """Compiles `source` for sm_`arch` keeping the PTX; returns (ptx text, cubin path, ptxas log)."""
+    stem = os.path.splitext(os.path.basename(source))[0]
+    keep = os.path.join(args.work, f"{stem}.sm_{arch}")
+    os.makedirs(keep, exist_ok=True)
+    cubin = os.path.join(keep, f"{stem}.cubin")
+    cmd = [args.nvcc, "-O3", "-DNDEBUG", "-std=c++17", f"-arch=sm_{arch}", "-cubin", "-Xptxas", "-v",
+           "--keep", "--keep-dir", keep, "-o", cubin, source]
+    for inc in args.include:
+        cmd += ["-I", inc]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"check_tensor_cores: nvcc failed on {source} for sm_{arch}:\n{run.stderr}")
+    with open(os.path.join(keep, f"{stem}.ptx")) as f:
+        return f.read(), cubin, run.stderr
+
+
+def ptx_entries(ptx):
+    """{entry name: its body} of a PTX module."""
+    parts = re.split(r"^(?:\.visible\s+)?\.entry\s+", ptx, flags=re.M)[1:]
+    return {p.split("(", 1)[0].strip(): p for p in parts}
+
+
+def sass_functions(cubin):
+    """{function name: its SASS}, or None without cuobjdump."""
+    tool = shutil.which("cuobjdump") or os.path.join(os.path.dirname(os.path.abspath(args.nvcc)), "cuobjdump")
+    if not os.access(tool, os.X_OK):
+        return None
+    out = subprocess.run([tool, "--dump-sass", cubin], capture_output=True, text=True, check=True).stdout
+    parts = re.split(r"^\s*Function : ", out, flags=re.M)[1:]
+    return {p.split("\n", 1)[0].strip(): p for p in parts}
+
+
+def short(name):
+    """flash_bwd_kernel<128, 8, 32, true> from the mangled name, for the printed table."""
+    m = re.search(r"_cu_[0-9a-f]{8}\d+([a-z]\w*?_kernel)(?:I(.*?E)E)?", name)
+    if not m:
+        return name
+    targs = re.findall(r"Li(\d+)E|Lb([01])E", m.group(2) or "")
+    if not targs:
+        return m.group(1)
+    return m.group(1) + "<" + ", ".join(a or ("true" if b == "1" else "false") for a, b in targs) + ">"
+
+
+def resources(log):
+    """{entry name: (registers, spill store bytes)} from ptxas -v."""
+    found = {}
+    current = None
+    for line in log.splitlines():
+        m = re.search(r"Compiling entry function '([^']+)'", line)
+        if m:
+            current = m.group(1)
+            found[current] = [0, 0]
+        m = re.search(r"(\d+) bytes spill stores", line)
+        if m and current:
+            found[current][1] = int(m.group(1))
+        m = re.search(r"Used (\d+) registers", line)
+        if m and current:
+            found[current][0] = int(m.group(1))
+    return found
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--nvcc", required=True)
+parser.add_argument("--include", action="append", default=[])
+parser.add_argument("--arch", action="append", required=True)
+parser.add_argument("--flash", action="append", required=True)
+parser.add_argument("--simt", action="append", required=True)
+parser.add_argument("--work", required=True)
+args = parser.parse_args()
+
+failures = []
+sass_checked = False
+print("| kernel | arch | registers | spill stores (bytes) |")
+print("|---|---|---:|---:|")
+for arch in args.arch:
+    for source, tensor_cores in [(s, True) for s in args.flash] + [(s, False) for s in args.simt]:
+        ptx, cubin, log = compile_kept(args, source, arch)
+        entries = ptx_entries(ptx)
+        if not entries:
+            failures.append(f"{source} sm_{arch}: no kernel in the PTX")
+        for name, body in entries.items():
+            has_mma = "mma.sync.aligned.m16n8k16" in body
+            if tensor_cores and not (has_mma and "ldmatrix.sync.aligned" in body):
+                failures.append(f"{short(name)} sm_{arch}: no m16n8k16 MMA fed by ldmatrix in its PTX")
+            if not tensor_cores and has_mma:
+                failures.append(f"{short(name)} sm_{arch}: a SIMT kernel holds MMA (the check cannot tell)")
+        sass = sass_functions(cubin)
+        if sass is not None:
+            sass_checked = True
+            for name, body in sass.items():
+                if tensor_cores != ("HMMA" in body):
+                    failures.append(f"{short(name)} sm_{arch}: HMMA {'missing from' if tensor_cores else 'in'} its SASS")
+        for name, (regs, spill) in resources(log).items():
+            print(f"| {short(name)} | sm_{arch} | {regs} | {spill} |")
+
+print("SASS:", "checked with cuobjdump" if sass_checked else "not checked (no cuobjdump here); PTX checked")
+if failures:
+    sys.exit("check_tensor_cores: " + "; ".join(failures))
+print("tensor cores ok")
