@@ -12,7 +12,6 @@
 #include "bench/ring_timeline_gather.hpp"
 #include "comm/watchdog.hpp"
 #include "core/error.hpp"
-#include "core/host_step_clock.hpp"
 #include "core/phase_timer.hpp"
 #include "core/saturating.hpp"
 #include "model/attention_step.hpp"
@@ -97,7 +96,7 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
   PhaseTimer timer;
   timer.set_fence([&device] { device.synchronize(); });
   auto backend = find_backend(cfg.attention.backend).create(world, device, cfg);
-  RingTimeline timeline(std::make_unique<HostStepClock>());
+  RingTimeline timeline(device.step_clock());
   if (cfg.run.ring_timeline) backend->set_ring_timeline(&timeline);
   std::unique_ptr<LayerStack> model;
   std::unique_ptr<AttentionStep> attention;

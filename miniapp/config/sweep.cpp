@@ -63,12 +63,6 @@ void check_point(const RunConfig& c,
   if (c.run.comm == CommKind::nccl && c.run.device != DeviceKind::cuda)
     input_error(at({"run.comm", "run.device"}) +
                 ": run.comm nccl needs run.device cuda (NCCL moves device memory)");
-  // The cuda device's calls return once the work is queued, so host clock reads would time
-  // the queueing; its clock (CUDA events, core/step_clock.hpp) is not written yet.
-  if (c.run.ring_timeline && c.run.device == DeviceKind::cuda)
-    input_error(at({"run.ring_timeline", "run.device"}) +
-                ": run.ring_timeline times ring steps on the host clock, which run.device cuda does "
-                "not stop at the end of a kernel; it needs run.device kokkos for now");
   // The cuda device picks its kernels' tiles per head dim (device_config in the results):
   // host tile sizes would be silently ignored there.
   const AttentionConfig host_tiles;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/run_config.hpp"
+#include "core/host_step_clock.hpp"
 #include "core/tensor.hpp"
 
 namespace minictx {
@@ -74,6 +75,10 @@ class Device {
   virtual void set_precision(DType) {}
   // Returns when every operation issued so far has finished (asynchronous devices).
   virtual void synchronize() {}
+  // A clock for timestamps inside a step (the ring timeline): the host's steady clock,
+  // right where a kernel has finished when its call returns; an asynchronous device
+  // times its queue instead.
+  virtual std::unique_ptr<StepClock> step_clock() { return std::make_unique<HostStepClock>(); }
 
   virtual void upload(Tensor& dst, const float* host) = 0;
   virtual void download(const Tensor& src, float* host) = 0;

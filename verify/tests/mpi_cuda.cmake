@@ -38,6 +38,12 @@ add_test(NAME flash_kernels_use_tensor_cores
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
 set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES LABELS nogpu TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "tensor cores ok")
+# The ring timeline on the CUDA event clock: 4 ranks sharing the GPU (comm mpi, staged).
+add_test(NAME ring_timeline_cuda
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_ring_timeline.py $<TARGET_FILE:minictx>
+                 ${MPIEXEC_BIN} run.device=cuda run.dtype=bf16)
+set_tests_properties(ring_timeline_cuda PROPERTIES PASS_REGULAR_EXPRESSION "ring timeline ok" LABELS gpu
+                     TIMEOUT 300)
 add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
 set_tests_properties(cuda_listed PROPERTIES LABELS nogpu TIMEOUT 60
                      PASS_REGULAR_EXPRESSION "devices:\n  kokkos +[^\n]*\n  cuda +attention: flash-mma[^\n]*\ncomms:\n  mpi\n  nccl\n")

@@ -6,5 +6,3 @@ add_test(NAME ring_timeline_records
                  ${MPIEXEC_BIN})
 set_tests_properties(ring_timeline_records PROPERTIES PASS_REGULAR_EXPRESSION "ring timeline ok"
                      LABELS "mpi;timeline" PROCESSORS 2 TIMEOUT 300)
-minictx_error_test(ring_timeline_refused_on_cuda 1 "run.ring_timeline times ring steps on the host clock"
-                   run --dry-run --set run.ring_timeline=true --set run.device=cuda)

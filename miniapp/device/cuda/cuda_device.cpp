@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "device/cuda/attention_kernels.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/cuda_step_clock.hpp"
 #include "device/cuda/elementwise_kernels.hpp"
 #include "device/cuda/flash_attention.hpp"
 
@@ -161,6 +162,8 @@ void CudaDevice::set_precision(DType dtype) {
 }
 
 void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+std::unique_ptr<StepClock> CudaDevice::step_clock() { return std::make_unique<CudaStepClock>(stream_); }
 
 const int64_t* CudaDevice::positions(int slot, const int64_t* host, int64_t n) {
   if (n > position_capacity_[slot]) {

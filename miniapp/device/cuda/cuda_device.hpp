@@ -31,6 +31,8 @@ class CudaDevice final : public Device {
   bool capacity_shared_by_node() const override { return false; }  // one GPU per rank
   void set_precision(DType dtype) override;
   void synchronize() override;
+  // CUDA events on the compute stream (device/cuda/cuda_step_clock.hpp).
+  std::unique_ptr<StepClock> step_clock() override;
 
   void upload(Tensor& dst, const float* host) override;
   void download(const Tensor& src, float* host) override;
