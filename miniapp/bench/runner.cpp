@@ -93,8 +93,7 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
                       const std::function<void()>& between) {
   validate_backend(cfg, world.group_topology());
   device.memory().reset_peak();
-  PhaseTimer timer;
-  timer.set_fence([&device] { device.synchronize(); });
+  PhaseTimer timer(device.step_clock());
   auto backend = find_backend(cfg.attention.backend).create(world, device, cfg);
   RingTimeline timeline(device.step_clock());
   if (cfg.run.ring_timeline) backend->set_ring_timeline(&timeline);
@@ -135,6 +134,7 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
     step();
     device.synchronize();  // an asynchronous device's step ends when its queue drains
     mine[size_t(i)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    timer.settle();
     if (i == recorded) timeline.stop();
   }
   const ByteCounter sent = world.bytes();

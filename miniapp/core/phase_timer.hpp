@@ -1,45 +1,65 @@
 #pragma once
-#include <chrono>
-#include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "core/host_step_clock.hpp"
+#include "core/step_clock.hpp"
 
 namespace minictx {
 
-// Wall time accumulated per named phase (forward, attention_fwd, grad_allreduce, ...).
-// Phases may nest; each accumulates its own inclusive time.
+// Time accumulated per named phase (forward, attention_fwd, grad_allreduce, ...). Phases
+// may nest; each accumulates its own inclusive time. A scope's ends are marks of a
+// StepClock: the host's steady clock, or the device's (CUDA events on its queue), so an
+// asynchronous device is timed without draining its queue at every phase boundary. The
+// marks become seconds in settle(), after the step.
 class PhaseTimer {
  public:
   class Scope {
    public:
-    Scope(PhaseTimer& t, const char* phase) : timer_(t), phase_(phase), start_((t.fence(), clock::now())) {}
-    ~Scope() {
-      timer_.fence();
-      timer_.seconds_[phase_] += std::chrono::duration<double>(clock::now() - start_).count();
-    }
+    Scope(PhaseTimer& t, const char* phase) : timer_(t), phase_(phase), begin_(t.clock_->mark()) {}
+    ~Scope() { timer_.pending_.push_back({phase_, begin_, timer_.clock_->mark()}); }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
 
    private:
     PhaseTimer& timer_;
     const char* phase_;
-    std::chrono::steady_clock::time_point start_;
+    StepClock::Mark begin_;
   };
-  using clock = std::chrono::steady_clock;
+
+  explicit PhaseTimer(std::unique_ptr<StepClock> clock = std::make_unique<HostStepClock>())
+      : clock_(std::move(clock)) {
+    clock_->start();
+  }
 
   Scope scope(const char* phase) { return Scope(*this, phase); }
-  const std::map<std::string, double>& seconds() const { return seconds_; }
-  void clear() { seconds_.clear(); }
-  // Called at every phase boundary: an asynchronous device drains its queue there, so
-  // a phase's time is its work's, not the time to queue it.
-  void set_fence(std::function<void()> fence) { fence_ = std::move(fence); }
+  // Adds the scopes closed since the last settle to their phases (a device clock waits for
+  // its queue here). Call it after a step, outside every scope.
+  void settle() {
+    const std::vector<double> at = clock_->seconds();
+    for (const Closed& c : pending_) seconds_[c.phase] += at[size_t(c.end)] - at[size_t(c.begin)];
+    pending_.clear();
+    clock_->start();
+  }
+  const std::map<std::string, double>& seconds() {
+    settle();
+    return seconds_;
+  }
+  void clear() {
+    settle();
+    seconds_.clear();
+  }
 
  private:
-  void fence() {
-    if (fence_) fence_();
-  }
+  struct Closed {
+    const char* phase;
+    StepClock::Mark begin, end;
+  };
+  std::unique_ptr<StepClock> clock_;
+  std::vector<Closed> pending_;
   std::map<std::string, double> seconds_;
-  std::function<void()> fence_;
 };
 
 }  // namespace minictx
