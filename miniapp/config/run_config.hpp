@@ -2,6 +2,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/enum_names.hpp"
+
 namespace minictx {
 
 enum class Mode { attention, model };
@@ -38,17 +40,6 @@ constexpr int enum_size(BwdComm) { return 2; }
 constexpr int enum_size(DeviceKind) { return 2; }
 constexpr int enum_size(CommKind) { return 2; }
 constexpr int enum_size(Reference) { return 2; }
-
-// The value spelled `text` as to_string spells it; false (out untouched) if none is.
-template <class E>
-bool parse_enum(const std::string& text, E& out) {
-  for (int i = 0; i < enum_size(E{}); ++i)
-    if (text == to_string(E(i))) {
-      out = E(i);
-      return true;
-    }
-  return false;
-}
 
 // Shape of the decoder layer stack (Llama style, GQA).
 struct ModelShape {

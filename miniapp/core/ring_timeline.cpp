@@ -19,15 +19,6 @@ const char* to_string(WalkPass pass) {
   return "?";
 }
 
-bool parse_walk_pass(const std::string& text, WalkPass& pass) {
-  for (WalkPass p : {WalkPass::forward, WalkPass::backward, WalkPass::recompute})
-    if (text == to_string(p)) {
-      pass = p;
-      return true;
-    }
-  return false;
-}
-
 RingTimeline::RingTimeline(std::unique_ptr<StepClock> clock) : clock_(std::move(clock)) {
   require(clock_ != nullptr, "ring timeline: no clock");
 }

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/enum_names.hpp"
 #include "core/step_clock.hpp"
 
 namespace minictx {
@@ -11,8 +12,7 @@ namespace minictx {
 // backward; a forward walk run again by checkpointing's recompute is the model's to name.
 enum class WalkPass { forward, backward, recompute };
 const char* to_string(WalkPass pass);
-// The pass named by to_string; false for any other text.
-bool parse_walk_pass(const std::string& text, WalkPass& pass);
+constexpr int enum_size(WalkPass) { return 3; }  // for parse_enum (core/enum_names.hpp)
 
 // One ring step of one rank: the visit of one source's block (compute) and the inner-ring
 // transfer posted just before it and waited for just after it. Times are seconds after the

@@ -82,7 +82,7 @@ RingTimelineResult read_ring_timeline(hid_t point) {
   t.steps.resize(n);
   for (size_t i = 0; i < n; ++i) {
     RingStep& s = t.steps[i];
-    if (!parse_walk_pass(pass[i], s.pass)) fail("ring_timeline pass '" + pass[i] + "' is not a pass");
+    if (!parse_enum(pass[i], s.pass)) fail("ring_timeline pass '" + pass[i] + "' is not a pass");
     s.rank = rank[i];
     s.layer = layer[i];
     s.round = round[i];

@@ -40,9 +40,9 @@ def ptx_entries(ptx):
     return {p.split("(", 1)[0].strip(): p for p in parts}
 
 
-def sass_functions(cubin):
-    """{function name: its SASS}, or None without cuobjdump."""
-    tool = shutil.which("cuobjdump") or os.path.join(os.path.dirname(os.path.abspath(args.nvcc)), "cuobjdump")
+def sass_functions(nvcc, cubin):
+    """{function name: its SASS}, or None without cuobjdump (on the PATH or beside nvcc)."""
+    tool = shutil.which("cuobjdump") or os.path.join(os.path.dirname(os.path.abspath(nvcc)), "cuobjdump")
     if not os.access(tool, os.X_OK):
         return None
     out = subprocess.run([tool, "--dump-sass", cubin], capture_output=True, text=True, check=True).stdout
@@ -104,7 +104,7 @@ for arch in args.arch:
                 failures.append(f"{short(name)} sm_{arch}: no m16n8k16 MMA fed by ldmatrix in its PTX")
             if not tensor_cores and has_mma:
                 failures.append(f"{short(name)} sm_{arch}: a SIMT kernel holds MMA (the check cannot tell)")
-        sass = sass_functions(cubin)
+        sass = sass_functions(args.nvcc, cubin)
         if sass is not None:
             sass_checked = True
             for name, body in sass.items():

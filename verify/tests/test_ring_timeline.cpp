@@ -1,12 +1,15 @@
-// The ring timeline recorder: records only between start() and stop(), labels each step
-// with the walk the model named, and resolves the clock's marks (NaN where none was taken).
+// The users of a StepClock: the ring timeline recorder (records only between start() and
+// stop(), labels each step with the walk the model named, resolves the clock's marks, NaN
+// where none was taken) and the PhaseTimer (nested scopes, settled after each step).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
 
+#include "core/phase_timer.hpp"
 #include "core/ring_timeline.hpp"
 
+using minictx::PhaseTimer;
 using minictx::RingTimeline;
 using minictx::StepClock;
 using minictx::WalkPass;
@@ -84,9 +87,28 @@ TEST(RingTimeline, RecordsOnlyWhileStarted) {
 TEST(RingTimeline, PassNamesRoundTrip) {
   for (WalkPass p : {WalkPass::forward, WalkPass::backward, WalkPass::recompute}) {
     WalkPass back = WalkPass::forward;
-    ASSERT_TRUE(minictx::parse_walk_pass(minictx::to_string(p), back));
+    ASSERT_TRUE(minictx::parse_enum(minictx::to_string(p), back));
     EXPECT_EQ(back, p);
   }
   WalkPass unused = WalkPass::forward;
-  EXPECT_FALSE(minictx::parse_walk_pass("sideways", unused));
+  EXPECT_FALSE(minictx::parse_enum("sideways", unused));
+}
+
+// Mark i at i + 1 seconds: a scope's time is its number of marks in between, plus one.
+TEST(PhaseTimer, NestedScopesAccumulateAcrossSettles) {
+  int starts = 0;
+  PhaseTimer timer(std::make_unique<CountingClock>(&starts));
+  EXPECT_EQ(starts, 1);
+  for (int step = 0; step < 2; ++step) {
+    {
+      auto outer = timer.scope("forward");        // mark 0
+      { auto inner = timer.scope("attention"); }  // marks 1, 2
+    }                                             // mark 3
+    timer.settle();                               // the clock starts again from mark 0
+  }
+  EXPECT_EQ(starts, 3);
+  EXPECT_EQ(timer.seconds().at("forward"), 2 * 3.0);
+  EXPECT_EQ(timer.seconds().at("attention"), 2 * 1.0);
+  timer.clear();
+  EXPECT_TRUE(timer.seconds().empty());
 }
