@@ -4,6 +4,7 @@
 //   backward  4·4·B·L·Hkv·D·(P−1)     all-gather K and V again, reduce-scatter dK and dV
 //   step      24·B·L·Hkv·D·(P−1)
 // (reduce-scatter counted as the bandwidth-optimal ring sends it: (P−1)/P of the buffer).
+// In bf16/fp16 everything moves, and is summed, in 16 bits: half of the above.
 #include "backends/allgather/allgather_backend.hpp"
 
 #include "backends/buffer_estimate.hpp"
@@ -53,22 +54,40 @@ class AllGatherBackend final : public AttentionBackend {
     return {&t, 0, int64_t(all_positions_.size()), all_positions_.data()};
   }
 
-  // [B·L, w] shards → [B·P·L, w]. Per batch the gathered rows are the ranks' shards in
-  // rank order, which is exactly what one all-gather of that batch's rows produces.
+  // [B·L, w] shards → [B·P·L, w] in the run's dtype. Per batch the gathered rows are the
+  // ranks' shards in rank order, which is exactly what one all-gather of that batch's
+  // rows produces.
   Tensor gather(const Tensor& x, int batch) {
-    const int64_t per_batch = x.numel() / batch, width = x.numel() / (batch * layout_.local_len());
-    Tensor out = dev_.alloc({int64_t(world_.size()) * x.dim(0), width});
+    const Tensor mine = in_wire_type(x);
+    const int64_t e = element_bytes(mine.dtype()), per_batch = x.numel() / batch,
+                  width = x.numel() / (batch * layout_.local_len());
+    Tensor out = dev_.alloc({int64_t(world_.size()) * x.dim(0), width}, mine.dtype());
     for (int b = 0; b < batch; ++b)
-      world_.all_gather(x.data() + b * per_batch, out.data() + b * world_.size() * per_batch, per_batch);
+      world_.all_gather(byte_at(mine, b * per_batch), byte_at(out, b * world_.size() * per_batch),
+                        per_batch * e);
     return out;
   }
 
-  // The inverse of gather, summing over the ranks; overwrites `out`.
+  // The inverse of gather, summing over the ranks in the run's dtype; overwrites `out`.
   void scatter_sum(const Tensor& full, int batch, Tensor& out) {
+    const Tensor all = in_wire_type(full);
+    Tensor mine = all.dtype() == out.dtype() ? out : dev_.alloc(out.shape(), all.dtype());
     const int64_t per_batch = out.numel() / batch;
     for (int b = 0; b < batch; ++b)
-      world_.reduce_scatter_sum(full.data() + b * world_.size() * per_batch, out.data() + b * per_batch,
-                                per_batch);
+      world_.reduce_scatter_sum(byte_at(all, b * world_.size() * per_batch), byte_at(mine, b * per_batch),
+                                per_batch, all.dtype());
+    if (mine.raw() != out.raw()) dev_.copy(out, mine);
+  }
+
+  // x, or a copy of it in the run's dtype when that is 16-bit.
+  Tensor in_wire_type(const Tensor& x) {
+    if (x.dtype() == dev_.precision()) return x;
+    Tensor wire = dev_.alloc(x.shape(), dev_.precision());
+    dev_.copy(wire, x);
+    return wire;
+  }
+  static void* byte_at(const Tensor& t, int64_t element) {
+    return static_cast<char*>(t.raw()) + element * element_bytes(t.dtype());
   }
 
   Comm& world_;

@@ -17,6 +17,8 @@
 // the Q side is the bigger one and kv is cheaper.
 // The query-prefix forward (selective_half's recompute) is the forward with L = the
 // first n rows under a causal mask (L/2: half the forward's bytes), L itself without one.
+// In bf16/fp16 every element above takes 2 bytes, save the q backward's LSE and D (the
+// 2·B·L·H): those stay fp32.
 
 #include "backends/ring/ring_engine.hpp"
 
@@ -90,7 +92,8 @@ void RingEngine::forward_rows(const AttnShape& s, const Tensor& q, const Tensor&
   const int r = walk_.rank();
   const int64_t q_rows = matrix_rows(q) / s.batch, k_rows = matrix_rows(k) / s.batch;
   dev_.attn_init(o, lse);
-  walk_.forward(dev_, {&k, &v}, [&](int j, PackedTensors& kv) {
+  const DType wire = dev_.precision();
+  walk_.forward(dev_, {{&k, wire}, {&v, wire}}, [&](int j, PackedTensors& kv) {
     const ActiveRows a = active_rows(layout_.kind(), s.causal, r, j, q_rows, k_rows);
     if (!a.empty())
       dev_.attn_fwd(s,
@@ -107,31 +110,35 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
   require_share(s, k, layout_);
   Tensor delta = dev_.alloc(lse.shape());
   dev_.attn_bwd_delta(s, o, dout, delta);
+  const DType wire = dev_.precision();
   if (traffic_ == BackwardTraffic::kv) {
     dev_.fill(dq, 0.0f);
-    walk_.backward(dev_, {&k, &v}, {&dk, &dv}, [&](int j, PackedTensors& kv, PackedTensors& grads) {
-      const ActiveRows a =
-          active_rows(layout_.kind(), s.causal, r, j, layout_.outer_len(), layout_.outer_len());
-      if (a.empty()) return false;
-      const std::vector<int64_t>& theirs = positions_[size_t(j)];
-      dev_.attn_bwd(s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k),
-                        block_rows(kv[1], theirs, a.k), &dout, &lse, &delta, &dq, &grads[0], &grads[1]});
-      return true;
-    });
+    walk_.backward(
+        dev_, {{&k, wire}, {&v, wire}}, {&dk, &dv}, wire,
+        [&](int j, PackedTensors& kv, PackedTensors& grads) {
+          const ActiveRows a =
+              active_rows(layout_.kind(), s.causal, r, j, layout_.outer_len(), layout_.outer_len());
+          if (a.empty()) return false;
+          const std::vector<int64_t>& theirs = positions_[size_t(j)];
+          dev_.attn_bwd(s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k),
+                            block_rows(kv[1], theirs, a.k), &dout, &lse, &delta, &dq, &grads[0], &grads[1]});
+          return true;
+        });
     return;
   }
   // The Q side of source j meets this rank's K, V: its dQ travels, dK and dV stay here.
   dev_.fill(dk, 0.0f);
   dev_.fill(dv, 0.0f);
-  walk_.backward(
-      dev_, {&q, &dout, &lse, &delta}, {&dq}, [&](int j, PackedTensors& side, PackedTensors& grads) {
-        const ActiveRows a =
-            active_rows(layout_.kind(), s.causal, j, r, layout_.outer_len(), layout_.outer_len());
-        if (a.empty()) return false;
-        dev_.attn_bwd(s, {block_rows(side[0], positions_[size_t(j)], a.q), block_rows(k, mine, a.k),
-                          block_rows(v, mine, a.k), &side[1], &side[2], &side[3], &grads[0], &dk, &dv});
-        return true;
-      });
+  walk_.backward(dev_, {{&q, wire}, {&dout, wire}, {&lse, DType::f32}, {&delta, DType::f32}}, {&dq}, wire,
+                 [&](int j, PackedTensors& side, PackedTensors& grads) {
+                   const ActiveRows a =
+                       active_rows(layout_.kind(), s.causal, j, r, layout_.outer_len(), layout_.outer_len());
+                   if (a.empty()) return false;
+                   dev_.attn_bwd(
+                       s, {block_rows(side[0], positions_[size_t(j)], a.q), block_rows(k, mine, a.k),
+                           block_rows(v, mine, a.k), &side[1], &side[2], &side[3], &grads[0], &dk, &dv});
+                   return true;
+                 });
 }
 
 }  // namespace minictx

@@ -7,26 +7,30 @@
 
 namespace minictx {
 
-PackedTensors::PackedTensors(Device& dev, const std::vector<std::vector<int64_t>>& shapes) {
+PackedTensors::PackedTensors(Device& dev, const std::vector<Part>& parts) {
   offsets_.push_back(0);
-  for (const auto& shape : shapes) {
+  for (const Part& part : parts) {
     int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    offsets_.push_back(offsets_.back() + n);
+    for (int64_t d : part.shape) n *= d;
+    // Each part starts at a multiple of its element size, fp32 after an odd 16-bit run.
+    const int64_t e = element_bytes(part.dtype), at = (offsets_.back() + e - 1) / e * e;
+    offsets_.back() = at;
+    offsets_.push_back(at + n * e);
   }
-  whole_ = std::make_shared<Tensor>(dev.alloc({offsets_.back()}));
-  for (size_t i = 0; i < shapes.size(); ++i)
+  // Raw storage, in 2-byte units (every element size is a multiple of that).
+  whole_ = std::make_shared<Tensor>(dev.alloc({offsets_.back() / 2}, DType::bf16));
+  for (size_t i = 0; i < parts.size(); ++i)
     // Aliasing pointer: the part shares ownership of the whole allocation.
-    parts_.emplace_back(std::shared_ptr<float>(whole_, whole_->data() + offsets_[i]), shapes[i]);
+    parts_.emplace_back(std::shared_ptr<void>(whole_, data(int(i))), parts[i].shape, parts[i].dtype);
 }
 
 namespace {
 
-std::vector<std::vector<int64_t>> shapes_of(const std::vector<const Tensor*>& tensors) {
-  std::vector<std::vector<int64_t>> shapes;
-  shapes.reserve(tensors.size());
-  for (const Tensor* t : tensors) shapes.push_back(t->shape());
-  return shapes;
+std::vector<PackedTensors::Part> parts_of(const std::vector<Carried>& carried) {
+  std::vector<PackedTensors::Part> parts;
+  parts.reserve(carried.size());
+  for (const Carried& c : carried) parts.push_back({c.tensor->shape(), c.wire});
+  return parts;
 }
 
 // The buffers a walk rotates through. `base` holds the block a round starts with (and
@@ -34,7 +38,7 @@ std::vector<std::vector<int64_t>> shapes_of(const std::vector<const Tensor*>& te
 // alternates between `ping` and `pong`. With one window nothing is sent on, so `base`
 // doubles as `pong` and the plain ring needs only two buffers.
 struct WalkBuffers {
-  WalkBuffers(Device& dev, const std::vector<std::vector<int64_t>>& shapes, bool two_level) {
+  WalkBuffers(Device& dev, const std::vector<PackedTensors::Part>& shapes, bool two_level) {
     base = make(dev, shapes);
     ping = make(dev, shapes);
     pong = two_level ? make(dev, shapes) : base;
@@ -45,7 +49,7 @@ struct WalkBuffers {
   PackedTensors *base, *ping, *pong, *arriving;
 
  private:
-  PackedTensors* make(Device& dev, const std::vector<std::vector<int64_t>>& shapes) {
+  PackedTensors* make(Device& dev, const std::vector<PackedTensors::Part>& shapes) {
     pool_.push_back(std::make_unique<PackedTensors>(dev, shapes));
     return pool_.back().get();
   }
@@ -56,7 +60,7 @@ struct WalkBuffers {
 // previous rank's into the same parts of `to`.
 ShiftHandle shift_right(Comm& c, PackedTensors& from, PackedTensors& to, int first, int end) {
   const int n = c.size(), r = c.rank();
-  return c.shift_start(from.data(first), to.data(first), from.count(first, end), (r + 1) % n,
+  return c.shift_start(from.data(first), to.data(first), from.bytes(first, end), (r + 1) % n,
                        (r + n - 1) % n);
 }
 
@@ -103,10 +107,10 @@ void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensor
   if (timeline_) timeline_->add_step(round, step, world_rank_[size_t(j)], marks);
 }
 
-void RingWalk::forward(Device& dev, const std::vector<const Tensor*>& payload, const Visit& visit) {
+void RingWalk::forward(Device& dev, const std::vector<Carried>& payload, const Visit& visit) {
   const int np = int(payload.size()), w = window_, W = windows_;
-  WalkBuffers buf(dev, shapes_of(payload), W > 1);
-  for (int p = 0; p < np; ++p) dev.copy((*buf.base)[p], *payload[size_t(p)]);
+  WalkBuffers buf(dev, parts_of(payload), W > 1);
+  for (int p = 0; p < np; ++p) dev.copy((*buf.base)[p], *payload[size_t(p)].tensor);
   for (int round = 0; round < W; ++round) {
     const bool pass_on = round + 1 < W;  // the last round's block has been everywhere else
     ShiftHandle outer_shift;
@@ -125,28 +129,30 @@ void RingWalk::forward(Device& dev, const std::vector<const Tensor*>& payload, c
   }
 }
 
-void RingWalk::backward(Device& dev, const std::vector<const Tensor*>& payload,
-                        const std::vector<Tensor*>& accumulated, const GradVisit& visit) {
+void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
+                        const std::vector<Tensor*>& accumulated, DType sum_wire, const GradVisit& visit) {
   const int np = int(payload.size()), ng = int(accumulated.size()), all = np + ng;
   const int w = window_, W = windows_;
-  std::vector<std::vector<int64_t>> acc_shapes;
-  acc_shapes.reserve(accumulated.size());
-  for (const Tensor* t : accumulated) acc_shapes.push_back(t->shape());
-  std::vector<std::vector<int64_t>> shapes = shapes_of(payload);
-  shapes.insert(shapes.end(), acc_shapes.begin(), acc_shapes.end());
+  std::vector<PackedTensors::Part> sums, scratch;
+  for (const Tensor* t : accumulated) {
+    sums.push_back({t->shape(), sum_wire});
+    scratch.push_back({t->shape(), DType::f32});
+  }
+  std::vector<PackedTensors::Part> parts = parts_of(payload);
+  parts.insert(parts.end(), sums.begin(), sums.end());
 
   // Each buffer is [payload..., accumulators...]; at inner step i the accumulators in it
   // are those of the previous step's source.
-  WalkBuffers buf(dev, shapes, W > 1);
-  PackedTensors grads(dev, acc_shapes);
+  WalkBuffers buf(dev, parts, W > 1);
+  PackedTensors grads(dev, scratch);
   // The accumulators crossing windows: one on its way out, one arriving.
   std::unique_ptr<PackedTensors> crossing[2];
   if (W > 1)
-    for (auto& c : crossing) c = std::make_unique<PackedTensors>(dev, acc_shapes);
+    for (auto& c : crossing) c = std::make_unique<PackedTensors>(dev, sums);
   int arriving_acc = 0;
   ShiftHandle acc_shift;
 
-  for (int p = 0; p < np; ++p) dev.copy((*buf.base)[p], *payload[size_t(p)]);
+  for (int p = 0; p < np; ++p) dev.copy((*buf.base)[p], *payload[size_t(p)].tensor);
   for (int round = 0; round < W; ++round) {
     const bool pass_on = round + 1 < W;
     ShiftHandle outer_shift;

@@ -10,17 +10,29 @@
 
 namespace minictx {
 
-// Tensors of the given shapes back to back in one allocation, so any run of
+// A tensor a walk carries and the element type it travels in: the run's dtype for
+// tensor data, fp32 for softmax statistics (docs/design.md, "Precision").
+struct Carried {
+  const Tensor* tensor;
+  DType wire;
+};
+
+// Tensors of the given shapes and types back to back in one allocation, so any run of
 // consecutive ones travels as one message.
 class PackedTensors {
  public:
-  PackedTensors(Device& dev, const std::vector<std::vector<int64_t>>& shapes);
+  struct Part {
+    std::vector<int64_t> shape;
+    DType dtype;
+  };
+  PackedTensors(Device& dev, const std::vector<Part>& parts);
   Tensor& operator[](int i) { return parts_[size_t(i)]; }
-  float* data(int first) { return whole_->data() + offsets_[size_t(first)]; }
-  int64_t count(int first, int end) const { return offsets_[size_t(end)] - offsets_[size_t(first)]; }
+  // Where part `first` starts, and the bytes of parts [first, end).
+  void* data(int first) const { return static_cast<char*>(whole_->raw()) + offsets_[size_t(first)]; }
+  int64_t bytes(int first, int end) const { return offsets_[size_t(end)] - offsets_[size_t(first)]; }
 
  private:
-  std::vector<int64_t> offsets_;  // element offset of each part, and the total
+  std::vector<int64_t> offsets_;  // byte offset of each part, and the total
   std::shared_ptr<Tensor> whole_;
   std::vector<Tensor> parts_;
 };
@@ -54,16 +66,17 @@ class RingWalk {
   // while it records; nullptr: none.
   void set_timeline(RingTimeline* timeline) { timeline_ = timeline; }
 
-  // visit(source, block): block[i] is the source's payload[i].
+  // visit(source, block): block[i] is the source's payload[i], in its wire type.
   using Visit = std::function<void(int source, PackedTensors& block)>;
-  void forward(Device& dev, const std::vector<const Tensor*>& payload, const Visit& visit);
+  void forward(Device& dev, const std::vector<Carried>& payload, const Visit& visit);
 
-  // visit(source, block, grads) adds the source's gradient parts into the zeroed
-  // `grads` (shaped like `accumulated`) and returns whether it added anything. On
-  // return accumulated[i] holds the sum over the group for this rank's own block.
+  // visit(source, block, grads) adds the source's gradient parts into the zeroed fp32
+  // `grads` (shaped like `accumulated`) and returns whether it added anything. The
+  // running sums travel in `sum_wire`; on return accumulated[i] holds the sum over the
+  // group for this rank's own block.
   using GradVisit = std::function<bool(int source, PackedTensors& block, PackedTensors& grads)>;
-  void backward(Device& dev, const std::vector<const Tensor*>& payload,
-                const std::vector<Tensor*>& accumulated, const GradVisit& visit);
+  void backward(Device& dev, const std::vector<Carried>& payload, const std::vector<Tensor*>& accumulated,
+                DType sum_wire, const GradVisit& visit);
 
  private:
   int source(int round, int step) const;

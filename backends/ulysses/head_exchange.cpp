@@ -30,15 +30,16 @@ AttnShape HeadExchange::head_shape(const AttnShape& s) const {
 //   chunk p of a to_heads send    = my rows, head block p           [B, L, share·D]
 //   chunk p of a to_heads receive = rank p's rows, my head block    [B, L, share·D]
 // and a batch's L rows of chunk p land at rows [p·L, (p+1)·L) of that batch's u·L.
+// Head data travels in the run's dtype (packing converts it), softmax statistics in fp32.
 Tensor HeadExchange::to_heads(const Tensor& x, int batch, int heads, int head_dim) {
   const int u = degree();
   const int64_t width = int64_t(heads) * head_dim, w = int64_t(head_share(heads, u)) * head_dim;
   const int64_t rows = x.numel() / width, len = rows / batch, chunk = rows * w;
-  Tensor send = dev_.alloc({u * rows, w});
+  Tensor send = dev_.alloc({u * rows, w}, dev_.precision());
   for (int p = 0; p < u; ++p)
     dev_.copy_rows(send, p * chunk, w, x, first_head(heads, u, p) * int64_t(head_dim), width, rows, w);
-  Tensor recv = dev_.alloc({u * rows, w});
-  group_.all_to_all(send.data(), recv.data(), chunk);
+  Tensor recv = dev_.alloc({u * rows, w}, dev_.precision());
+  group_.all_to_all(send.raw(), recv.raw(), chunk * element_bytes(send.dtype()));
   Tensor out = dev_.alloc({u * rows, w});
   for (int p = 0; p < u; ++p)
     dev_.copy_rows(out, p * len * w, u * len * w, recv, p * chunk, len * w, batch, len * w);
@@ -49,11 +50,11 @@ void HeadExchange::to_sequence(const Tensor& x, int batch, int heads, int head_d
   const int u = degree();
   const int64_t width = int64_t(heads) * head_dim, w = int64_t(head_share(heads, u)) * head_dim;
   const int64_t rows = out.numel() / width, len = rows / batch, chunk = rows * w;
-  Tensor send = dev_.alloc({u * rows, w});
+  Tensor send = dev_.alloc({u * rows, w}, dev_.precision());
   for (int p = 0; p < u; ++p)
     dev_.copy_rows(send, p * chunk, len * w, x, p * len * w, u * len * w, batch, len * w);
-  Tensor recv = dev_.alloc({u * rows, w});
-  group_.all_to_all(send.data(), recv.data(), chunk);
+  Tensor recv = dev_.alloc({u * rows, w}, dev_.precision());
+  group_.all_to_all(send.raw(), recv.raw(), chunk * element_bytes(send.dtype()));
   // Ranks q ≡ c (mod rep) together hold every head once: copy the first such set into
   // `out` and add the other replica sets to it.
   const int rep = heads >= u ? 1 : u / heads;
@@ -74,7 +75,7 @@ Tensor HeadExchange::rows_to_heads(const Tensor& x, int batch, int heads) {
   for (int p = 0; p < u; ++p)
     dev_.copy_rows(send, p * chunk, hl * len, x, p * hl * len, heads * len, batch, hl * len);
   Tensor recv = dev_.alloc({u * chunk});
-  group_.all_to_all(send.data(), recv.data(), chunk);
+  group_.all_to_all(send.raw(), recv.raw(), chunk * element_bytes(send.dtype()));
   Tensor out = dev_.alloc({int64_t(batch), hl, u * len});
   for (int p = 0; p < u; ++p) dev_.copy_rows(out, p * len, u * len, recv, p * chunk, len, batch * hl, len);
   return out;
@@ -86,7 +87,7 @@ void HeadExchange::rows_to_sequence(const Tensor& x, int batch, int heads, Tenso
   Tensor send = dev_.alloc({u * chunk});
   for (int p = 0; p < u; ++p) dev_.copy_rows(send, p * chunk, len, x, p * len, u * len, batch * hl, len);
   Tensor recv = dev_.alloc({u * chunk});
-  group_.all_to_all(send.data(), recv.data(), chunk);
+  group_.all_to_all(send.raw(), recv.raw(), chunk * element_bytes(send.dtype()));
   for (int p = 0; p < u; ++p)
     dev_.copy_rows(out, p * hl * len, heads * len, recv, p * chunk, hl * len, batch, hl * len);
 }

@@ -4,6 +4,7 @@
 //   forward   4·B·L·(P−1)·[(2H/P + 2s)·D + H/P]     q, k, v in; o, lse back
 //   backward  4·B·L·(P−1)·[(4H/P + 4s)·D + H/P]     q, k, v, o, lse, dO in; dq, dk, dv back
 //   step      4·B·L·(P−1)·[(6H/P + 6s)·D + 2H/P]    all intra- or inter-node by placement
+// In bf16/fp16 the ·D terms take 2 bytes an element, the LSE's H/P terms still 4.
 #include "backends/ulysses/ulysses_backend.hpp"
 
 #include "backends/buffer_estimate.hpp"

@@ -10,6 +10,7 @@
 //     forward   8·(r−1)·n
 //     backward  (16r−8)·n
 //   step        4·B·L·(u−1)·[(6H/u + 6s)·D + 2H/u] + (24r−16)·n
+// In bf16/fp16 every term takes 2 bytes an element but the LSE's H/u terms.
 #include "backends/usp/usp_backend.hpp"
 
 #include "backends/buffer_estimate.hpp"

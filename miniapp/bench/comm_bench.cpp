@@ -76,7 +76,8 @@ void exchange_rows(Comm& world, int peer, const std::string& link, const std::ve
     return times[0];
   };
   auto exchange = [&](TransferBuffers& b, int64_t count, double before_wait) {
-    ShiftHandle h = pair->shift_start(b.send(), b.recv(), count, 1 - pair->rank(), 1 - pair->rank());
+    ShiftHandle h = pair->shift_start(b.send(), b.recv(), count * int64_t(sizeof(float)), 1 - pair->rank(),
+                                      1 - pair->rank());
     if (before_wait > 0) compute_for(before_wait);
     const auto t0 = clock_type::now();
     pair->wait(h);
@@ -140,7 +141,8 @@ CommBenchResult run_comm_bench(Comm& world, const std::vector<double>& sizes_in,
     const int64_t count = std::max<int64_t>(1, int64_t(bytes / sizeof(float)));
     TransferBuffers b(count * world.size(), true);  // fresh, as the head exchange's
     const double a2a = best_seconds(
-        world, min_seconds, [&] { world.all_to_all(b.send(), b.recv(), count); }, [&] { b.next(); });
+        world, min_seconds, [&] { world.all_to_all(b.send(), b.recv(), count * int64_t(sizeof(float))); },
+        [&] { b.next(); });
     r.rows.push_back({"all_to_all", "world", double(count) * sizeof(float), a2a,
                       double(count) * sizeof(float) * (world.size() - 1) / a2a / 1e9});
     std::vector<float> buf(size_t(count), 1.0f);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.hpp"
+
 namespace minictx {
 
 // Bytes this rank sent, split by whether the peer sits on the same node. Shared by a
@@ -43,7 +45,8 @@ struct SumHandle {
 };
 
 // The communication the backends and the model use. Buffers are in the memory of the
-// device the communicator was made for. Counts are in elements of the given type; byte
+// device the communicator was made for. Data movement (shifts, all-to-all, all-gather)
+// is sized in bytes, whatever the buffers hold; sums in elements of their type. Byte
 // accounting follows docs/design.md, "Metrics" (bytes sent).
 class Comm {
  public:
@@ -53,15 +56,15 @@ class Comm {
   virtual int size() const = 0;
   virtual int world_rank_of(int rank) const = 0;
 
-  // Post a non-blocking send of `count` floats to `dst` and a receive into `recv` from
-  // `src`; both complete in wait(). Posting both before waiting makes any ring
-  // deadlock-free, whatever its size.
-  virtual ShiftHandle shift_start(const float* send, float* recv, int64_t count, int dst, int src) = 0;
+  // Post a non-blocking send of `bytes` to `dst` and a receive into `recv` from `src`;
+  // both complete in wait(). Posting both before waiting makes any ring deadlock-free,
+  // whatever its size.
+  virtual ShiftHandle shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) = 0;
   virtual void wait(ShiftHandle& handle) = 0;
 
-  // recv[p·count ...] = what rank p sent in its send[rank·count ...].
-  virtual void all_to_all(const float* send, float* recv, int64_t count_per_rank) = 0;
-  virtual void all_gather(const float* send, float* recv, int64_t count_per_rank) = 0;
+  // recv[p·bytes ...] = what rank p sent in its send[rank·bytes ...].
+  virtual void all_to_all(const void* send, void* recv, int64_t bytes_per_rank) = 0;
+  virtual void all_gather(const void* send, void* recv, int64_t bytes_per_rank) = 0;
   // Sums over the group, in place. A group of one has nothing to add: these return at
   // once, in every comm, so a one-rank run stages nothing through the host, launches
   // nothing and counts no byte.
@@ -88,7 +91,9 @@ class Comm {
     if (handle.slot >= 0) finish_sum(handle);
     handle.slot = -1;
   }
-  virtual void reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) = 0;
+  // recv = rank's chunk of the sum over the group of send (count_per_rank elements of
+  // `type` per chunk), summed in at least fp32.
+  virtual void reduce_scatter_sum(const void* send, void* recv, int64_t count_per_rank, DType type) = 0;
   // Bookkeeping (timings, verification): not counted in the byte totals.
   virtual void gather_doubles(const double* send, double* recv, int64_t count_per_rank) = 0;
   virtual void barrier() = 0;

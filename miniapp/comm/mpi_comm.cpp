@@ -8,6 +8,7 @@
 
 #include "comm/watchdog.hpp"
 #include "core/error.hpp"
+#include "core/half_float.hpp"
 
 namespace minictx {
 
@@ -27,6 +28,51 @@ int as_int_count(int64_t count) {
   require(count >= 0 && count <= INT_MAX,
           "message of " + std::to_string(count) + " elements exceeds MPI's int count");
   return int(count);
+}
+
+// A byte count as MPI elements: the widest unsigned integer that divides it, so that a
+// message of floats may be as large as before (2^31 four-byte words).
+struct Units {
+  MPI_Datatype type;
+  int count;
+};
+Units units_of(int64_t bytes) {
+  if (bytes % 4 == 0) return {MPI_UINT32_T, as_int_count(bytes / 4)};
+  if (bytes % 2 == 0) return {MPI_UINT16_T, as_int_count(bytes / 2)};
+  return {MPI_BYTE, as_int_count(bytes)};
+}
+
+// MPI has no 16-bit float sum: a user operation widens to fp32, adds and rounds back.
+template <DType T>
+void sum_16bit(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i)
+    b[i] = half_float::narrow(half_float::widen(a[i], T) + half_float::widen(b[i], T), T);
+}
+
+// Made on first use (after MPI_Init); they live until MPI_Finalize.
+template <DType T>
+MPI_Op sum_op_16bit() {
+  static const MPI_Op op = [] {
+    MPI_Op made;
+    check_mpi(MPI_Op_create(sum_16bit<T>, /*commute=*/1, &made), "MPI_Op_create");
+    return made;
+  }();
+  return op;
+}
+
+// The MPI type and sum for elements of `type`.
+std::pair<MPI_Datatype, MPI_Op> sum_of(DType type) {
+  switch (type) {
+    case DType::bf16:
+      return {MPI_UINT16_T, sum_op_16bit<DType::bf16>()};
+    case DType::f16:
+      return {MPI_UINT16_T, sum_op_16bit<DType::f16>()};
+    case DType::f32:
+      break;
+  }
+  return {MPI_FLOAT, MPI_SUM};
 }
 
 }  // namespace
@@ -115,12 +161,12 @@ std::unique_ptr<MpiComm> MpiComm::world(int ranks_per_node) {
   return std::make_unique<MpiComm>(comm, topo, std::make_shared<ByteCounter>(), false);
 }
 
-ShiftHandle MpiComm::shift_start(const float* send, float* recv, int64_t count, int dst, int src) {
+ShiftHandle MpiComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
   std::vector<MPI_Request> reqs(2);
-  const int n = as_int_count(count);
-  check_mpi(MPI_Irecv(recv, n, MPI_FLOAT, src, 0, comm_, &reqs[0]), "MPI_Irecv");
-  check_mpi(MPI_Isend(send, n, MPI_FLOAT, dst, 0, comm_, &reqs[1]), "MPI_Isend");
-  count_sent(dst, double(count) * sizeof(float));
+  const Units u = units_of(bytes);
+  check_mpi(MPI_Irecv(recv, u.count, u.type, src, 0, comm_, &reqs[0]), "MPI_Irecv");
+  check_mpi(MPI_Isend(send, u.count, u.type, dst, 0, comm_, &reqs[1]), "MPI_Isend");
+  count_sent(dst, double(bytes));
   for (size_t slot = 0; slot < pending_.size(); ++slot) {
     if (pending_[slot].empty()) {
       pending_[slot] = std::move(reqs);
@@ -142,20 +188,20 @@ void MpiComm::wait(ShiftHandle& handle) {
   handle.slot = -1;
 }
 
-void MpiComm::all_to_all(const float* send, float* recv, int64_t count_per_rank) {
-  const int n = as_int_count(count_per_rank);
+void MpiComm::all_to_all(const void* send, void* recv, int64_t bytes_per_rank) {
+  const Units u = units_of(bytes_per_rank);
   MPI_Request req;
-  check_mpi(MPI_Ialltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_, &req), "MPI_Ialltoall");
+  check_mpi(MPI_Ialltoall(send, u.count, u.type, recv, u.count, u.type, comm_, &req), "MPI_Ialltoall");
   complete(&req, 1, "MPI_Ialltoall");
-  count_to_all_peers(double(count_per_rank) * sizeof(float));
+  count_to_all_peers(double(bytes_per_rank));
 }
 
-void MpiComm::all_gather(const float* send, float* recv, int64_t count_per_rank) {
-  const int n = as_int_count(count_per_rank);
+void MpiComm::all_gather(const void* send, void* recv, int64_t bytes_per_rank) {
+  const Units u = units_of(bytes_per_rank);
   MPI_Request req;
-  check_mpi(MPI_Iallgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_, &req), "MPI_Iallgather");
+  check_mpi(MPI_Iallgather(send, u.count, u.type, recv, u.count, u.type, comm_, &req), "MPI_Iallgather");
   complete(&req, 1, "MPI_Iallgather");
-  count_to_all_peers(double(count_per_rank) * sizeof(float));
+  count_to_all_peers(double(bytes_per_rank));
 }
 
 // All-reduce and reduce-scatter are counted as the bandwidth-optimal ring algorithm
@@ -192,13 +238,13 @@ void MpiComm::sum_doubles(double* data, int64_t count) {
   count_to_all_peers(2.0 * double(count) * sizeof(double) / size_);
 }
 
-void MpiComm::reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) {
+void MpiComm::reduce_scatter_sum(const void* send, void* recv, int64_t count_per_rank, DType type) {
+  const auto [mpi_type, op] = sum_of(type);
   MPI_Request req;
-  check_mpi(
-      MPI_Ireduce_scatter_block(send, recv, as_int_count(count_per_rank), MPI_FLOAT, MPI_SUM, comm_, &req),
-      "MPI_Ireduce_scatter_block");
+  check_mpi(MPI_Ireduce_scatter_block(send, recv, as_int_count(count_per_rank), mpi_type, op, comm_, &req),
+            "MPI_Ireduce_scatter_block");
   complete(&req, 1, "MPI_Ireduce_scatter_block");
-  count_to_all_peers(double(count_per_rank) * sizeof(float));
+  count_to_all_peers(double(count_per_rank) * double(element_bytes(type)));
 }
 
 void MpiComm::gather_doubles(const double* send, double* recv, int64_t count_per_rank) {

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/dtype.hpp"
 #include "core/enum_names.hpp"
 
 namespace minictx {
@@ -9,10 +10,9 @@ namespace minictx {
 enum class Mode { attention, model };
 enum class Checkpointing { none, full, selective, selective_half };
 enum class GradReduce { overlap, after_backward };  // when a layer's weight-gradient sum starts
-enum class DType { f32, bf16, f16 };
-enum class RingType { basic, zigzag, stripe };  // how a ring splits the sequence
-enum class Intra { ring, ulysses };             // burst: the inner level inside a node
-enum class BwdComm { q, kv };                   // burst: what travels in the backward
+enum class RingType { basic, zigzag, stripe };      // how a ring splits the sequence
+enum class Intra { ring, ulysses };                 // burst: the inner level inside a node
+enum class BwdComm { q, kv };                       // burst: what travels in the backward
 enum class DeviceKind { kokkos, cuda };
 enum class CommKind { mpi, nccl };
 enum class Reference { fp64, single_device };

@@ -3,26 +3,33 @@
 #include <memory>
 #include <vector>
 
+#include "core/dtype.hpp"
+
 namespace minictx {
 
-// A dense row-major fp32 array owned by a Device (host or device memory). Copies share
-// the storage; the storage is released, and its bytes untracked, with the last copy.
+// A dense row-major array owned by a Device (host or device memory), of fp32 unless made
+// otherwise: 16-bit tensors hold what travels between ranks in a bf16/fp16 run. Copies
+// share the storage; the storage is released, and its bytes untracked, with the last copy.
 class Tensor {
  public:
   Tensor() = default;
-  Tensor(std::shared_ptr<float> storage, std::vector<int64_t> shape);
+  Tensor(std::shared_ptr<void> storage, std::vector<int64_t> shape, DType dtype = DType::f32);
 
-  float* data() const { return storage_.get(); }
+  // The elements of an fp32 tensor; the compute kernels take only those (fails otherwise).
+  float* data() const;
+  void* raw() const { return storage_.get(); }
+  DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t dim(int i) const { return shape_.at(size_t(i)); }
   int64_t numel() const { return numel_; }
-  int64_t bytes() const { return numel_ * int64_t(sizeof(float)); }
+  int64_t bytes() const { return numel_ * element_bytes(dtype_); }
   bool empty() const { return numel_ == 0; }
 
  private:
-  std::shared_ptr<float> storage_;
+  std::shared_ptr<void> storage_;
   std::vector<int64_t> shape_;
   int64_t numel_ = 0;
+  DType dtype_ = DType::f32;
 };
 
 // Current and peak bytes allocated through one Device.

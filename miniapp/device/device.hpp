@@ -63,16 +63,21 @@ class Device {
   std::string name() const { return to_string(kind()); }
   virtual std::string description() const = 0;  // library versions and configuration
 
-  virtual Tensor alloc(std::vector<int64_t> shape) = 0;  // uninitialised
+  // Uninitialised, fp32 unless a 16-bit dtype is asked for (what travels between ranks).
+  Tensor alloc(std::vector<int64_t> shape, DType dtype = DType::f32) {
+    return allocate(std::move(shape), dtype);
+  }
   Tensor zeros(std::vector<int64_t> shape);
   MemoryTracker& memory() { return memory_; }
   virtual int64_t capacity_bytes() const = 0;  // memory this device may use, for the estimate
   // Whether every rank on a node shares capacity_bytes() (host memory), rather than each
   // rank having that much of its own (a GPU per rank).
   virtual bool capacity_shared_by_node() const { return true; }
-  // The run's dtype: a device that stores or computes in bf16/fp16 rounds to it (the
-  // host device computes in fp32 whatever the dtype).
-  virtual void set_precision(DType) {}
+  // The run's dtype. Tensors that travel between ranks (ring blocks, all-to-all and
+  // all-gather buffers) are stored in it; a device that computes in bf16/fp16 also
+  // rounds its operands to it (the host device computes in fp32 whatever the dtype).
+  virtual void set_precision(DType dtype) { precision_ = dtype; }
+  DType precision() const { return precision_; }
   // Returns when every operation issued so far has finished (asynchronous devices).
   virtual void synchronize() {}
   // A clock for timestamps inside a step (the ring timeline): the host's steady clock,
@@ -80,15 +85,19 @@ class Device {
   // times its queue instead.
   virtual std::unique_ptr<StepClock> step_clock() { return std::make_unique<HostStepClock>(); }
 
+  // fp32 tensors only.
   virtual void upload(Tensor& dst, const float* host) = 0;
   virtual void download(const Tensor& src, float* host) = 0;
+  // copy, copy_rows, fill and add take tensors of any dtype and convert between them,
+  // rounding to nearest even into a 16-bit destination; every other operation is fp32.
   virtual void copy(Tensor& dst, const Tensor& src) = 0;
-  // Copy `rows` rows of `cols` floats from src (row stride src_ld, starting at src_off)
-  // to dst (row stride dst_ld, starting at dst_off): the gather/scatter of sub-blocks.
+  // Copy `rows` rows of `cols` elements from src (row stride src_ld, starting at src_off)
+  // to dst (row stride dst_ld, starting at dst_off), all in elements of the tensor they
+  // index: the gather/scatter of sub-blocks.
   virtual void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
                          int64_t src_ld, int64_t rows, int64_t cols) = 0;
   virtual void fill(Tensor& t, float value) = 0;
-  virtual void add(Tensor& y, const Tensor& x) = 0;  // y += x
+  virtual void add(Tensor& y, const Tensor& x) = 0;  // y += x, summed in fp32
   virtual double dot(const Tensor& a, const Tensor& b) = 0;
 
   // C = alpha · op(A) · op(B) + beta · C, op = transpose when the flag is set.
@@ -110,16 +119,27 @@ class Device {
 
   // o = 0, lse = -inf: the identity of the LSE merge.
   virtual void attn_init(Tensor& o, Tensor& lse) = 0;
-  virtual void attn_fwd(const AttnShape&, const AttnFwdBlock&) = 0;
+  // The blocks' q, k, v (and dout) may be 16-bit tensors, as they arrive from another
+  // rank: they are widened to fp32 copies for the kernel, O(L·D) against its O(L²·D).
+  // Outputs, lse and delta are fp32.
+  void attn_fwd(const AttnShape&, const AttnFwdBlock&);
   // delta = rowsum(dout ∘ o) per (b, h, row).
   virtual void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) = 0;
-  virtual void attn_bwd(const AttnShape&, const AttnBwdBlock&) = 0;
+  void attn_bwd(const AttnShape&, const AttnBwdBlock&);
   // Merge a separately computed block result (o_b, lse_b) into (o, lse).
   virtual void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b,
                          const Tensor& lse_b) = 0;
 
  protected:
   MemoryTracker memory_;
+
+ private:
+  virtual Tensor allocate(std::vector<int64_t> shape, DType dtype) = 0;
+  // attn_fwd and attn_bwd on fp32 operands.
+  virtual void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) = 0;
+  virtual void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) = 0;
+
+  DType precision_ = DType::f32;
 };
 
 // m, n, k of C = op(A)·op(B) on the [rows, cols] views; fails unless the shapes conform.

@@ -7,21 +7,6 @@
 
 namespace minictx {
 
-Tensor Device::zeros(std::vector<int64_t> shape) {
-  Tensor t = alloc(std::move(shape));
-  fill(t, 0.0f);
-  return t;
-}
-
-GemmDims gemm_dims(bool trans_a, bool trans_b, const Tensor& a, const Tensor& b, const Tensor& c) {
-  const int64_t m = trans_a ? matrix_cols(a) : matrix_rows(a);
-  const int64_t k = trans_a ? matrix_rows(a) : matrix_cols(a);
-  const int64_t kb = trans_b ? matrix_cols(b) : matrix_rows(b);
-  const int64_t n = trans_b ? matrix_rows(b) : matrix_cols(b);
-  require(k == kb && matrix_rows(c) == m && matrix_cols(c) == n, "gemm: operand shapes do not conform");
-  return {m, n, k};
-}
-
 namespace {
 
 template <class D>

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/half_float.hpp"
 #include "device/blas_kernels.hpp"
 #include "device/host_attention.hpp"
 
@@ -45,6 +46,23 @@ void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
   require(a.numel() == b.numel(), std::string(op) + ": tensor sizes differ");
 }
 
+// A tensor's elements, of any dtype, read and written as fp32.
+struct Elements {
+  explicit Elements(const Tensor& t) : p(t.raw()), type(t.dtype()) {}
+  float get(int64_t i) const {
+    return type == DType::f32 ? static_cast<const float*>(p)[i]
+                              : half_float::widen(static_cast<const uint16_t*>(p)[i], type);
+  }
+  void set(int64_t i, float v) const {
+    if (type == DType::f32)
+      static_cast<float*>(p)[i] = v;
+    else
+      static_cast<uint16_t*>(p)[i] = half_float::narrow(v, type);
+  }
+  void* p;
+  DType type;
+};
+
 }  // namespace
 
 KokkosDevice::KokkosDevice() {
@@ -59,18 +77,18 @@ std::string KokkosDevice::description() const {
   return s.str();
 }
 
-Tensor KokkosDevice::alloc(std::vector<int64_t> shape) {
+Tensor KokkosDevice::allocate(std::vector<int64_t> shape, DType dtype) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  const int64_t bytes = std::max<int64_t>(n, 1) * int64_t(sizeof(float));
-  auto* p = static_cast<float*>(Kokkos::kokkos_malloc<Kokkos::HostSpace>("minictx", size_t(bytes)));
+  const int64_t bytes = std::max<int64_t>(n, 1) * element_bytes(dtype);
+  void* p = Kokkos::kokkos_malloc<Kokkos::HostSpace>("minictx", size_t(bytes));
   if (!p) fail("out of host memory allocating " + std::to_string(bytes) + " bytes");
   memory_.add(bytes);
-  std::shared_ptr<float> storage(p, [this, bytes](float* q) {
+  std::shared_ptr<void> storage(p, [this, bytes](void* q) {
     Kokkos::kokkos_free<Kokkos::HostSpace>(q);
     memory_.remove(bytes);
   });
-  return Tensor(std::move(storage), std::move(shape));
+  return Tensor(std::move(storage), std::move(shape), dtype);
 }
 
 int64_t KokkosDevice::capacity_bytes() const {
@@ -86,27 +104,40 @@ void KokkosDevice::download(const Tensor& src, float* host) {
 
 void KokkosDevice::copy(Tensor& dst, const Tensor& src) {
   require_same_size(dst, src, "copy");
-  std::memcpy(dst.data(), src.data(), size_t(src.bytes()));
+  copy_rows(dst, 0, 0, src, 0, 0, 1, src.numel());
 }
 
 void KokkosDevice::copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
                              int64_t src_ld, int64_t rows, int64_t cols) {
-  float* d = dst.data() + dst_off;
-  const float* s = src.data() + src_off;
-  for_each("minictx::copy_rows", rows,
-           [=](int64_t r) { std::memcpy(d + r * dst_ld, s + r * src_ld, size_t(cols) * sizeof(float)); });
+  if (dst.dtype() == src.dtype()) {
+    const int64_t e = element_bytes(src.dtype());
+    auto* d = static_cast<char*>(dst.raw()) + dst_off * e;
+    const auto* s = static_cast<const char*>(src.raw()) + src_off * e;
+    for_each("minictx::copy_rows", rows,
+             [=](int64_t r) { std::memcpy(d + r * dst_ld * e, s + r * src_ld * e, size_t(cols * e)); });
+    return;
+  }
+  const Elements d(dst), s(src);
+  for_each("minictx::convert_rows", rows, [=](int64_t r) {
+    for (int64_t c = 0; c < cols; ++c) d.set(dst_off + r * dst_ld + c, s.get(src_off + r * src_ld + c));
+  });
 }
 
 void KokkosDevice::fill(Tensor& t, float value) {
-  float* p = t.data();
-  for_each("minictx::fill", t.numel(), [=](int64_t i) { p[i] = value; });
+  const Elements e(t);
+  for_each("minictx::fill", t.numel(), [=](int64_t i) { e.set(i, value); });
 }
 
 void KokkosDevice::add(Tensor& y, const Tensor& x) {
   require_same_size(y, x, "add");
-  float* py = y.data();
-  const float* px = x.data();
-  for_each("minictx::add", y.numel(), [=](int64_t i) { py[i] += px[i]; });
+  if (y.dtype() == DType::f32 && x.dtype() == DType::f32) {
+    float* py = y.data();
+    const float* px = x.data();
+    for_each("minictx::add", y.numel(), [=](int64_t i) { py[i] += px[i]; });
+    return;
+  }
+  const Elements ey(y), ex(x);
+  for_each("minictx::add_converted", y.numel(), [=](int64_t i) { ey.set(i, ey.get(i) + ex.get(i)); });
 }
 
 double KokkosDevice::dot(const Tensor& a, const Tensor& b) {
@@ -216,11 +247,11 @@ void KokkosDevice::attn_init(Tensor& o, Tensor& lse) {
   fill(lse, -std::numeric_limits<float>::infinity());
 }
 
-void KokkosDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& a) { host::attn_fwd(s, a); }
+void KokkosDevice::attn_fwd_f32(const AttnShape& s, const AttnFwdBlock& a) { host::attn_fwd(s, a); }
 void KokkosDevice::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
   host::attn_bwd_delta(s, o, dout, delta);
 }
-void KokkosDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& a) { host::attn_bwd(s, a); }
+void KokkosDevice::attn_bwd_f32(const AttnShape& s, const AttnBwdBlock& a) { host::attn_bwd(s, a); }
 
 void KokkosDevice::lse_merge(const AttnShape& s, Tensor& o, Tensor& lse, const Tensor& o_b,
                              const Tensor& lse_b) {

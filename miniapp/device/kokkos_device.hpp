@@ -11,7 +11,6 @@ class KokkosDevice final : public Device {
   DeviceKind kind() const override { return DeviceKind::kokkos; }
   std::string description() const override;
 
-  Tensor alloc(std::vector<int64_t> shape) override;
   int64_t capacity_bytes() const override;
   void upload(Tensor& dst, const float* host) override;
   void download(const Tensor& src, float* host) override;
@@ -30,10 +29,13 @@ class KokkosDevice final : public Device {
   void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) override;
   void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
   void attn_init(Tensor& o, Tensor& lse) override;
-  void attn_fwd(const AttnShape&, const AttnFwdBlock&) override;
   void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
-  void attn_bwd(const AttnShape&, const AttnBwdBlock&) override;
   void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
+
+ private:
+  Tensor allocate(std::vector<int64_t> shape, DType dtype) override;
+  void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) override;
+  void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) override;
 };
 
 }  // namespace minictx

@@ -10,7 +10,10 @@
 namespace minictx {
 namespace {
 
-constexpr double kFloat = 4;  // Comm moves fp32 whatever the compute dtype (README, Communication volume)
+// Bytes per element on the wire: tensor data travels in the run's dtype, softmax
+// statistics (LSE, D) in fp32 (README, Communication volume).
+double data_bytes(const RunConfig& cfg) { return double(element_bytes(cfg.run.dtype)); }
+constexpr double kStatBytes = 4;
 
 // Heads a rank of a Ulysses group of u holds (HeadExchange's split; one replica when u > heads).
 int head_share(int heads, int u) { return heads >= u ? heads / u : 1; }
@@ -69,7 +72,7 @@ Cost exchange_cost(double bytes_per_peer, const PeerSplit& peers, const LinkRate
 }
 
 // The ring engine's walk over C = W·w ranks of one group (ring rank j = world rank
-// j·u + g). Payload P and accumulator A floats per block as in ring_engine.cpp.
+// j·u + g). Payload P and accumulator A bytes per block as in ring_engine.cpp.
 class RingWalkModel {
  public:
   RingWalkModel(const AttentionPlan& plan, const Topology& t) : u_(plan.degrees.ulysses) {
@@ -110,27 +113,26 @@ class RingWalkModel {
     for (int o = 0; o < windows_; ++o) {
       // The outer hop of the block this round began with (not in the last round) and of
       // the previous round's accumulators runs under the whole inner round.
-      const double outer_floats = (o < windows_ - 1 ? payload : 0) + (o > 0 ? accumulator : 0);
-      const double t_outer = windows_ > 1 ? out_link.seconds(outer_floats * kFloat) : 0;
+      const double outer_bytes = (o < windows_ - 1 ? payload : 0) + (o > 0 ? accumulator : 0);
+      const double t_outer = windows_ > 1 ? out_link.seconds(outer_bytes) : 0;
       Cost round;
       for (int i = 0; i < w_; ++i) {
         // The next block (not after the last step) and the accumulator trailing it.
-        const double floats = (i < w_ - 1 ? payload : 0) + (i > 0 ? accumulator : 0);
-        round += overlapped(step_seconds(o, i), w_ > 1 ? in_link.seconds(floats * kFloat) : 0, in_bound,
-                            in_link.overlap);
+        const double bytes = (i < w_ - 1 ? payload : 0) + (i > 0 ? accumulator : 0);
+        round +=
+            overlapped(step_seconds(o, i), w_ > 1 ? in_link.seconds(bytes) : 0, in_bound, in_link.overlap);
       }
-      if (w_ > 1 && accumulator > 0)
-        round += cost_of(in_bound, in_link.seconds(accumulator * kFloat));  // home hop
+      if (w_ > 1 && accumulator > 0) round += cost_of(in_bound, in_link.seconds(accumulator));  // home hop
       // The outer transfer, posted at the round's start, under the round as far as it overlaps.
       const double under = out_link.overlap * t_outer;
       if (under > round.seconds()) round = cost_of(out_bound, under);
       round += cost_of(out_bound, t_outer - under);
       total += round;
     }
-    if (windows_ > 1 && accumulator > 0) total += cost_of(out_bound, out_link.seconds(accumulator * kFloat));
+    if (windows_ > 1 && accumulator > 0) total += cost_of(out_bound, out_link.seconds(accumulator));
     // Bytes as RingEngine sends them: a level of size 1 sends nothing.
-    const double inner = w_ > 1 ? windows_ * ((w_ - 1) * payload + w_ * accumulator) * kFloat : 0;
-    const double outer = windows_ > 1 ? ((windows_ - 1) * payload + windows_ * accumulator) * kFloat : 0;
+    const double inner = w_ > 1 ? windows_ * ((w_ - 1) * payload + w_ * accumulator) : 0;
+    const double outer = windows_ > 1 ? ((windows_ - 1) * payload + windows_ * accumulator) : 0;
     total.bytes_intra = inner * (1 - inner_inter_) + outer * (1 - outer_inter_);
     total.bytes_inter = inner * inner_inter_ + outer * outer_inter_;
     return total;
@@ -224,8 +226,9 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
   const std::vector<double> widths = backward ? std::vector<double>{q, kv, kv, q, lse, q, q, kv, kv}
                                               : std::vector<double>{q, kv, kv, q, lse};
   Cost total;
-  for (double width : widths) {
-    total += exchange_cost(local_rows * width * kFloat, peers, links);
+  for (size_t i = 0; i < widths.size(); ++i) {
+    const double width = widths[i], element = i == 4 ? kStatBytes : data_bytes(cfg);  // [4]: the LSE
+    total += exchange_cost(local_rows * width * element, peers, links);
     // Send and result buffers are allocated per exchange: their first touch (the receive
     // buffer's is in the link's rate, measured on new pages).
     total += elementwise(rates, {{Elementwise::copy, local_rows, width},
@@ -279,7 +282,12 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
     payload = 2 * mq + 2 * b * double(rows) * heads;  // Q, dO, LSE, D
     accumulator = mq;                                 // dQ
   }
-  total += walk.walk(payload, accumulator, slowest, links);
+  // On the wire: Q, dO, K, V and the gradients in the run's dtype, LSE and D in fp32.
+  const double e = data_bytes(cfg);
+  const double payload_bytes = backward && plan.traffic == BackwardTraffic::q
+                                   ? 2 * mq * e + 2 * b * double(rows) * heads * kStatBytes
+                                   : payload * e;
+  total += walk.walk(payload_bytes, accumulator * e, slowest, links);
   total += ring_engine_elementwise(pass, plan.traffic, walk.ranks(), payload, accumulator,
                                    b * double(q_rows) * heads * d, b * double(q_rows) * heads, 2 * n, rates);
 
@@ -293,7 +301,7 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
   const double b = cfg.sequence.batch, d = m.head_dim;
   const double len = double(plan.layout.local_len()), all = double(plan.layout.padded_len());
   const PeerSplit peers = peer_split(consecutive_ranks(0, p), topology);
-  const double n_bytes = b * len * m.kv_heads * d * kFloat;  // one of K, V per rank
+  const double n_bytes = b * len * m.kv_heads * d * data_bytes(cfg);  // one of K, V per rank
   Cost total;
   const bool backward = pass == AttentionPass::backward;
   // Forward: all-gather K and V; backward: again, then reduce-scatter dK and dV.

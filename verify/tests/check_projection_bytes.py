@@ -35,6 +35,10 @@ groups = [
     # Two levels on 4 ranks as 2 nodes: inner rings inside the nodes, outer across.
     (4, attn + ["--set", "attention.backend=burst", "--set", "topology.ranks_per_node=2"],
      [{"attention.ring_type": "zigzag"}, {"attention.intra": "ulysses"}]),
+    # bf16: tensor data on the wire in 2 bytes, the Burst backward's LSE and D in 4.
+    (2, attn + one_node_each + ["--set", "run.dtype=bf16"],
+     [{"attention.backend": "ring", "attention.ring_type": "zigzag"}, {"attention.backend": "ulysses"},
+      {"attention.backend": "allgather"}, {"attention.backend": "burst"}]),
     (2, model + one_node_each + ["--set", "attention.backend=ring"],
      [{"run.checkpointing": c, "attention.ring_type": t}
       for c, t in (("none", "zigzag"), ("full", "zigzag"), ("selective", "zigzag"), ("selective_half", "stripe"))]),
@@ -72,7 +76,7 @@ with tempfile.TemporaryDirectory() as tmp:
             name = f"point_{i:04d}"
             assert all(ml[k] == pl[k] for k in ("backend", "ring_type", "checkpointing")), (ml, pl)
             label = f"{ranks} ranks " + " ".join(list(cases[i].values()) + [a.split("=", 1)[1] for a in common if
-                                                                            a.startswith(("attention.", "run.c", "topology."))])
+                                                                            a.startswith(("attention.", "run.c", "run.d", "topology."))])
             same = all(abs(m[k] - p[k]) <= 1e-9 * max(1.0, m[k])
                        for k in ("bytes_sent_intra_per_device", "bytes_sent_inter_per_device"))
             memory = int(p["peak_memory_mb"]) == estimate_mib

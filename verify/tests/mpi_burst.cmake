@@ -71,6 +71,13 @@ minictx_bytes_test(burst_q_p4 4 4144000 0 --set attention.backend=burst --set to
                    --set model.kv_heads=8 --set sequence.length=1000)
 minictx_bytes_test(burst_kv_p4 4 5120000 0 --set attention.backend=burst --set attention.bwd_comm=kv
                    --set topology.ranks_per_node=4 --set model.kv_heads=8 --set sequence.length=1000)
+# bf16: forward 768000; backward q 2·[3·2m + 4m] + 4·3·2·2000 = 1328000 (LSE and D stay
+# fp32; total 2096000); backward kv exactly half of fp32's (total 2560000).
+minictx_bytes_test(burst_q_p4_bf16 4 2096000 0 --set attention.backend=burst --set topology.ranks_per_node=4
+                   --set model.kv_heads=8 --set sequence.length=1000 --set run.dtype=bf16)
+minictx_bytes_test(burst_kv_p4_bf16 4 2560000 0 --set attention.backend=burst --set attention.bwd_comm=kv
+                   --set topology.ranks_per_node=4 --set model.kv_heads=8 --set sequence.length=1000
+                   --set run.dtype=bf16)
 # intra ring over 4 nodes of 2 (W = 4, w = 2), GQA, zigzag 1000 → 1008, L = 126,
 # n = 126·4·32 = 16128, m = 126·8·32 = 32256, block of the q backward 2m + 2·1008 = 66528:
 # intra 8·4·1·n + 4·4·(66528 + 2·m) = 516096 + 2096640 = 2612736,

@@ -50,3 +50,7 @@ minictx_error_test(double_ring_degrees 4 "double_ring needs ulysses_degree × ri
 # outer (inter-node): 8·1·n + 4·6·n = 32·n = 516096.
 minictx_bytes_test(double_ring_p8_w4 8 2580480 516096 --set attention.backend=double_ring --set attention.window_size=4
                    --set topology.ranks_per_node=4 --set attention.ring_type=zigzag --set sequence.length=1000)
+# bf16: half of both.
+minictx_bytes_test(double_ring_p8_w4_bf16 8 1290240 258048 --set attention.backend=double_ring
+                   --set attention.window_size=4 --set topology.ranks_per_node=4 --set attention.ring_type=zigzag
+                   --set sequence.length=1000 --set run.dtype=bf16)

@@ -74,9 +74,15 @@ minictx_error_test(ring_ring_degree 2 "attention.ring_degree does not apply to a
 minictx_bytes_test(ring_zigzag_p4_two_nodes 4 532480,0,532480,0 0,532480,0,532480 --set attention.backend=ring
                    --set attention.ring_type=zigzag --set sequence.length=100 --set sequence.batch=2
                    --set topology.ranks_per_node=2)
+# The same step in bf16: blocks and accumulators travel in 16 bits, exactly half.
+minictx_bytes_test(ring_zigzag_p4_two_nodes_bf16 4 266240,0,266240,0 0,266240,0,266240 --set attention.backend=ring
+                   --set attention.ring_type=zigzag --set sequence.length=100 --set sequence.batch=2
+                   --set topology.ranks_per_node=2 --set run.dtype=bf16)
 # P=3, one node, forward only, 97 → 99, L=33, MHA n = 33·8·32 = 8448: 16·n = 135168.
 minictx_bytes_test(ring_basic_p3_one_node_fwd 3 135168 0 --set attention.backend=ring --set sequence.length=97
                    --set model.kv_heads=8 --set run.fwd_only=true --set topology.ranks_per_node=3)
+minictx_bytes_test(ring_basic_p3_one_node_fwd_fp16 3 67584 0 --set attention.backend=ring --set sequence.length=97
+                   --set model.kv_heads=8 --set run.fwd_only=true --set topology.ranks_per_node=3 --set run.dtype=fp16)
 # P=8, 2 per node, stripe 77 → 80, L=10, n = 10·4·32 = 1280: 176·n = 225280 from every
 # rank, inter-node from the odd ones.
 minictx_bytes_test(ring_stripe_p8_four_nodes 8 225280,0,225280,0,225280,0,225280,0

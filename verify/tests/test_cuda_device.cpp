@@ -264,6 +264,26 @@ TEST(CudaElementWise, CopiesFillAddDotMatchHost) {
   EXPECT_EQ(download(gpu(), ga)[199], 2.5);
 }
 
+// The 16-bit conversions of copy, copy_rows, fill and add: the GPU's rounding against the
+// host's (core/half_float.hpp, itself tested against independent roundings), bit for bit.
+TEST(CudaElementWise, SixteenBitConversionsMatchHost) {
+  const auto a = generated(200, 1), b = generated(200, 2);
+  for (DType t : {DType::bf16, DType::f16}) {
+    auto run = [&](Device& d) {
+      Tensor x = upload(d, a, {20, 10}), y = upload(d, b, {20, 10});
+      Tensor h = d.alloc({20, 10}, t), part = d.alloc({7, 5}, t);
+      d.copy(h, x);                              // fp32 → 16-bit
+      d.add(h, y);                               // 16-bit += fp32
+      d.copy_rows(part, 0, 5, h, 11, 10, 7, 5);  // 16-bit → 16-bit, strided
+      d.fill(x, 0.0f);
+      d.copy_rows(x, 3, 10, part, 0, 5, 7, 5);  // 16-bit → fp32
+      d.add(y, h);                              // fp32 += 16-bit
+      return std::pair{download(d, x), download(d, y)};
+    };
+    EXPECT_EQ(run(gpu()), run(host())) << to_string(t);
+  }
+}
+
 TEST(CudaElementWise, LseMergeMatchesHost) {
   AttnShape s{2, 3, 3, 8, false, 1 << 30, 16, 16};
   const int64_t len = 5;

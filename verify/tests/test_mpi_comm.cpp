@@ -15,7 +15,7 @@ TEST(MpiComm, AFailedCallIsAnErrorNamingTheRankAndTheCall) {
   float send = 1, recv = 0;
   // A source rank outside the communicator: MPI_Irecv fails before anything is posted.
   try {
-    world->shift_start(&send, &recv, 1, 0, world->size() + 3);
+    world->shift_start(&send, &recv, sizeof send, 0, world->size() + 3);
     FAIL() << "no error";
   } catch (const Error& e) {
     const std::string msg = e.what();
@@ -33,7 +33,7 @@ TEST(MpiComm, SplitsInheritTheErrorHandler) {
   auto world = MpiComm::world(1);
   auto sub = world->split(0, 0);
   float send = 1, recv = 0;
-  EXPECT_THROW(sub->shift_start(&send, &recv, 1, 0, sub->size() + 3), Error);
+  EXPECT_THROW(sub->shift_start(&send, &recv, sizeof send, 0, sub->size() + 3), Error);
 }
 
 }  // namespace

@@ -77,14 +77,14 @@ void NcclComm::join_comm_stream(int slot) {
   busy_[size_t(slot)] = false;
 }
 
-ShiftHandle NcclComm::shift_start(const float* send, float* recv, int64_t count, int dst, int src) {
+ShiftHandle NcclComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
   const size_t slot = begin_on_comm_stream();
   NCCL_CHECK(ncclGroupStart());
-  NCCL_CHECK(ncclSend(send, size_t(count), ncclFloat, dst, nccl_, comm_stream_));
-  NCCL_CHECK(ncclRecv(recv, size_t(count), ncclFloat, src, nccl_, comm_stream_));
+  NCCL_CHECK(ncclSend(send, size_t(bytes), ncclUint8, dst, nccl_, comm_stream_));
+  NCCL_CHECK(ncclRecv(recv, size_t(bytes), ncclUint8, src, nccl_, comm_stream_));
   NCCL_CHECK(ncclGroupEnd());
   end_on_comm_stream(slot);
-  count_sent(dst, double(count) * sizeof(float));
+  count_sent(dst, double(bytes));
   return {int(slot)};
 }
 
@@ -93,20 +93,20 @@ void NcclComm::wait(ShiftHandle& handle) {
   handle.slot = -1;
 }
 
-void NcclComm::all_to_all(const float* send, float* recv, int64_t count_per_rank) {
-  const size_t n = size_t(count_per_rank);
+void NcclComm::all_to_all(const void* send, void* recv, int64_t bytes_per_rank) {
+  const size_t n = size_t(bytes_per_rank);
   NCCL_CHECK(ncclGroupStart());
   for (int p = 0; p < size(); ++p) {
-    NCCL_CHECK(ncclSend(send + size_t(p) * n, n, ncclFloat, p, nccl_, compute_));
-    NCCL_CHECK(ncclRecv(recv + size_t(p) * n, n, ncclFloat, p, nccl_, compute_));
+    NCCL_CHECK(ncclSend(static_cast<const char*>(send) + size_t(p) * n, n, ncclUint8, p, nccl_, compute_));
+    NCCL_CHECK(ncclRecv(static_cast<char*>(recv) + size_t(p) * n, n, ncclUint8, p, nccl_, compute_));
   }
   NCCL_CHECK(ncclGroupEnd());
-  count_to_all_peers(double(count_per_rank) * sizeof(float));
+  count_to_all_peers(double(bytes_per_rank));
 }
 
-void NcclComm::all_gather(const float* send, float* recv, int64_t count_per_rank) {
-  NCCL_CHECK(ncclAllGather(send, recv, size_t(count_per_rank), ncclFloat, nccl_, compute_));
-  count_to_all_peers(double(count_per_rank) * sizeof(float));
+void NcclComm::all_gather(const void* send, void* recv, int64_t bytes_per_rank) {
+  NCCL_CHECK(ncclAllGather(send, recv, size_t(bytes_per_rank), ncclUint8, nccl_, compute_));
+  count_to_all_peers(double(bytes_per_rank));
 }
 
 // On the device, in place, on the comm stream: nothing goes through the host. One NCCL
@@ -128,9 +128,10 @@ void NcclComm::finish_sum(SumHandle& handle) { join_comm_stream(handle.slot); }
 
 void NcclComm::sum_doubles(double* data, int64_t count) { mpi_->all_reduce_sum(data, count); }
 
-void NcclComm::reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) {
-  NCCL_CHECK(ncclReduceScatter(send, recv, size_t(count_per_rank), ncclFloat, ncclSum, nccl_, compute_));
-  count_to_all_peers(double(count_per_rank) * sizeof(float));
+void NcclComm::reduce_scatter_sum(const void* send, void* recv, int64_t count_per_rank, DType type) {
+  const ncclDataType_t t = type == DType::bf16 ? ncclBfloat16 : type == DType::f16 ? ncclFloat16 : ncclFloat;
+  NCCL_CHECK(ncclReduceScatter(send, recv, size_t(count_per_rank), t, ncclSum, nccl_, compute_));
+  count_to_all_peers(double(count_per_rank) * double(element_bytes(type)));
 }
 
 void NcclComm::gather_doubles(const double* send, double* recv, int64_t count_per_rank) {

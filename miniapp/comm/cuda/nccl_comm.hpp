@@ -34,11 +34,11 @@ class NcclComm final : public Comm {
   int size() const override { return mpi_->size(); }
   int world_rank_of(int rank) const override { return mpi_->world_rank_of(rank); }
 
-  ShiftHandle shift_start(const float* send, float* recv, int64_t count, int dst, int src) override;
+  ShiftHandle shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) override;
   void wait(ShiftHandle& handle) override;
-  void all_to_all(const float* send, float* recv, int64_t count_per_rank) override;
-  void all_gather(const float* send, float* recv, int64_t count_per_rank) override;
-  void reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) override;
+  void all_to_all(const void* send, void* recv, int64_t bytes_per_rank) override;
+  void all_gather(const void* send, void* recv, int64_t bytes_per_rank) override;
+  void reduce_scatter_sum(const void* send, void* recv, int64_t count_per_rank, DType type) override;
   void gather_doubles(const double* send, double* recv, int64_t count_per_rank) override;
   void barrier() override;
   std::unique_ptr<Comm> split(int color, int key) override;

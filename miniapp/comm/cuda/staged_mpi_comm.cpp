@@ -15,29 +15,27 @@ std::unique_ptr<StagedMpiComm> StagedMpiComm::over(const MpiComm& world, cudaStr
   return std::make_unique<StagedMpiComm>(std::move(mpi), bytes, compute);
 }
 
-std::vector<float> StagedMpiComm::to_host(const float* device, int64_t count) {
-  std::vector<float> host(static_cast<size_t>(count));
-  if (count == 0) return host;
-  CUDA_CHECK(
-      cudaMemcpyAsync(host.data(), device, size_t(count) * sizeof(float), cudaMemcpyDeviceToHost, compute_));
+std::vector<unsigned char> StagedMpiComm::to_host(const void* device, int64_t bytes) {
+  std::vector<unsigned char> host(static_cast<size_t>(bytes));
+  if (bytes == 0) return host;
+  CUDA_CHECK(cudaMemcpyAsync(host.data(), device, size_t(bytes), cudaMemcpyDeviceToHost, compute_));
   CUDA_CHECK(cudaStreamSynchronize(compute_));
   return host;
 }
 
-void StagedMpiComm::to_device(float* device, const std::vector<float>& host) {
+void StagedMpiComm::to_device(void* device, const std::vector<unsigned char>& host) {
   if (host.empty()) return;
-  CUDA_CHECK(
-      cudaMemcpyAsync(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, compute_));
+  CUDA_CHECK(cudaMemcpyAsync(device, host.data(), host.size(), cudaMemcpyHostToDevice, compute_));
   CUDA_CHECK(cudaStreamSynchronize(compute_));
 }
 
-ShiftHandle StagedMpiComm::shift_start(const float* send, float* recv, int64_t count, int dst, int src) {
+ShiftHandle StagedMpiComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
   Shift s;
-  s.send = to_host(send, count);
-  s.recv.resize(size_t(count));
+  s.send = to_host(send, bytes);
+  s.recv.resize(size_t(bytes));
   s.device_recv = recv;
   // The vectors' heap buffers do not move when the Shift is moved into the map.
-  const ShiftHandle h = mpi_->shift_start(s.send.data(), s.recv.data(), count, dst, src);
+  const ShiftHandle h = mpi_->shift_start(s.send.data(), s.recv.data(), bytes, dst, src);
   shifts_[h.slot] = std::move(s);
   return h;
 }
@@ -50,17 +48,17 @@ void StagedMpiComm::wait(ShiftHandle& handle) {
   shifts_.erase(it);
 }
 
-void StagedMpiComm::all_to_all(const float* send, float* recv, int64_t count_per_rank) {
-  const auto s = to_host(send, count_per_rank * size());
-  std::vector<float> r(s.size());
-  mpi_->all_to_all(s.data(), r.data(), count_per_rank);
+void StagedMpiComm::all_to_all(const void* send, void* recv, int64_t bytes_per_rank) {
+  const auto s = to_host(send, bytes_per_rank * size());
+  std::vector<unsigned char> r(s.size());
+  mpi_->all_to_all(s.data(), r.data(), bytes_per_rank);
   to_device(recv, r);
 }
 
-void StagedMpiComm::all_gather(const float* send, float* recv, int64_t count_per_rank) {
-  const auto s = to_host(send, count_per_rank);
-  std::vector<float> r(size_t(count_per_rank * size()));
-  mpi_->all_gather(s.data(), r.data(), count_per_rank);
+void StagedMpiComm::all_gather(const void* send, void* recv, int64_t bytes_per_rank) {
+  const auto s = to_host(send, bytes_per_rank);
+  std::vector<unsigned char> r(size_t(bytes_per_rank * size()));
+  mpi_->all_gather(s.data(), r.data(), bytes_per_rank);
   to_device(recv, r);
 }
 
@@ -102,10 +100,11 @@ void StagedMpiComm::finish_sum(SumHandle& handle) {
 
 void StagedMpiComm::sum_doubles(double* data, int64_t count) { mpi_->all_reduce_sum(data, count); }
 
-void StagedMpiComm::reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) {
-  const auto s = to_host(send, count_per_rank * size());
-  std::vector<float> r(static_cast<size_t>(count_per_rank));
-  mpi_->reduce_scatter_sum(s.data(), r.data(), count_per_rank);
+void StagedMpiComm::reduce_scatter_sum(const void* send, void* recv, int64_t count_per_rank, DType type) {
+  const int64_t chunk = count_per_rank * element_bytes(type);
+  const auto s = to_host(send, chunk * size());
+  std::vector<unsigned char> r(static_cast<size_t>(chunk));
+  mpi_->reduce_scatter_sum(s.data(), r.data(), count_per_rank, type);
   to_device(recv, r);
 }
 

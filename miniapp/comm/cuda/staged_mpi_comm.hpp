@@ -25,11 +25,11 @@ class StagedMpiComm final : public Comm {
   int size() const override { return mpi_->size(); }
   int world_rank_of(int rank) const override { return mpi_->world_rank_of(rank); }
 
-  ShiftHandle shift_start(const float* send, float* recv, int64_t count, int dst, int src) override;
+  ShiftHandle shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) override;
   void wait(ShiftHandle& handle) override;
-  void all_to_all(const float* send, float* recv, int64_t count_per_rank) override;
-  void all_gather(const float* send, float* recv, int64_t count_per_rank) override;
-  void reduce_scatter_sum(const float* send, float* recv, int64_t count_per_rank) override;
+  void all_to_all(const void* send, void* recv, int64_t bytes_per_rank) override;
+  void all_gather(const void* send, void* recv, int64_t bytes_per_rank) override;
+  void reduce_scatter_sum(const void* send, void* recv, int64_t count_per_rank, DType type) override;
   void gather_doubles(const double* send, double* recv, int64_t count_per_rank) override;
   void barrier() override;
   std::unique_ptr<Comm> split(int color, int key) override;
@@ -40,15 +40,15 @@ class StagedMpiComm final : public Comm {
   void sum_doubles(double* data, int64_t count) override;
 
   struct Shift {
-    std::vector<float> send, recv;
-    float* device_recv = nullptr;
+    std::vector<unsigned char> send, recv;
+    void* device_recv = nullptr;
   };
   struct Sum {
     std::vector<float> host;                      // every buffer, back to back
     std::vector<ReduceBuffer> staged, on_device;  // the same buffers in host and device memory
   };
-  std::vector<float> to_host(const float* device, int64_t count);
-  void to_device(float* device, const std::vector<float>& host);
+  std::vector<unsigned char> to_host(const void* device, int64_t bytes);
+  void to_device(void* device, const std::vector<unsigned char>& host);
 
   std::unique_ptr<MpiComm> mpi_;
   cudaStream_t compute_;

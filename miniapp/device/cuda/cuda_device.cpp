@@ -32,6 +32,12 @@ void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
   require(a.numel() == b.numel(), std::string(op) + ": tensor sizes differ");
 }
 
+cuda::Precision precision_of(DType t) {
+  return t == DType::bf16  ? cuda::Precision::bf16
+         : t == DType::f16 ? cuda::Precision::f16
+                           : cuda::Precision::f32;
+}
+
 // Launch errors (bad configuration, missing kernel image) surface here, naming the op.
 void check_launch(const char* op) { cuda::check(cudaGetLastError(), op); }
 
@@ -135,18 +141,18 @@ float* CudaDevice::acquire(int64_t bytes) {
 
 void CudaDevice::release(float* p, int64_t bytes) { free_blocks_[bytes].push_back(p); }
 
-Tensor CudaDevice::alloc(std::vector<int64_t> shape) {
+Tensor CudaDevice::allocate(std::vector<int64_t> shape, DType dtype) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   // Rounded to 256 bytes so that similar sizes share cached blocks.
-  const int64_t bytes = (std::max<int64_t>(n, 1) * int64_t(sizeof(float)) + 255) / 256 * 256;
+  const int64_t bytes = (std::max<int64_t>(n, 1) * element_bytes(dtype) + 255) / 256 * 256;
   float* p = acquire(bytes);
   memory_.add(bytes);
-  std::shared_ptr<float> storage(p, [this, bytes](float* q) {
-    release(q, bytes);
+  std::shared_ptr<void> storage(p, [this, bytes](void* q) {
+    release(static_cast<float*>(q), bytes);
     memory_.remove(bytes);
   });
-  return Tensor(std::move(storage), std::move(shape));
+  return Tensor(std::move(storage), std::move(shape), dtype);
 }
 
 int64_t CudaDevice::capacity_bytes() const {
@@ -156,9 +162,8 @@ int64_t CudaDevice::capacity_bytes() const {
 }
 
 void CudaDevice::set_precision(DType dtype) {
-  precision_ = dtype == DType::bf16  ? cuda::Precision::bf16
-               : dtype == DType::f16 ? cuda::Precision::f16
-                                     : cuda::Precision::f32;
+  Device::set_precision(dtype);
+  precision_ = precision_of(dtype);
 }
 
 void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
@@ -191,25 +196,38 @@ void CudaDevice::download(const Tensor& src, float* host) {
 
 void CudaDevice::copy(Tensor& dst, const Tensor& src) {
   require_same_size(dst, src, "copy");
-  CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), size_t(src.bytes()), cudaMemcpyDeviceToDevice, stream_));
+  copy_rows(dst, 0, 0, src, 0, 0, 1, src.numel());
 }
 
 void CudaDevice::copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
                            int64_t src_ld, int64_t rows, int64_t cols) {
   if (rows == 0 || cols == 0) return;
-  CUDA_CHECK(cudaMemcpy2DAsync(dst.data() + dst_off, size_t(dst_ld) * sizeof(float), src.data() + src_off,
-                               size_t(src_ld) * sizeof(float), size_t(cols) * sizeof(float), size_t(rows),
-                               cudaMemcpyDeviceToDevice, stream_));
+  const size_t e = size_t(element_bytes(src.dtype()));
+  if (dst.dtype() == src.dtype()) {
+    CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(dst.raw()) + size_t(dst_off) * e, size_t(dst_ld) * e,
+                                 static_cast<const char*>(src.raw()) + size_t(src_off) * e,
+                                 size_t(src_ld) * e, size_t(cols) * e, size_t(rows), cudaMemcpyDeviceToDevice,
+                                 stream_));
+    return;
+  }
+  const size_t de = size_t(element_bytes(dst.dtype()));
+  cuda::convert_rows(static_cast<char*>(dst.raw()) + size_t(dst_off) * de, precision_of(dst.dtype()), dst_ld,
+                     static_cast<const char*>(src.raw()) + size_t(src_off) * e, precision_of(src.dtype()),
+                     src_ld, rows, cols, stream_);
+  check_launch("convert_rows");
 }
 
 void CudaDevice::fill(Tensor& t, float value) {
-  cuda::fill(t.data(), t.numel(), value, stream_);
+  cuda::fill_typed(t.raw(), precision_of(t.dtype()), t.numel(), value, stream_);
   check_launch("fill");
 }
 
 void CudaDevice::add(Tensor& y, const Tensor& x) {
   require_same_size(y, x, "add");
-  cuda::add(y.data(), x.data(), y.numel(), stream_);
+  if (y.dtype() == DType::f32 && x.dtype() == DType::f32)
+    cuda::add(y.data(), x.data(), y.numel(), stream_);
+  else
+    cuda::add_typed(y.raw(), precision_of(y.dtype()), x.raw(), precision_of(x.dtype()), y.numel(), stream_);
   check_launch("add");
 }
 
@@ -275,14 +293,14 @@ std::string CudaDevice::attention_kernel(int head_dim) const {
 
 Tensor CudaDevice::to_16bit(const SeqBlock& blk, const AttnShape& s, int heads) {
   const int64_t width = int64_t(heads) * s.head_dim, rows = rows_per_batch(*blk.tensor, s, heads);
-  Tensor half = alloc({(int64_t(s.batch) * blk.len * width + 1) / 2});  // two 16-bit values per float
-  cuda::to_16bit(blk.tensor->data(), s.batch, rows, blk.begin, blk.len, width, precision_, half.data(),
+  Tensor half = alloc({int64_t(s.batch) * blk.len * width}, precision());
+  cuda::to_16bit(blk.tensor->data(), s.batch, rows, blk.begin, blk.len, width, precision_, half.raw(),
                  stream_);
   check_launch("to_16bit");
   return half;
 }
 
-void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
+void CudaDevice::attn_fwd_f32(const AttnShape& s, const AttnFwdBlock& blk) {
   if (blk.q.len == 0 || blk.k.len == 0) return;
   cuda::AttnArgs a = attn_args(s, blk.q, blk.k);
   a.precision = precision_;
@@ -295,7 +313,7 @@ void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
     // cache) once queued, which the stream orders after the kernel.
     const Tensor q = to_16bit(blk.q, s, s.heads), k = to_16bit(blk.k, s, s.kv_heads),
                  v = to_16bit(blk.v, s, s.kv_heads);
-    cuda::flash_fwd(a, q.data(), k.data(), v.data(), blk.o->data(), blk.lse->data(), stream_);
+    cuda::flash_fwd(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
   } else {
     cuda::attn_fwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.o->data(),
                    blk.lse->data(), stream_);
@@ -310,7 +328,7 @@ void CudaDevice::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tenso
   check_launch("attn_bwd_delta");
 }
 
-void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
+void CudaDevice::attn_bwd_f32(const AttnShape& s, const AttnBwdBlock& blk) {
   if (blk.q.len == 0 || blk.k.len == 0) return;
   cuda::AttnArgs a = attn_args(s, blk.q, blk.k);
   a.precision = precision_;
@@ -323,8 +341,8 @@ void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
     const SeqBlock dout{blk.dout, blk.q.begin, blk.q.len, blk.q.positions};
     const Tensor q = to_16bit(blk.q, s, s.heads), k = to_16bit(blk.k, s, s.kv_heads),
                  v = to_16bit(blk.v, s, s.kv_heads), d = to_16bit(dout, s, s.heads);
-    cuda::flash_bwd(a, q.data(), k.data(), v.data(), d.data(), blk.lse->data(), blk.delta->data(),
-                    blk.dq->data(), blk.dk->data(), blk.dv->data(), stream_);
+    cuda::flash_bwd(a, q.raw(), k.raw(), v.raw(), d.raw(), blk.lse->data(), blk.delta->data(), blk.dq->data(),
+                    blk.dk->data(), blk.dv->data(), stream_);
   } else {
     cuda::attn_bwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.dout->data(),
                    blk.lse->data(), blk.delta->data(), blk.dq->data(), blk.dk->data(), blk.dv->data(),

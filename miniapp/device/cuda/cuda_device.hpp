@@ -11,11 +11,11 @@
 
 namespace minictx {
 
-// The NVIDIA device: tensors are fp32 arrays in GPU memory (the Tensor type is fp32), and
-// the run dtype is the precision of the operands: GEMM inputs are converted to bf16/fp16
-// for cuBLASLt and attention rounds q, k, v, dO and P to it on load, accumulating in
-// fp32 (README: NVIDIA path). Work is queued on one compute stream; rank r of a node
-// uses GPU r mod (GPUs on the node), so several ranks may share one GPU.
+// The NVIDIA device: tensors are fp32 arrays in GPU memory, save the 16-bit ones that
+// travel between ranks, and the run dtype is the precision of the operands: GEMM inputs are converted to
+// bf16/fp16 for cuBLASLt and attention rounds q, k, v, dO and P to it on load, accumulating in fp32 (README:
+// NVIDIA path). Work is queued on one compute stream; rank r of a node uses GPU r mod (GPUs on the node), so
+// several ranks may share one GPU.
 class CudaDevice final : public Device {
  public:
   CudaDevice();
@@ -26,7 +26,6 @@ class CudaDevice final : public Device {
   DeviceKind kind() const override { return DeviceKind::cuda; }
   std::string description() const override;
 
-  Tensor alloc(std::vector<int64_t> shape) override;
   int64_t capacity_bytes() const override;
   bool capacity_shared_by_node() const override { return false; }  // one GPU per rank
   void set_precision(DType dtype) override;
@@ -51,9 +50,7 @@ class CudaDevice final : public Device {
   void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) override;
   void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
   void attn_init(Tensor& o, Tensor& lse) override;
-  void attn_fwd(const AttnShape&, const AttnFwdBlock&) override;
   void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
-  void attn_bwd(const AttnShape&, const AttnBwdBlock&) override;
   void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
 
   // Which attention kernel serves this head dim at the current precision (provenance).
@@ -62,6 +59,9 @@ class CudaDevice final : public Device {
   cudaStream_t stream() const { return stream_; }
 
  private:
+  Tensor allocate(std::vector<int64_t> shape, DType dtype) override;
+  void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) override;
+  void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) override;
   // Whether the tensor-core flash kernels serve this shape at the current precision.
   bool flash(const AttnShape&) const;
   // The block's rows as a compact 16-bit [B, len, heads, D] copy (the flash kernels' operands).

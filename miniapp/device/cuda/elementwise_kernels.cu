@@ -130,7 +130,48 @@ __global__ void to_f16_kernel(const float* __restrict__ x, __half* out, int64_t 
   GRID_STRIDE(i, n) out[i] = __float2half(x[i]);
 }
 
+// An element of a tensor of the given type, read and written as fp32.
+__device__ __forceinline__ float load(const void* p, Precision t, int64_t i) {
+  if (t == Precision::bf16) return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+  if (t == Precision::f16) return __half2float(static_cast<const __half*>(p)[i]);
+  return static_cast<const float*>(p)[i];
+}
+__device__ __forceinline__ void store(void* p, Precision t, int64_t i, float v) {
+  if (t == Precision::bf16)
+    static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(v);
+  else if (t == Precision::f16)
+    static_cast<__half*>(p)[i] = __float2half(v);
+  else
+    static_cast<float*>(p)[i] = v;
+}
+
+__global__ void convert_rows_kernel(void* dst, Precision dt, int64_t dst_ld, const void* src, Precision st,
+                                    int64_t src_ld, int64_t rows, int64_t cols) {
+  GRID_STRIDE(i, rows * cols) {
+    const int64_t r = i / cols, c = i % cols;
+    store(dst, dt, r * dst_ld + c, load(src, st, r * src_ld + c));
+  }
+}
+__global__ void fill_typed_kernel(void* p, Precision t, int64_t n, float value) {
+  GRID_STRIDE(i, n) store(p, t, i, value);
+}
+__global__ void add_typed_kernel(void* y, Precision yt, const void* x, Precision xt, int64_t n) {
+  GRID_STRIDE(i, n) store(y, yt, i, load(y, yt, i) + load(x, xt, i));
+}
+
 }  // namespace
+
+void convert_rows(void* dst, Precision dst_type, int64_t dst_ld, const void* src, Precision src_type,
+                  int64_t src_ld, int64_t rows, int64_t cols, cudaStream_t s) {
+  convert_rows_kernel<<<blocks(rows * cols), kBlock, 0, s>>>(dst, dst_type, dst_ld, src, src_type, src_ld,
+                                                             rows, cols);
+}
+void fill_typed(void* p, Precision type, int64_t n, float value, cudaStream_t s) {
+  fill_typed_kernel<<<blocks(n), kBlock, 0, s>>>(p, type, n, value);
+}
+void add_typed(void* y, Precision y_type, const void* x, Precision x_type, int64_t n, cudaStream_t s) {
+  add_typed_kernel<<<blocks(n), kBlock, 0, s>>>(y, y_type, x, x_type, n);
+}
 
 void fill(float* p, int64_t n, float value, cudaStream_t s) {
   fill_kernel<<<blocks(n), kBlock, 0, s>>>(p, n, value);

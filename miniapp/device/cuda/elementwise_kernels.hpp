@@ -9,6 +9,12 @@
 // interface's (device/device.hpp), pointers in device memory, fp32 arithmetic.
 namespace minictx::cuda {
 
+// Tensors of any precision, converted (round to nearest even) into the destination's:
+// dst[r·dst_ld + c] = src[r·src_ld + c] for r < rows, c < cols; p[i] = value; y += x.
+void convert_rows(void* dst, Precision dst_type, int64_t dst_ld, const void* src, Precision src_type,
+                  int64_t src_ld, int64_t rows, int64_t cols, cudaStream_t);
+void fill_typed(void* p, Precision type, int64_t n, float value, cudaStream_t);
+void add_typed(void* y, Precision y_type, const void* x, Precision x_type, int64_t n, cudaStream_t);
 void fill(float* p, int64_t n, float value, cudaStream_t);
 void add(float* y, const float* x, int64_t n, cudaStream_t);
 // *result (device, zeroed by the caller) += Σ a·b in fp64.
