@@ -61,9 +61,10 @@ struct BackendInfo {
   std::vector<std::string> options;
   // How the deck's degrees and defaults resolve on this topology's ranks.
   ParallelDegrees (*degrees)(const RunConfig&, const Topology&) = nullptr;
-  // Floats it allocates per rank beyond q, k, v, o and their gradients (ring buffers,
-  // head-exchanged copies, gathered K/V): the memory estimate's share of the backend.
-  int64_t (*buffer_floats)(const RunConfig&, const Topology&) = nullptr;
+  // Bytes it allocates per rank beyond q, k, v, o and their gradients (ring buffers,
+  // head-exchanged copies, gathered K/V), in the run's dtype where they are stored in it:
+  // the memory estimate's share of the backend.
+  int64_t (*buffer_bytes)(const RunConfig&, const Topology&) = nullptr;
   // Whether it exchanges heads over attention.ulysses_degree ranks.
   bool (*splits_heads)(const AttentionConfig&) = nullptr;
   // Throws InputError (one line) when the deck cannot run on this topology's ranks.

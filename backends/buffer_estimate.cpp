@@ -10,7 +10,7 @@
 namespace minictx {
 
 int64_t backend_buffer_bytes(const RunConfig& cfg, const Topology& topology) {
-  return sat_mul(find_backend(cfg.attention.backend).buffer_floats(cfg, topology), int64_t(sizeof(float)));
+  return find_backend(cfg.attention.backend).buffer_bytes(cfg, topology);
 }
 
 RankRows rank_rows(const RunConfig& cfg, const Topology& topology) {
@@ -20,19 +20,22 @@ RankRows rank_rows(const RunConfig& cfg, const Topology& topology) {
           sat_mul(cfg.model.heads, cfg.model.head_dim), sat_mul(cfg.model.kv_heads, cfg.model.head_dim)};
 }
 
-int64_t head_exchange_floats(const RankRows& r) {
-  return sat_mul(8, sat_mul(sat_add(r.q_width, r.kv_width), r.rows));
+int64_t head_exchange_bytes(const RankRows& r, DType wire) {
+  // Six fp32 copies of the widths (the backward's head-sharded inputs and gradients) and
+  // one exchange's send and receive buffers.
+  const int64_t widths = sat_mul(sat_add(r.q_width, r.kv_width), r.rows);
+  return sat_add(sat_mul(24, widths), sat_mul(2 * element_bytes(wire), widths));
 }
 
-int64_t ulysses_ring_floats(const RunConfig& cfg, const Topology& topology, const ParallelDegrees& d,
-                            BackwardTraffic traffic) {
+int64_t ulysses_ring_bytes(const RunConfig& cfg, const Topology& topology, const ParallelDegrees& d,
+                           BackwardTraffic traffic) {
   const RankRows r = rank_rows(cfg, topology);
   const int64_t kv_heads = std::max<int64_t>(1, cfg.model.kv_heads / d.ulysses);
-  int64_t floats = RingEngine::buffer_floats(sat_mul(r.rows, d.ulysses), r.q_width / d.ulysses,
-                                             sat_mul(kv_heads, cfg.model.head_dim),
-                                             cfg.model.heads / d.ulysses, d.context / d.window, traffic);
-  if (d.ulysses > 1) floats = sat_add(floats, head_exchange_floats(r));
-  return floats;
+  int64_t bytes = RingEngine::buffer_bytes(sat_mul(r.rows, d.ulysses), r.q_width / d.ulysses,
+                                           sat_mul(kv_heads, cfg.model.head_dim), cfg.model.heads / d.ulysses,
+                                           d.context / d.window, traffic, cfg.run.dtype);
+  if (d.ulysses > 1) bytes = sat_add(bytes, head_exchange_bytes(r, cfg.run.dtype));
+  return bytes;
 }
 
 }  // namespace minictx

@@ -9,21 +9,22 @@
 namespace minictx {
 
 // Bytes the deck's attention backend allocates per rank beyond q, k, v, o and their
-// gradients (its BackendInfo::buffer_floats), for the memory estimate that refuses a run
+// gradients (its BackendInfo::buffer_bytes), for the memory estimate that refuses a run
 // before it allocates.
 int64_t backend_buffer_bytes(const RunConfig& cfg, const Topology& topology);
 
-// The pieces the backends' buffer_floats share. A rank's rows: batch × the padded
-// share of the sequence; widths in floats: H·D for q, Hkv·D for k and v.
+// The pieces the backends' buffer_bytes share. A rank's rows: batch × the padded share
+// of the sequence; widths in elements: H·D for q, Hkv·D for k and v.
 struct RankRows {
   int64_t rows = 0, q_width = 0, kv_width = 0;
 };
 RankRows rank_rows(const RunConfig& cfg, const Topology& topology);
-// Head-sharded copies of the inputs and the gradients, on both sides of an all-to-all.
-int64_t head_exchange_floats(const RankRows& r);
+// Head-sharded copies of the inputs and the gradients, on both sides of an all-to-all:
+// fp32 copies, and the send and receive buffers of one exchange in the run's dtype.
+int64_t head_exchange_bytes(const RankRows& r, DType wire);
 // The ring engine on the share a head exchange over d.ulysses ranks leaves (u times the
 // rows, 1/u of the heads, at least one KV head), plus that exchange when u > 1.
-int64_t ulysses_ring_floats(const RunConfig& cfg, const Topology& topology, const ParallelDegrees& d,
-                            BackwardTraffic traffic);
+int64_t ulysses_ring_bytes(const RunConfig& cfg, const Topology& topology, const ParallelDegrees& d,
+                           BackwardTraffic traffic);
 
 }  // namespace minictx

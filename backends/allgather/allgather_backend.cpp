@@ -106,9 +106,12 @@ ParallelDegrees degrees(const RunConfig&, const Topology& topology) {
   return {1, topology.world_size, topology.world_size};
 }
 
-// The gathered K, V and the full-length dK, dV.
-int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
-  return sat_mul(sat_mul(4, rank_rows(cfg, topology).kv_width),
+// The gathered K and V in the run's dtype, the full-length fp32 dK and dV, and in 16 bits
+// the fp32 copies of K and V that attention widens them into (more than the reduce-
+// scatter's 16-bit copy of dK or dV, which comes after them).
+int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
+  const int64_t e = element_bytes(cfg.run.dtype), per_element = 2 * e + 8 + (e < 4 ? 8 : 0);
+  return sat_mul(sat_mul(per_element, rank_rows(cfg, topology).kv_width),
                  sat_mul(cfg.sequence.batch, cfg.sequence.length));
 }
 
@@ -121,7 +124,7 @@ BackendInfo allgather_backend_info() {
   b.name = "allgather";
   b.summary = "all-gather K/V, local queries against the whole sequence, reduce-scatter dK/dV";
   b.degrees = degrees;
-  b.buffer_floats = buffer_floats;
+  b.buffer_bytes = buffer_bytes;
   b.validate = validate;
   b.create = create;
   b.traffic = traffic;

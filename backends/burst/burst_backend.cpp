@@ -53,8 +53,8 @@ ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
   return {1, world, n};
 }
 
-int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
-  return ulysses_ring_floats(cfg, topology, degrees(cfg, topology), traffic(cfg.attention));
+int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
+  return ulysses_ring_bytes(cfg, topology, degrees(cfg, topology), traffic(cfg.attention));
 }
 
 bool splits_heads(const AttentionConfig& a) { return a.intra == Intra::ulysses; }
@@ -76,7 +76,7 @@ BackendInfo burst_backend_info() {
   // ulysses_degree only as ranks_per_node with intra: ulysses (validate).
   b.options = {"attention.ring_type", "attention.intra", "attention.bwd_comm", "attention.ulysses_degree"};
   b.degrees = degrees;
-  b.buffer_floats = buffer_floats;
+  b.buffer_bytes = buffer_bytes;
   b.splits_heads = splits_heads;
   b.validate = validate;
   b.create = create;

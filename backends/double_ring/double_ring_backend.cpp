@@ -54,8 +54,8 @@ ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
   return d;
 }
 
-int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
-  return ulysses_ring_floats(cfg, topology, degrees(cfg, topology), BackwardTraffic::kv);
+int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
+  return ulysses_ring_bytes(cfg, topology, degrees(cfg, topology), BackwardTraffic::kv);
 }
 
 bool splits_heads(const AttentionConfig&) { return true; }
@@ -71,7 +71,7 @@ BackendInfo double_ring_backend_info() {
   b.options = {"attention.ring_type", "attention.ulysses_degree", "attention.ring_degree",
                "attention.window_size"};
   b.degrees = degrees;
-  b.buffer_floats = buffer_floats;
+  b.buffer_bytes = buffer_bytes;
   b.splits_heads = splits_heads;
   b.validate = validate;
   b.create = create;

@@ -61,7 +61,7 @@ void validate(const RunConfig&, const Topology& topology) {
 
 ParallelDegrees degrees(const RunConfig&, const Topology&) { return {1, 1, 1}; }
 
-int64_t buffer_floats(const RunConfig&, const Topology&) { return 0; }
+int64_t buffer_bytes(const RunConfig&, const Topology&) { return 0; }
 
 std::unique_ptr<AttentionBackend> create(Comm&, Device& device, const RunConfig& cfg) {
   return std::make_unique<LocalBackend>(device, cfg);
@@ -74,7 +74,7 @@ BackendInfo local_backend_info() {
   b.name = "local";
   b.summary = "whole-sequence attention on one rank (the single-device reference)";
   b.degrees = degrees;
-  b.buffer_floats = buffer_floats;
+  b.buffer_bytes = buffer_bytes;
   b.validate = validate;
   b.create = create;
   b.query_prefix = true;

@@ -45,8 +45,8 @@ ParallelDegrees degrees(const RunConfig&, const Topology& topology) {
   return {1, topology.world_size, topology.world_size};
 }
 
-int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
-  return ulysses_ring_floats(cfg, topology, degrees(cfg, topology), BackwardTraffic::kv);
+int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
+  return ulysses_ring_bytes(cfg, topology, degrees(cfg, topology), BackwardTraffic::kv);
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& comm, Device& device, const RunConfig& cfg) {
@@ -62,7 +62,7 @@ BackendInfo ring_backend_info() {
   b.summary = "ring attention: K/V rotate over all ranks (ring_type basic, zigzag or stripe)";
   b.options = {"attention.ring_type"};
   b.degrees = degrees;
-  b.buffer_floats = buffer_floats;
+  b.buffer_bytes = buffer_bytes;
   b.validate = validate;
   b.create = create;
   b.traffic = ring_engine_traffic;

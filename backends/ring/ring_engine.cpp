@@ -53,16 +53,22 @@ RingEngine::RingEngine(Comm& group, int window, Device& device, const SequenceLa
   for (int j = 0; j < group.size(); ++j) positions_.push_back(layout.outer_positions(j));
 }
 
-int64_t RingEngine::buffer_floats(int64_t rows, int64_t q_width, int64_t kv_width, int heads, int windows,
-                                  BackwardTraffic traffic) {
-  const int64_t kv = sat_mul(sat_mul(2, kv_width), rows);
-  const int64_t forward = RingWalk::buffer_floats(kv, 0, windows);
-  const int64_t delta = sat_mul(heads, rows);
-  const int64_t backward =
-      traffic == BackwardTraffic::kv
-          ? RingWalk::buffer_floats(kv, kv, windows)
-          : RingWalk::buffer_floats(sat_mul(sat_add(sat_mul(2, q_width), sat_mul(2, heads)), rows),
-                                    sat_mul(q_width, rows), windows);
+int64_t RingEngine::buffer_bytes(int64_t rows, int64_t q_width, int64_t kv_width, int heads, int windows,
+                                 BackwardTraffic traffic, DType wire) {
+  const int64_t e = element_bytes(wire);
+  // The tensor data of a block (K, V; or Q, dO), and the fp32 copies attention widens a
+  // 16-bit block into for the duration of a visit.
+  auto data = [&](int64_t elements) { return sat_mul(elements, e); };
+  auto widened = [&](int64_t elements) { return wire == DType::f32 ? 0 : sat_mul(elements, 4); };
+  const int64_t kv = sat_mul(sat_mul(2, kv_width), rows), stats = sat_mul(sat_mul(2, heads), rows);
+  const int64_t forward = sat_add(RingWalk::buffer_bytes(data(kv), 0, wire, windows), widened(kv));
+  const int64_t delta = sat_mul(sat_mul(heads, rows), 4);
+  const int64_t qd = sat_mul(sat_mul(2, q_width), rows);
+  const int64_t backward = traffic == BackwardTraffic::kv
+                               ? sat_add(RingWalk::buffer_bytes(data(kv), kv, wire, windows), widened(kv))
+                               : sat_add(RingWalk::buffer_bytes(sat_add(data(qd), sat_mul(stats, 4)),
+                                                                sat_mul(q_width, rows), wire, windows),
+                                         widened(qd));
   return std::max(forward, sat_add(backward, delta));
 }
 

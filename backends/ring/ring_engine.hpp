@@ -27,10 +27,11 @@ class RingEngine {
   // are the global positions of the rows group rank j holds, outer_len() rows per batch.
   RingEngine(Comm& group, int window, Device& device, const SequenceLayout& layout,
              BackwardTraffic traffic = BackwardTraffic::kv);
-  // Floats the engine allocates at its peak beyond its arguments, for `rows` rows of
-  // q_width (H·D) and kv_width (Hkv·D) floats and `heads` query heads: the memory estimate.
-  static int64_t buffer_floats(int64_t rows, int64_t q_width, int64_t kv_width, int heads, int windows,
-                               BackwardTraffic traffic);
+  // Bytes the engine allocates at its peak beyond its arguments, for `rows` rows of
+  // q_width (H·D) and kv_width (Hkv·D) elements and `heads` query heads, with tensor data
+  // travelling in `wire`: the memory estimate.
+  static int64_t buffer_bytes(int64_t rows, int64_t q_width, int64_t kv_width, int heads, int windows,
+                              BackwardTraffic traffic, DType wire);
 
   // Reports every ring step of the walks to `timeline` (nullptr: none).
   void set_timeline(RingTimeline* timeline) { walk_.set_timeline(timeline); }

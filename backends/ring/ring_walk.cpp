@@ -75,11 +75,12 @@ RingWalk::RingWalk(Comm& group, int window) : rank_(group.rank()), window_(windo
   outer_grad_ = group.split(/*color=*/rank_ % window, /*key=*/rank_ / window);
 }
 
-int64_t RingWalk::buffer_floats(int64_t payload, int64_t accumulated, int windows) {
+int64_t RingWalk::buffer_bytes(int64_t payload_bytes, int64_t accumulated, DType sum_wire, int windows) {
   const bool two_level = windows > 1;
-  // WalkBuffers, the gradient scratch, and the two accumulators crossing windows.
-  return sat_add(sat_mul(two_level ? 4 : 2, sat_add(payload, accumulated)),
-                 sat_mul(accumulated, two_level ? 3 : 1));
+  const int64_t sums = sat_mul(accumulated, element_bytes(sum_wire));
+  // WalkBuffers, the fp32 gradient scratch, and the two accumulators crossing windows.
+  return sat_add(sat_add(sat_mul(two_level ? 4 : 2, sat_add(payload_bytes, sums)), sat_mul(accumulated, 4)),
+                 sat_mul(sums, two_level ? 2 : 0));
 }
 
 int RingWalk::source(int round, int step) const {

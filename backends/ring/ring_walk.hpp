@@ -57,9 +57,10 @@ class RingWalk {
   // group: rank order is the ring order. window must divide group.size().
   RingWalk(Comm& group, int window);
 
-  // Floats a walk allocates for blocks of `payload` floats carrying accumulators of
-  // `accumulated` floats (0: forward), over `windows` windows: the memory estimate.
-  static int64_t buffer_floats(int64_t payload, int64_t accumulated, int windows);
+  // Bytes a walk allocates for blocks of `payload_bytes` carrying `accumulated` elements
+  // of sums (0: forward) that travel in `sum_wire`, over `windows` windows: the memory
+  // estimate.
+  static int64_t buffer_bytes(int64_t payload_bytes, int64_t accumulated, DType sum_wire, int windows);
 
   int rank() const { return rank_; }
   // Every ring step (a visit and the inner transfer around it) is reported to `timeline`

@@ -84,8 +84,8 @@ std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunC
 
 ParallelDegrees degrees(const RunConfig&, const Topology& topology) { return {topology.world_size, 1, 1}; }
 
-int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
-  return head_exchange_floats(rank_rows(cfg, topology));
+int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
+  return head_exchange_bytes(rank_rows(cfg, topology), cfg.run.dtype);
 }
 
 }  // namespace
@@ -96,7 +96,7 @@ BackendInfo ulysses_backend_info() {
   b.summary = "all-to-all to head shards, full-sequence attention, all-to-all back (DeepSpeed-Ulysses)";
   b.options = {"attention.ulysses_degree"};  // only as the world size (validate)
   b.degrees = degrees;
-  b.buffer_floats = buffer_floats;
+  b.buffer_bytes = buffer_bytes;
   b.validate = validate;
   b.create = create;
   return b;

@@ -44,8 +44,8 @@ ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
   return ulysses_by_ring(cfg.attention, topology);
 }
 
-int64_t buffer_floats(const RunConfig& cfg, const Topology& topology) {
-  return ulysses_ring_floats(cfg, topology, degrees(cfg, topology), BackwardTraffic::kv);
+int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
+  return ulysses_ring_bytes(cfg, topology, degrees(cfg, topology), BackwardTraffic::kv);
 }
 
 bool splits_heads(const AttentionConfig&) { return true; }
@@ -59,7 +59,7 @@ BackendInfo usp_backend_info() {
       "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)";
   b.options = {"attention.ring_type", "attention.ulysses_degree", "attention.ring_degree"};
   b.degrees = degrees;
-  b.buffer_floats = buffer_floats;
+  b.buffer_bytes = buffer_bytes;
   b.splits_heads = splits_heads;
   b.validate = validate;
   b.create = create;

@@ -3,7 +3,8 @@
 then allocates, and not by so much that it refuses runs that fit: for each backend, the
 peak of one attention step, and for each checkpointing policy the peak of one training
 step of the model (the FOM line's peak_MB), must lie within [estimate/2, estimate] of
-`minictx run --dry-run`'s estimate, on 4 ranks as 2 emulated nodes.
+`minictx run --dry-run`'s estimate, on 4 ranks as 2 emulated nodes; the attention steps
+also in bf16, whose communication buffers are 16-bit.
 
 The cases of each mode are the points of one sweep: one dry run prints every point's
 estimate, one launch runs them all (each point's peak is its own: the run resets it
@@ -25,9 +26,12 @@ attention = [{"attention.backend": "ring"}, {"attention.backend": "double_ring",
              {"attention.backend": "usp", "attention.ulysses_degree": "2"}, {"attention.backend": "ulysses"},
              {"attention.backend": "allgather"}]
 model = [{"run.checkpointing": c} for c in ("none", "full", "selective", "selective_half")]
+attention_common = ["--set", "run.mode=attention", "--set", "sequence.length=2048", "--set", "model.kv_heads=8",
+                    "--set", "topology.ranks_per_node=2"]
 sweeps = [
-    (["--set", "run.mode=attention", "--set", "sequence.length=2048", "--set", "model.kv_heads=8", "--set",
-      "topology.ranks_per_node=2"], attention),
+    (attention_common, attention),
+    # bf16: the backends' communication buffers are 16-bit, and the estimate counts them so.
+    (attention_common + ["--set", "run.dtype=bf16"], attention),
     (["--set", "run.mode=model", "--set", "model.preset=tiny", "--set", "model.layers=4", "--set",
       "sequence.length=2048", "--set", "attention.backend=ring", "--set", "attention.ring_type=stripe"], model),
 ]

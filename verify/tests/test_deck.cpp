@@ -427,7 +427,7 @@ TEST(DeckBackends, TheDeckTakesNamesAndOptionsFromTheRegistry) {
     EXPECT_EQ(catalog[i].name, b.name);
     EXPECT_EQ(catalog[i].options, b.options);
     EXPECT_FALSE(b.summary.empty()) << b.name;
-    EXPECT_TRUE(b.degrees && b.buffer_floats && b.validate && b.create)
+    EXPECT_TRUE(b.degrees && b.buffer_bytes && b.validate && b.create)
         << b.name << " leaves a fact undeclared";
     for (const auto& key : b.options) {
       const deck_detail::KeySpec* spec = deck_detail::find_key(key);
