@@ -10,8 +10,9 @@ bars (BurstAttention style): MFU and tokens/s, one group of bars per setting (mo
   seq_len, world size), one bar per variant (A)-(D) as in `minictx report --columns burst`.
 timeline: one step's ring walks as a Gantt chart (a point run with run.ring_timeline=true):
   one panel per pass of the layer (forward, recompute, backward), one lane per rank with
-  its compute bars (labelled with the source rank) above its transfer bars. Default: the
-  first point that recorded ring steps, layer 0.
+  its compute bars (labelled with the source rank) above its inner-ring transfer bars and,
+  on a two-level ring, thin bars of its outer-ring transfers (blocks, gradient sums) below
+  those. Default: the first point that recorded ring steps, layer 0.
 The default kind is bars when a file holds burst points, else lines. Points of several
 files are merged; skipped points are left out. Needs h5py and matplotlib (Debian:
 python3-h5py python3-matplotlib); draws with the Agg backend, no display needed.
@@ -22,9 +23,11 @@ from collections import OrderedDict
 
 import h5py
 import matplotlib
+import numpy
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+from matplotlib.patches import Patch  # noqa: E402
 
 
 def read_points(paths):
@@ -143,10 +146,20 @@ def draw_lines(points, out):
 
 TIMELINE_COLUMNS = ("rank", "layer", "pass", "round", "step", "source", "compute_start", "compute_end",
                     "transfer_posted", "transfer_done")
+OUTER_COLUMNS = ("rank", "layer", "pass", "round", "carries", "transfer_posted", "transfer_done")
+# Outer-ring transfers by what they carry: colour, lane (bottom, height) relative to the
+# rank's compute, legend. Blocks and sums are in flight together, hence two lanes.
+OUTER_BARS = {"block": ("tab:purple", (-0.31, 0.1), "outer ring: block to the next window"),
+              "sums": ("tab:olive", (-0.43, 0.1), "outer ring: gradient sums")}
+
+
+def read_columns(t, names):
+    return {c: t[c].asstr()[:] if c in ("pass", "carries") else t[c][:] for c in names}
 
 
 def read_timeline(path, point):
-    """(point name, labels, columns) of the named point, or of the first point with ring steps."""
+    """(point name, labels, step columns, outer columns) of the named point, or of the first
+    point with ring steps. A file from before the outer transfers were recorded has none."""
     with h5py.File(path, "r") as f:
         if f.attrs.get("format") != "minictx-results":
             sys.exit(f"plot.py: {path} is not a minictx results file")
@@ -161,24 +174,28 @@ def read_timeline(path, point):
                     sys.exit(f"plot.py: {path} {name} recorded no ring steps "
                              "(run it with --set run.ring_timeline=true and a ring backend)")
                 continue
-            columns = {c: t[c].asstr()[:] if c == "pass" else t[c][:] for c in TIMELINE_COLUMNS}
-            return name, dict(g["labels"].attrs), columns
+            outer = read_columns(t["outer"], OUTER_COLUMNS) if "outer" in t else {c: numpy.empty(0, dtype=object) for c in OUTER_COLUMNS}
+            return name, dict(g["labels"].attrs), read_columns(t, TIMELINE_COLUMNS), outer
     sys.exit(f"plot.py: {path} has no point {point}" if point is not None else
              f"plot.py: no point of {path} recorded ring steps (run.ring_timeline=true)")
 
 
 def draw_timeline(path, point, layer, out):
-    name, labels, c = read_timeline(path, point)
+    name, labels, c, o = read_timeline(path, point)
     passes = [p for p in ("forward", "recompute", "backward") if any((c["pass"] == p) & (c["layer"] == layer))]
     if not passes:
         sys.exit(f"plot.py: {name} has no ring steps of layer {layer} (layers {sorted(set(c['layer']))})")
     ranks = sorted(set(c["rank"]))
     steps = max(c["step"]) + 1
     colours = plt.get_cmap("tab10" if steps <= 10 else "tab20")
-    height = 0.4 + len(passes) * (1.0 + 0.5 * len(ranks))
+    # A two-level ring makes room for its outer transfers under the inner ones.
+    two_level = len(o["rank"]) > 0
+    inner_bar = (-0.18, 0.13) if two_level else (-0.4, 0.35)
+    height = 0.4 + len(passes) * (1.0 + (0.7 if two_level else 0.5) * len(ranks))
     fig, axes = plt.subplots(len(passes), 1, figsize=(11, height), squeeze=False)
     for ax, pass_name in zip(axes[:, 0], passes):
         rows = (c["pass"] == pass_name) & (c["layer"] == layer)
+        outer_rows = (o["pass"] == pass_name) & (o["layer"] == layer)
         for r in ranks:
             mine = rows & (c["rank"] == r)
             y = len(ranks) - 1 - ranks.index(r)
@@ -188,12 +205,26 @@ def draw_timeline(path, point, layer, out):
                 ax.text((t0 + t1) / 2, y + 0.3, str(c["source"][i]), ha="center", va="center", fontsize=7)
                 posted, done = c["transfer_posted"][i] * 1e3, c["transfer_done"][i] * 1e3
                 if posted == posted:  # NaN: the step moved nothing
-                    ax.broken_barh([(posted, done - posted)], (y - 0.4, 0.35), color="tab:gray", alpha=0.6,
-                                   edgecolor="white", linewidth=0.5)
+                    ax.broken_barh([(posted, done - posted)], (y + inner_bar[0], inner_bar[1]), color="tab:gray",
+                                   alpha=0.6, edgecolor="white", linewidth=0.5)
+            for i in (outer_rows & (o["rank"] == r)).nonzero()[0]:
+                colour, (bottom, tall), _ = OUTER_BARS[o["carries"][i]]
+                posted, done = o["transfer_posted"][i] * 1e3, o["transfer_done"][i] * 1e3
+                ax.broken_barh([(posted, done - posted)], (y + bottom, tall), color=colour, alpha=0.8,
+                               edgecolor="white", linewidth=0.5)
         ax.set_yticks(range(len(ranks)))
         ax.set_yticklabels([f"rank {r}" for r in reversed(ranks)])
-        ax.set_title(f"{pass_name}: compute per ring step (source rank on the bar), transfer below in grey",
-                     fontsize=9)
+        if two_level:
+            ax.set_title(f"{pass_name}: compute per ring step (source rank on the bar), inner-ring transfer "
+                         "below in grey, outer-ring transfers below that", fontsize=9)
+            carried = [k for k in OUTER_BARS if (outer_rows & (o["carries"] == k)).any()]
+            moved = (rows & (c["transfer_posted"] == c["transfer_posted"])).any()  # windows of one move nothing
+            handles = [Patch(color="tab:gray", alpha=0.6, label="inner-ring transfer")] if moved else []
+            handles += [Patch(color=OUTER_BARS[k][0], alpha=0.8, label=OUTER_BARS[k][2]) for k in carried]
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+        else:
+            ax.set_title(f"{pass_name}: compute per ring step (source rank on the bar), transfer below in grey",
+                         fontsize=9)
         ax.set_xlabel("ms since the start of the timed iteration (each rank's own clock)")
         ax.grid(axis="x", alpha=0.3)
     ring = labels.get("ring_type")

@@ -108,14 +108,27 @@ void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensor
   if (timeline_) timeline_->add_step(round, step, world_rank_[size_t(j)], marks);
 }
 
+RingWalk::OuterShift RingWalk::post_outer(Comm& ring, PackedTensors& from, PackedTensors& to, int first,
+                                          int end) {
+  OuterShift s;
+  s.posted = mark();
+  s.handle = shift_right(ring, from, to, first, end);
+  return s;
+}
+
+void RingWalk::wait_outer(Comm& ring, OuterShift& shift, int round, OuterCarries carries) {
+  ring.wait(shift.handle);
+  if (timeline_) timeline_->add_outer(round, carries, shift.posted, mark());
+}
+
 void RingWalk::forward(Device& dev, const std::vector<Carried>& payload, const Visit& visit) {
   const int np = int(payload.size()), w = window_, W = windows_;
   WalkBuffers buf(dev, parts_of(payload), W > 1);
   for (int p = 0; p < np; ++p) dev.copy((*buf.base)[p], *payload[size_t(p)].tensor);
   for (int round = 0; round < W; ++round) {
     const bool pass_on = round + 1 < W;  // the last round's block has been everywhere else
-    ShiftHandle outer_shift;
-    if (pass_on) outer_shift = shift_right(*outer_, *buf.base, *buf.arriving, 0, np);
+    OuterShift outer_shift;
+    if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np);
     PackedTensors* cur = buf.base;
     for (int step = 0; step < w; ++step) {
       PackedTensors* next = buf.next_of(cur);
@@ -124,7 +137,7 @@ void RingWalk::forward(Device& dev, const std::vector<Carried>& payload, const V
       cur = next;
     }
     if (pass_on) {
-      outer_->wait(outer_shift);
+      wait_outer(*outer_, outer_shift, round, OuterCarries::block);
       std::swap(buf.base, buf.arriving);
     }
   }
@@ -151,13 +164,13 @@ void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
   if (W > 1)
     for (auto& c : crossing) c = std::make_unique<PackedTensors>(dev, sums);
   int arriving_acc = 0;
-  ShiftHandle acc_shift;
+  OuterShift acc_shift;
 
   for (int p = 0; p < np; ++p) dev.copy((*buf.base)[p], *payload[size_t(p)].tensor);
   for (int round = 0; round < W; ++round) {
     const bool pass_on = round + 1 < W;
-    ShiftHandle outer_shift;
-    if (pass_on) outer_shift = shift_right(*outer_, *buf.base, *buf.arriving, 0, np);
+    OuterShift outer_shift;
+    if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np);
     PackedTensors* cur = buf.base;
     for (int step = 0; step < w; ++step) {
       PackedTensors* next = buf.next_of(cur);
@@ -189,23 +202,23 @@ void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
     // Add what the windows before this one summed for this round's block (it arrived
     // during the round) and pass the sum on; the next window needs it a round later.
     PackedTensors& sum = *crossing[arriving_acc];
-    if (round > 0) outer_grad_->wait(acc_shift);
+    if (round > 0) wait_outer(*outer_grad_, acc_shift, round - 1, OuterCarries::sums);
     for (int g = 0; g < ng; ++g) {
       if (round > 0)
         dev.add(sum[g], (*cur)[np + g]);
       else
         dev.copy(sum[g], (*cur)[np + g]);
     }
-    acc_shift = shift_right(*outer_grad_, sum, *crossing[1 - arriving_acc], 0, ng);
+    acc_shift = post_outer(*outer_grad_, sum, *crossing[1 - arriving_acc], 0, ng);
     arriving_acc = 1 - arriving_acc;
     if (pass_on) {
-      outer_->wait(outer_shift);
+      wait_outer(*outer_, outer_shift, round, OuterCarries::block);
       std::swap(buf.base, buf.arriving);
     }
   }
   // The last round's sums went to their owners, the next window; this rank's own came
   // from the window before.
-  outer_grad_->wait(acc_shift);
+  wait_outer(*outer_grad_, acc_shift, W - 1, OuterCarries::sums);
   for (int g = 0; g < ng; ++g) dev.copy(*accumulated[size_t(g)], (*crossing[arriving_acc])[g]);
 }
 

@@ -63,8 +63,8 @@ class RingWalk {
   static int64_t buffer_bytes(int64_t payload_bytes, int64_t accumulated, DType sum_wire, int windows);
 
   int rank() const { return rank_; }
-  // Every ring step (a visit and the inner transfer around it) is reported to `timeline`
-  // while it records; nullptr: none.
+  // Every ring step (a visit and the inner transfer around it) and every outer-ring
+  // transfer is reported to `timeline` while it records; nullptr: none.
   void set_timeline(RingTimeline* timeline) { timeline_ = timeline; }
 
   // visit(source, block): block[i] is the source's payload[i], in its wire type.
@@ -86,6 +86,14 @@ class RingWalk {
   // first == end), runs compute(source) meanwhile, waits, and tells the timeline.
   void inner_step(int round, int step, PackedTensors& from, PackedTensors& to, int first, int end,
                   const std::function<void(int source)>& compute);
+  // An outer-ring transfer in flight, with its posting's mark for the timeline.
+  struct OuterShift {
+    ShiftHandle handle;
+    StepClock::Mark posted = RingTimeline::kNoMark;
+  };
+  OuterShift post_outer(Comm& ring, PackedTensors& from, PackedTensors& to, int first, int end);
+  // Waits for `shift` and reports it to the timeline as round `round`'s `carries`.
+  void wait_outer(Comm& ring, OuterShift& shift, int round, OuterCarries carries);
 
   int rank_, window_, windows_;
   std::vector<int> world_rank_;  // [group rank] → world rank, for the timeline

@@ -7,8 +7,29 @@
 namespace minictx {
 namespace {
 
-// One step as doubles, in this order: layer, pass, round, step, source and the four times.
-constexpr size_t kFields = 9;
+// A record as doubles: layer, pass, round, its place in the round (a step's step, an outer
+// transfer's carries), the transfer's posted and done times; a step adds its source and
+// compute start and end. The first four place a record in its walk.
+constexpr size_t kSharedFields = 6, kStepFields = kSharedFields + 3, kOuterFields = kSharedFields;
+constexpr size_t kKeyFields = 4;
+
+template <class Record>
+void pack_shared(std::vector<double>& out, const Record& r, double place) {
+  out.insert(out.end(),
+             {double(r.layer), double(r.pass), double(r.round), place, r.transfer_posted, r.transfer_done});
+}
+
+template <class Record>
+Record unpack_shared(const double* f, size_t rank) {
+  Record r;
+  r.rank = int(rank);
+  r.layer = int(f[0]);
+  r.pass = WalkPass(int(f[1]));
+  r.round = int(f[2]);
+  r.transfer_posted = f[4];
+  r.transfer_done = f[5];
+  return r;
+}
 
 RingTimelineResult refuse(Comm& world, const std::string& why) {
   if (world.rank() == 0)
@@ -16,53 +37,71 @@ RingTimelineResult refuse(Comm& world, const std::string& why) {
   return {};
 }
 
-}  // namespace
-
-RingTimelineResult gather_ring_timeline(Comm& world, const RingTimeline& mine, int iteration) {
+// Every rank's records of `fields` doubles each (`mine`: this rank's) into `all`, rank by
+// rank. Returns why they do not make one timeline, "" when they do: every rank has as many
+// records as rank 0, and each one's record i has the keys of rank 0's.
+std::string gather_records(Comm& world, const std::vector<double>& mine, size_t fields, const char* what,
+                           std::vector<double>& all) {
   const size_t ranks = size_t(world.size());
-  const std::vector<RingStep>& steps = mine.steps();
-  double count = double(steps.size());
+  double count = double(mine.size() / fields);
   std::vector<double> counts(ranks);
   world.gather_doubles(&count, counts.data(), 1);
   for (size_t r = 0; r < ranks; ++r)
     if (counts[r] != counts[0])
-      return refuse(world, "rank " + std::to_string(r) + " ran " + std::to_string(int64_t(counts[r])) +
-                               " ring steps, rank 0 ran " + std::to_string(int64_t(counts[0])));
-  const size_t n = steps.size();
-  std::vector<double> packed;
-  packed.reserve(n * kFields);
-  for (const RingStep& s : steps)
-    packed.insert(packed.end(),
-                  {double(s.layer), double(s.pass), double(s.round), double(s.step), double(s.source),
-                   s.compute_start, s.compute_end, s.transfer_posted, s.transfer_done});
-  std::vector<double> all(ranks * n * kFields);
-  world.gather_doubles(packed.data(), all.data(), int64_t(n * kFields));
+      return "rank " + std::to_string(r) + " ran " + std::to_string(int64_t(counts[r])) + " " + what +
+             "s, rank 0 ran " + std::to_string(int64_t(counts[0]));
+  const size_t n = mine.size() / fields;
+  all.resize(ranks * n * fields);
+  world.gather_doubles(mine.data(), all.data(), int64_t(n * fields));
+  for (size_t r = 0; r < ranks; ++r)
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < kKeyFields; ++k)
+        if (all[(r * n + i) * fields + k] != all[i * fields + k])
+          return "rank " + std::to_string(r) + "'s " + what + " " + std::to_string(i) +
+                 " belongs to another walk than rank 0's";
+  return "";
+}
+
+}  // namespace
+
+RingTimelineResult gather_ring_timeline(Comm& world, const RingTimeline& mine, int iteration) {
+  const size_t ranks = size_t(world.size());
+  std::vector<double> packed, all;
+  for (const RingStep& s : mine.steps()) {
+    pack_shared(packed, s, double(s.step));
+    packed.insert(packed.end(), {double(s.source), s.compute_start, s.compute_end});
+  }
+  std::string why = gather_records(world, packed, kStepFields, "ring step", all);
+  if (!why.empty()) return refuse(world, why);
 
   RingTimelineResult result;
   result.iteration = iteration;
   result.clock = mine.clock_name();
+  const size_t n = mine.steps().size();
   result.steps.reserve(ranks * n);
   for (size_t r = 0; r < ranks; ++r)
     for (size_t i = 0; i < n; ++i) {
-      const double* f = &all[(r * n + i) * kFields];
-      const double* first = &all[i * kFields];  // rank 0's step i
-      // Same walk (layer, pass) and place in it (round, step) as rank 0's step i.
-      for (size_t k = 0; k < 4; ++k)
-        if (f[k] != first[k])
-          return refuse(world, "rank " + std::to_string(r) + "'s ring step " + std::to_string(i) +
-                                   " belongs to another walk than rank 0's");
-      RingStep s;
-      s.rank = int(r);
-      s.layer = int(f[0]);
-      s.pass = WalkPass(int(f[1]));
-      s.round = int(f[2]);
+      const double* f = &all[(r * n + i) * kStepFields];
+      RingStep s = unpack_shared<RingStep>(f, r);
       s.step = int(f[3]);
-      s.source = int(f[4]);
-      s.compute_start = f[5];
-      s.compute_end = f[6];
-      s.transfer_posted = f[7];
-      s.transfer_done = f[8];
+      s.source = int(f[6]);
+      s.compute_start = f[7];
+      s.compute_end = f[8];
       result.steps.push_back(s);
+    }
+
+  packed.clear();
+  for (const OuterTransfer& o : mine.outer()) pack_shared(packed, o, double(o.carries));
+  why = gather_records(world, packed, kOuterFields, "outer transfer", all);
+  if (!why.empty()) return refuse(world, why);
+  const size_t m = mine.outer().size();
+  result.outer.reserve(ranks * m);
+  for (size_t r = 0; r < ranks; ++r)
+    for (size_t i = 0; i < m; ++i) {
+      const double* f = &all[(r * m + i) * kOuterFields];
+      OuterTransfer o = unpack_shared<OuterTransfer>(f, r);
+      o.carries = OuterCarries(int(f[3]));
+      result.outer.push_back(o);
     }
   return result;
 }

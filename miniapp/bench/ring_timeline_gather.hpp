@@ -5,10 +5,11 @@
 
 namespace minictx {
 
-// Every rank's steps of `mine`'s last recording, complete on every rank (bookkeeping
-// gathers: no byte is counted). A gather needs one record count for all ranks, and the
-// records mean one timeline only if every rank ran the same walks, step for step: where
-// they did not, rank 0 says so in one warning line and the result is empty (iteration −1).
+// Every rank's steps and outer transfers of `mine`'s last recording, complete on every rank
+// (bookkeeping gathers: no byte is counted). A gather needs one record count for all ranks,
+// and the records mean one timeline only if every rank ran the same walks, step for step
+// and transfer for transfer: where they did not, rank 0 says so in one warning line and the
+// result is empty (iteration −1).
 RingTimelineResult gather_ring_timeline(Comm& world, const RingTimeline& mine, int iteration);
 
 }  // namespace minictx

@@ -19,6 +19,16 @@ const char* to_string(WalkPass pass) {
   return "?";
 }
 
+const char* to_string(OuterCarries carries) {
+  switch (carries) {
+    case OuterCarries::block:
+      return "block";
+    case OuterCarries::sums:
+      return "sums";
+  }
+  return "?";
+}
+
 RingTimeline::RingTimeline(std::unique_ptr<StepClock> clock) : clock_(std::move(clock)) {
   require(clock_ != nullptr, "ring timeline: no clock");
 }
@@ -26,6 +36,8 @@ RingTimeline::RingTimeline(std::unique_ptr<StepClock> clock) : clock_(std::move(
 void RingTimeline::start() {
   steps_.clear();
   marks_.clear();
+  outer_.clear();
+  outer_marks_.clear();
   clock_->start();
   recording_ = true;
 }
@@ -45,6 +57,11 @@ void RingTimeline::stop() {
     steps_[i].transfer_done = at(marks_[i].transfer_done);
   }
   marks_.clear();
+  for (size_t i = 0; i < outer_.size(); ++i) {
+    outer_[i].transfer_posted = at(outer_marks_[i].first);
+    outer_[i].transfer_done = at(outer_marks_[i].second);
+  }
+  outer_marks_.clear();
 }
 
 void RingTimeline::add_step(int round, int step, int source, const StepMarks& marks) {
@@ -52,6 +69,12 @@ void RingTimeline::add_step(int round, int step, int source, const StepMarks& ma
   // The rank is the gather's to fill, the times stop()'s.
   steps_.push_back(RingStep{0, layer_, pass_, round, step, source, 0, 0, 0, 0});
   marks_.push_back(marks);
+}
+
+void RingTimeline::add_outer(int round, OuterCarries carries, StepClock::Mark posted, StepClock::Mark done) {
+  if (!recording_) return;
+  outer_.push_back(OuterTransfer{0, layer_, pass_, round, carries, 0, 0});
+  outer_marks_.emplace_back(posted, done);
 }
 
 }  // namespace minictx

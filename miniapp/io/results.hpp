@@ -26,11 +26,12 @@ struct VerifyRow {
   bool pass = false;
 };
 
-// Every rank's ring steps in one timed iteration (run.ring_timeline).
+// Every rank's ring steps and outer-ring transfers in one timed iteration (run.ring_timeline).
 struct RingTimelineResult {
-  int64_t iteration = -1;       // the timed iteration recorded, from 0; -1: none
-  std::string clock;            // what the times were taken on; "" when none
-  std::vector<RingStep> steps;  // rank by rank, each rank's in the order it ran them
+  int64_t iteration = -1;            // the timed iteration recorded, from 0; -1: none
+  std::string clock;                 // what the times were taken on; "" when none
+  std::vector<RingStep> steps;       // rank by rank, each rank's in the order it ran them
+  std::vector<OuterTransfer> outer;  // rank by rank, each rank's in the order they completed
 };
 
 // Everything measured at one configuration point: one HDF5 group.

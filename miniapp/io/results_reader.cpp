@@ -57,42 +57,74 @@ std::vector<VerifyRow> read_verification(hid_t point) {
   return rows;
 }
 
+bool has_link(hid_t group, const char* name) {
+  const std::vector<std::string> links = h5::link_names(group);
+  return std::find(links.begin(), links.end(), name) != links.end();
+}
+
+// The columns ring steps and outer transfers share (results_writer.cpp), as records of
+// their kind; `where` names the group in errors. The caller reads the rest.
+template <class Record>
+std::vector<Record> read_shared_columns(hid_t g, const std::string& where) {
+  namespace rt = schema::ring_timeline;
+  const std::vector<int32_t> rank = h5::read_int32s(g, rt::rank), layer = h5::read_int32s(g, rt::layer),
+                             round = h5::read_int32s(g, rt::round);
+  const std::vector<std::string> pass = h5::read_strings(g, rt::pass);
+  const std::vector<double> transfer_posted = h5::read_doubles(g, rt::transfer_posted),
+                            transfer_done = h5::read_doubles(g, rt::transfer_done);
+  const size_t n = rank.size();
+  for (size_t len : {layer.size(), round.size(), pass.size(), transfer_posted.size(), transfer_done.size()})
+    if (len != n) fail("the " + where + " columns differ in length");
+  std::vector<Record> records(n);
+  for (size_t i = 0; i < n; ++i) {
+    Record& r = records[i];
+    if (!parse_enum(pass[i], r.pass)) fail(where + " pass '" + pass[i] + "' is not a pass");
+    r.rank = rank[i];
+    r.layer = layer[i];
+    r.round = round[i];
+    r.transfer_posted = transfer_posted[i];
+    r.transfer_done = transfer_done[i];
+  }
+  return records;
+}
+
+// Files written before the subgroup existed read as no outer transfers.
+std::vector<OuterTransfer> read_outer_transfers(hid_t timeline) {
+  namespace rt = schema::ring_timeline;
+  if (!has_link(timeline, rt::outer)) return {};
+  h5::Handle group = h5::open_group(timeline, rt::outer);
+  std::vector<OuterTransfer> outer = read_shared_columns<OuterTransfer>(group.get(), "ring_timeline/outer");
+  const std::vector<std::string> carries = h5::read_strings(group.get(), rt::carries);
+  if (carries.size() != outer.size()) fail("the ring_timeline/outer columns differ in length");
+  for (size_t i = 0; i < outer.size(); ++i)
+    if (!parse_enum(carries[i], outer[i].carries))
+      fail("ring_timeline/outer carries '" + carries[i] + "' is neither block nor sums");
+  return outer;
+}
+
 // Files written before the group existed (same format version) read as "not recorded".
 RingTimelineResult read_ring_timeline(hid_t point) {
   namespace rt = schema::ring_timeline;
   RingTimelineResult t;
-  const std::vector<std::string> links = h5::link_names(point);
-  if (std::find(links.begin(), links.end(), rt::group) == links.end()) return t;
+  if (!has_link(point, rt::group)) return t;
   h5::Handle group = h5::open_group(point, rt::group);
   const hid_t g = group.get();
   t.iteration = h5::read_int_attribute(g, rt::iteration);
   t.clock = h5::read_string_attribute(g, rt::clock);
-  const std::vector<int32_t> rank = h5::read_int32s(g, rt::rank), layer = h5::read_int32s(g, rt::layer),
-                             round = h5::read_int32s(g, rt::round), step = h5::read_int32s(g, rt::step),
-                             source = h5::read_int32s(g, rt::source);
-  const std::vector<std::string> pass = h5::read_strings(g, rt::pass);
+  t.steps = read_shared_columns<RingStep>(g, "ring_timeline");
+  const std::vector<int32_t> step = h5::read_int32s(g, rt::step), source = h5::read_int32s(g, rt::source);
   const std::vector<double> compute_start = h5::read_doubles(g, rt::compute_start),
-                            compute_end = h5::read_doubles(g, rt::compute_end),
-                            transfer_posted = h5::read_doubles(g, rt::transfer_posted),
-                            transfer_done = h5::read_doubles(g, rt::transfer_done);
-  const size_t n = rank.size();
-  for (size_t len : {layer.size(), round.size(), step.size(), source.size(), pass.size(),
-                     compute_start.size(), compute_end.size(), transfer_posted.size(), transfer_done.size()})
-    if (len != n) fail("the ring_timeline columns differ in length");
-  t.steps.resize(n);
-  for (size_t i = 0; i < n; ++i) {
+                            compute_end = h5::read_doubles(g, rt::compute_end);
+  for (size_t len : {step.size(), source.size(), compute_start.size(), compute_end.size()})
+    if (len != t.steps.size()) fail("the ring_timeline columns differ in length");
+  for (size_t i = 0; i < t.steps.size(); ++i) {
     RingStep& s = t.steps[i];
-    if (!parse_enum(pass[i], s.pass)) fail("ring_timeline pass '" + pass[i] + "' is not a pass");
-    s.rank = rank[i];
-    s.layer = layer[i];
-    s.round = round[i];
     s.step = step[i];
     s.source = source[i];
     s.compute_start = compute_start[i];
     s.compute_end = compute_end[i];
-    s.transfer_posted = transfer_posted[i];
-    s.transfer_done = transfer_done[i];
   }
+  t.outer = read_outer_transfers(g);
   return t;
 }
 

@@ -80,6 +80,10 @@ inline constexpr const char* compute_start = "compute_start";
 inline constexpr const char* compute_end = "compute_end";
 inline constexpr const char* transfer_posted = "transfer_posted";
 inline constexpr const char* transfer_done = "transfer_done";
+// The outer-ring transfers of a two-level ring (ring_timeline/outer): one row per transfer
+// of each rank, columns rank, layer, pass, round, carries, transfer_posted, transfer_done.
+inline constexpr const char* outer = "outer";
+inline constexpr const char* carries = "carries";
 }  // namespace ring_timeline
 
 // A point's labels (/points/<name>/labels), written by app/labels.cpp and read by the

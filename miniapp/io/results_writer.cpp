@@ -104,38 +104,62 @@ void write_verification(hid_t point, const std::vector<VerifyRow>& rows) {
   h5::write_int8s(group.get(), "pass", pass);
 }
 
+// The columns ring steps and outer transfers share: whose, which walk and round, and the
+// transfer's times.
+template <class Record>
+void write_shared_columns(hid_t g, const std::vector<Record>& records) {
+  namespace rt = schema::ring_timeline;
+  std::vector<int32_t> rank, layer, round;
+  std::vector<std::string> pass;
+  std::vector<double> transfer_posted, transfer_done;
+  for (const Record& r : records) {
+    rank.push_back(r.rank);
+    layer.push_back(r.layer);
+    pass.emplace_back(to_string(r.pass));
+    round.push_back(r.round);
+    transfer_posted.push_back(r.transfer_posted);
+    transfer_done.push_back(r.transfer_done);
+  }
+  const std::vector<hsize_t> n{records.size()};
+  h5::write_int32s(g, rt::rank, rank);
+  h5::write_int32s(g, rt::layer, layer);
+  h5::write_strings(g, rt::pass, pass);
+  h5::write_int32s(g, rt::round, round);
+  h5::write_doubles(g, rt::transfer_posted, transfer_posted, n);
+  h5::write_doubles(g, rt::transfer_done, transfer_done, n);
+}
+
+// The outer transfers as a subgroup of the timeline: its rows are not ring steps.
+void write_outer_transfers(hid_t timeline, const std::vector<OuterTransfer>& outer) {
+  namespace rt = schema::ring_timeline;
+  h5::Handle group = h5::create_group(timeline, rt::outer);
+  write_shared_columns(group.get(), outer);
+  std::vector<std::string> carries;
+  for (const OuterTransfer& o : outer) carries.emplace_back(to_string(o.carries));
+  h5::write_strings(group.get(), rt::carries, carries);
+}
+
 void write_ring_timeline(hid_t point, const RingTimelineResult& t) {
   namespace rt = schema::ring_timeline;
   h5::Handle group = h5::create_group(point, rt::group);
   const hid_t g = group.get();
   h5::write_attribute(g, rt::iteration, t.iteration);
   h5::write_attribute(g, rt::clock, t.clock);
-  std::vector<int32_t> rank, layer, round, step, source;
-  std::vector<std::string> pass;
-  std::vector<double> compute_start, compute_end, transfer_posted, transfer_done;
+  write_shared_columns(g, t.steps);
+  std::vector<int32_t> step, source;
+  std::vector<double> compute_start, compute_end;
   for (const RingStep& s : t.steps) {
-    rank.push_back(s.rank);
-    layer.push_back(s.layer);
-    pass.emplace_back(to_string(s.pass));
-    round.push_back(s.round);
     step.push_back(s.step);
     source.push_back(s.source);
     compute_start.push_back(s.compute_start);
     compute_end.push_back(s.compute_end);
-    transfer_posted.push_back(s.transfer_posted);
-    transfer_done.push_back(s.transfer_done);
   }
   const std::vector<hsize_t> n{t.steps.size()};
-  h5::write_int32s(g, rt::rank, rank);
-  h5::write_int32s(g, rt::layer, layer);
-  h5::write_strings(g, rt::pass, pass);
-  h5::write_int32s(g, rt::round, round);
   h5::write_int32s(g, rt::step, step);
   h5::write_int32s(g, rt::source, source);
   h5::write_doubles(g, rt::compute_start, compute_start, n);
   h5::write_doubles(g, rt::compute_end, compute_end, n);
-  h5::write_doubles(g, rt::transfer_posted, transfer_posted, n);
-  h5::write_doubles(g, rt::transfer_done, transfer_done, n);
+  write_outer_transfers(g, t.outer);
 }
 
 void write_point(hid_t points, const PointResult& p, int64_t index) {

@@ -2,8 +2,9 @@
 """outputs/plot.py draws every kind of figure: USP-style lines from a real 2-rank sweep,
 BurstAttention-style bars from a results file of the four variants in two settings
 (written here with h5py, as the burst backend is not in every build), and the ring timeline
-of one of the sweep's points (recorded with run.ring_timeline). Each PNG must have the
-expected size and real content (many non-white pixels, several colours).
+of one of the sweep's points (recorded with run.ring_timeline) and of a double ring of two
+windows, whose outer-ring lane must show both its colours (blocks, gradient sums). Each PNG
+must have the expected size and real content (many non-white pixels, several colours).
 
   check_plot.py MINICTX MPIEXEC SOURCE_DIR"""
 import os
@@ -12,7 +13,9 @@ import sys
 import tempfile
 
 import h5py
+import matplotlib.colors
 import matplotlib.image
+import numpy
 
 minictx, mpiexec, source = sys.argv[1], sys.argv[2], sys.argv[3]
 plot = [sys.executable, os.path.join(source, "outputs", "plot.py")]
@@ -26,6 +29,22 @@ def check_png(path, points):
     assert inked > 0.02, f"almost blank: {inked:.3f} of the pixels inked"
     colours = {tuple(p) for p in (pixels.reshape(-1, 3) * 8).astype(int)}
     assert len(colours) >= points, len(colours)
+
+
+def record(out, ranks, *sets):
+    """A minictx run of one timed iteration per point, with the ring timeline, into `out`."""
+    args = [mpiexec, "-n", str(ranks), minictx, "run", "--set", "run.iters=1", "--set", "run.ring_timeline=true"]
+    for s in sets:
+        args += ["--set", s]
+    run = subprocess.run(args + ["-o", out], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def has_colour(path, name, alpha):
+    """Whether some pixel is matplotlib colour `name` drawn with `alpha` on white."""
+    want = numpy.array(matplotlib.colors.to_rgb(name)) * alpha + (1 - alpha)
+    pixels = matplotlib.image.imread(path)[:, :, :3].reshape(-1, 3)
+    return bool((numpy.abs(pixels - want).max(axis=1) < 2 / 255).any())
 
 
 def write_burst_file(path):
@@ -49,11 +68,8 @@ def write_burst_file(path):
 
 with tempfile.TemporaryDirectory() as tmp:
     sweep = os.path.join(tmp, "sweep.h5")
-    run = subprocess.run([mpiexec, "-n", "2", minictx, "run", "--set", "run.mode=attention", "--set",
-                          "attention.backend=ring", "--set", "attention.ring_type=[basic,zigzag]", "--set",
-                          "sequence.length=[256,512]", "--set", "run.iters=1", "--set", "run.ring_timeline=true", "-o", sweep],
-                         capture_output=True, text=True)
-    assert run.returncode == 0, run.stdout + run.stderr
+    record(sweep, 2, "run.mode=attention", "attention.backend=ring", "attention.ring_type=[basic,zigzag]",
+           "sequence.length=[256,512]")
     lines = os.path.join(tmp, "lines.png")
     out = subprocess.run(plot + [sweep, "-o", lines], capture_output=True, text=True)
     assert out.returncode == 0 and "lines of 4 points" in out.stdout, out.stdout + out.stderr
@@ -75,6 +91,19 @@ with tempfile.TemporaryDirectory() as tmp:
     out = subprocess.run(plot + [sweep, "-o", timeline, "--kind", "timeline", "--layer", "1"],
                          capture_output=True, text=True)
     assert out.returncode != 0 and "no ring steps of layer 1" in out.stderr, out.stdout + out.stderr
+
+    # Two windows of one rank: every block and gradient sum crosses the outer ring.
+    double = os.path.join(tmp, "double.h5")
+    record(double, 2, "run.mode=attention", "attention.backend=double_ring", "attention.window_size=1",
+           "sequence.length=256")
+    out = subprocess.run(plot + [double, "-o", timeline, "--kind", "timeline"], capture_output=True, text=True)
+    assert out.returncode == 0 and "timeline of point_0000 layer 0" in out.stdout, out.stdout + out.stderr
+    check_png(timeline, 4)
+    for colour in ("tab:purple", "tab:olive"):
+        assert has_colour(timeline, colour, 0.8), f"no outer-ring bar in {colour}"
+    # The plain ring's timeline has no outer lane.
+    out = subprocess.run(plot + [sweep, "-o", timeline, "--kind", "timeline"], capture_output=True, text=True)
+    assert out.returncode == 0 and not has_colour(timeline, "tab:purple", 0.8), out.stdout + out.stderr
 
     bad = subprocess.run(plot + [os.path.join(tmp, "missing.h5"), "-o", bars], capture_output=True, text=True)
     assert bad.returncode != 0

@@ -6,7 +6,12 @@ every rank has one record per ring step of every walk (C = context ranks), each 
 once per walk and each (round, step) of the two-level ring once; every interval starts before
 it ends, a step's transfer is posted before its compute and done after it, a rank's compute
 intervals do not overlap, all lie within the recorded (last) iteration; transfers are absent
-exactly where the walk moves nothing. local records an empty group; off records iteration -1.
+exactly where the walk moves nothing. The outer-ring transfers (ring_timeline/outer): none on
+the plain ring; on the two-level rings (W = C/w windows) per rank and walk W - 1 block hops
+(rounds 0 .. W-2) and in the backward W sums hops (rounds 0 .. W-1), each posted before it is
+done, within the iteration, a block's spanning its round's computes and a round's sums posted
+after that round's computes and done after the next round's (or the last round's).
+local records an empty group; off records iteration -1.
 Further arguments are deck settings for every run (run.device=cuda: the CUDA event clock).
 
   check_ring_timeline.py MINICTX MPIEXEC [KEY=VALUE...]"""
@@ -43,7 +48,7 @@ def check_ring_point(name, p):
     assert context == ranks == 4, dict(labels)
     assert window == (4 if labels["backend"] == "ring" else 2), dict(labels)  # a node of 2 for the others
     windows = context // window
-    col = {k: t[k].asstr()[:] if k == "pass" else t[k][:] for k in t}
+    col = {k: t[k].asstr()[:] if k == "pass" else t[k][:] for k in t if k != "outer"}
     n = len(col["rank"])
     assert n == ranks * LAYERS * 3 * context, (name, n)
     last_iter = p["iter_seconds"][-1, :]
@@ -66,10 +71,39 @@ def check_ring_point(name, p):
                 assert tp <= cs and ce <= td <= last_iter[rank], (where, i, tp, cs, ce, td)
             else:
                 assert math.isnan(tp) and math.isnan(td), (where, i, tp, td)
+    check_outer(name, t["outer"], col, walks, windows, last_iter)
     for rank in range(ranks):
         mine = sorted((col["compute_start"][i], col["compute_end"][i]) for i in range(n) if col["rank"][i] == rank)
         for (_, end), (start, _) in zip(mine, mine[1:]):
             assert end <= start, f"{name} rank {rank}: compute intervals overlap"
+
+
+def check_outer(name, t, col, walks, windows, last_iter):
+    out = {k: t[k].asstr()[:] if k in ("pass", "carries") else t[k][:] for k in t}
+    hops = defaultdict(list)
+    for i in range(len(out["rank"])):
+        hops[(int(out["rank"][i]), int(out["layer"][i]), out["pass"][i])].append(i)
+    if windows == 1:
+        assert not hops, f"{name}: a plain ring recorded outer transfers"
+        return
+    assert set(hops) == set(walks), (name, sorted(set(hops) ^ set(walks)))
+    for (rank, layer, pass_), rows in hops.items():
+        where = f"{name} rank {rank} layer {layer} {pass_} outer"
+        want = [("block", o) for o in range(windows - 1)]
+        if pass_ == "backward":
+            want += [("sums", o) for o in range(windows)]
+        assert sorted(zip(out["carries"][rows], out["round"][rows])) == sorted(want), (where, want)
+        steps = walks[(rank, layer, pass_)]
+        # The computes of each round of this walk: (first start, last end).
+        rounds = {o: (min(col["compute_start"][i] for i in steps if col["round"][i] == o),
+                      max(col["compute_end"][i] for i in steps if col["round"][i] == o)) for o in range(windows)}
+        for i in rows:
+            tp, td, o = out["transfer_posted"][i], out["transfer_done"][i], int(out["round"][i])
+            assert 0 <= tp <= td <= last_iter[rank], (where, i, tp, td, last_iter[rank])
+            if out["carries"][i] == "block":  # posted at the round's start, waited at its end
+                assert tp <= rounds[o][0] and rounds[o][1] <= td, (where, o, tp, td, rounds[o])
+            else:  # posted after its round, waited after the next one's computes
+                assert rounds[o][1] <= tp and rounds[min(o + 1, windows - 1)][1] <= td, (where, o, tp, td, rounds)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -88,4 +122,5 @@ with tempfile.TemporaryDirectory() as tmp:
         on, off = f["points/point_0000/ring_timeline"], f["points/point_0001/ring_timeline"]
         assert on.attrs["iteration"] == ITERS - 1 and len(on["rank"]) == 0 and len(on["compute_start"]) == 0
         assert off.attrs["iteration"] == -1 and len(off["rank"]) == 0
+        assert len(on["outer/rank"]) == 0 and len(off["outer/carries"]) == 0
 print("ring timeline ok")

@@ -1,5 +1,6 @@
-# run.ring_timeline: the recorded ring steps of ring, double_ring and burst on 4 ranks, and
-# the empty group of a backend without a ring (verify/tests/check_ring_timeline.py).
+# run.ring_timeline: the recorded ring steps and outer-ring transfers of ring, double_ring and
+# burst on 4 ranks, and the empty group of a backend without a ring
+# (verify/tests/check_ring_timeline.py).
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 add_test(NAME ring_timeline_records
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_ring_timeline.py $<TARGET_FILE:minictx>

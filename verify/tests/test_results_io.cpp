@@ -79,6 +79,8 @@ PointResult full_point(const std::string& name) {
                            {0, 0, WalkPass::forward, 0, 1, 1, 0.003, 0.004, nan, nan},
                            {1, 1, WalkPass::recompute, 0, 1, 0, 0.0031, 0.0042, 0.003, 0.0045},
                            {1, 1, WalkPass::backward, 0, 0, 1, 0.005, 0.006, 0.0049, 0.0062}};
+  p.ring_timeline.outer = {{0, 0, WalkPass::forward, 0, OuterCarries::block, 0.0008, 0.0041},
+                           {1, 1, WalkPass::backward, 0, OuterCarries::sums, 0.0063, 0.0071}};
   return p;
 }
 
@@ -144,18 +146,27 @@ void expect_same(const PointResult& a, const PointResult& b) {
   ASSERT_EQ(a.ring_timeline.steps.size(), b.ring_timeline.steps.size());
   // NaN (a step without a transfer) must read back as NaN, which == cannot compare.
   const auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
-  for (size_t i = 0; i < a.ring_timeline.steps.size(); ++i) {
-    const RingStep& x = a.ring_timeline.steps[i];
-    const RingStep& y = b.ring_timeline.steps[i];
+  // What ring steps and outer transfers have in common.
+  const auto same_shared = [&](const auto& x, const auto& y) {
     EXPECT_EQ(x.rank, y.rank);
     EXPECT_EQ(x.layer, y.layer);
     EXPECT_EQ(x.pass, y.pass);
     EXPECT_EQ(x.round, y.round);
+    return same(x.transfer_posted, y.transfer_posted) && same(x.transfer_done, y.transfer_done);
+  };
+  for (size_t i = 0; i < a.ring_timeline.steps.size(); ++i) {
+    const RingStep& x = a.ring_timeline.steps[i];
+    const RingStep& y = b.ring_timeline.steps[i];
     EXPECT_EQ(x.step, y.step);
     EXPECT_EQ(x.source, y.source);
-    EXPECT_TRUE(same(x.compute_start, y.compute_start) && same(x.compute_end, y.compute_end) &&
-                same(x.transfer_posted, y.transfer_posted) && same(x.transfer_done, y.transfer_done))
+    EXPECT_TRUE(same_shared(x, y) && same(x.compute_start, y.compute_start) &&
+                same(x.compute_end, y.compute_end))
         << "ring step " << i;
+  }
+  ASSERT_EQ(a.ring_timeline.outer.size(), b.ring_timeline.outer.size());
+  for (size_t i = 0; i < a.ring_timeline.outer.size(); ++i) {
+    EXPECT_EQ(a.ring_timeline.outer[i].carries, b.ring_timeline.outer[i].carries);
+    EXPECT_TRUE(same_shared(a.ring_timeline.outer[i], b.ring_timeline.outer[i])) << "outer transfer " << i;
   }
 }
 
@@ -218,6 +229,20 @@ TEST_F(ResultsIo, RoundTripKeepsEveryFieldAndInsertionOrder) {
   ASSERT_EQ(file.points.size(), written.size());
   for (size_t i = 0; i < written.size(); ++i) expect_same(file.points[i], written[i]);
   EXPECT_TRUE(scratch_files().empty());
+}
+
+// A file written before the timeline had its outer subgroup still reads, with no outer
+// transfers and its ring steps intact.
+TEST_F(ResultsIo, ATimelineWithoutOuterTransfersReads) {
+  { ResultsWriter(path_, sample_provenance(), OnExisting::refuse).add_point(full_point("p0")); }
+  const hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  EXPECT_GE(H5Ldelete(f, "points/p0/ring_timeline/outer", H5P_DEFAULT), 0);
+  H5Fclose(f);
+  const ResultsFile file = read_results(path_);
+  ASSERT_EQ(file.points.size(), 1u);
+  EXPECT_TRUE(file.points[0].ring_timeline.outer.empty());
+  EXPECT_EQ(file.points[0].ring_timeline.steps.size(), full_point("p0").ring_timeline.steps.size());
 }
 
 TEST_F(ResultsIo, ProvenanceIsWrittenBeforeTheFirstPoint) {
@@ -508,11 +533,17 @@ assert t['pass'].asstr()[:].tolist() == ['forward', 'forward', 'recompute', 'bac
 assert t['step'][:].tolist() == [0, 1, 1, 0] and t['source'][:].tolist() == [0, 1, 0, 1]
 assert t['compute_start'][0] == 0.001 and t['transfer_done'][3] == 0.0062
 assert t['transfer_posted'][1] != t['transfer_posted'][1]
+o = t['outer']
+assert o['rank'][:].tolist() == [0, 1] and o['layer'][:].tolist() == [0, 1] and o['round'][:].tolist() == [0, 0]
+assert o['pass'].asstr()[:].tolist() == ['forward', 'backward']
+assert o['carries'].asstr()[:].tolist() == ['block', 'sums']
+assert o['transfer_posted'][0] == 0.0008 and o['transfer_done'][1] == 0.0071
 q = f['points/point_0001']
 assert q.attrs['skipped_reason'].startswith('heads (6)')
 assert q['iter_seconds'].shape == (0, 4) and q['peak_memory_bytes'].shape == (0,)
 assert len(q['phase_seconds']) == 0 and q['verification/pass'].shape == (0,)
 assert q['ring_timeline'].attrs['iteration'] == -1 and q['ring_timeline/rank'].shape == (0,)
+assert q['ring_timeline/outer/carries'].shape == (0,)
 )");
   EXPECT_EQ(std::system((python + " " + script + " " + path_).c_str()), 0);
 }

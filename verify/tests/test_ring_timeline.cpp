@@ -1,6 +1,7 @@
 // The users of a StepClock: the ring timeline recorder (records only between start() and
-// stop(), labels each step with the walk the model named, resolves the clock's marks, NaN
-// where none was taken) and the PhaseTimer (nested scopes, settled after each step).
+// stop(), labels each step and outer transfer with the walk the model named, resolves the
+// clock's marks, NaN where none was taken) and the PhaseTimer (nested scopes, settled after
+// each step).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "core/phase_timer.hpp"
 #include "core/ring_timeline.hpp"
 
+using minictx::OuterCarries;
 using minictx::PhaseTimer;
 using minictx::RingTimeline;
 using minictx::StepClock;
@@ -84,7 +86,43 @@ TEST(RingTimeline, RecordsOnlyWhileStarted) {
   EXPECT_TRUE(t.steps().empty());
 }
 
-TEST(RingTimeline, PassNamesRoundTrip) {
+// An outer transfer is posted in one step and done in a later one: its marks are the
+// clock's at those two points, whatever was marked in between.
+TEST(RingTimeline, RecordsOuterTransfers) {
+  int starts = 0;
+  RingTimeline t(std::make_unique<CountingClock>(&starts));
+  t.add_outer(0, OuterCarries::block, 0, 1);
+  EXPECT_TRUE(t.outer().empty());
+
+  t.start();
+  t.set_walk(2, WalkPass::backward);
+  const StepClock::Mark block_posted = t.mark();  // 1 s
+  t.mark();
+  const StepClock::Mark sums_posted = t.mark();  // 3 s
+  t.add_outer(0, OuterCarries::block, block_posted, t.mark());
+  t.add_outer(0, OuterCarries::sums, sums_posted, t.mark());
+  t.stop();
+  t.add_outer(1, OuterCarries::sums, 0, 1);  // after stop(): ignored
+
+  ASSERT_EQ(t.outer().size(), 2u);
+  const auto& block = t.outer()[0];
+  EXPECT_EQ(block.layer, 2);
+  EXPECT_EQ(block.pass, WalkPass::backward);
+  EXPECT_EQ(block.round, 0);
+  EXPECT_EQ(block.carries, OuterCarries::block);
+  EXPECT_EQ(block.transfer_posted, 1.0);
+  EXPECT_EQ(block.transfer_done, 4.0);
+  const auto& sums = t.outer()[1];
+  EXPECT_EQ(sums.carries, OuterCarries::sums);
+  EXPECT_EQ(sums.transfer_posted, 3.0);
+  EXPECT_EQ(sums.transfer_done, 5.0);
+
+  t.start();  // a new recording forgets the last one
+  t.stop();
+  EXPECT_TRUE(t.outer().empty());
+}
+
+TEST(RingTimeline, NamesRoundTrip) {
   for (WalkPass p : {WalkPass::forward, WalkPass::backward, WalkPass::recompute}) {
     WalkPass back = WalkPass::forward;
     ASSERT_TRUE(minictx::parse_enum(minictx::to_string(p), back));
@@ -92,6 +130,11 @@ TEST(RingTimeline, PassNamesRoundTrip) {
   }
   WalkPass unused = WalkPass::forward;
   EXPECT_FALSE(minictx::parse_enum("sideways", unused));
+  for (OuterCarries c : {OuterCarries::block, OuterCarries::sums}) {
+    OuterCarries back = OuterCarries::block;
+    ASSERT_TRUE(minictx::parse_enum(minictx::to_string(c), back));
+    EXPECT_EQ(back, c);
+  }
 }
 
 // Mark i at i + 1 seconds: a scope's time is its number of marks in between, plus one.
