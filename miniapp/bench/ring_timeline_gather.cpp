@@ -43,7 +43,8 @@ RingTimelineResult refuse(Comm& world, const std::string& why) {
 std::string gather_records(Comm& world, const std::vector<double>& mine, size_t fields, const char* what,
                            std::vector<double>& all) {
   const size_t ranks = size_t(world.size());
-  double count = double(mine.size() / fields);
+  const size_t records = mine.size() / fields;  // whole records: mine holds `fields` per record
+  double count = double(records);
   std::vector<double> counts(ranks);
   world.gather_doubles(&count, counts.data(), 1);
   for (size_t r = 0; r < ranks; ++r)

@@ -135,6 +135,7 @@ void write_outer_transfers(hid_t timeline, const std::vector<OuterTransfer>& out
   h5::Handle group = h5::create_group(timeline, rt::outer);
   write_shared_columns(group.get(), outer);
   std::vector<std::string> carries;
+  carries.reserve(outer.size());
   for (const OuterTransfer& o : outer) carries.emplace_back(to_string(o.carries));
   h5::write_strings(group.get(), rt::carries, carries);
 }
