@@ -43,15 +43,14 @@ RingTimelineResult refuse(Comm& world, const std::string& why) {
 std::string gather_records(Comm& world, const std::vector<double>& mine, size_t fields, const char* what,
                            std::vector<double>& all) {
   const size_t ranks = size_t(world.size());
-  const size_t records = mine.size() / fields;  // whole records: mine holds `fields` per record
-  double count = double(records);
+  const size_t n = mine.size() / fields;  // records: `fields` doubles each
+  double count = double(n);
   std::vector<double> counts(ranks);
   world.gather_doubles(&count, counts.data(), 1);
   for (size_t r = 0; r < ranks; ++r)
     if (counts[r] != counts[0])
       return "rank " + std::to_string(r) + " ran " + std::to_string(int64_t(counts[r])) + " " + what +
              "s, rank 0 ran " + std::to_string(int64_t(counts[0]));
-  const size_t n = mine.size() / fields;
   all.resize(ranks * n * fields);
   world.gather_doubles(mine.data(), all.data(), int64_t(n * fields));
   for (size_t r = 0; r < ranks; ++r)

@@ -220,15 +220,22 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
   if (u <= 1) return {};
   const double d = cfg.model.head_dim;
   const int heads = cfg.model.heads / u;  // the degrees divide the heads (validated)
-  const double q = heads * d, kv = head_share(cfg.model.kv_heads, u) * d, lse = heads;
+  // Each exchanged tensor's width and bytes per element: head data in the run's dtype, the
+  // LSE rows in fp32.
+  struct Exchanged {
+    double width, element_bytes;
+  };
+  const double e = data_bytes(cfg);
+  const Exchanged q{heads * d, e}, kv{head_share(cfg.model.kv_heads, u) * d, e},
+      lse{double(heads), kStatBytes};
   const PeerSplit peers = ulysses_peers(u, topology);
   const double local_rows = cfg.sequence.batch * double(plan.layout.local_len());
-  const std::vector<double> widths = backward ? std::vector<double>{q, kv, kv, q, lse, q, q, kv, kv}
-                                              : std::vector<double>{q, kv, kv, q, lse};
+  const std::vector<Exchanged> exchanged = backward ? std::vector<Exchanged>{q, kv, kv, q, lse, q, q, kv, kv}
+                                                    : std::vector<Exchanged>{q, kv, kv, q, lse};
   Cost total;
-  for (size_t i = 0; i < widths.size(); ++i) {
-    const double width = widths[i], element = i == 4 ? kStatBytes : data_bytes(cfg);  // [4]: the LSE
-    total += exchange_cost(local_rows * width * element, peers, links);
+  for (const Exchanged& x : exchanged) {
+    const double width = x.width;
+    total += exchange_cost(local_rows * width * x.element_bytes, peers, links);
     // Send and result buffers are allocated per exchange: their first touch (the receive
     // buffer's is in the link's rate, measured on new pages).
     total += elementwise(rates, {{Elementwise::copy, local_rows, width},
