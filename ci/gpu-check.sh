@@ -73,12 +73,14 @@ deps_env() {
       OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$@"
 }
 
+# The tests' Python is the one that has h5py: on the GPU machine PyTorch's, not /usr/bin's.
 configure() {
   local nccl=()
   [ -z "$nccl_pip" ] || nccl=(-DNCCL_INCLUDE_DIR="$nccl_pip/include" -DNCCL_LIBRARY="$(ls "$nccl_pip"/lib/libnccl.so* | head -1)")
   deps_env cmake --preset cuda -B "$build" -DCMAKE_PREFIX_PATH="$prefix/usr" -DCMAKE_CUDA_COMPILER="$nvcc" "${nccl[@]}" \
     -DMPI_C_COMPILER="$prefix/usr/bin/mpicc.mpich" -DHDF5_C_COMPILER_EXECUTABLE="$prefix/usr/bin/h5cc" \
-    -DMPIEXEC_BIN="$prefix/usr/bin/mpiexec.hydra" 2>&1 | tee "$out/configure.log"
+    -DMPIEXEC_BIN="$prefix/usr/bin/mpiexec.hydra" -DSYSTEM_PYTHON3="$(command -v python3)" 2>&1 |
+    tee "$out/configure.log"
 }
 
 stage_deps() { unpack_deps; configure; }
