@@ -7,7 +7,7 @@
 # table of minictx's attention beside SDPA's), and leaves logs and HDF5
 # results in $OUT (default outputs/gpu-check).
 #
-# Usage: ci/gpu-check.sh [stage...]   stages: deps build test bench (default: all, in order)
+# Usage: ci/gpu-check.sh [stage...]   stages: deps build test sanitize bench (default: all, in order)
 # Each stage fits one device call (10 minutes; the bench stage's full grid only with the tensor-core
 # kernels: on SIMT ones set BENCH_SEQ=4096,16384); build outputs stay between calls on a
 # warm machine. All stages leave 8 files in $OUT (the device tool returns at most 8). DRY_RUN=1 stops after configuring (how CI-less machines check the script).
@@ -21,7 +21,7 @@ prefix=${DEPS_PREFIX:-/tmp/minictx-deps}
 debs=${DEBS:-$repo/.gpu-debs}
 build=${BUILD_DIR:-build-cuda}
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(deps build test bench)
+[ ${#stages[@]} -gt 0 ] || stages=(deps build test sanitize bench)
 mkdir -p "$out"
 lib=$prefix/usr/lib/x86_64-linux-gnu
 
@@ -98,6 +98,22 @@ stage_test() {
     tee "$out/ctest-gpu.log"
 }
 
+# compute-sanitizer's memcheck and racecheck on kernel tests that reach every attention
+# kernel (flash forward, dK/dV and dQ at D = 64 and 128 in bf16 and fp16, GQA 8, masks by
+# padding and zigzag position; the SIMT fallback at D = 96): each must report no error.
+stage_sanitize() {
+  local filter='*bf16_h4kv2_d64_len1000_causal*:*bf16_h8kv1_d128_len515_causal*:*fp16_h4kv4_d128_len777_full*'
+  filter+=':*fp16_h2kv2_d96_len200_causal*:*PaddingAndZigzagMatchHost/bf16_d64:*PaddingAndZigzagMatchHost/fp16_d128'
+  local tool log=/tmp/minictx-sanitize.log failed=0
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool" | tee -a "$out/ctest-gpu.log"
+    deps_env timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/verify/test_cuda_device" \
+      --gtest_filter="$filter" --gtest_brief=1 >"$log" 2>&1 || failed=1
+    tail -n 6 "$log" | tee -a "$out/ctest-gpu.log"
+  done
+  return $failed
+}
+
 # The machine profile whose datasheet peak MFU is quoted against.
 machine_profile() {
   case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" in
@@ -134,8 +150,9 @@ for s in "${stages[@]}"; do
     deps) stage_deps; [ "${DRY_RUN:-0}" = 1 ] && { echo "gpu-check: dry run, configured only"; exit 0; } ;;
     build) stage_build ;;
     test) stage_test || failed+=(test) ;;
+    sanitize) stage_sanitize || failed+=(sanitize) ;;
     bench) stage_bench || failed+=(bench) ;;
-    *) echo "gpu-check: unknown stage '$s' (deps build test bench)"; exit 2 ;;
+    *) echo "gpu-check: unknown stage '$s' (deps build test sanitize bench)"; exit 2 ;;
   esac
 done
 [ ${#failed[@]} -eq 0 ] || { echo "gpu-check: failed stages: ${failed[*]}"; exit 1; }

@@ -17,15 +17,16 @@
 namespace minictx::cuda {
 
 // Tiles of each kernel: query rows × key rows per thread block. A forward warp owns 32
-// query rows (two m-tiles share each K/V fragment), a backward warp 16 keys: fwd_q / 32
-// and bwd_k / 16 are the warps of a block. Chosen on an H100 among 16 or 32 rows per warp,
-// 4 or 8 warps and key tiles of 32, 64 or 128 (README, "Tensor-core attention").
+// query rows (two m-tiles share each K/V fragment), a backward warp 16 keys (dK/dV pass)
+// or 16 queries (dQ pass): fwd_q / 32, bwd_k / 16 and dq_q / 16 are the warps of a block.
+// Chosen on an H100 (README, "One GPU against its GEMM limit").
 struct FlashTiles {
   int fwd_q, fwd_k;  // forward: a block owns fwd_q queries and walks key tiles of fwd_k
-  int bwd_q, bwd_k;  // backward: a block owns bwd_k keys and walks query tiles of bwd_q
+  int bwd_q, bwd_k;  // dK/dV: a block owns bwd_k keys and walks query tiles of bwd_q
+  int dq_q, dq_k;    // dQ: a block owns dq_q queries and walks key tiles of dq_k
 };
-constexpr FlashTiles kFlashTilesD64{128, 64, 64, 128};
-constexpr FlashTiles kFlashTilesD128{128, 32, 32, 128};
+constexpr FlashTiles kFlashTilesD64{128, 64, 64, 128, 64, 64};
+constexpr FlashTiles kFlashTilesD128{128, 32, 32, 128, 64, 32};
 
 // Whether the flash kernels serve this head dim and precision on a GPU of this compute
 // capability and opt-in shared memory per block; otherwise the SIMT kernels do.

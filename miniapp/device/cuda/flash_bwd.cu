@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "device/cuda/attention_common.cuh"
@@ -5,14 +6,17 @@
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/mma_fragments.cuh"
 
-// The backward flash kernel (FlashAttention-2, Algorithm 2): a thread block owns kWarps·16
-// keys of one KV head, each warp 16 of them, keeps their dK and dV in registers and walks
-// the visible query tiles of every query head of the group, with Q, dO, LSE and delta
-// double-buffered in shared memory. Per tile, in registers: Sᵀ = K Qᵀ, Pᵀ = exp(Sᵀ − LSE),
-// dPᵀ = V dOᵀ, dSᵀ = Pᵀ ∘ (dPᵀ − delta); dV += Pᵀ dO and dK += dSᵀ Q take Pᵀ and dSᵀ
-// as A fragments. dQ += dS K needs every key of the block, so dSᵀ goes through shared
-// memory and each warp adds its share of dQ with fp32 atomics (red.global.add): one pass
-// over the keys instead of a second kernel that recomputes P and dP.
+// The backward flash kernels (FlashAttention-2, Algorithm 2, with dQ in a pass of its own).
+// dK/dV: a thread block owns kWarps·16 keys of one KV head, each warp 16 of them, keeps
+// their dK and dV in registers and walks the visible query tiles of every query head of
+// the group, with Q, dO, LSE and delta double-buffered in shared memory. Per tile, in
+// registers: Sᵀ = K Qᵀ, Pᵀ = exp(Sᵀ − LSE), dPᵀ = V dOᵀ, dSᵀ = Pᵀ ∘ (dPᵀ − delta); dV += Pᵀ dO
+// and dK += dSᵀ Q take Pᵀ and dSᵀ as A fragments. dQ: a second kernel owns query tiles and
+// recomputes P and dP to add dQ += dS K: 7 products instead of the 5 of dQ by fp32 atomics
+// from dSᵀ staged in shared memory, yet faster on an H100 (forward+backward −1 to +2 % at
+// D = 64, +2 to +7 % at D = 128; README, "One GPU against its GEMM limit"): without dQ the
+// dK/dV kernel needs one barrier per query tile instead of two, no shared dSᵀ and fewer
+// registers, and the dQ kernel adds its rows once, without atomics.
 namespace minictx::cuda {
 namespace {
 
@@ -23,12 +27,8 @@ struct BwdShape {
   static constexpr int kBc = kWarps * 16;
   static constexpr int kThreads = kWarps * kWarp;
   static constexpr int kQTile = kBr * kD;
-  // dQ: warps split the query tile's 16-row m-tiles and, beyond that, its columns.
-  static constexpr int kMTiles = kBr / 16;
-  static constexpr int kDqCols = kD / (kWarps / kMTiles);
-  static constexpr size_t kSharedBytes = size_t(2 * kBc * kD + 4 * kQTile + kBc * kBr) * 2 +
-                                         size_t(2 * kBr) * (2 * sizeof(float) + sizeof(int64_t));
-  static_assert(kWarps % kMTiles == 0 && kDqCols % 16 == 0, "dQ work splits evenly over the warps");
+  static constexpr size_t kSharedBytes =
+      size_t(2 * kBc * kD + 4 * kQTile) * 2 + size_t(2 * kBr) * (2 * sizeof(float) + sizeof(int64_t));
 };
 
 template <int kD, int kWarps, int kBr, bool kBf16>
@@ -37,8 +37,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
                      const typename mma::Operand<kBf16>::type* __restrict__ k,
                      const typename mma::Operand<kBf16>::type* __restrict__ v,
                      const typename mma::Operand<kBf16>::type* __restrict__ dout,
-                     const float* __restrict__ lse, const float* __restrict__ delta, float* dq, float* dk,
-                     float* dv) {
+                     const float* __restrict__ lse, const float* __restrict__ delta, float* dk, float* dv) {
   using T = typename mma::Operand<kBf16>::type;
   using Shape = BwdShape<kD, kWarps, kBr>;
   constexpr int kBc = Shape::kBc, kThreads = Shape::kThreads, kQTile = Shape::kQTile;
@@ -47,8 +46,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   T* vs = ks + kBc * kD;
   T* qs = vs + kBc * kD;                                       // 2 stages
   T* dos = qs + 2 * kQTile;                                    // 2 stages
-  T* dss = dos + 2 * kQTile;                                   // dSᵀ, kBc × kBr
-  auto* lse_s = reinterpret_cast<float*>(dss + kBc * kBr);     // 2 stages
+  auto* lse_s = reinterpret_cast<float*>(dos + 2 * kQTile);    // 2 stages
   float* delta_s = lse_s + 2 * kBr;                            // 2 stages
   auto* qpos = reinterpret_cast<int64_t*>(delta_s + 2 * kBr);  // 2 stages
 
@@ -126,77 +124,41 @@ __global__ void __launch_bounds__(kWarps* kWarp)
         mma::mma_16816_x2<kBf16>(dp[2 * np], dp[2 * np + 1], vf, bf);
       }
     }
-    // Pᵀ (in s) and dSᵀ (in dp). The mask matters only where keys reach padding or the
-    // block's end, queries the block's end, or (causally) keys pass the tile's first query.
+    // Pᵀ and dSᵀ, rounded to the operand type at once as the A fragments of the next
+    // products (half the registers of their fp32 values). The mask matters only where keys
+    // reach padding or the block's end, queries the block's end, or (causally) keys pass
+    // the tile's first query.
     const int64_t i0 = tile_of(step);
     const int tq = tile_rows(a.q_len - i0, kBr);
     const bool masked = ragged_keys || tq < kBr || (a.causal && last_key > qp[0]);
+    uint32_t pa[kBr / 16][4], dsa[kBr / 16][4];
 #pragma unroll
     for (int n = 0; n < kBr / 8; ++n) {
+      float p[4], ds[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int i = n * 8 + 2 * tig + (e & 1);
         // A row that sees no key at all has LSE −∞ and P = 0.
         const float l = ls[i] == -INFINITY ? INFINITY : ls[i] * kLog2e;
-        float p = exp2f(fmaf(s[n][e], scale_log2, -l));
-        if (masked && (i >= tq || !visible(a, kpos[e >> 1], qp[i]))) p = 0.0f;
-        s[n][e] = p;
-        dp[n][e] = p * (dp[n][e] - dl[i]);
+        p[e] = exp2f(fmaf(s[n][e], scale_log2, -l));
+        if (masked && (i >= tq || !visible(a, kpos[e >> 1], qp[i]))) p[e] = 0.0f;
+        ds[e] = p[e] * (dp[n][e] - dl[i]);
       }
+      mma::c_into_a<kBf16>(pa[n / 2], n, p);
+      mma::c_into_a<kBf16>(dsa[n / 2], n, ds);
     }
     // dV += Pᵀ dO and dK += dSᵀ Q, k running over the tile's queries.
 #pragma unroll
     for (int kc = 0; kc < kBr / 16; ++kc) {
-      uint32_t pa[4], dsa[4];
-      mma::a_from_c<kBf16>(pa, s[2 * kc], s[2 * kc + 1]);
-      mma::a_from_c<kBf16>(dsa, dp[2 * kc], dp[2 * kc + 1]);
 #pragma unroll
       for (int np = 0; np < kD / 16; ++np) {
         uint32_t bf[4];
         mma::ldmatrix_x4_trans(bf, mma::b_cols<kD>(dot, kc * 16, np * 16, lane));
-        mma::mma_16816_x2<kBf16>(dv_acc[2 * np], dv_acc[2 * np + 1], pa, bf);
+        mma::mma_16816_x2<kBf16>(dv_acc[2 * np], dv_acc[2 * np + 1], pa[kc], bf);
         mma::ldmatrix_x4_trans(bf, mma::b_cols<kD>(qt, kc * 16, np * 16, lane));
-        mma::mma_16816_x2<kBf16>(dk_acc[2 * np], dk_acc[2 * np + 1], dsa, bf);
+        mma::mma_16816_x2<kBf16>(dk_acc[2 * np], dk_acc[2 * np + 1], dsa[kc], bf);
       }
     }
-    // dSᵀ to shared memory, rounded as the operands are.
-#pragma unroll
-    for (int n = 0; n < kBr / 8; ++n)
-#pragma unroll
-      for (int rr = 0; rr < 2; ++rr) {
-        const int key = warp * 16 + group + rr * 8;
-        *reinterpret_cast<uint32_t*>(dss + mma::swizzled<kBr>(key, n * 8 + 2 * tig)) =
-            mma::pack<kBf16>(dp[n][2 * rr], dp[n][2 * rr + 1]);
-      }
-    __syncthreads();
-
-    // dQ (kBr × kD) += scale · dS K: this warp's m-tile and column range.
-    const int mt = warp % Shape::kMTiles, col0 = (warp / Shape::kMTiles) * Shape::kDqCols;
-    float dq_acc[Shape::kDqCols / 8][4] = {};
-#pragma unroll
-    for (int kc = 0; kc < kBc / 16; ++kc) {
-      uint32_t af[4];
-      mma::ldmatrix_x4_trans(af, mma::a_cols<kBr>(dss, mt * 16, kc * 16, lane));
-#pragma unroll
-      for (int np = 0; np < Shape::kDqCols / 16; ++np) {
-        uint32_t bf[4];
-        mma::ldmatrix_x4_trans(bf, mma::b_cols<kD>(ks, kc * 16, col0 + np * 16, lane));
-        mma::mma_16816_x2<kBf16>(dq_acc[2 * np], dq_acc[2 * np + 1], af, bf);
-      }
-    }
-    const int h = head_of(step);
-#pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {
-      const int i = mt * 16 + group + rr * 8;
-      if (i >= tq) continue;
-      float* row = dq + ((int64_t(b) * a.o_rows + a.q_begin + i0 + i) * a.heads + h) * kD + col0;
-#pragma unroll
-      for (int n = 0; n < Shape::kDqCols / 8; ++n) {
-        atomicAdd(row + n * 8 + 2 * tig, a.scale * dq_acc[n][2 * rr]);
-        atomicAdd(row + n * 8 + 2 * tig + 1, a.scale * dq_acc[n][2 * rr + 1]);
-      }
-    }
-    __syncthreads();  // this stage and dSᵀ are consumed before they are refilled
   }
 
 #pragma unroll
@@ -215,19 +177,175 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   }
 }
 
-template <int kD, int kWarps, int kBr, bool kBf16>
+// The separate dQ pass, FlashAttention-2's alternative to the atomics: a block owns
+// kWarps·16 queries of one head, each warp 16 of them with their Q and dO fragments held in
+// registers, and walks the visible key tiles (K, V and key positions double-buffered by
+// cp.async). Per tile it recomputes S = QKᵀ, P and dPᵀ... dP = dO Vᵀ, forms dS and adds
+// dQ += dS K in registers; the block then adds its rows to dq once, with no atomics.
+template <int kD, int kWarps, int kBc>
+struct DqShape {
+  static constexpr int kBr = kWarps * 16;
+  static constexpr int kThreads = kWarps * kWarp;
+  static constexpr int kTile = kBc * kD;
+  static constexpr size_t kSharedBytes =
+      size_t(2 * kBr * kD + 4 * kTile) * 2 + size_t(2 * kBc) * sizeof(int64_t);
+};
+
+template <int kD, int kWarps, int kBc, bool kBf16>
+__global__ void __launch_bounds__(kWarps* kWarp)
+    flash_bwd_dq_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
+                        const typename mma::Operand<kBf16>::type* __restrict__ k,
+                        const typename mma::Operand<kBf16>::type* __restrict__ v,
+                        const typename mma::Operand<kBf16>::type* __restrict__ dout,
+                        const float* __restrict__ lse, const float* __restrict__ delta, float* dq) {
+  using T = typename mma::Operand<kBf16>::type;
+  using Shape = DqShape<kD, kWarps, kBc>;
+  constexpr int kBr = Shape::kBr, kThreads = Shape::kThreads, kTile = Shape::kTile;
+  extern __shared__ __align__(128) unsigned char shared[];
+  T* qs = reinterpret_cast<T*>(shared);
+  T* dos = qs + kBr * kD;
+  T* ks = dos + kBr * kD;                                   // 2 stages
+  T* vs = ks + 2 * kTile;                                   // 2 stages
+  auto* kpos = reinterpret_cast<int64_t*>(vs + 2 * kTile);  // 2 stages of kBc
+
+  const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
+  const int group = lane >> 2, tig = lane & 3;
+  const int b = int(blockIdx.y) / a.heads, h = int(blockIdx.y) % a.heads, g = h / (a.heads / a.kv_heads);
+  const int64_t i0 = int64_t(gridDim.x - 1 - blockIdx.x) * kBr;  // causally longest tiles first
+  const int tq = tile_rows(a.q_len - i0, kBr);
+  const int64_t keys = visible_keys_end(a, a.q_pos[i0 + tq - 1]);
+  if (keys == 0) return;
+  const int tiles = int((keys + kBc - 1) / kBc);
+  const int64_t first_query = a.q_pos[i0];
+
+  const int64_t kv_stride = int64_t(a.kv_heads) * kD, q_stride = int64_t(a.heads) * kD;
+  const T* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
+  const T* v_rows = v + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
+  auto load_kv = [&](int t) {
+    const int64_t j0 = int64_t(t) * kBc;
+    const int valid = tile_rows(a.k_len - j0, kBc);
+    mma::load_tile_async<kBc, kD, kThreads>(ks + (t & 1) * kTile, k_rows + j0 * kv_stride, kv_stride, valid);
+    mma::load_tile_async<kBc, kD, kThreads>(vs + (t & 1) * kTile, v_rows + j0 * kv_stride, kv_stride, valid);
+    for (int j = int(threadIdx.x); j < kBc; j += kThreads)
+      mma::cp_async_small<8>(mma::shared_address(kpos + (t & 1) * kBc + j),
+                             a.k_pos + j0 + (j < valid ? j : 0), j < valid);
+  };
+  const int64_t first = (int64_t(b) * a.q_len + i0) * a.heads + h;
+  mma::load_tile_async<kBr, kD, kThreads>(qs, q + first * kD, q_stride, tq);
+  mma::load_tile_async<kBr, kD, kThreads>(dos, dout + first * kD, q_stride, tq);
+  load_kv(0);
+  mma::cp_async_commit();
+
+  // This thread's rows group and group + 8 of the warp's m-tile: positions, LSE·log2(e)
+  // (+∞ for a row past the tile or one that sees no key, so P = 0) and delta.
+  int64_t qpos[2];
+  float l[2], dl[2];
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int r = warp * 16 + group + rr * 8;
+    qpos[rr] = a.q_pos[i0 + min(r, tq - 1)];
+    const int64_t vec = (int64_t(b) * a.heads + h) * a.vec_len + a.q_begin + i0 + r;
+    const float lr = r < tq ? lse[vec] : -INFINITY;
+    l[rr] = lr == -INFINITY ? INFINITY : lr * kLog2e;
+    dl[rr] = r < tq ? delta[vec] : 0.0f;
+  }
+  const float scale_log2 = a.scale * kLog2e;
+  uint32_t qf[kD / 16][4], dof[kD / 16][4];
+  float dq_acc[kD / 8][4] = {};
+
+  for (int t = 0; t < tiles; ++t) {
+    mma::pipeline_step(t + 1 < tiles, [&] { load_kv(t + 1); });
+    if (t == 0) {
+#pragma unroll
+      for (int kc = 0; kc < kD / 16; ++kc) {
+        mma::ldmatrix_x4(qf[kc], mma::a_rows<kD>(qs, warp * 16, kc * 16, lane));
+        mma::ldmatrix_x4(dof[kc], mma::a_rows<kD>(dos, warp * 16, kc * 16, lane));
+      }
+    }
+    const T* kt = ks + (t & 1) * kTile;
+    const T* vt = vs + (t & 1) * kTile;
+    const int64_t* kp = kpos + (t & 1) * kBc;
+
+    float s[kBc / 8][4] = {}, dp[kBc / 8][4] = {};
+#pragma unroll
+    for (int kc = 0; kc < kD / 16; ++kc) {
+#pragma unroll
+      for (int np = 0; np < kBc / 16; ++np) {
+        uint32_t bf[4];
+        mma::ldmatrix_x4(bf, mma::b_rows<kD>(kt, np * 16, kc * 16, lane));
+        mma::mma_16816_x2<kBf16>(s[2 * np], s[2 * np + 1], qf[kc], bf);
+        mma::ldmatrix_x4(bf, mma::b_rows<kD>(vt, np * 16, kc * 16, lane));
+        mma::mma_16816_x2<kBf16>(dp[2 * np], dp[2 * np + 1], dof[kc], bf);
+      }
+    }
+    const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
+    const int64_t last_key = kp[valid - 1];
+    const bool masked = valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query);
+    uint32_t dsa[kBc / 16][4];
+#pragma unroll
+    for (int n = 0; n < kBc / 8; ++n) {
+      float ds[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = n * 8 + 2 * tig + (e & 1);
+        float p = exp2f(fmaf(s[n][e], scale_log2, -l[e >> 1]));
+        if (masked && (j >= valid || !visible(a, kp[j], qpos[e >> 1]))) p = 0.0f;
+        ds[e] = p * (dp[n][e] - dl[e >> 1]);
+      }
+      mma::c_into_a<kBf16>(dsa[n / 2], n, ds);
+    }
+#pragma unroll
+    for (int kc = 0; kc < kBc / 16; ++kc) {
+#pragma unroll
+      for (int np = 0; np < kD / 16; ++np) {
+        uint32_t bf[4];
+        mma::ldmatrix_x4_trans(bf, mma::b_cols<kD>(kt, kc * 16, np * 16, lane));
+        mma::mma_16816_x2<kBf16>(dq_acc[2 * np], dq_acc[2 * np + 1], dsa[kc], bf);
+      }
+    }
+  }
+
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int r = warp * 16 + group + rr * 8;
+    if (r >= tq) continue;
+    float* row = dq + ((int64_t(b) * a.o_rows + a.q_begin + i0 + r) * a.heads + h) * kD;
+#pragma unroll
+    for (int n = 0; n < kD / 8; ++n) {
+      auto* cell = reinterpret_cast<float2*>(row + n * 8 + 2 * tig);
+      const float2 cur = *cell;
+      *cell = float2{cur.x + a.scale * dq_acc[n][2 * rr], cur.y + a.scale * dq_acc[n][2 * rr + 1]};
+    }
+  }
+}
+
+template <class Kernel>
+void raise_shared(Kernel* kernel, size_t bytes) {
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+        "flash_bwd shared memory");
+}
+
+// dK/dV, then dQ, on the same stream.
+template <int kD, const FlashTiles& kTiles, bool kBf16>
 void launch_bwd(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
                 const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t stream) {
   using T = typename mma::Operand<kBf16>::type;
-  using Shape = BwdShape<kD, kWarps, kBr>;
-  auto* kernel = flash_bwd_kernel<kD, kWarps, kBr, kBf16>;
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
-  check(raised, "flash_bwd shared memory");
-  const dim3 grid(unsigned((a.k_len + Shape::kBc - 1) / Shape::kBc), unsigned(a.batch * a.kv_heads));
-  kernel<<<grid, Shape::kThreads, Shape::kSharedBytes, stream>>>(
-      a, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-      static_cast<const T*>(dout), lse, delta, dq, dk, dv);
+  using KvShape = BwdShape<kD, kTiles.bwd_k / 16, kTiles.bwd_q>;
+  using QShape = DqShape<kD, kTiles.dq_q / 16, kTiles.dq_k>;
+  auto* kv_kernel = flash_bwd_kernel<kD, kTiles.bwd_k / 16, kTiles.bwd_q, kBf16>;
+  auto* q_kernel = flash_bwd_dq_kernel<kD, kTiles.dq_q / 16, kTiles.dq_k, kBf16>;
+  static const bool raised =
+      (raise_shared(kv_kernel, KvShape::kSharedBytes), raise_shared(q_kernel, QShape::kSharedBytes), true);
+  (void)raised;
+  const auto* qt = static_cast<const T*>(q);
+  const auto* kt = static_cast<const T*>(k);
+  const auto* vt = static_cast<const T*>(v);
+  const auto* dt = static_cast<const T*>(dout);
+  const dim3 kv_grid(unsigned((a.k_len + KvShape::kBc - 1) / KvShape::kBc), unsigned(a.batch * a.kv_heads));
+  kv_kernel<<<kv_grid, KvShape::kThreads, KvShape::kSharedBytes, stream>>>(a, qt, kt, vt, dt, lse, delta, dk,
+                                                                           dv);
+  const dim3 q_grid(unsigned((a.q_len + QShape::kBr - 1) / QShape::kBr), unsigned(a.batch * a.heads));
+  q_kernel<<<q_grid, QShape::kThreads, QShape::kSharedBytes, stream>>>(a, qt, kt, vt, dt, lse, delta, dq);
 }
 
 template <bool kBf16>
@@ -235,18 +353,21 @@ void bwd_for_head_dim(const AttnArgs& a, const void* q, const void* k, const voi
                       const float* lse, const float* delta, float* dq, float* dk, float* dv,
                       cudaStream_t stream) {
   if (a.head_dim == 64)
-    launch_bwd<64, kFlashTilesD64.bwd_k / 16, kFlashTilesD64.bwd_q, kBf16>(a, q, k, v, dout, lse, delta, dq,
-                                                                           dk, dv, stream);
+    launch_bwd<64, kFlashTilesD64, kBf16>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
   else
-    launch_bwd<128, kFlashTilesD128.bwd_k / 16, kFlashTilesD128.bwd_q, kBf16>(a, q, k, v, dout, lse, delta,
-                                                                              dq, dk, dv, stream);
+    launch_bwd<128, kFlashTilesD128, kBf16>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+}
+
+template <int kD, const FlashTiles& kTiles>
+constexpr size_t shared_bytes() {
+  return std::max(BwdShape<kD, kTiles.bwd_k / 16, kTiles.bwd_q>::kSharedBytes,
+                  DqShape<kD, kTiles.dq_q / 16, kTiles.dq_k>::kSharedBytes);
 }
 
 }  // namespace
 
 size_t flash_bwd_shared_bytes(int head_dim) {
-  return head_dim == 64 ? BwdShape<64, kFlashTilesD64.bwd_k / 16, kFlashTilesD64.bwd_q>::kSharedBytes
-                        : BwdShape<128, kFlashTilesD128.bwd_k / 16, kFlashTilesD128.bwd_q>::kSharedBytes;
+  return head_dim == 64 ? shared_bytes<64, kFlashTilesD64>() : shared_bytes<128, kFlashTilesD128>();
 }
 
 void flash_bwd(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,

@@ -31,8 +31,9 @@ FlashTiles flash_tiles(int head_dim) { return head_dim == 64 ? kFlashTilesD64 : 
 std::string attention_kernel_name(int head_dim, Precision p, int sm_major, int shared_bytes_optin) {
   if (!flash_serves(head_dim, p, sm_major, shared_bytes_optin)) return "simt";
   const FlashTiles t = flash_tiles(head_dim);
-  return "flash-mma (fwd " + std::to_string(t.fwd_q) + "x" + std::to_string(t.fwd_k) + ", bwd " +
-         std::to_string(t.bwd_q) + "x" + std::to_string(t.bwd_k) + ")";
+  auto tile = [](int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); };
+  return "flash-mma (fwd " + tile(t.fwd_q, t.fwd_k) + ", bwd dk/dv " + tile(t.bwd_q, t.bwd_k) + ", dq " +
+         tile(t.dq_q, t.dq_k) + ")";
 }
 
 std::string attention_kernels_summary(int sm_major, int shared_bytes_optin) {

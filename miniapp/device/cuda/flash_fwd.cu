@@ -172,7 +172,6 @@ __global__ void __launch_bounds__(kWarps* kWarp)
         }
       }
     }
-    __syncthreads();  // this stage is consumed before iteration t + 1 refills it
   }
 
   // Merge (acc / l, m·scale + ln l) into the running (o, lse) with the overflow-free

@@ -102,6 +102,15 @@ __device__ __forceinline__ void a_from_c(uint32_t (&a)[4], const float (&lo)[4],
   a[3] = pack<kBf16>(hi[2], hi[3]);
 }
 
+// The values of C-layout n-tile n ((c0, c1) in row group, (c2, c3) in row group + 8),
+// rounded, into A fragment n / 2, of which n-tile n is the low (n even) or high half.
+template <bool kBf16>
+__device__ __forceinline__ void c_into_a(uint32_t (&a)[4], int n, const float (&c)[4]) {
+  const int half = (n & 1) * 2;
+  a[half] = pack<kBf16>(c[0], c[1]);
+  a[half + 1] = pack<kBf16>(c[2], c[3]);
+}
+
 // 16 bytes global → shared, bypassing L1; with `valid` false the destination is zeroed
 // and nothing is read.
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
@@ -125,18 +134,17 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
 }
 
-// One step of a two-stage pipeline: starts the next stage's copies when there is one,
-// then waits until this stage's have landed and every thread sees them.
+// One step of a two-stage pipeline: waits until this stage's copies have landed, then one
+// barrier, which also says that every warp is done with the other stage (read in the step
+// before), and only then starts refilling that stage; the copies run under this step's work.
 template <class StartNext>
 __device__ __forceinline__ void pipeline_step(bool has_next, StartNext&& start_next) {
+  cp_async_wait<0>();
+  __syncthreads();
   if (has_next) {
     start_next();
     cp_async_commit();
-    cp_async_wait<1>();
-  } else {
-    cp_async_wait<0>();
   }
-  __syncthreads();
 }
 
 // Starts copying rows [0, kRows) × kCols of a global matrix (row stride in elements) into
