@@ -15,26 +15,26 @@ std::unique_ptr<StagedMpiComm> StagedMpiComm::over(const MpiComm& world, cudaStr
   return std::make_unique<StagedMpiComm>(std::move(mpi), bytes, compute);
 }
 
-std::vector<unsigned char> StagedMpiComm::to_host(const void* device, int64_t bytes) {
-  std::vector<unsigned char> host(static_cast<size_t>(bytes));
+PinnedStaging::Loan StagedMpiComm::to_host(const void* device, int64_t bytes) {
+  PinnedStaging::Loan host = staging_.borrow(size_t(bytes));
   if (bytes == 0) return host;
   CUDA_CHECK(cudaMemcpyAsync(host.data(), device, size_t(bytes), cudaMemcpyDeviceToHost, compute_));
   CUDA_CHECK(cudaStreamSynchronize(compute_));
   return host;
 }
 
-void StagedMpiComm::to_device(void* device, const std::vector<unsigned char>& host) {
-  if (host.empty()) return;
-  CUDA_CHECK(cudaMemcpyAsync(device, host.data(), host.size(), cudaMemcpyHostToDevice, compute_));
+void StagedMpiComm::to_device(void* device, const PinnedStaging::Loan& host, int64_t bytes) {
+  if (bytes == 0) return;
+  CUDA_CHECK(cudaMemcpyAsync(device, host.data(), size_t(bytes), cudaMemcpyHostToDevice, compute_));
   CUDA_CHECK(cudaStreamSynchronize(compute_));
 }
 
 ShiftHandle StagedMpiComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
   Shift s;
   s.send = to_host(send, bytes);
-  s.recv.resize(size_t(bytes));
+  s.recv = staging_.borrow(size_t(bytes));
   s.device_recv = recv;
-  // The vectors' heap buffers do not move when the Shift is moved into the map.
+  s.bytes = bytes;
   const ShiftHandle h = mpi_->shift_start(s.send.data(), s.recv.data(), bytes, dst, src);
   shifts_[h.slot] = std::move(s);
   return h;
@@ -44,22 +44,23 @@ void StagedMpiComm::wait(ShiftHandle& handle) {
   const auto it = shifts_.find(handle.slot);
   require(it != shifts_.end(), "wait on a shift that was not started");
   mpi_->wait(handle);
-  to_device(it->second.device_recv, it->second.recv);
+  to_device(it->second.device_recv, it->second.recv, it->second.bytes);
   shifts_.erase(it);
 }
 
 void StagedMpiComm::all_to_all(const void* send, void* recv, int64_t bytes_per_rank) {
-  const auto s = to_host(send, bytes_per_rank * size());
-  std::vector<unsigned char> r(s.size());
+  const int64_t bytes = bytes_per_rank * size();
+  const auto s = to_host(send, bytes);
+  const auto r = staging_.borrow(size_t(bytes));
   mpi_->all_to_all(s.data(), r.data(), bytes_per_rank);
-  to_device(recv, r);
+  to_device(recv, r, bytes);
 }
 
 void StagedMpiComm::all_gather(const void* send, void* recv, int64_t bytes_per_rank) {
   const auto s = to_host(send, bytes_per_rank);
-  std::vector<unsigned char> r(size_t(bytes_per_rank * size()));
+  const auto r = staging_.borrow(size_t(bytes_per_rank * size()));
   mpi_->all_gather(s.data(), r.data(), bytes_per_rank);
-  to_device(recv, r);
+  to_device(recv, r, bytes_per_rank * size());
 }
 
 // All the buffers go out through one host buffer with one synchronisation now, and come
@@ -69,9 +70,9 @@ SumHandle StagedMpiComm::start_sum(const std::vector<ReduceBuffer>& buffers) {
   Sum sum;
   int64_t total = 0;
   for (const ReduceBuffer& b : buffers) total += b.count;
-  sum.host.resize(size_t(total));
+  sum.host = staging_.borrow(size_t(total) * sizeof(float));
   sum.on_device = buffers;
-  float* at = sum.host.data();
+  auto* at = reinterpret_cast<float*>(sum.host.data());
   for (const ReduceBuffer& b : buffers) {
     CUDA_CHECK(
         cudaMemcpyAsync(at, b.data, size_t(b.count) * sizeof(float), cudaMemcpyDeviceToHost, compute_));
@@ -79,7 +80,6 @@ SumHandle StagedMpiComm::start_sum(const std::vector<ReduceBuffer>& buffers) {
     at += b.count;
   }
   CUDA_CHECK(cudaStreamSynchronize(compute_));
-  // The vector's heap buffer does not move when the Sum is moved into the map.
   const SumHandle h = mpi_->all_reduce_sum_start(sum.staged);
   sums_[h.slot] = std::move(sum);
   return h;
@@ -103,9 +103,9 @@ void StagedMpiComm::sum_doubles(double* data, int64_t count) { mpi_->all_reduce_
 void StagedMpiComm::reduce_scatter_sum(const void* send, void* recv, int64_t count_per_rank, DType type) {
   const int64_t chunk = count_per_rank * element_bytes(type);
   const auto s = to_host(send, chunk * size());
-  std::vector<unsigned char> r(static_cast<size_t>(chunk));
+  const auto r = staging_.borrow(size_t(chunk));
   mpi_->reduce_scatter_sum(s.data(), r.data(), count_per_rank, type);
-  to_device(recv, r);
+  to_device(recv, r, chunk);
 }
 
 void StagedMpiComm::gather_doubles(const double* send, double* recv, int64_t count_per_rank) {

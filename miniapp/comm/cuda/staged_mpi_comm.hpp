@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "comm/cuda/pinned_staging.hpp"
 #include "comm/mpi_comm.hpp"
 
 namespace minictx {
@@ -12,7 +13,8 @@ namespace minictx {
 // MPI on GPU buffers, staged through host memory: the second transport of the cuda
 // device, for several ranks on one GPU (NCCL refuses that) and for MPI libraries that
 // are not CUDA-aware. Every transfer is copied out after the compute stream has
-// finished and copied back before the call returns; the byte counts are the wrapped
+// finished and copied back before the call returns, through page-locked buffers kept for
+// the comm's lifetime (PinnedStaging); the byte counts are the wrapped
 // MpiComm's. Double buffers (loss, timings) are host bookkeeping and go straight to MPI.
 class StagedMpiComm final : public Comm {
  public:
@@ -40,18 +42,19 @@ class StagedMpiComm final : public Comm {
   void sum_doubles(double* data, int64_t count) override;
 
   struct Shift {
-    std::vector<unsigned char> send, recv;
+    PinnedStaging::Loan send, recv;
     void* device_recv = nullptr;
+    int64_t bytes = 0;
   };
   struct Sum {
-    std::vector<float> host;                      // every buffer, back to back
+    PinnedStaging::Loan host;                     // every buffer, back to back
     std::vector<ReduceBuffer> staged, on_device;  // the same buffers in host and device memory
   };
-  std::vector<unsigned char> to_host(const void* device, int64_t bytes);
-  void to_device(void* device, const std::vector<unsigned char>& host);
-
+  PinnedStaging::Loan to_host(const void* device, int64_t bytes);
+  void to_device(void* device, const PinnedStaging::Loan& host, int64_t bytes);
   std::unique_ptr<MpiComm> mpi_;
   cudaStream_t compute_;
+  PinnedStaging staging_;        // declared before the transfers that borrow from it
   std::map<int, Shift> shifts_;  // by the MpiComm's shift slot
   std::map<int, Sum> sums_;      // by the MpiComm's sum slot
 };
