@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
 // The separate dQ pass, FlashAttention-2's alternative to the atomics: a block owns
 // kWarps·16 queries of one head, each warp 16 of them with their Q and dO fragments held in
 // registers, and walks the visible key tiles (K, V and key positions double-buffered by
-// cp.async). Per tile it recomputes S = QKᵀ, P and dPᵀ... dP = dO Vᵀ, forms dS and adds
+// cp.async). Per tile it recomputes S = QKᵀ, P and dP = dO Vᵀ, forms dS and adds
 // dQ += dS K in registers; the block then adds its rows to dq once, with no atomics.
 template <int kD, int kWarps, int kBc>
 struct DqShape {
@@ -319,12 +319,6 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   }
 }
 
-template <class Kernel>
-void raise_shared(Kernel* kernel, size_t bytes) {
-  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
-        "flash_bwd shared memory");
-}
-
 // dK/dV, then dQ, on the same stream.
 template <int kD, const FlashTiles& kTiles, bool kBf16>
 void launch_bwd(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
@@ -334,9 +328,13 @@ void launch_bwd(const AttnArgs& a, const void* q, const void* k, const void* v, 
   using QShape = DqShape<kD, kTiles.dq_q / 16, kTiles.dq_k>;
   auto* kv_kernel = flash_bwd_kernel<kD, kTiles.bwd_k / 16, kTiles.bwd_q, kBf16>;
   auto* q_kernel = flash_bwd_dq_kernel<kD, kTiles.dq_q / 16, kTiles.dq_k, kBf16>;
-  static const bool raised =
-      (raise_shared(kv_kernel, KvShape::kSharedBytes), raise_shared(q_kernel, QShape::kSharedBytes), true);
-  (void)raised;
+  // Once per instantiation; the outcome is checked on every call.
+  static const cudaError_t raised[2] = {
+      cudaFuncSetAttribute(kv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           int(KvShape::kSharedBytes)),
+      cudaFuncSetAttribute(q_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(QShape::kSharedBytes))};
+  check(raised[0], "flash_bwd shared memory");
+  check(raised[1], "flash_bwd_dq shared memory");
   const auto* qt = static_cast<const T*>(q);
   const auto* kt = static_cast<const T*>(k);
   const auto* vt = static_cast<const T*>(v);
