@@ -11,10 +11,8 @@ PinnedStaging::Loan& PinnedStaging::Loan::operator=(Loan&& o) noexcept {
     if (pool_ != nullptr) pool_->give_back(data_);
     pool_ = o.pool_;
     data_ = o.data_;
-    bytes_ = o.bytes_;
     o.pool_ = nullptr;
     o.data_ = nullptr;
-    o.bytes_ = 0;
   }
   return *this;
 }
@@ -39,7 +37,7 @@ PinnedStaging::Loan PinnedStaging::borrow(size_t bytes) {
     best = &blocks_.back();
   }
   best->lent = true;
-  return {this, best->data, best->bytes};
+  return {this, best->data};
 }
 
 void PinnedStaging::give_back(unsigned char* data) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace minictx {
@@ -14,19 +15,17 @@ class PinnedStaging {
   class Loan {
    public:
     Loan() = default;
-    Loan(PinnedStaging* pool, unsigned char* data, size_t bytes) : pool_(pool), data_(data), bytes_(bytes) {}
+    Loan(PinnedStaging* pool, unsigned char* data) : pool_(pool), data_(data) {}
     Loan(Loan&& o) noexcept { *this = std::move(o); }
     Loan& operator=(Loan&& o) noexcept;
     Loan(const Loan&) = delete;
     Loan& operator=(const Loan&) = delete;
     ~Loan();
     unsigned char* data() const { return data_; }
-    size_t bytes() const { return bytes_; }
 
    private:
     PinnedStaging* pool_ = nullptr;
     unsigned char* data_ = nullptr;
-    size_t bytes_ = 0;
   };
 
   PinnedStaging() = default;

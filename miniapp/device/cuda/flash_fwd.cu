@@ -60,13 +60,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   const T* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
   const T* v_rows = v + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
   auto load_kv = [&](int t) {
-    const int64_t j0 = int64_t(t) * kBc;
-    const int valid = tile_rows(a.k_len - j0, kBc);
-    mma::load_tile_async<kBc, kD, kThreads>(ks + (t & 1) * kTile, k_rows + j0 * kv_stride, kv_stride, valid);
-    mma::load_tile_async<kBc, kD, kThreads>(vs + (t & 1) * kTile, v_rows + j0 * kv_stride, kv_stride, valid);
-    for (int j = int(threadIdx.x); j < kBc; j += kThreads)
-      mma::cp_async_small<8>(mma::shared_address(kpos + (t & 1) * kBc + j),
-                             a.k_pos + j0 + (j < valid ? j : 0), j < valid);
+    mma::load_kv_stage<kBc, kD, kThreads>(ks, vs, kpos, k_rows, v_rows, kv_stride, a.k_pos, a.k_len, t);
   };
 
   mma::load_tile_async<kBr, kD, kThreads>(qs, q + ((int64_t(b) * a.q_len + i0) * a.heads + h) * kD,

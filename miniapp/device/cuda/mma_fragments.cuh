@@ -161,6 +161,20 @@ __device__ __forceinline__ void load_tile_async(T* tile, const T* rows, int64_t 
   }
 }
 
+// Starts copying key tile t (rows t·kBc on, at most kBc, of a K and a V matrix with row
+// stride `stride`) and its key positions into stage t & 1 of the shared K, V and position
+// buffers; rows past k_len are zero and their positions are not read.
+template <int kBc, int kD, int kThreads, class T>
+__device__ __forceinline__ void load_kv_stage(T* ks, T* vs, int64_t* kpos, const T* k_rows, const T* v_rows,
+                                              int64_t stride, const int64_t* k_pos, int64_t k_len, int t) {
+  const int64_t j0 = int64_t(t) * kBc;
+  const int valid = k_len - j0 < kBc ? int(k_len - j0) : kBc;
+  load_tile_async<kBc, kD, kThreads>(ks + (t & 1) * kBc * kD, k_rows + j0 * stride, stride, valid);
+  load_tile_async<kBc, kD, kThreads>(vs + (t & 1) * kBc * kD, v_rows + j0 * stride, stride, valid);
+  for (int j = int(threadIdx.x); j < kBc; j += kThreads)
+    cp_async_small<8>(shared_address(kpos + (t & 1) * kBc + j), k_pos + j0 + (j < valid ? j : 0), j < valid);
+}
+
 // ldmatrix addresses. Each lane names one 8-element row of one of the four 8×8 matrices
 // (lanes 8m..8m+7: matrix m).
 //   a_rows: the A fragment of rows row0..row0+15, columns col0..col0+15, stored as rows.
