@@ -23,28 +23,32 @@ BURST = {
     "burst-13b-1024k-32gpu": {"A": 98.1, "B": 98.7, "C": 118.5, "D": 122.9},
     "burst-13b-2048k-64gpu": {"A": 44.4, "B": 50.9, "C": 54.8, "D": 63.5},
 }
-# The USP table, 8 x RTX 4090D: latency (ms/iter) by (ring type, seq_len, ulysses, ring, fwd_only).
+# The USP table, 8 x RTX 4090D: (latency ms/iter, peak memory MB/device) by
+# (ring type, seq_len, ulysses, ring, fwd_only).
 USP = {
-    ("basic", 4096, 2, 4, True): 11.902, ("basic", 8192, 2, 4, True): 11.785, ("basic", 16384, 2, 4, True): 22.596,
-    ("basic", 32768, 2, 4, True): 77.898, ("basic", 65536, 2, 4, True): 155.191, ("basic", 128000, 2, 4, True): 378.174,
-    ("stripe", 4096, 2, 4, True): 16.767, ("stripe", 8192, 2, 4, True): 20.638, ("stripe", 16384, 2, 4, True): 31.408,
-    ("stripe", 32768, 2, 4, True): 56.078, ("stripe", 65536, 2, 4, True): 152.911,
-    ("stripe", 128000, 2, 4, True): 314.057,
-    ("zigzag", 4096, 2, 4, True): 13.942, ("zigzag", 8192, 2, 4, True): 22.592, ("zigzag", 16384, 2, 4, True): 31.249,
-    ("zigzag", 32768, 2, 4, True): 58.700, ("zigzag", 65536, 2, 4, True): 165.935,
-    ("zigzag", 128000, 2, 4, True): 320.243,
-    ("zigzag", 4096, 4, 2, True): 4.923, ("zigzag", 8192, 4, 2, True): 9.768, ("zigzag", 16384, 4, 2, True): 19.518,
-    ("zigzag", 32768, 4, 2, True): 50.709, ("zigzag", 65536, 4, 2, True): 116.098,
-    ("zigzag", 128000, 4, 2, True): 274.807,
-    ("zigzag", 4096, 2, 4, False): 31.631, ("zigzag", 8192, 2, 4, False): 49.505, ("zigzag", 16384, 2, 4, False): 95.121,
-    ("zigzag", 32768, 2, 4, False): 175.013, ("zigzag", 65536, 2, 4, False): 468.519,
-    ("zigzag", 128000, 2, 4, False): 854.512,
+    ("basic", 4096, 2, 4, True): (11.902, 240.0), ("basic", 8192, 2, 4, True): (11.785, 480.0),
+    ("basic", 16384, 2, 4, True): (22.596, 960.0), ("basic", 32768, 2, 4, True): (77.898, 1920.0),
+    ("basic", 65536, 2, 4, True): (155.191, 3841.0), ("basic", 128000, 2, 4, True): (378.174, 7518.9),
+    ("stripe", 4096, 2, 4, True): (16.767, 244.1), ("stripe", 8192, 2, 4, True): (20.638, 488.3),
+    ("stripe", 16384, 2, 4, True): (31.408, 976.7), ("stripe", 32768, 2, 4, True): (56.078, 1953.5),
+    ("stripe", 65536, 2, 4, True): (152.911, 3907.0), ("stripe", 128000, 2, 4, True): (314.057, 7638.8),
+    ("zigzag", 4096, 2, 4, True): (13.942, 240.1), ("zigzag", 8192, 2, 4, True): (22.592, 480.3),
+    ("zigzag", 16384, 2, 4, True): (31.249, 960.5), ("zigzag", 32768, 2, 4, True): (58.700, 1921.0),
+    ("zigzag", 65536, 2, 4, True): (165.935, 3842.0), ("zigzag", 128000, 2, 4, True): (320.243, 7514.0),
+    ("zigzag", 4096, 4, 2, True): (4.923, 240.1), ("zigzag", 8192, 4, 2, True): (9.768, 480.3),
+    ("zigzag", 16384, 4, 2, True): (19.518, 960.5), ("zigzag", 32768, 4, 2, True): (50.709, 1921.0),
+    ("zigzag", 65536, 4, 2, True): (116.098, 3842.0), ("zigzag", 128000, 4, 2, True): (274.807, 7514.0),
+    ("zigzag", 4096, 2, 4, False): (31.631, 240.1), ("zigzag", 8192, 2, 4, False): (49.505, 480.3),
+    ("zigzag", 16384, 2, 4, False): (95.121, 960.5), ("zigzag", 32768, 2, 4, False): (175.013, 1921.0),
+    ("zigzag", 65536, 2, 4, False): (468.519, 3842.0), ("zigzag", 128000, 2, 4, False): (854.512, 7514.0),
 }
-# The LoongTrain table: LoongTrain double ring, context 8, window 4: latency (ms/iter) by (seq_len, fwd_only).
+# The LoongTrain table: double ring, context 8, window 4: (latency ms/iter, peak memory
+# MB/device) by (seq_len, fwd_only).
 DOUBLE_RING = {
-    (4096, True): 17.509, (8192, True): 21.480, (16384, True): 32.471, (32768, True): 55.610, (65536, True): 134.849,
-    (128000, True): 305.810, (4096, False): 34.002, (8192, False): 54.853, (16384, False): 92.736,
-    (32768, False): 179.200, (65536, False): 563.702, (128000, False): 1001.561,
+    (4096, True): (17.509, 228.1), (8192, True): (21.480, 456.3), (16384, True): (32.471, 912.7),
+    (32768, True): (55.610, 1825.5), (65536, True): (134.849, 3651.0), (128000, True): (305.810, 7145.8),
+    (4096, False): (34.002, 228.1), (8192, False): (54.853, 456.4), (16384, False): (92.736, 912.7),
+    (32768, False): (179.200, 1825.5), (65536, False): (563.702, 3651.0), (128000, False): (1001.561, 7145.8),
 }
 
 
@@ -86,22 +90,25 @@ def burst_rows():
 
 
 def attention_rows(deck, published, key, extra):
-    print("| ring type | seq_len | u×r / window | fwd_only | published ms | projected ms | error | bound |")
-    print("|---|---:|---|---|---:|---:|---:|---|")
+    print("| ring type | seq_len | u×r / window | fwd_only | published ms | projected ms | error | bound "
+          "| published MB | estimated MB | sent MB/device | sent ÷ published ms (GB/s) |")
+    print("|---|---:|---|---|---:|---:|---:|---|---:|---:|---:|---:|")
     big, big_within = 0, 0
     for labels, metrics in project(deck, "rtx-4090d-pcie4", extra):
         k = key(labels)
         if k not in published:
             continue
-        pub, got = published[k], metrics["latency_ms"]
+        (pub, pub_mb), got = published[k], metrics["latency_ms"]
         e = err(got, pub)
+        sent = metrics["bytes_sent_intra_per_device"] + metrics["bytes_sent_inter_per_device"]
         if int(labels["seq_len"]) >= 32768:
             big += 1
             big_within += abs(e) <= 30
         layout = (f"{labels['ulysses_degree']}×{labels['ring_degree']}" if labels["backend"] == "usp"
                   else f"window {labels['window_size']}")
         print(f"| {labels['ring_type']} | {labels['seq_len']} | {layout} | {labels['fwd_only']} | {pub} | {got:.3f} | "
-              f"{e:+.1f} % | {labels['bound']} |")
+              f"{e:+.1f} % | {labels['bound']} | {pub_mb} | {metrics['peak_memory_mb']:.1f} | {sent / 1e6:.1f} | "
+              f"{sent / (pub * 1e6):.2f} |")
     print(f"\nrows at S ≥ 32k within ±30 %: {big_within} of {big}\n")
 
 

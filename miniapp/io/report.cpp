@@ -68,6 +68,16 @@ std::string label_of(const PointResult& p, const std::string& key) {
   return it == p.labels.end() ? std::string(kMissing) : it->second;
 }
 
+// A per-device metric summed over the world (world_size label), or "n/a".
+Column whole_job(std::string header, std::string key, int decimals) {
+  return {std::move(header), [key = std::move(key), decimals](const PointResult& p) {
+            const auto it = p.metrics.find(key);
+            const std::string world = label_of(p, lk::world_size);
+            if (it == p.metrics.end() || world == kMissing) return std::string(kMissing);
+            return format_number(it->second * std::stod(world), decimals);
+          }};
+}
+
 constexpr double kPercent = 100.0;
 constexpr double kPerMiB = 1.0 / (1024.0 * 1024.0);
 
@@ -83,14 +93,16 @@ Table build(const std::vector<PointResult>& points, const std::vector<Column>& c
   return table;
 }
 
-// The USP and double-ring seed tables differ only in the two layout columns.
+// The USP and double-ring seed tables differ only in the two layout columns. Their
+// speed is the whole job's, as the seed's: its column is the attention's FLOPs (causal
+// half, backward 2.5 ×) over the latency, for all devices together.
 Table seed_attention_table(const std::vector<PointResult>& points, Column layout_a, Column layout_b) {
   return build(
       points,
       {label("ring type", lk::ring_type), label("seq_len", lk::seq_len), std::move(layout_a),
        std::move(layout_b), flag("fwd_only", lk::fwd_only), metric("throughput(iters/s)", mk::iters_per_s, 3),
        metric("latency(ms/iter)", mk::latency_ms, 3), metric("peak memory(MB/device)", mk::peak_memory_mb, 1),
-       metric("speed(TFLOPS)", mk::tflops_per_device, 1)});
+       whole_job("speed(TFLOPS)", mk::tflops_per_device, 1)});
 }
 
 }  // namespace

@@ -636,6 +636,9 @@ TEST(Report, SeedTablesHaveTheSeedColumns) {
   p.labels["ring_degree"] = "4";
   p.labels["context_size"] = "8";
   p.labels["window_size"] = "4";
+  // The seed's speed is the whole job's: 8 devices at 1.4375 TFLOPS each print 11.5.
+  p.labels["world_size"] = "8";
+  p.metrics["tflops_per_device"] = 1.4375;
   EXPECT_EQ(render(usp_table({p}), TableFormat::markdown),
             "| ring type | seq_len | ulysses_degree | ring_degree | fwd_only | "
             "throughput(iters/s) | latency(ms/iter) | peak memory(MB/device) | speed(TFLOPS) |\n"
@@ -646,6 +649,9 @@ TEST(Report, SeedTablesHaveTheSeedColumns) {
   EXPECT_EQ(dr.header[3], "window_size");
   EXPECT_EQ(dr.rows[0][2], "8");
   EXPECT_EQ(dr.rows[0][3], "4");
+  EXPECT_EQ(dr.rows[0].back(), "11.5");
+  p.labels.erase("world_size");
+  EXPECT_EQ(usp_table({p}).rows[0].back(), "n/a");
   EXPECT_EQ(make_table("summary", {p}).header, summary_table({p}).header);
   const std::string msg = error_of<InputError>([&] { make_table("xlsx", {p}); });
   EXPECT_NE(msg.find("usp"), std::string::npos) << msg;
