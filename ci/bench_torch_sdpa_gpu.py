@@ -6,13 +6,16 @@ forward+backward), the same dtype, and FLOPs counted as minictx does (model/flop
 forward 4·B·S²·H·D, halved when causal; forward+backward 3.5 times that. Every SDPA
 backend asked for is timed on every shape it accepts and printed on a row of its own
 (ci/compare-attention-gpu.py puts them beside minictx's); a backend that refuses a shape
-says why on stderr. Timing: CUDA events around `iters` calls after `warmup` calls, the
-mean per call.
+says why on stderr. Timing as `minictx bench --device cuda` times its rows
+(bench/device_bench.cpp): one untimed call, then each call on the host clock from an idle
+GPU to an idle GPU, the best of at least `--min-reps` calls and until `--min-seconds`
+were spent.
 
 Prints CSV: seq_len,causal,head_dim,pass,backend,ms,tflops
 """
 import argparse
 import sys
+import time
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -27,17 +30,17 @@ def flops(s, heads, d, causal, backward):
     return 3.5 * f if backward else f
 
 
-def time_ms(fn, warmup, iters):
-    for _ in range(warmup):
-        fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+def best_ms(fn, min_reps, min_seconds):
+    fn()
     torch.cuda.synchronize()
-    start.record()
-    for _ in range(iters):
+    best, spent, reps = float("inf"), 0.0, 0
+    while reps < min_reps or spent < min_seconds:
+        t0 = time.perf_counter()
         fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / iters
+        torch.cuda.synchronize()
+        t = time.perf_counter() - t0
+        best, spent, reps = min(best, t), spent + t, reps + 1
+    return best * 1e3
 
 
 def int_list(text):
@@ -69,8 +72,8 @@ def main():
     p.add_argument("--dtype", choices=DTYPES, default="bf16")
     p.add_argument("--backends", type=backends, default=backends("flash,cudnn,efficient"),
                    help="SDPA backends to time, each on its own rows (math materialises S×S: small S only)")
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--iters", type=int, default=5)
+    p.add_argument("--min-reps", type=int, default=3, help="timed calls at least (as minictx bench)")
+    p.add_argument("--min-seconds", type=float, default=1.0, help="timed seconds at least (as minictx bench)")
     a = p.parse_args()
     dtype = DTYPES[a.dtype]
     print("seq_len,causal,head_dim,pass,backend,ms,tflops", flush=True)
@@ -83,12 +86,14 @@ def main():
                 for backward in (False, True):
                     for name in a.backends:
                         def step(backend=BACKENDS[name]):
+                            for t in (q, k, v):  # a fresh gradient each call, not a sum over calls
+                                t.grad = None
                             with sdpa_kernel(backend):
                                 o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
                                 if backward:
                                     o.backward(dout)
                         try:
-                            ms = time_ms(step, a.warmup, a.iters)
+                            ms = best_ms(step, a.min_reps, a.min_seconds)
                         except RuntimeError as e:  # this backend refuses the shape (or runs out of memory)
                             print(f"# {name} s={s} d={d} causal={causal}: {str(e).splitlines()[0]}",
                                   file=sys.stderr)
