@@ -52,10 +52,11 @@ def rank_pids(results_path):
 
 with tempfile.TemporaryDirectory() as tmp:
     results = os.path.join(tmp, "sweep.h5")
-    # The second point runs 30 iterations of a tenth of a second or more: still running
-    # a second after the first point is in the file.
+    # The second point runs 40 iterations of 2048 tokens, about 0.1 s each on a quiet 2-core
+    # VM (1024 tokens took 23 ms, and that point could end within the second waited below):
+    # still running a second after the first point is in the file.
     command = [mpiexec, "-n", "2", minictx, "run", "--set", "run.mode=attention", "--set", "attention.backend=ring",
-               "--set", "sequence.length=[256,1024,256]", "--set", "run.iters=[1,30,1]", "--set",
+               "--set", "sequence.length=[256,2048,256]", "--set", "run.iters=[1,40,1]", "--set",
                "run.warmup=0", "--set", "sweep.zip=[sequence.length,run.iters]", "--set",
                f"run.watchdog_seconds={LIMIT_S}", "-o", results]
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -89,7 +90,7 @@ with tempfile.TemporaryDirectory() as tmp:
     lines = [l for l in output.splitlines() if l.startswith("minictx: watchdog:")]
     assert len(lines) == 1, lines
     assert re.match(r"minictx: watchdog: rank 0 waited [\d.]+ s in MPI_\w+.*\((send to rank 1, receive from rank 1|"
-                    r"group of 2 ranks \(0,1\))\) at point_0001 sequence.length=1024 run.iters=30; aborting the job \(run.watchdog_seconds = 5 s\)$",
+                    r"group of 2 ranks \(0,1\))\) at point_0001 sequence.length=2048 run.iters=40; aborting the job \(run.watchdog_seconds = 5 s\)$",
                     lines[0]), lines[0]
 
     # The completed point is readable, by h5py and by the report, and --resume finishes.
