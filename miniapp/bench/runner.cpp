@@ -47,7 +47,10 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
   const ModelShape& m = c.model;
   const real rows = real(c.sequence.batch) * std::ceil(real(c.sequence.length) / world);
   const real qd = real(m.heads) * m.head_dim, kvd = real(m.kv_heads) * m.head_dim;
-  const real per_layer = rows * (5.0L * m.d_model + 2 * qd + 2 * kvd + 3.0L * m.ffn_hidden) * 4;
+  // Weights, their gradients and the activations are stored in the run's dtype; the
+  // LSE, 1/rms and the attention's accumulators are fp32.
+  const real e = real(element_bytes(c.run.dtype));
+  const real per_layer = rows * (5.0L * m.d_model + 2 * qd + 2 * kvd + 3.0L * m.ffn_hidden) * e;
   real bytes = 0;
   if (c.run.mode == Mode::model) {
     const Checkpointing ckpt = c.run.checkpointing;
@@ -57,8 +60,12 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
                                 : ckpt == Checkpointing::selective      ? 1
                                 : ckpt == Checkpointing::selective_half ? 0.5L
                                                                         : 0;
-    bytes = 2.0L * real(m.n_params()) * 4 + per_layer * (kept + 1) +
-            rows * m.d_model * 4 * (m.layers + 3.0L) + attention_kept * m.layers * rows * (qd + m.heads) * 4;
+    bytes = 2.0L * real(m.n_params()) * e + per_layer * (kept + 1) +
+            rows * m.d_model * e * (m.layers + 3.0L) +
+            attention_kept * m.layers * rows * (qd * e + m.heads * 4.0L);
+    // 16-bit storage adds fp32 stand-ins: the attention's accumulators (o; dq, dk, dv)
+    // and the widened operands of one element-wise call, SwiGLU's backward the largest.
+    if (e < 4) bytes += rows * (qd + 2 * kvd) * 4 + 5.0L * rows * m.ffn_hidden * 4;
   } else {
     bytes = rows * (6 * qd + 6 * kvd) * 4;
   }

@@ -32,10 +32,12 @@ struct ShiftHandle {
   int slot = -1;
 };
 
-// `count` floats at `data`: one buffer of a grouped all-reduce.
+// `count` elements of `type` at `data`: one buffer of a grouped all-reduce. 16-bit
+// elements are summed in fp32 and rounded back at each step of the reduction.
 struct ReduceBuffer {
-  float* data;
+  void* data;
   int64_t count;
+  DType type = DType::f32;
 };
 
 // A started grouped sum; complete it with Comm::wait_sum. An empty handle (slot −1)

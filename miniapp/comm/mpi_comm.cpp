@@ -210,10 +210,11 @@ void MpiComm::all_gather(const void* send, void* recv, int64_t bytes_per_rank) {
 SumHandle MpiComm::start_sum(const std::vector<ReduceBuffer>& buffers) {
   std::vector<MPI_Request> reqs(buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
-    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, buffers[i].data, as_int_count(buffers[i].count), MPI_FLOAT,
-                             MPI_SUM, comm_, &reqs[i]),
+    const auto [mpi_type, op] = sum_of(buffers[i].type);
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, buffers[i].data, as_int_count(buffers[i].count), mpi_type, op,
+                             comm_, &reqs[i]),
               "MPI_Iallreduce");
-    count_to_all_peers(2.0 * double(buffers[i].count) * sizeof(float) / size_);
+    count_to_all_peers(2.0 * double(buffers[i].count) * double(element_bytes(buffers[i].type)) / size_);
   }
   size_t slot = 0;
   while (slot < sums_.size() && !sums_[slot].empty()) ++slot;

@@ -6,8 +6,8 @@
 
 namespace minictx {
 
-Tensor Device::zeros(std::vector<int64_t> shape) {
-  Tensor t = alloc(std::move(shape));
+Tensor Device::zeros(std::vector<int64_t> shape, DType dtype) {
+  Tensor t = alloc(std::move(shape), dtype);
   fill(t, 0.0f);
   return t;
 }
@@ -23,6 +23,29 @@ GemmDims gemm_dims(bool trans_a, bool trans_b, const Tensor& a, const Tensor& b,
 
 namespace {
 
+// One operand of an fp32 kernel: the tensor itself when it is fp32, else an fp32 copy,
+// widened from it when the kernel reads it; store() rounds a written copy back into it.
+class AsF32 {
+ public:
+  AsF32(Device& dev, const Tensor& t, bool read = true) : dev_(dev), tensor_(t) {
+    if (t.dtype() == DType::f32) {
+      f32_ = t;
+      return;
+    }
+    f32_ = dev.alloc(t.shape());
+    if (read) dev.copy(f32_, t);
+  }
+  Tensor& operator*() { return f32_; }
+  void store() {
+    if (tensor_.dtype() != DType::f32) dev_.copy(tensor_, f32_);
+  }
+
+ private:
+  Device& dev_;
+  Tensor tensor_;  // shares the caller's storage
+  Tensor f32_;
+};
+
 // fp32 stand-ins for the 16-bit operands of one attention call, alive for the call.
 // Whole tensors are widened, so block offsets and the rows of o, lse and the gradients
 // still line up with them.
@@ -31,9 +54,7 @@ class Widened {
   explicit Widened(Device& dev) : dev_(dev) {}
   const Tensor* operator()(const Tensor* t) {
     if (t == nullptr || t->dtype() == DType::f32) return t;
-    kept_.push_back(dev_.alloc(t->shape()));
-    dev_.copy(kept_.back(), *t);
-    return &kept_.back();
+    return &*kept_.emplace_back(dev_, *t);
   }
   SeqBlock operator()(SeqBlock b) {
     b.tensor = (*this)(b.tensor);
@@ -42,10 +63,73 @@ class Widened {
 
  private:
   Device& dev_;
-  std::deque<Tensor> kept_;  // stable addresses
+  std::deque<AsF32> kept_;  // stable addresses
 };
 
 }  // namespace
+
+void Device::upload(Tensor& dst, const float* host) {
+  AsF32 dst32(*this, dst, false);
+  upload_f32(*dst32, host);
+  dst32.store();
+}
+
+void Device::download(const Tensor& src, float* host) {
+  AsF32 src32(*this, src);
+  download_f32(*src32, host);
+}
+
+double Device::dot(const Tensor& a, const Tensor& b) {
+  AsF32 a32(*this, a), b32(*this, b);
+  return dot_f32(*a32, *b32);
+}
+
+void Device::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                  Tensor& c) {
+  AsF32 a32(*this, a), b32(*this, b), c32(*this, c, beta != 0.0f);
+  gemm_f32(trans_a, trans_b, alpha, *a32, *b32, beta, *c32);
+  c32.store();
+}
+
+void Device::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
+  AsF32 x32(*this, x), g32(*this, g), y32(*this, y, false), rstd32(*this, rstd, false);
+  rmsnorm_fwd_f32(*x32, *g32, eps, *y32, *rstd32);
+  y32.store();
+  rstd32.store();
+}
+
+void Device::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                         Tensor& dg) {
+  AsF32 x32(*this, x), g32(*this, g), rstd32(*this, rstd), dy32(*this, dy), dx32(*this, dx), dg32(*this, dg);
+  rmsnorm_bwd_f32(*x32, *g32, *rstd32, *dy32, *dx32, *dg32);
+  dx32.store();
+  dg32.store();
+}
+
+void Device::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse) {
+  AsF32 x32(*this, x);
+  rope_f32(*x32, heads, positions, theta, inverse);
+  x32.store();
+}
+
+void Device::swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) {
+  AsF32 a32(*this, a), u32(*this, u), m32(*this, m, false);
+  swiglu_fwd_f32(*a32, *u32, *m32);
+  m32.store();
+}
+
+void Device::swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) {
+  AsF32 a32(*this, a), u32(*this, u), dm32(*this, dm), da32(*this, da, false), du32(*this, du, false);
+  swiglu_bwd_f32(*a32, *u32, *dm32, *da32, *du32);
+  da32.store();
+  du32.store();
+}
+
+void Device::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
+  AsF32 o32(*this, o), dout32(*this, dout), delta32(*this, delta, false);
+  attn_bwd_delta_f32(s, *o32, *dout32, *delta32);
+  delta32.store();
+}
 
 void Device::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   Widened f32(*this);

@@ -67,7 +67,7 @@ class Device {
   Tensor alloc(std::vector<int64_t> shape, DType dtype = DType::f32) {
     return allocate(std::move(shape), dtype);
   }
-  Tensor zeros(std::vector<int64_t> shape);
+  Tensor zeros(std::vector<int64_t> shape, DType dtype = DType::f32);
   MemoryTracker& memory() { return memory_; }
   virtual int64_t capacity_bytes() const = 0;  // memory this device may use, for the estimate
   // Whether every rank on a node shares capacity_bytes() (host memory), rather than each
@@ -85,11 +85,11 @@ class Device {
   // times its queue instead.
   virtual std::unique_ptr<StepClock> step_clock() { return std::make_unique<HostStepClock>(); }
 
-  // fp32 tensors only.
-  virtual void upload(Tensor& dst, const float* host) = 0;
-  virtual void download(const Tensor& src, float* host) = 0;
+  // Host fp32 values into and out of a tensor of any dtype (rounded into a 16-bit one).
+  void upload(Tensor& dst, const float* host);
+  void download(const Tensor& src, float* host);
   // copy, copy_rows, fill and add take tensors of any dtype and convert between them,
-  // rounding to nearest even into a 16-bit destination; every other operation is fp32.
+  // rounding to nearest even into a 16-bit destination.
   virtual void copy(Tensor& dst, const Tensor& src) = 0;
   // Copy `rows` rows of `cols` elements from src (row stride src_ld, starting at src_off)
   // to dst (row stride dst_ld, starting at dst_off), all in elements of the tensor they
@@ -98,34 +98,38 @@ class Device {
                          int64_t src_ld, int64_t rows, int64_t cols) = 0;
   virtual void fill(Tensor& t, float value) = 0;
   virtual void add(Tensor& y, const Tensor& x) = 0;  // y += x, summed in fp32
-  virtual double dot(const Tensor& a, const Tensor& b) = 0;
+
+  // The model's operations below take tensors of any dtype. The device's fp32 kernels
+  // (the *_f32 members) get a 16-bit operand as a widened fp32 copy and write a 16-bit
+  // result through an fp32 copy rounded back afterwards: O(size) beside the kernel. A
+  // device with kernels of its own for 16-bit operands overrides the virtual ones.
+  virtual double dot(const Tensor& a, const Tensor& b);
 
   // C = alpha · op(A) · op(B) + beta · C, op = transpose when the flag is set.
   virtual void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-                    Tensor& c) = 0;
+                    Tensor& c);
 
   // y = x / rms(x) · g per row; rstd [rows] keeps 1/rms for the backward.
-  virtual void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) = 0;
+  virtual void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd);
   // dx += dL/dx; dg += dL/dg.
   virtual void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
-                           Tensor& dg) = 0;
+                           Tensor& dg);
   // Rotary embedding in place on [B·L, heads·D] rows at the given positions (one per
   // row of a sequence, repeated over the batch); inverse = rotate back (the backward).
-  virtual void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
-                    bool inverse) = 0;
+  virtual void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse);
   // m = silu(a) ∘ u, and its backward.
-  virtual void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) = 0;
-  virtual void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) = 0;
+  virtual void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m);
+  virtual void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du);
 
   // o = 0, lse = -inf: the identity of the LSE merge.
   virtual void attn_init(Tensor& o, Tensor& lse) = 0;
-  // The blocks' q, k, v (and dout) may be 16-bit tensors, as they arrive from another
-  // rank: they are widened to fp32 copies for the kernel, O(L·D) against its O(L²·D).
-  // Outputs, lse and delta are fp32.
-  void attn_fwd(const AttnShape&, const AttnFwdBlock&);
-  // delta = rowsum(dout ∘ o) per (b, h, row).
-  virtual void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) = 0;
-  void attn_bwd(const AttnShape&, const AttnBwdBlock&);
+  // The blocks' q, k, v (and dout) may be 16-bit tensors, as activations are in a 16-bit
+  // run and as blocks arrive from another rank: the fp32 kernels get fp32 copies of the
+  // whole tensors, O(L·D) against their O(L²·D). Outputs, lse and delta are fp32.
+  virtual void attn_fwd(const AttnShape&, const AttnFwdBlock&);
+  // delta = rowsum(dout ∘ o) per (b, h, row); o and dout of any dtype.
+  void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta);
+  virtual void attn_bwd(const AttnShape&, const AttnBwdBlock&);
   // Merge a separately computed block result (o_b, lse_b) into (o, lse).
   virtual void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b,
                          const Tensor& lse_b) = 0;
@@ -135,7 +139,20 @@ class Device {
 
  private:
   virtual Tensor allocate(std::vector<int64_t> shape, DType dtype) = 0;
-  // attn_fwd and attn_bwd on fp32 operands.
+  // The operations above on fp32 operands.
+  virtual void upload_f32(Tensor& dst, const float* host) = 0;
+  virtual void download_f32(const Tensor& src, float* host) = 0;
+  virtual double dot_f32(const Tensor& a, const Tensor& b) = 0;
+  virtual void gemm_f32(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                        Tensor& c) = 0;
+  virtual void rmsnorm_fwd_f32(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) = 0;
+  virtual void rmsnorm_bwd_f32(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
+                               Tensor& dx, Tensor& dg) = 0;
+  virtual void rope_f32(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                        bool inverse) = 0;
+  virtual void swiglu_fwd_f32(const Tensor& a, const Tensor& u, Tensor& m) = 0;
+  virtual void swiglu_bwd_f32(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) = 0;
+  virtual void attn_bwd_delta_f32(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) = 0;
   virtual void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) = 0;
   virtual void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) = 0;
 

@@ -12,28 +12,29 @@ class KokkosDevice final : public Device {
   std::string description() const override;
 
   int64_t capacity_bytes() const override;
-  void upload(Tensor& dst, const float* host) override;
-  void download(const Tensor& src, float* host) override;
   void copy(Tensor& dst, const Tensor& src) override;
   void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
                  int64_t src_ld, int64_t rows, int64_t cols) override;
   void fill(Tensor& t, float value) override;
   void add(Tensor& y, const Tensor& x) override;
-  double dot(const Tensor& a, const Tensor& b) override;
-  void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-            Tensor& c) override;
-  void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) override;
-  void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
-                   Tensor& dg) override;
-  void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse) override;
-  void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) override;
-  void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
   void attn_init(Tensor& o, Tensor& lse) override;
-  void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
   void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
 
  private:
   Tensor allocate(std::vector<int64_t> shape, DType dtype) override;
+  void upload_f32(Tensor& dst, const float* host) override;
+  void download_f32(const Tensor& src, float* host) override;
+  double dot_f32(const Tensor& a, const Tensor& b) override;
+  void gemm_f32(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                Tensor& c) override;
+  void rmsnorm_fwd_f32(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) override;
+  void rmsnorm_bwd_f32(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                       Tensor& dg) override;
+  void rope_f32(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                bool inverse) override;
+  void swiglu_fwd_f32(const Tensor& a, const Tensor& u, Tensor& m) override;
+  void swiglu_bwd_f32(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
+  void attn_bwd_delta_f32(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
   void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) override;
   void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) override;
 };

@@ -25,7 +25,7 @@ Strides strides(const Tensor& x, const Tensor& slice, int64_t groups, int64_t be
 
 Tensor slice_rows(Device& dev, const Tensor& x, int64_t groups, int64_t begin, int64_t len,
                   std::vector<int64_t> shape) {
-  Tensor slice = dev.alloc(std::move(shape));
+  Tensor slice = dev.alloc(std::move(shape), x.dtype());
   const Strides s = strides(x, slice, groups, begin, len);
   dev.copy_rows(slice, 0, s.part, x, begin * (s.part / len), s.whole, groups, s.part);
   return slice;

@@ -42,7 +42,8 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
       grad_comm_(comm.split(0, comm.rank())),
       backend_(backend),
       timer_(timer),
-      timeline_(timeline) {
+      timeline_(timeline),
+      store_(cfg.run.dtype) {
   const ModelShape& m = cfg.model;
   const SequenceLayout& layout = backend.layout();
   shape_ = attention_shape(cfg, layout);
@@ -55,25 +56,25 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
     for (size_t wi = 0; wi < kWeights; ++wi) {
       const Weight w = Weight(wi);
       auto shape = weight_shape(m, w);
-      Tensor t = dev_.alloc(shape);
+      Tensor t = dev_.alloc(shape, store_);
       std::vector<float> host(size_t(t.numel()));
       for (size_t i = 0; i < host.size(); ++i) host[i] = float(weight_value(cfg.run.seed, l, w, shape[0], i));
       dev_.upload(t, host.data());
       layers_[size_t(l)].w[wi] = t;
-      layers_[size_t(l)].grad[wi] = dev_.zeros(shape);
+      layers_[size_t(l)].grad[wi] = dev_.zeros(shape, store_);
     }
   }
   x0_ = alloc_rows(m.d_model);
   fill_shard(dev_, x0_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, tensor_id::input_x);
   // dL/dy is the loss coefficient over B·S real tokens; padded rows carry zero.
-  loss_coef_ = alloc_rows(m.d_model);
+  loss_coef_ = dev_.alloc({rows_, m.d_model});
   const double tokens = double(cfg.sequence.batch) * double(layout.real_len());
   fill_shard(dev_, loss_coef_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed,
              tensor_id::loss_weight, 1.0 / tokens);
   saved_.resize(size_t(m.layers));
 }
 
-Tensor LayerStack::alloc_rows(int64_t cols) { return dev_.alloc({rows_, cols}); }
+Tensor LayerStack::alloc_rows(int64_t cols) { return dev_.alloc({rows_, cols}, store_); }
 
 void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention attention) {
   const ModelShape& m = cfg_.model;
@@ -91,10 +92,18 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention atten
   dev_.rope(s.q, m.heads, positions_, m.rope_theta, false);
   dev_.rope(s.k, m.kv_heads, positions_, m.rope_theta, false);
   if (attention == Attention::compute) {
-    s.o = alloc_rows(qd);
+    Tensor o = dev_.alloc({rows_, qd});  // the backend merges into it in fp32
     s.lse = dev_.alloc({int64_t(cfg_.sequence.batch), int64_t(m.heads), backend_.layout().local_len()});
-    auto t = timer_.scope(schema::phase::attention_fwd);
-    backend_.forward(shape_, s.q, s.k, s.v, s.o, s.lse);
+    {
+      auto t = timer_.scope(schema::phase::attention_fwd);
+      backend_.forward(shape_, s.q, s.k, s.v, o, s.lse);
+    }
+    if (store_ == DType::f32) {
+      s.o = o;
+    } else {  // rounded once into the storage type
+      s.o = alloc_rows(qd);
+      dev_.copy(s.o, o);
+    }
     attention_query_rows_ += rows_;
   } else if (attention == Attention::first_half) {
     recompute_first_half(s);
@@ -182,7 +191,8 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
   dev_.gemm(true, false, 1.0f, s.o, dx2, 1.0f, g[size_t(Weight::wo)]);
   Tensor dout = alloc_rows(qd);
   dev_.gemm(false, true, 1.0f, dx2, w[size_t(Weight::wo)], 0.0f, dout);
-  Tensor dq = alloc_rows(qd), dk = alloc_rows(kvd), dv = alloc_rows(kvd);
+  // The backend accumulates the gradients in fp32.
+  Tensor dq = dev_.alloc({rows_, qd}), dk = dev_.alloc({rows_, kvd}), dv = dev_.alloc({rows_, kvd});
   {
     auto t = timer_.scope(schema::phase::attention_bwd);
     backend_.backward(shape_, s.q, s.k, s.v, s.o, s.lse, dout, dq, dk, dv);
@@ -202,7 +212,7 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
 
 SumHandle LayerStack::start_grad_sum(int l) {
   std::vector<ReduceBuffer> grads;
-  for (Tensor& grad : layers_[size_t(l)].grad) grads.push_back({grad.data(), grad.numel()});
+  for (Tensor& grad : layers_[size_t(l)].grad) grads.push_back({grad.raw(), grad.numel(), grad.dtype()});
   return grad_comm_->all_reduce_sum_start(grads);
 }
 

@@ -16,6 +16,10 @@ namespace minictx {
 // The Llama-style decoder stack on this rank's tokens:
 //   x → RMSNorm → QKV → RoPE → attention (the backend) → out-proj → +x
 //     → RMSNorm → SwiGLU MLP → + ; loss = (1/(B·S)) Σ c ∘ y over real tokens.
+// Weights, their gradients and the activations are stored in the run's dtype (16 bits
+// in a bf16/fp16 run, as a 16-bit training step keeps them); RMSNorm's 1/rms, the LSE
+// and the attention's accumulators (its output as the backend merges it, dq, dk, dv)
+// stay fp32.
 // Weights are replicated; their gradients are summed over the sequence-parallel group,
 // one grouped sum per layer (a bucket, as PyTorch DDP and Megatron bucket theirs) on a
 // communicator of their own, started as soon as the layer's backward is done
@@ -53,6 +57,7 @@ class LayerStack {
   // second half (selective_half).
   enum class Attention { compute, kept, first_half };
 
+  // [rows, cols] in the storage type.
   Tensor alloc_rows(int64_t cols);
   // Forward of layer l from acts.x; fills acts.
   void forward_layer(int l, Activations& acts, Tensor& y, Attention attention);
@@ -78,6 +83,7 @@ class LayerStack {
   PhaseTimer& timer_;
   RingTimeline* timeline_;
   AttnShape shape_;
+  DType store_;  // the storage type of weights, gradients and activations
   std::vector<int64_t> positions_;
   int64_t rows_ = 0;        // B · local length
   int64_t first_half_ = 0;  // local rows per batch whose attention selective_half recomputes

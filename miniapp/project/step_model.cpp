@@ -107,8 +107,10 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
       layer += attn_bwd;
       backward_phase += layer.times(layers);
       // A layer's gradients are one grouped call (Comm::all_reduce_sum_start of a buffer
-      // list): its reductions progress together, one latency chain.
-      const Cost one_layer = all_reduce_cost(double(m.n_params()) / layers, 4, 1, topology, links);
+      // list): its reductions progress together, one latency chain. They are stored, and
+      // summed, in the run's dtype.
+      const Cost one_layer = all_reduce_cost(double(m.n_params()) / layers,
+                                             double(element_bytes(cfg.run.dtype)), 1, topology, links);
       grads = gradient_sums(one_layer, layers, layer.seconds() + recompute.seconds() / layers,
                             cfg.run.grad_reduce, links);
       backward_phase += grads;

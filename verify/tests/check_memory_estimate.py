@@ -3,8 +3,9 @@
 then allocates, and not by so much that it refuses runs that fit: for each backend, the
 peak of one attention step, and for each checkpointing policy the peak of one training
 step of the model (the FOM line's peak_MB), must lie within [estimate/2, estimate] of
-`minictx run --dry-run`'s estimate, on 4 ranks as 2 emulated nodes; the attention steps
-also in bf16, whose communication buffers are 16-bit.
+`minictx run --dry-run`'s estimate, on 4 ranks as 2 emulated nodes; both also in bf16,
+whose communication buffers, and in the model weights, gradients and activations, are
+16-bit.
 
 The cases of each mode are the points of one sweep: one dry run prints every point's
 estimate, one launch runs them all (each point's peak is its own: the run resets it
@@ -28,12 +29,14 @@ attention = [{"attention.backend": "ring"}, {"attention.backend": "double_ring",
 model = [{"run.checkpointing": c} for c in ("none", "full", "selective", "selective_half")]
 attention_common = ["--set", "run.mode=attention", "--set", "sequence.length=2048", "--set", "model.kv_heads=8",
                     "--set", "topology.ranks_per_node=2"]
+model_common = ["--set", "run.mode=model", "--set", "model.preset=tiny", "--set", "model.layers=4", "--set",
+                "sequence.length=2048", "--set", "attention.backend=ring", "--set", "attention.ring_type=stripe"]
 sweeps = [
     (attention_common, attention),
     # bf16: the backends' communication buffers are 16-bit, and the estimate counts them so.
     (attention_common + ["--set", "run.dtype=bf16"], attention),
-    (["--set", "run.mode=model", "--set", "model.preset=tiny", "--set", "model.layers=4", "--set",
-      "sequence.length=2048", "--set", "attention.backend=ring", "--set", "attention.ring_type=stripe"], model),
+    (model_common, model),
+    (model_common + ["--set", "run.dtype=bf16"], model),
 ]
 ok = True
 with tempfile.TemporaryDirectory() as tmp:
@@ -48,7 +51,8 @@ with tempfile.TemporaryDirectory() as tmp:
         peaks = [float(p) for p in re.findall(r"^FOM .* peak_MB=([\d.]+)", run, re.M)]
         assert len(estimates) == len(peaks) == len(cases), (dry, run)
         for case, estimate, peak in zip(cases, estimates, peaks):
-            label = " ".join([a.split("=", 1)[1] for a in common if a.startswith("run.mode")] + list(case.values()))
+            label = " ".join([a.split("=", 1)[1] for a in common if a.startswith(("run.mode", "run.dtype"))] +
+                             list(case.values()))
             fits = estimate / 2 <= peak <= estimate
             ok &= fits
             print(f"{label:55s} peak {peak:6.1f} MiB, estimate {estimate:6.0f} MiB {'ok' if fits else 'OUT OF RANGE'}")

@@ -42,6 +42,9 @@ groups = [
     (2, model + one_node_each + ["--set", "attention.backend=ring"],
      [{"run.checkpointing": c, "attention.ring_type": t}
       for c, t in (("none", "zigzag"), ("full", "zigzag"), ("selective", "zigzag"), ("selective_half", "stripe"))]),
+    # bf16 model: the weight gradients are 16-bit and so are their sums.
+    (2, model + one_node_each + ["--set", "run.dtype=bf16"],
+     [{"attention.backend": "ring", "attention.ring_type": "zigzag"}, {"attention.backend": "ulysses"}]),
 ]
 
 

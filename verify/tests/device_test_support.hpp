@@ -13,8 +13,9 @@
 
 namespace minictx::test {
 
-inline Tensor upload(Device& dev, const std::vector<double>& v, std::vector<int64_t> shape) {
-  Tensor t = dev.alloc(std::move(shape));
+inline Tensor upload(Device& dev, const std::vector<double>& v, std::vector<int64_t> shape,
+                     DType dtype = DType::f32) {
+  Tensor t = dev.alloc(std::move(shape), dtype);
   std::vector<float> host(v.begin(), v.end());
   dev.upload(t, host.data());
   return t;

@@ -178,12 +178,14 @@ TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
 // Runs `op` on both devices with the same inputs and returns the max relative difference
 // of the tensors it names as outputs.
 double gpu_vs_host(const std::vector<std::pair<std::vector<double>, std::vector<int64_t>>>& inputs,
-                   const std::function<std::vector<Tensor*>(Device&, std::vector<Tensor>&)>& op) {
+                   const std::function<std::vector<Tensor*>(Device&, std::vector<Tensor>&)>& op,
+                   DType dtype = DType::f32) {
   std::vector<std::vector<double>> results[2];
   Device* devs[2] = {&gpu(), &host()};
   for (int i = 0; i < 2; ++i) {
     std::vector<Tensor> t;
-    for (const auto& in : inputs) t.push_back(upload(*devs[i], in.first, in.second));
+    t.reserve(inputs.size());
+    for (const auto& in : inputs) t.push_back(upload(*devs[i], in.first, in.second, dtype));
     for (Tensor* out : op(*devs[i], t)) results[i].push_back(download(*devs[i], *out));
   }
   double worst = 0;
@@ -282,6 +284,84 @@ TEST(CudaElementWise, SixteenBitConversionsMatchHost) {
     };
     EXPECT_EQ(run(gpu()), run(host())) << to_string(t);
   }
+}
+
+// The model's operations on 16-bit tensors, as a bf16/fp16 layer stores them: the GPU's
+// kernels read and write them directly, the host widens and rounds back; both compute
+// in fp32, so they agree to the dtype's rounding.
+TEST(CudaElementWise, ModelOperationsOn16BitTensorsMatchHost) {
+  const int64_t rows = 33, cols = 96, inner = 40;
+  const auto x = generated(size_t(rows * cols), 1), g = generated(size_t(cols), 2),
+             dy = generated(size_t(rows * cols), 3), w = generated(size_t(cols * inner), 4);
+  const std::vector<int64_t> pos = {0, 5, 17, 1000, 3, 9, 2, 4, 8, 11, 12};
+  for (DType t : {DType::bf16, DType::f16}) {
+    gpu().set_precision(t);
+    const double err = gpu_vs_host(
+        {{x, {rows, cols}},
+         {g, {cols}},
+         {dy, {rows, cols}},
+         {x, {rows, cols}},
+         {w, {cols, inner}},
+         {x, {rows, inner}},
+         {x, {rows, cols}},
+         {x, {rows, cols}}},
+        [&](Device& d, std::vector<Tensor>& v) {
+          Tensor rstd = d.alloc({rows});
+          d.rmsnorm_fwd(v[0], v[1], 1e-5, v[3], rstd);
+          d.rmsnorm_bwd(v[0], v[1], rstd, v[2], v[6], v[1]);  // accumulates into 16-bit tensors
+          d.rope(v[3], 3, pos, 10000.0, false);
+          d.gemm(false, false, 0.5f, v[3], v[4], 1.0f, v[5]);  // 16-bit result, accumulated
+          d.swiglu_fwd(v[0], v[2], v[7]);
+          d.swiglu_bwd(v[0], v[2], v[7], v[3], v[6]);
+          return std::vector<Tensor*>{&v[1], &v[3], &v[5], &v[6], &v[7]};
+        },
+        t);
+    EXPECT_LT(err, tolerance(t)) << to_string(t);
+  }
+  gpu().set_precision(DType::f32);
+}
+
+// The flash kernels given 16-bit q, k, v and dO (whole tensors, used as they are, and
+// row blocks, copied) against the same calls on fp32 tensors holding those values (which
+// the device rounds to 16 bits itself): bit for bit.
+TEST(CudaFlashOperands, SixteenBitTensorsAreTheirValues) {
+  const int B = 2, H = 4, Hkv = 2, D = 64;
+  const int64_t L = 300;
+  const AttentionProblem a = attention_problem(B, H, Hkv, D, L, true, 1);
+  const AttnShape s{B, H, Hkv, D, true, 1 << 30, 16, 16};
+  for (DType t : {DType::bf16, DType::f16}) {
+    gpu().set_precision(t);
+    auto both = [&](const std::vector<double>& v, int64_t width) {
+      Tensor h = upload(gpu(), v, {B * L, width}, t);
+      Tensor f = gpu().alloc(h.shape());
+      gpu().copy(f, h);
+      return std::pair{f, h};
+    };
+    const auto q = both(a.q, H * D), k = both(a.k, Hkv * D), v = both(a.v, Hkv * D),
+               dout = both(a.dout, H * D);
+    const auto& pos = a.positions;
+    auto run = [&](const Tensor& tq, const Tensor& tk, const Tensor& tv, const Tensor& tdo, int64_t q_begin) {
+      const SeqBlock qb{&tq, q_begin, L - q_begin, pos.data() + q_begin}, kb{&tk, 0, L, pos.data()},
+          vb{&tv, 0, L, pos.data()};
+      Tensor o = gpu().alloc({B * L, H * D}), lse = gpu().alloc({B, H, L});
+      gpu().attn_init(o, lse);
+      gpu().attn_fwd(s, {qb, kb, vb, &o, &lse});
+      Tensor delta = gpu().alloc({B, H, L});
+      gpu().attn_bwd_delta(s, o, tdo, delta);
+      Tensor dq = gpu().zeros({B * L, H * D}), dk = gpu().zeros({B * L, Hkv * D}),
+             dv = gpu().zeros({B * L, Hkv * D});
+      gpu().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
+      return std::vector{download(gpu(), o), download(gpu(), lse), download(gpu(), dq), download(gpu(), dk),
+                         download(gpu(), dv)};
+    };
+    for (int64_t q_begin : {int64_t(0), int64_t(37)}) {
+      const auto want = run(q.first, k.first, v.first, dout.first, q_begin);
+      const auto got = run(q.second, k.second, v.second, dout.second, q_begin);
+      for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_EQ(got[i], want[i]) << to_string(t) << " q from row " << q_begin << ", output " << i;
+    }
+  }
+  gpu().set_precision(DType::f32);
 }
 
 TEST(CudaElementWise, LseMergeMatchesHost) {

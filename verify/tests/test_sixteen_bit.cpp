@@ -181,4 +181,80 @@ TEST(SixteenBitTensors, AttentionOn16BitOperandsIsAttentionOnTheirValues) {
   }
 }
 
+// The model's operations on 16-bit tensors against the same operations on fp32 tensors
+// holding the 16-bit values, with each 16-bit result rounded once: bit for bit, since
+// the device widens 16-bit operands exactly and rounds its fp32 results once.
+TEST(SixteenBitTensors, ModelOperationsOn16BitTensorsAreTheFp32OnesRoundedOnce) {
+  const int64_t rows = 6, cols = 8, inner = 5;
+  for (DType t : {DType::bf16, DType::f16}) {
+    uint64_t id = 20;
+    // A 16-bit tensor and an fp32 one holding its values.
+    auto both = [&](std::vector<int64_t> shape) {
+      const int64_t n = shape[0] * (shape.size() > 1 ? shape[1] : 1);
+      Tensor f = upload(device(), generated(size_t(n), id++), shape);
+      Tensor h = device().alloc(f.shape(), t);
+      device().copy(h, f);
+      device().copy(f, h);
+      return std::pair{f, h};
+    };
+    // The fp32 result rounded as a 16-bit result would be.
+    auto rounded = [&](const Tensor& f) {
+      Tensor h = device().alloc(f.shape(), t);
+      device().copy(h, f);
+      return host_of(h);
+    };
+    auto a = both({rows, inner}), b = both({inner, cols}), c = both({rows, cols}), x = both({rows, cols}),
+         g = both({cols}), dy = both({rows, cols});
+
+    // gemm into a fresh 16-bit C, and accumulated into one (beta = 1), with an fp32 A.
+    Tensor c16 = device().alloc({rows, cols}, t), c32 = device().alloc({rows, cols});
+    device().gemm(false, false, 1.0f, a.second, b.second, 0.0f, c16);
+    device().gemm(false, false, 1.0f, a.first, b.first, 0.0f, c32);
+    EXPECT_EQ(host_of(c16), rounded(c32)) << to_string(t) << " gemm";
+    Tensor& acc16 = c.second;
+    Tensor& acc32 = c.first;
+    device().gemm(true, false, 0.5f, a.first, c.second, 1.0f, b.second);
+    device().gemm(true, false, 0.5f, a.first, c.first, 1.0f, b.first);
+    EXPECT_EQ(host_of(b.second), rounded(b.first)) << to_string(t) << " gemm, beta = 1";
+    EXPECT_EQ(device().dot(x.second, dy.second), device().dot(x.first, dy.first)) << to_string(t) << " dot";
+
+    // RMSNorm forward and backward; the gradients accumulate into 16-bit tensors.
+    Tensor y16 = device().alloc({rows, cols}, t), y32 = device().alloc({rows, cols});
+    Tensor r16 = device().alloc({rows}), r32 = device().alloc({rows});
+    device().rmsnorm_fwd(x.second, g.second, 1e-5, y16, r16);
+    device().rmsnorm_fwd(x.first, g.first, 1e-5, y32, r32);
+    EXPECT_EQ(host_of(y16), rounded(y32)) << to_string(t) << " rmsnorm_fwd";
+    EXPECT_EQ(host_of(r16), host_of(r32)) << to_string(t) << " rmsnorm_fwd rstd";
+    device().rmsnorm_bwd(x.second, g.second, r32, dy.second, acc16, g.second);
+    device().rmsnorm_bwd(x.first, g.first, r32, dy.first, acc32, g.first);
+    EXPECT_EQ(host_of(acc16), rounded(acc32)) << to_string(t) << " rmsnorm_bwd dx";
+    EXPECT_EQ(host_of(g.second), rounded(g.first)) << to_string(t) << " rmsnorm_bwd dg";
+
+    // RoPE in place (2 heads of 4), SwiGLU forward and backward.
+    const std::vector<int64_t> positions = {3, 4, 5, 10, 11, 12};
+    device().rope(x.second, 2, positions, 10000.0, false);
+    device().rope(x.first, 2, positions, 10000.0, false);
+    EXPECT_EQ(host_of(x.second), rounded(x.first)) << to_string(t) << " rope";
+    Tensor m16 = device().alloc({rows, cols}, t), m32 = device().alloc({rows, cols});
+    device().copy(y32, y16);  // the operands of both calls hold the same values again
+    device().swiglu_fwd(y16, dy.second, m16);
+    device().swiglu_fwd(y32, dy.first, m32);
+    EXPECT_EQ(host_of(m16), rounded(m32)) << to_string(t) << " swiglu_fwd";
+    Tensor da16 = device().alloc({rows, cols}, t), du16 = device().alloc({rows, cols}, t);
+    Tensor da32 = device().alloc({rows, cols}), du32 = device().alloc({rows, cols});
+    device().swiglu_bwd(y16, dy.second, m16, da16, du16);
+    device().copy(m32, m16);
+    device().swiglu_bwd(y32, dy.first, m32, da32, du32);
+    EXPECT_EQ(host_of(da16), rounded(da32)) << to_string(t) << " swiglu_bwd da";
+    EXPECT_EQ(host_of(du16), rounded(du32)) << to_string(t) << " swiglu_bwd du";
+
+    // The backward's D from 16-bit o and dO (2 heads of 4, batch 1, 6 rows): fp32 out.
+    const AttnShape s{1, 2, 2, 4, true, 1 << 30, 16, 16};
+    Tensor delta16 = device().alloc({1, 2, rows}), delta32 = device().alloc({1, 2, rows});
+    device().attn_bwd_delta(s, m16, dy.second, delta16);
+    device().attn_bwd_delta(s, m32, dy.first, delta32);
+    EXPECT_EQ(host_of(delta16), host_of(delta32)) << to_string(t) << " attn_bwd_delta";
+  }
+}
+
 }  // namespace

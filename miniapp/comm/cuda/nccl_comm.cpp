@@ -4,6 +4,13 @@
 #include "device/cuda/cuda_check.hpp"
 
 namespace minictx {
+namespace {
+
+ncclDataType_t nccl_type(DType type) {
+  return type == DType::bf16 ? ncclBfloat16 : type == DType::f16 ? ncclFloat16 : ncclFloat;
+}
+
+}  // namespace
 
 void check_nccl(ncclResult_t code, const char* call) {
   if (code == ncclSuccess) return;
@@ -116,8 +123,9 @@ SumHandle NcclComm::start_sum(const std::vector<ReduceBuffer>& buffers) {
   const size_t slot = begin_on_comm_stream();
   NCCL_CHECK(ncclGroupStart());
   for (const ReduceBuffer& b : buffers) {
-    NCCL_CHECK(ncclAllReduce(b.data, b.data, size_t(b.count), ncclFloat, ncclSum, nccl_, comm_stream_));
-    count_to_all_peers(2.0 * double(b.count) * sizeof(float) / size());
+    NCCL_CHECK(
+        ncclAllReduce(b.data, b.data, size_t(b.count), nccl_type(b.type), ncclSum, nccl_, comm_stream_));
+    count_to_all_peers(2.0 * double(b.count) * double(element_bytes(b.type)) / size());
   }
   NCCL_CHECK(ncclGroupEnd());
   end_on_comm_stream(slot);
@@ -129,8 +137,8 @@ void NcclComm::finish_sum(SumHandle& handle) { join_comm_stream(handle.slot); }
 void NcclComm::sum_doubles(double* data, int64_t count) { mpi_->all_reduce_sum(data, count); }
 
 void NcclComm::reduce_scatter_sum(const void* send, void* recv, int64_t count_per_rank, DType type) {
-  const ncclDataType_t t = type == DType::bf16 ? ncclBfloat16 : type == DType::f16 ? ncclFloat16 : ncclFloat;
-  NCCL_CHECK(ncclReduceScatter(send, recv, size_t(count_per_rank), t, ncclSum, nccl_, compute_));
+  NCCL_CHECK(
+      ncclReduceScatter(send, recv, size_t(count_per_rank), nccl_type(type), ncclSum, nccl_, compute_));
   count_to_all_peers(double(count_per_rank) * double(element_bytes(type)));
 }
 

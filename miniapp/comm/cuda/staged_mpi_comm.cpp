@@ -69,15 +69,15 @@ void StagedMpiComm::all_gather(const void* send, void* recv, int64_t bytes_per_r
 SumHandle StagedMpiComm::start_sum(const std::vector<ReduceBuffer>& buffers) {
   Sum sum;
   int64_t total = 0;
-  for (const ReduceBuffer& b : buffers) total += b.count;
-  sum.host = staging_.borrow(size_t(total) * sizeof(float));
+  for (const ReduceBuffer& b : buffers) total += b.count * element_bytes(b.type);
+  sum.host = staging_.borrow(size_t(total));
   sum.on_device = buffers;
-  auto* at = reinterpret_cast<float*>(sum.host.data());
+  unsigned char* at = sum.host.data();
   for (const ReduceBuffer& b : buffers) {
-    CUDA_CHECK(
-        cudaMemcpyAsync(at, b.data, size_t(b.count) * sizeof(float), cudaMemcpyDeviceToHost, compute_));
-    sum.staged.push_back({at, b.count});
-    at += b.count;
+    const size_t bytes = size_t(b.count * element_bytes(b.type));
+    CUDA_CHECK(cudaMemcpyAsync(at, b.data, bytes, cudaMemcpyDeviceToHost, compute_));
+    sum.staged.push_back({at, b.count, b.type});
+    at += bytes;
   }
   CUDA_CHECK(cudaStreamSynchronize(compute_));
   const SumHandle h = mpi_->all_reduce_sum_start(sum.staged);
@@ -90,10 +90,11 @@ void StagedMpiComm::finish_sum(SumHandle& handle) {
   require(it != sums_.end(), "wait on a sum that was not started");
   mpi_->wait_sum(handle);
   const Sum& sum = it->second;
-  for (size_t i = 0; i < sum.on_device.size(); ++i)
-    CUDA_CHECK(cudaMemcpyAsync(sum.on_device[i].data, sum.staged[i].data,
-                               size_t(sum.on_device[i].count) * sizeof(float), cudaMemcpyHostToDevice,
-                               compute_));
+  for (size_t i = 0; i < sum.on_device.size(); ++i) {
+    const ReduceBuffer& b = sum.on_device[i];
+    CUDA_CHECK(cudaMemcpyAsync(b.data, sum.staged[i].data, size_t(b.count * element_bytes(b.type)),
+                               cudaMemcpyHostToDevice, compute_));
+  }
   CUDA_CHECK(cudaStreamSynchronize(compute_));
   sums_.erase(it);
 }

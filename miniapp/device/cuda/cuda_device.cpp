@@ -184,12 +184,12 @@ const int64_t* CudaDevice::positions(int slot, const int64_t* host, int64_t n) {
   return positions_[slot];
 }
 
-void CudaDevice::upload(Tensor& dst, const float* host) {
+void CudaDevice::upload_f32(Tensor& dst, const float* host) {
   CUDA_CHECK(cudaMemcpyAsync(dst.data(), host, size_t(dst.bytes()), cudaMemcpyHostToDevice, stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-void CudaDevice::download(const Tensor& src, float* host) {
+void CudaDevice::download_f32(const Tensor& src, float* host) {
   CUDA_CHECK(cudaMemcpyAsync(host, src.data(), size_t(src.bytes()), cudaMemcpyDeviceToHost, stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
@@ -231,10 +231,20 @@ void CudaDevice::add(Tensor& y, const Tensor& x) {
   check_launch("add");
 }
 
+namespace {
+
+cuda::In in(const Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
+cuda::Out out(Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
+
+}  // namespace
+
+// The element-wise and row kernels read and write tensors of any dtype (fp32 arithmetic):
+// nothing is widened, unlike the base class's fallback. The *_f32 members are those on
+// fp32 tensors.
 double CudaDevice::dot(const Tensor& a, const Tensor& b) {
   require_same_size(a, b, "dot");
   CUDA_CHECK(cudaMemsetAsync(dot_result_, 0, sizeof(double), stream_));
-  cuda::dot(a.data(), b.data(), a.numel(), dot_result_, stream_);
+  cuda::dot(in(a), in(b), a.numel(), dot_result_, stream_);
   check_launch("dot");
   double result = 0;
   CUDA_CHECK(cudaMemcpyAsync(&result, dot_result_, sizeof(double), cudaMemcpyDeviceToHost, stream_));
@@ -242,40 +252,69 @@ double CudaDevice::dot(const Tensor& a, const Tensor& b) {
   return result;
 }
 
+double CudaDevice::dot_f32(const Tensor& a, const Tensor& b) { return dot(a, b); }
+
+// cuBLASLt reads 16-bit operands and writes a 16-bit result as they are: nothing is
+// widened, unlike the base class's other operations.
 void CudaDevice::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
                       Tensor& c) {
   const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, c);
-  gemm_->run(trans_a, trans_b, m, n, k, alpha, a.data(), matrix_cols(a), a.numel(), b.data(), matrix_cols(b),
-             b.numel(), beta, c.data(), matrix_cols(c), precision_);
+  gemm_->run(trans_a, trans_b, m, n, k, alpha, {a.raw(), a.dtype(), matrix_cols(a), a.numel()},
+             {b.raw(), b.dtype(), matrix_cols(b), b.numel()}, beta, c.raw(), c.dtype(), matrix_cols(c),
+             precision_);
+}
+
+void CudaDevice::gemm_f32(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                          float beta, Tensor& c) {
+  gemm(trans_a, trans_b, alpha, a, b, beta, c);
 }
 
 void CudaDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
-  cuda::rmsnorm_fwd(x.data(), g.data(), eps, matrix_rows(x), matrix_cols(x), y.data(), rstd.data(), stream_);
+  cuda::rmsnorm_fwd(in(x), in(g), eps, matrix_rows(x), matrix_cols(x), out(y), rstd.data(), stream_);
   check_launch("rmsnorm_fwd");
+}
+
+void CudaDevice::rmsnorm_fwd_f32(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
+  rmsnorm_fwd(x, g, eps, y, rstd);
 }
 
 void CudaDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
                              Tensor& dx, Tensor& dg) {
-  cuda::rmsnorm_bwd(x.data(), g.data(), rstd.data(), dy.data(), matrix_rows(x), matrix_cols(x), dx.data(),
-                    dg.data(), stream_);
+  cuda::rmsnorm_bwd(in(x), in(g), rstd.data(), in(dy), matrix_rows(x), matrix_cols(x), out(dx), out(dg),
+                    stream_);
   check_launch("rmsnorm_bwd");
+}
+
+void CudaDevice::rmsnorm_bwd_f32(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
+                                 Tensor& dx, Tensor& dg) {
+  rmsnorm_bwd(x, g, rstd, dy, dx, dg);
 }
 
 void CudaDevice::rope(Tensor& x, int heads, const std::vector<int64_t>& pos, double theta, bool inverse) {
   const int64_t* dpos = positions(0, pos.data(), int64_t(pos.size()));
-  cuda::rope(x.data(), matrix_rows(x), matrix_cols(x), heads, dpos, int64_t(pos.size()), theta, inverse,
+  cuda::rope(out(x), matrix_rows(x), matrix_cols(x), heads, dpos, int64_t(pos.size()), theta, inverse,
              stream_);
   check_launch("rope");
 }
 
+void CudaDevice::rope_f32(Tensor& x, int heads, const std::vector<int64_t>& pos, double theta, bool inverse) {
+  rope(x, heads, pos, theta, inverse);
+}
+
 void CudaDevice::swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) {
-  cuda::swiglu_fwd(a.data(), u.data(), m.data(), a.numel(), stream_);
+  cuda::swiglu_fwd(in(a), in(u), out(m), a.numel(), stream_);
   check_launch("swiglu_fwd");
 }
 
+void CudaDevice::swiglu_fwd_f32(const Tensor& a, const Tensor& u, Tensor& m) { swiglu_fwd(a, u, m); }
+
 void CudaDevice::swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) {
-  cuda::swiglu_bwd(a.data(), u.data(), dm.data(), da.data(), du.data(), a.numel(), stream_);
+  cuda::swiglu_bwd(in(a), in(u), in(dm), out(da), out(du), a.numel(), stream_);
   check_launch("swiglu_bwd");
+}
+
+void CudaDevice::swiglu_bwd_f32(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) {
+  swiglu_bwd(a, u, dm, da, du);
 }
 
 void CudaDevice::attn_init(Tensor& o, Tensor& lse) {
@@ -291,45 +330,33 @@ std::string CudaDevice::attention_kernel(int head_dim) const {
   return cuda::attention_kernel_name(head_dim, precision_, sm_major_, shared_optin_);
 }
 
-Tensor CudaDevice::to_16bit(const SeqBlock& blk, const AttnShape& s, int heads) {
-  const int64_t width = int64_t(heads) * s.head_dim, rows = rows_per_batch(*blk.tensor, s, heads);
+Tensor CudaDevice::flash_operand(const SeqBlock& blk, const AttnShape& s, int heads) {
+  const Tensor& t = *blk.tensor;
+  const int64_t width = int64_t(heads) * s.head_dim, rows = rows_per_batch(t, s, heads);
+  if (t.dtype() == precision()) {
+    if (blk.begin == 0 && blk.len == rows) return t;
+    Tensor part = alloc({int64_t(s.batch) * blk.len * width}, t.dtype());
+    for (int64_t b = 0; b < s.batch; ++b)
+      copy_rows(part, b * blk.len * width, width, t, (b * rows + blk.begin) * width, width, blk.len, width);
+    return part;
+  }
   Tensor half = alloc({int64_t(s.batch) * blk.len * width}, precision());
-  cuda::to_16bit(blk.tensor->data(), s.batch, rows, blk.begin, blk.len, width, precision_, half.raw(),
-                 stream_);
+  cuda::to_16bit(t.data(), s.batch, rows, blk.begin, blk.len, width, precision_, half.raw(), stream_);
   check_launch("to_16bit");
   return half;
 }
 
-void CudaDevice::attn_fwd_f32(const AttnShape& s, const AttnFwdBlock& blk) {
-  if (blk.q.len == 0 || blk.k.len == 0) return;
+cuda::AttnArgs CudaDevice::fwd_args(const AttnShape& s, const AttnFwdBlock& blk) {
   cuda::AttnArgs a = attn_args(s, blk.q, blk.k);
   a.precision = precision_;
   a.o_rows = rows_per_batch(*blk.o, s, s.heads);
   a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
   a.q_pos = positions(0, blk.q.positions, blk.q.len);
   a.k_pos = positions(1, blk.k.positions, blk.k.len);
-  if (flash(s)) {
-    // The 16-bit copies cost O(S·D) against the kernel's O(S²·D); they are freed (to the
-    // cache) once queued, which the stream orders after the kernel.
-    const Tensor q = to_16bit(blk.q, s, s.heads), k = to_16bit(blk.k, s, s.kv_heads),
-                 v = to_16bit(blk.v, s, s.kv_heads);
-    cuda::flash_fwd(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
-  } else {
-    cuda::attn_fwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.o->data(),
-                   blk.lse->data(), stream_);
-  }
-  check_launch("attn_fwd");
+  return a;
 }
 
-void CudaDevice::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
-  const int64_t len = delta.numel() / (int64_t(s.batch) * s.heads);
-  require(rows_per_batch(o, s, s.heads) == len, "attn_bwd_delta: o and delta lengths differ");
-  cuda::attn_bwd_delta(s.batch, s.heads, s.head_dim, len, o.data(), dout.data(), delta.data(), stream_);
-  check_launch("attn_bwd_delta");
-}
-
-void CudaDevice::attn_bwd_f32(const AttnShape& s, const AttnBwdBlock& blk) {
-  if (blk.q.len == 0 || blk.k.len == 0) return;
+cuda::AttnArgs CudaDevice::bwd_args(const AttnShape& s, const AttnBwdBlock& blk) {
   cuda::AttnArgs a = attn_args(s, blk.q, blk.k);
   a.precision = precision_;
   a.o_rows = rows_per_batch(*blk.dq, s, s.heads);
@@ -337,17 +364,53 @@ void CudaDevice::attn_bwd_f32(const AttnShape& s, const AttnBwdBlock& blk) {
   a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
   a.q_pos = positions(0, blk.q.positions, blk.q.len);
   a.k_pos = positions(1, blk.k.positions, blk.k.len);
-  if (flash(s)) {
-    const SeqBlock dout{blk.dout, blk.q.begin, blk.q.len, blk.q.positions};
-    const Tensor q = to_16bit(blk.q, s, s.heads), k = to_16bit(blk.k, s, s.kv_heads),
-                 v = to_16bit(blk.v, s, s.kv_heads), d = to_16bit(dout, s, s.heads);
-    cuda::flash_bwd(a, q.raw(), k.raw(), v.raw(), d.raw(), blk.lse->data(), blk.delta->data(), blk.dq->data(),
-                    blk.dk->data(), blk.dv->data(), stream_);
-  } else {
-    cuda::attn_bwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.dout->data(),
-                   blk.lse->data(), blk.delta->data(), blk.dq->data(), blk.dk->data(), blk.dv->data(),
-                   stream_);
-  }
+  return a;
+}
+
+void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
+  if (!flash(s)) return Device::attn_fwd(s, blk);
+  if (blk.q.len == 0 || blk.k.len == 0) return;
+  const cuda::AttnArgs a = fwd_args(s, blk);
+  // A 16-bit copy costs O(S·D) against the kernel's O(S²·D); copies are freed (to the
+  // cache) once queued, which the stream orders after the kernel.
+  const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
+               v = flash_operand(blk.v, s, s.kv_heads);
+  cuda::flash_fwd(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
+  check_launch("attn_fwd");
+}
+
+void CudaDevice::attn_fwd_f32(const AttnShape& s, const AttnFwdBlock& blk) {
+  if (blk.q.len == 0 || blk.k.len == 0) return;
+  const cuda::AttnArgs a = fwd_args(s, blk);
+  cuda::attn_fwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.o->data(),
+                 blk.lse->data(), stream_);
+  check_launch("attn_fwd");
+}
+
+void CudaDevice::attn_bwd_delta_f32(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
+  const int64_t len = delta.numel() / (int64_t(s.batch) * s.heads);
+  require(rows_per_batch(o, s, s.heads) == len, "attn_bwd_delta: o and delta lengths differ");
+  cuda::attn_bwd_delta(s.batch, s.heads, s.head_dim, len, o.data(), dout.data(), delta.data(), stream_);
+  check_launch("attn_bwd_delta");
+}
+
+void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
+  if (!flash(s)) return Device::attn_bwd(s, blk);
+  if (blk.q.len == 0 || blk.k.len == 0) return;
+  const cuda::AttnArgs a = bwd_args(s, blk);
+  const SeqBlock dout{blk.dout, blk.q.begin, blk.q.len, blk.q.positions};
+  const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
+               v = flash_operand(blk.v, s, s.kv_heads), d = flash_operand(dout, s, s.heads);
+  cuda::flash_bwd(a, q.raw(), k.raw(), v.raw(), d.raw(), blk.lse->data(), blk.delta->data(), blk.dq->data(),
+                  blk.dk->data(), blk.dv->data(), stream_);
+  check_launch("attn_bwd");
+}
+
+void CudaDevice::attn_bwd_f32(const AttnShape& s, const AttnBwdBlock& blk) {
+  if (blk.q.len == 0 || blk.k.len == 0) return;
+  const cuda::AttnArgs a = bwd_args(s, blk);
+  cuda::attn_bwd(a, blk.q.tensor->data(), blk.k.tensor->data(), blk.v.tensor->data(), blk.dout->data(),
+                 blk.lse->data(), blk.delta->data(), blk.dq->data(), blk.dk->data(), blk.dv->data(), stream_);
   check_launch("attn_bwd");
 }
 

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "device/cuda/attention_kernels.hpp"
 #include "device/cuda/lt_gemm.hpp"
 #include "device/cuda/precision.hpp"
 #include "device/device.hpp"
@@ -33,8 +34,6 @@ class CudaDevice final : public Device {
   // CUDA events on the compute stream (device/cuda/cuda_step_clock.hpp).
   std::unique_ptr<StepClock> step_clock() override;
 
-  void upload(Tensor& dst, const float* host) override;
-  void download(const Tensor& src, float* host) override;
   void copy(Tensor& dst, const Tensor& src) override;
   void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
                  int64_t src_ld, int64_t rows, int64_t cols) override;
@@ -50,7 +49,10 @@ class CudaDevice final : public Device {
   void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) override;
   void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
   void attn_init(Tensor& o, Tensor& lse) override;
-  void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
+  // The flash kernels read 16-bit operands of the run's type as they are; other shapes
+  // go through the base class to the SIMT kernels.
+  void attn_fwd(const AttnShape&, const AttnFwdBlock&) override;
+  void attn_bwd(const AttnShape&, const AttnBwdBlock&) override;
   void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
 
   // Which attention kernel serves this head dim at the current precision (provenance).
@@ -60,12 +62,30 @@ class CudaDevice final : public Device {
 
  private:
   Tensor allocate(std::vector<int64_t> shape, DType dtype) override;
+  void upload_f32(Tensor& dst, const float* host) override;
+  void download_f32(const Tensor& src, float* host) override;
+  double dot_f32(const Tensor& a, const Tensor& b) override;
+  void gemm_f32(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                Tensor& c) override;
+  void rmsnorm_fwd_f32(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) override;
+  void rmsnorm_bwd_f32(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                       Tensor& dg) override;
+  void rope_f32(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                bool inverse) override;
+  void swiglu_fwd_f32(const Tensor& a, const Tensor& u, Tensor& m) override;
+  void swiglu_bwd_f32(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
+  void attn_bwd_delta_f32(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
   void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) override;
   void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) override;
   // Whether the tensor-core flash kernels serve this shape at the current precision.
   bool flash(const AttnShape&) const;
-  // The block's rows as a compact 16-bit [B, len, heads, D] copy (the flash kernels' operands).
-  Tensor to_16bit(const SeqBlock&, const AttnShape&, int heads);
+  // The block's rows as the flash kernels read them, a compact 16-bit [B, len, heads, D]
+  // tensor of the run's type: a 16-bit tensor all of whose rows are the block as it is,
+  // else a copy of the rows (rounded from fp32).
+  Tensor flash_operand(const SeqBlock&, const AttnShape&, int heads);
+  // The kernels' arguments for one block call.
+  cuda::AttnArgs fwd_args(const AttnShape&, const AttnFwdBlock&);
+  cuda::AttnArgs bwd_args(const AttnShape&, const AttnBwdBlock&);
   // Device copies of host position arrays (slot 0: queries, 1: keys), stream-ordered.
   const int64_t* positions(int slot, const int64_t* host, int64_t n);
   // Freed blocks are kept by size and reused: cudaFree synchronises the whole device.

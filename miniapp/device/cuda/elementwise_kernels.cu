@@ -16,6 +16,29 @@ unsigned blocks(int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += int64_t(gridDim.x) * blockDim.x)
 
+// An element of a tensor of the given type, read and written as fp32.
+__device__ __forceinline__ float load(const void* p, Precision t, int64_t i) {
+  if (t == Precision::bf16) return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+  if (t == Precision::f16) return __half2float(static_cast<const __half*>(p)[i]);
+  return static_cast<const float*>(p)[i];
+}
+__device__ __forceinline__ void store(void* p, Precision t, int64_t i, float v) {
+  if (t == Precision::bf16)
+    static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(v);
+  else if (t == Precision::f16)
+    static_cast<__half*>(p)[i] = __float2half(v);
+  else
+    static_cast<float*>(p)[i] = v;
+}
+
+}  // namespace
+
+__device__ __forceinline__ float In::operator[](int64_t i) const { return load(p, t, i); }
+__device__ __forceinline__ float Out::operator[](int64_t i) const { return load(p, t, i); }
+__device__ __forceinline__ void Out::set(int64_t i, float v) const { store(p, t, i, v); }
+
+namespace {
+
 __global__ void fill_kernel(float* p, int64_t n, float value) { GRID_STRIDE(i, n) p[i] = value; }
 
 __global__ void add_kernel(float* y, const float* __restrict__ x, int64_t n) {
@@ -34,8 +57,7 @@ __device__ double block_sum(double x) {
   return total;  // valid in thread 0
 }
 
-__global__ void dot_kernel(const float* __restrict__ a, const float* __restrict__ b, int64_t n,
-                           double* result) {
+__global__ void dot_kernel(In a, In b, int64_t n, double* result) {
   double acc = 0;
   GRID_STRIDE(i, n) acc += double(a[i]) * double(b[i]);
   acc = block_sum(acc);
@@ -43,12 +65,14 @@ __global__ void dot_kernel(const float* __restrict__ a, const float* __restrict_
 }
 
 // One block per row.
-__global__ void rmsnorm_fwd_kernel(const float* __restrict__ x, const float* __restrict__ g, double eps,
-                                   int64_t cols, float* y, float* rstd) {
+__global__ void rmsnorm_fwd_kernel(In x, In g, double eps, int64_t cols, Out y, float* rstd) {
   __shared__ float inv_s;
-  const float* xr = x + int64_t(blockIdx.x) * cols;
+  const int64_t base = int64_t(blockIdx.x) * cols;
   double ss = 0;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) ss += double(xr[j]) * xr[j];
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const float v = x[base + j];
+    ss += double(v) * v;
+  }
   ss = block_sum(ss);
   if (threadIdx.x == 0) {
     inv_s = float(1.0 / sqrt(ss / double(cols) + eps));
@@ -56,14 +80,12 @@ __global__ void rmsnorm_fwd_kernel(const float* __restrict__ x, const float* __r
   }
   __syncthreads();
   const float inv = inv_s;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-    y[int64_t(blockIdx.x) * cols + j] = xr[j] * inv * g[j];
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) y.set(base + j, x[base + j] * inv * g[j]);
 }
 
 // dx_j += r (g_j dy_j − x_j r² · mean_k(x_k g_k dy_k)), one block per row.
-__global__ void rmsnorm_bwd_dx_kernel(const float* __restrict__ x, const float* __restrict__ g,
-                                      const float* __restrict__ rstd, const float* __restrict__ dy,
-                                      int64_t cols, float* dx) {
+__global__ void rmsnorm_bwd_dx_kernel(In x, In g, const float* __restrict__ rstd, In dy, int64_t cols,
+                                      Out dx) {
   __shared__ float c_s;
   const int64_t base = int64_t(blockIdx.x) * cols;
   const float r = rstd[blockIdx.x];
@@ -74,22 +96,22 @@ __global__ void rmsnorm_bwd_dx_kernel(const float* __restrict__ x, const float* 
   __syncthreads();
   const float c = c_s;
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-    dx[base + j] += r * (g[j] * dy[base + j] - x[base + j] * c);
+    dx.set(base + j, dx[base + j] + r * (g[j] * dy[base + j] - x[base + j] * c));
 }
 
 // The gain gradient sums over rows: one thread per column keeps the reads coalesced.
-__global__ void rmsnorm_bwd_dg_kernel(const float* __restrict__ x, const float* __restrict__ rstd,
-                                      const float* __restrict__ dy, int64_t rows, int64_t cols, float* dg) {
+__global__ void rmsnorm_bwd_dg_kernel(In x, const float* __restrict__ rstd, In dy, int64_t rows, int64_t cols,
+                                      Out dg) {
   GRID_STRIDE(j, cols) {
     double acc = 0;
     for (int64_t row = 0; row < rows; ++row)
       acc += double(dy[row * cols + j]) * x[row * cols + j] * rstd[row];
-    dg[j] += float(acc);
+    dg.set(j, dg[j] + float(acc));
   }
 }
 
 // One thread per (row, rotation pair), all heads.
-__global__ void rope_kernel(float* x, int64_t rows, int64_t width, int heads, const int64_t* __restrict__ pos,
+__global__ void rope_kernel(Out x, int64_t rows, int64_t width, int heads, const int64_t* __restrict__ pos,
                             int64_t seq, double theta, double sign) {
   const int d = int(width / heads), half = d / 2;
   GRID_STRIDE(idx, rows * half) {
@@ -98,28 +120,26 @@ __global__ void rope_kernel(float* x, int64_t rows, int64_t width, int heads, co
     const double angle = sign * double(pos[row % seq]) * pow(theta, -2.0 * i / d);
     const float c = float(cos(angle)), s = float(sin(angle));
     for (int h = 0; h < heads; ++h) {
-      float* v = x + row * width + int64_t(h) * d;
-      const float a = v[i], b = v[i + half];
-      v[i] = a * c - b * s;
-      v[i + half] = a * s + b * c;
+      const int64_t at = row * width + int64_t(h) * d + i;
+      const float a = x[at], b = x[at + half];
+      x.set(at, a * c - b * s);
+      x.set(at + half, a * s + b * c);
     }
   }
 }
 
-__global__ void swiglu_fwd_kernel(const float* __restrict__ a, const float* __restrict__ u, float* m,
-                                  int64_t n) {
+__global__ void swiglu_fwd_kernel(In a, In u, Out m, int64_t n) {
   GRID_STRIDE(i, n) {
-    const float sig = 1.0f / (1.0f + expf(-a[i]));
-    m[i] = a[i] * sig * u[i];
+    const float ai = a[i], sig = 1.0f / (1.0f + expf(-ai));
+    m.set(i, ai * sig * u[i]);
   }
 }
 
-__global__ void swiglu_bwd_kernel(const float* __restrict__ a, const float* __restrict__ u,
-                                  const float* __restrict__ dm, float* da, float* du, int64_t n) {
+__global__ void swiglu_bwd_kernel(In a, In u, In dm, Out da, Out du, int64_t n) {
   GRID_STRIDE(i, n) {
-    const float sig = 1.0f / (1.0f + expf(-a[i]));
-    du[i] = dm[i] * a[i] * sig;
-    da[i] = dm[i] * u[i] * sig * (1.0f + a[i] * (1.0f - sig));
+    const float ai = a[i], dmi = dm[i], sig = 1.0f / (1.0f + expf(-ai));
+    du.set(i, dmi * ai * sig);
+    da.set(i, dmi * u[i] * sig * (1.0f + ai * (1.0f - sig)));
   }
 }
 
@@ -128,21 +148,6 @@ __global__ void to_bf16_kernel(const float* __restrict__ x, __nv_bfloat16* out, 
 }
 __global__ void to_f16_kernel(const float* __restrict__ x, __half* out, int64_t n) {
   GRID_STRIDE(i, n) out[i] = __float2half(x[i]);
-}
-
-// An element of a tensor of the given type, read and written as fp32.
-__device__ __forceinline__ float load(const void* p, Precision t, int64_t i) {
-  if (t == Precision::bf16) return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-  if (t == Precision::f16) return __half2float(static_cast<const __half*>(p)[i]);
-  return static_cast<const float*>(p)[i];
-}
-__device__ __forceinline__ void store(void* p, Precision t, int64_t i, float v) {
-  if (t == Precision::bf16)
-    static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(v);
-  else if (t == Precision::f16)
-    static_cast<__half*>(p)[i] = __float2half(v);
-  else
-    static_cast<float*>(p)[i] = v;
 }
 
 __global__ void convert_rows_kernel(void* dst, Precision dt, int64_t dst_ld, const void* src, Precision st,
@@ -179,32 +184,30 @@ void fill(float* p, int64_t n, float value, cudaStream_t s) {
 void add(float* y, const float* x, int64_t n, cudaStream_t s) {
   add_kernel<<<blocks(n), kBlock, 0, s>>>(y, x, n);
 }
-void dot(const float* a, const float* b, int64_t n, double* result, cudaStream_t s) {
+void dot(In a, In b, int64_t n, double* result, cudaStream_t s) {
   const unsigned grid = blocks(n) < 1024 ? blocks(n) : 1024;
   dot_kernel<<<grid, kBlock, 0, s>>>(a, b, n, result);
 }
-void rmsnorm_fwd(const float* x, const float* g, double eps, int64_t rows, int64_t cols, float* y,
-                 float* rstd, cudaStream_t s) {
+void rmsnorm_fwd(In x, In g, double eps, int64_t rows, int64_t cols, Out y, float* rstd, cudaStream_t s) {
   if (rows > 0) rmsnorm_fwd_kernel<<<unsigned(rows), kBlock, 0, s>>>(x, g, eps, cols, y, rstd);
 }
-void rmsnorm_bwd(const float* x, const float* g, const float* rstd, const float* dy, int64_t rows,
-                 int64_t cols, float* dx, float* dg, cudaStream_t s) {
+void rmsnorm_bwd(In x, In g, const float* rstd, In dy, int64_t rows, int64_t cols, Out dx, Out dg,
+                 cudaStream_t s) {
   if (rows == 0) return;
   rmsnorm_bwd_dx_kernel<<<unsigned(rows), kBlock, 0, s>>>(x, g, rstd, dy, cols, dx);
   rmsnorm_bwd_dg_kernel<<<blocks(cols), kBlock, 0, s>>>(x, rstd, dy, rows, cols, dg);
 }
-void rope(float* x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq,
-          double theta, bool inverse, cudaStream_t s) {
+void rope(Out x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq, double theta,
+          bool inverse, cudaStream_t s) {
   const int64_t n = rows * (width / heads / 2);
   if (n > 0)
     rope_kernel<<<blocks(n), kBlock, 0, s>>>(x, rows, width, heads, positions, seq, theta,
                                              inverse ? -1.0 : 1.0);
 }
-void swiglu_fwd(const float* a, const float* u, float* m, int64_t n, cudaStream_t s) {
+void swiglu_fwd(In a, In u, Out m, int64_t n, cudaStream_t s) {
   swiglu_fwd_kernel<<<blocks(n), kBlock, 0, s>>>(a, u, m, n);
 }
-void swiglu_bwd(const float* a, const float* u, const float* dm, float* da, float* du, int64_t n,
-                cudaStream_t s) {
+void swiglu_bwd(In a, In u, In dm, Out da, Out du, int64_t n, cudaStream_t s) {
   swiglu_bwd_kernel<<<blocks(n), kBlock, 0, s>>>(a, u, dm, da, du, n);
 }
 void to_half(const float* x, void* out, int64_t n, Precision p, cudaStream_t s) {

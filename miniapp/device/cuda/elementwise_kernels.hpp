@@ -9,6 +9,23 @@
 // interface's (device/device.hpp), pointers in device memory, fp32 arithmetic.
 namespace minictx::cuda {
 
+// A tensor's device pointer and element type, as the kernels below take it.
+struct In {
+  const void* p;
+  Precision t;
+#ifdef __CUDACC__
+  __device__ float operator[](int64_t i) const;
+#endif
+};
+struct Out {
+  void* p;
+  Precision t;
+#ifdef __CUDACC__
+  __device__ float operator[](int64_t i) const;
+  __device__ void set(int64_t i, float v) const;  // rounded to the tensor's type
+#endif
+};
+
 // Tensors of any precision, converted (round to nearest even) into the destination's:
 // dst[r·dst_ld + c] = src[r·src_ld + c] for r < rows, c < cols; p[i] = value; y += x.
 void convert_rows(void* dst, Precision dst_type, int64_t dst_ld, const void* src, Precision src_type,
@@ -17,18 +34,18 @@ void fill_typed(void* p, Precision type, int64_t n, float value, cudaStream_t);
 void add_typed(void* y, Precision y_type, const void* x, Precision x_type, int64_t n, cudaStream_t);
 void fill(float* p, int64_t n, float value, cudaStream_t);
 void add(float* y, const float* x, int64_t n, cudaStream_t);
+// The model's kernels take tensors of any precision (In, Out: a device pointer and its
+// element type), read them as fp32 and round what they write to the tensor's type.
 // *result (device, zeroed by the caller) += Σ a·b in fp64.
-void dot(const float* a, const float* b, int64_t n, double* result, cudaStream_t);
-void rmsnorm_fwd(const float* x, const float* g, double eps, int64_t rows, int64_t cols, float* y,
-                 float* rstd, cudaStream_t);
-void rmsnorm_bwd(const float* x, const float* g, const float* rstd, const float* dy, int64_t rows,
-                 int64_t cols, float* dx, float* dg, cudaStream_t);
+void dot(In a, In b, int64_t n, double* result, cudaStream_t);
+void rmsnorm_fwd(In x, In g, double eps, int64_t rows, int64_t cols, Out y, float* rstd, cudaStream_t);
+void rmsnorm_bwd(In x, In g, const float* rstd, In dy, int64_t rows, int64_t cols, Out dx, Out dg,
+                 cudaStream_t);
 // positions: device array of `seq` positions, row r uses positions[r % seq].
-void rope(float* x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq,
-          double theta, bool inverse, cudaStream_t);
-void swiglu_fwd(const float* a, const float* u, float* m, int64_t n, cudaStream_t);
-void swiglu_bwd(const float* a, const float* u, const float* dm, float* da, float* du, int64_t n,
-                cudaStream_t);
+void rope(Out x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq, double theta,
+          bool inverse, cudaStream_t);
+void swiglu_fwd(In a, In u, Out m, int64_t n, cudaStream_t);
+void swiglu_bwd(In a, In u, In dm, Out da, Out du, int64_t n, cudaStream_t);
 // out[i] = x[i] in the 16-bit type of `p` (bf16 or fp16): GEMM operands.
 void to_half(const float* x, void* out, int64_t n, Precision p, cudaStream_t);
 

@@ -48,23 +48,31 @@ void* LtGemm::half_buffer(int slot, int64_t elements) {
   return half_[slot];
 }
 
-void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                 int64_t lda, int64_t a_numel, const float* b, int64_t ldb, int64_t b_numel, float beta,
-                 float* c, int64_t ldc, Precision precision) {
-  if (m == 0 || n == 0) return;
-  const void* pa = a;
-  const void* pb = b;
-  cudaDataType_t in_type = CUDA_R_32F;
-  if (precision != Precision::f32) {
-    in_type = precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_16F;
-    void* ha = half_buffer(0, a_numel);
-    void* hb = half_buffer(1, b_numel);
-    to_half(a, ha, a_numel, precision, stream_);
-    to_half(b, hb, b_numel, precision, stream_);
-    CUDA_CHECK(cudaGetLastError());
-    pa = ha;
-    pb = hb;
+const void* LtGemm::product_operand(int slot, const LtOperand& x, Precision precision) {
+  if (precision == Precision::f32) {
+    require(x.type == DType::f32, "gemm: a 16-bit operand in an fp32 run");
+    return x.data;
   }
+  const DType wanted = precision == Precision::bf16 ? DType::bf16 : DType::f16;
+  if (x.type == wanted) return x.data;
+  require(x.type == DType::f32, "gemm: operands of two different 16-bit types");
+  void* half = half_buffer(slot, x.numel);
+  to_half(static_cast<const float*>(x.data), half, x.numel, precision, stream_);
+  CUDA_CHECK(cudaGetLastError());
+  return half;
+}
+
+void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const LtOperand& a,
+                 const LtOperand& b, float beta, void* c, DType c_type, int64_t ldc, Precision precision) {
+  if (m == 0 || n == 0) return;
+  const void* pa = product_operand(0, a, precision);
+  const void* pb = product_operand(1, b, precision);
+  const cudaDataType_t in_type = precision == Precision::f32    ? CUDA_R_32F
+                                 : precision == Precision::bf16 ? CUDA_R_16BF
+                                                                : CUDA_R_16F;
+  const cudaDataType_t out_type = c_type == DType::f32 ? CUDA_R_32F : in_type;
+  require(c_type == DType::f32 || precision != Precision::f32, "gemm: a 16-bit result in an fp32 run");
+  const int64_t lda = a.ld, ldb = b.ld;
   const LtProblem p = lt_problem(trans_a, trans_b, m, n, k, lda, ldb, ldc);
   LtCall call;
   const cublasOperation_t op_first = p.first.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -79,9 +87,9 @@ void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
   };
   layout(&call.a, in_type, p.first);
   layout(&call.b, in_type, p.second);
-  layout(&call.c, CUDA_R_32F, p.c);
+  layout(&call.c, out_type, p.c);
 
-  const auto key = std::make_tuple(trans_a, trans_b, m, n, k, lda, ldb, ldc, int(precision));
+  const auto key = std::make_tuple(trans_a, trans_b, m, n, k, lda, ldb, ldc, int(precision), int(c_type));
   auto it = algos_.find(key);
   if (it == algos_.end()) {
     cublasLtMatmulPreference_t pref = nullptr;

@@ -6,14 +6,23 @@
 #include <map>
 #include <tuple>
 
+#include "core/dtype.hpp"
 #include "device/cuda/precision.hpp"
 
 namespace minictx::cuda {
 
+// One operand of LtGemm::run: a row-major [numel / ld, ld] matrix of `type`.
+struct LtOperand {
+  const void* data;
+  DType type;
+  int64_t ld;
+  int64_t numel;
+};
+
 // Row-major C = alpha·op(A)·op(B) + beta·C through cuBLASLt, fp32 accumulation. In
-// bf16/fp16 precision A and B are converted to that type first (C stays fp32), so the
-// tensor cores do the product; in fp32 the product is plain fp32 (no TF32), which the
-// fp32 verification tolerance needs.
+// bf16/fp16 precision the tensor cores do the product: 16-bit A and B of that type are
+// read as they are, fp32 ones converted first; C is fp32 or of the 16-bit type. In fp32
+// the product is plain fp32 (no TF32), which the fp32 verification tolerance needs.
 class LtGemm {
  public:
   explicit LtGemm(cudaStream_t stream);
@@ -21,14 +30,15 @@ class LtGemm {
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
 
-  // a is [rows_a, lda] row-major with op(a) m×k; b likewise k×n; c is m×n with ldc.
-  void run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-           int64_t lda, int64_t a_numel, const float* b, int64_t ldb, int64_t b_numel, float beta, float* c,
-           int64_t ldc, Precision precision);
+  // op(a) is m×k, op(b) k×n; c is m×n with row stride ldc.
+  void run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const LtOperand& a,
+           const LtOperand& b, float beta, void* c, DType c_type, int64_t ldc, Precision precision);
   int version() const;
 
  private:
   void* half_buffer(int slot, int64_t elements);
+  // The operand as the product reads it: itself, or its 16-bit copy in half_[slot].
+  const void* product_operand(int slot, const LtOperand& x, Precision precision);
 
   cudaStream_t stream_;
   cublasLtHandle_t handle_ = nullptr;
@@ -37,7 +47,7 @@ class LtGemm {
   void* half_[2] = {nullptr, nullptr};
   int64_t half_elements_[2] = {0, 0};
   // The heuristic's choice per problem: querying it costs more than many small GEMMs.
-  std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>,
+  std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, int>,
            cublasLtMatmulAlgo_t>
       algos_;
 };
