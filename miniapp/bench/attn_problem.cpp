@@ -11,8 +11,8 @@ constexpr uint64_t kSeed = 1234;
 
 }  // namespace
 
-Tensor generated_tensor(Device& device, std::vector<int64_t> shape, uint64_t id) {
-  Tensor t = device.alloc(std::move(shape));
+Tensor generated_tensor(Device& device, std::vector<int64_t> shape, uint64_t id, DType dtype) {
+  Tensor t = device.alloc(std::move(shape), dtype);
   std::vector<float> host(size_t(t.numel()));
   for (size_t i = 0; i < host.size(); ++i) host[i] = float(data_value(kSeed, id, i));
   device.upload(t, host.data());
@@ -37,13 +37,16 @@ AttnProblem::AttnProblem(Device& device, const AttnShape& shape, int64_t seq_len
   std::iota(pos_.begin(), pos_.end(), int64_t(0));
   shape_.real_len = seq_len;  // no padding: every key is real (0 would mask them all)
   const int64_t width = int64_t(shape.heads) * shape.head_dim;
-  q_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_q);
-  k_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_k);
-  v_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_v);
+  // The operands in the dtype the device's kernels read, as a 16-bit run's activations
+  // are stored: no per-call conversion in the timing.
+  const DType operands = device.operand_dtype();
+  q_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_q, operands);
+  k_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_k, operands);
+  v_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_v, operands);
   o_ = device.alloc({seq_len, width});
   lse_ = device.alloc({1, shape.heads, seq_len});
   if (!with_backward) return;
-  dout_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_do);
+  dout_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_do, operands);
   delta_ = device.alloc({1, shape.heads, seq_len});
   dq_ = device.alloc({seq_len, width});
   dk_ = device.alloc({seq_len, width});

@@ -7,9 +7,10 @@
 
 namespace minictx {
 
-// A tensor of `shape` on `device` holding the counter-based generator's U(-1, 1) values
-// of tensor `id` (core/synthetic_data.hpp): random, non-zero benchmark inputs.
-Tensor generated_tensor(Device& device, std::vector<int64_t> shape, uint64_t id);
+// A tensor of `shape` and `dtype` on `device` holding the counter-based generator's
+// U(-1, 1) values of tensor `id` (core/synthetic_data.hpp), rounded to a 16-bit dtype:
+// random, non-zero benchmark inputs.
+Tensor generated_tensor(Device& device, std::vector<int64_t> shape, uint64_t id, DType dtype = DType::f32);
 
 // The attention-mode point a bench row measures (one rank, batch 1, heads = kv heads), for
 // its FLOPs (model/flops.hpp) and its memory estimate (bench/runner.hpp).

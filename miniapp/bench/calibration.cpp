@@ -9,10 +9,12 @@ namespace minictx {
 
 double measure_gemm_tflops(Device& device, int n, int repeats, BenchClock clock) {
   // Random operands: a GPU's tensor cores draw less power on constant data and clock
-  // higher than they would on a run's.
-  Tensor a = generated_tensor(device, {n, n}, tensor_id::attn_q);
-  Tensor b = generated_tensor(device, {n, n}, tensor_id::attn_k);
-  Tensor c = device.alloc({n, n});
+  // higher than they would on a run's. All three in the dtype the device's kernels
+  // read, so that a 16-bit GEMM is timed without converting its operands.
+  const DType t = device.operand_dtype();
+  Tensor a = generated_tensor(device, {n, n}, tensor_id::attn_q, t);
+  Tensor b = generated_tensor(device, {n, n}, tensor_id::attn_k, t);
+  Tensor c = device.alloc({n, n}, t);
   device.gemm(false, false, 1.0f, a, b, 0.0f, c);  // warm-up: page in, pick kernels
   double best = 1e30;
   for (int i = 0; i < repeats; ++i) {

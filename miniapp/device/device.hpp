@@ -78,6 +78,9 @@ class Device {
   // rounds its operands to it (the host device computes in fp32 whatever the dtype).
   virtual void set_precision(DType dtype) { precision_ = dtype; }
   DType precision() const { return precision_; }
+  // The dtype this device's kernels read their operands in: the host's are fp32 whatever
+  // the precision; a device whose kernels read 16-bit tensors says so.
+  virtual DType operand_dtype() const { return DType::f32; }
   // Returns when every operation issued so far has finished (asynchronous devices).
   virtual void synchronize() {}
   // A clock for timestamps inside a step (the ring timeline): the host's steady clock,

@@ -30,6 +30,7 @@ class CudaDevice final : public Device {
   int64_t capacity_bytes() const override;
   bool capacity_shared_by_node() const override { return false; }  // one GPU per rank
   void set_precision(DType dtype) override;
+  DType operand_dtype() const override { return precision(); }
   void synchronize() override;
   // CUDA events on the compute stream (device/cuda/cuda_step_clock.hpp).
   std::unique_ptr<StepClock> step_clock() override;
