@@ -131,7 +131,7 @@ class Device {
   // whole tensors, O(L·D) against their O(L²·D). Outputs, lse and delta are fp32.
   virtual void attn_fwd(const AttnShape&, const AttnFwdBlock&);
   // delta = rowsum(dout ∘ o) per (b, h, row); o and dout of any dtype.
-  void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta);
+  virtual void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta);
   virtual void attn_bwd(const AttnShape&, const AttnBwdBlock&);
   // Merge a separately computed block result (o_b, lse_b) into (o, lse).
   virtual void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b,

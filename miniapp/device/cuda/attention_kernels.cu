@@ -320,8 +320,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // One warp per (b, h, row).
-__global__ void delta_kernel(int batch, int heads, int d, int64_t rows, const float* __restrict__ o,
-                             const float* __restrict__ dout, float* delta) {
+__global__ void delta_kernel(int batch, int heads, int d, int64_t rows, In o, In dout, float* delta) {
   const int64_t w = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   const int lane = threadIdx.x % kWarp;
   if (w >= int64_t(batch) * heads * rows) return;
@@ -366,8 +365,8 @@ void attn_bwd(const AttnArgs& a, const float* q, const float* k, const float* v,
   bwd_dq_kernel<<<q_grid, kThreads, 0, stream>>>(a, q, k, v, dout, lse, delta, dq);
 }
 
-void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, const float* o, const float* dout,
-                    float* delta, cudaStream_t stream) {
+void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, In o, In dout, float* delta,
+                    cudaStream_t stream) {
   const int64_t n = int64_t(batch) * heads * rows;
   delta_kernel<<<blocks(n, kWarps), kThreads, 0, stream>>>(batch, heads, head_dim, rows, o, dout, delta);
 }

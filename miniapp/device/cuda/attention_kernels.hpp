@@ -34,9 +34,10 @@ void attn_fwd(const AttnArgs&, const float* q, const float* k, const float* v, f
               cudaStream_t);
 void attn_bwd(const AttnArgs&, const float* q, const float* k, const float* v, const float* dout,
               const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
-// delta[b, h, i] = Σ_c o·dout over the head's columns; rows = per-batch rows of o.
-void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, const float* o, const float* dout,
-                    float* delta, cudaStream_t);
+// delta[b, h, i] = Σ_c o·dout over the head's columns; rows = per-batch rows of o; o and
+// dout of any dtype.
+void attn_bwd_delta(int batch, int heads, int head_dim, int64_t rows, In o, In dout, float* delta,
+                    cudaStream_t);
 void lse_merge(int batch, int heads, int head_dim, int64_t rows, float* o, float* lse, const float* o_b,
                const float* lse_b, cudaStream_t);
 

@@ -38,6 +38,10 @@ cuda::Precision precision_of(DType t) {
                            : cuda::Precision::f32;
 }
 
+// A tensor as the kernels that take any dtype get it.
+cuda::In in(const Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
+cuda::Out out(Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
+
 // Launch errors (bad configuration, missing kernel image) surface here, naming the op.
 void check_launch(const char* op) { cuda::check(cudaGetLastError(), op); }
 
@@ -231,13 +235,6 @@ void CudaDevice::add(Tensor& y, const Tensor& x) {
   check_launch("add");
 }
 
-namespace {
-
-cuda::In in(const Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
-cuda::Out out(Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
-
-}  // namespace
-
 // The element-wise and row kernels read and write tensors of any dtype (fp32 arithmetic):
 // nothing is widened, unlike the base class's fallback. The *_f32 members are those on
 // fp32 tensors.
@@ -387,11 +384,15 @@ void CudaDevice::attn_fwd_f32(const AttnShape& s, const AttnFwdBlock& blk) {
   check_launch("attn_fwd");
 }
 
-void CudaDevice::attn_bwd_delta_f32(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
+void CudaDevice::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
   const int64_t len = delta.numel() / (int64_t(s.batch) * s.heads);
   require(rows_per_batch(o, s, s.heads) == len, "attn_bwd_delta: o and delta lengths differ");
-  cuda::attn_bwd_delta(s.batch, s.heads, s.head_dim, len, o.data(), dout.data(), delta.data(), stream_);
+  cuda::attn_bwd_delta(s.batch, s.heads, s.head_dim, len, in(o), in(dout), delta.data(), stream_);
   check_launch("attn_bwd_delta");
+}
+
+void CudaDevice::attn_bwd_delta_f32(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
+  attn_bwd_delta(s, o, dout, delta);
 }
 
 void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {

@@ -54,6 +54,7 @@ class CudaDevice final : public Device {
   // go through the base class to the SIMT kernels.
   void attn_fwd(const AttnShape&, const AttnFwdBlock&) override;
   void attn_bwd(const AttnShape&, const AttnBwdBlock&) override;
+  void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
   void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
 
   // Which attention kernel serves this head dim at the current precision (provenance).

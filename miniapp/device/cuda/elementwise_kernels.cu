@@ -16,29 +16,6 @@ unsigned blocks(int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += int64_t(gridDim.x) * blockDim.x)
 
-// An element of a tensor of the given type, read and written as fp32.
-__device__ __forceinline__ float load(const void* p, Precision t, int64_t i) {
-  if (t == Precision::bf16) return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-  if (t == Precision::f16) return __half2float(static_cast<const __half*>(p)[i]);
-  return static_cast<const float*>(p)[i];
-}
-__device__ __forceinline__ void store(void* p, Precision t, int64_t i, float v) {
-  if (t == Precision::bf16)
-    static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(v);
-  else if (t == Precision::f16)
-    static_cast<__half*>(p)[i] = __float2half(v);
-  else
-    static_cast<float*>(p)[i] = v;
-}
-
-}  // namespace
-
-__device__ __forceinline__ float In::operator[](int64_t i) const { return load(p, t, i); }
-__device__ __forceinline__ float Out::operator[](int64_t i) const { return load(p, t, i); }
-__device__ __forceinline__ void Out::set(int64_t i, float v) const { store(p, t, i, v); }
-
-namespace {
-
 __global__ void fill_kernel(float* p, int64_t n, float value) { GRID_STRIDE(i, n) p[i] = value; }
 
 __global__ void add_kernel(float* y, const float* __restrict__ x, int64_t n) {
@@ -154,14 +131,14 @@ __global__ void convert_rows_kernel(void* dst, Precision dt, int64_t dst_ld, con
                                     int64_t src_ld, int64_t rows, int64_t cols) {
   GRID_STRIDE(i, rows * cols) {
     const int64_t r = i / cols, c = i % cols;
-    store(dst, dt, r * dst_ld + c, load(src, st, r * src_ld + c));
+    store_element(dst, dt, r * dst_ld + c, load_element(src, st, r * src_ld + c));
   }
 }
 __global__ void fill_typed_kernel(void* p, Precision t, int64_t n, float value) {
-  GRID_STRIDE(i, n) store(p, t, i, value);
+  GRID_STRIDE(i, n) store_element(p, t, i, value);
 }
 __global__ void add_typed_kernel(void* y, Precision yt, const void* x, Precision xt, int64_t n) {
-  GRID_STRIDE(i, n) store(y, yt, i, load(y, yt, i) + load(x, xt, i));
+  GRID_STRIDE(i, n) store_element(y, yt, i, load_element(y, yt, i) + load_element(x, xt, i));
 }
 
 }  // namespace

@@ -9,23 +9,6 @@
 // interface's (device/device.hpp), pointers in device memory, fp32 arithmetic.
 namespace minictx::cuda {
 
-// A tensor's device pointer and element type, as the kernels below take it.
-struct In {
-  const void* p;
-  Precision t;
-#ifdef __CUDACC__
-  __device__ float operator[](int64_t i) const;
-#endif
-};
-struct Out {
-  void* p;
-  Precision t;
-#ifdef __CUDACC__
-  __device__ float operator[](int64_t i) const;
-  __device__ void set(int64_t i, float v) const;  // rounded to the tensor's type
-#endif
-};
-
 // Tensors of any precision, converted (round to nearest even) into the destination's:
 // dst[r·dst_ld + c] = src[r·src_ld + c] for r < rows, c < cols; p[i] = value; y += x.
 void convert_rows(void* dst, Precision dst_type, int64_t dst_ld, const void* src, Precision src_type,
