@@ -63,9 +63,11 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
     bytes = 2.0L * real(m.n_params()) * e + per_layer * (kept + 1) +
             rows * m.d_model * e * (m.layers + 3.0L) +
             attention_kept * m.layers * rows * (qd * e + m.heads * 4.0L);
-    // 16-bit storage adds fp32 stand-ins: the attention's accumulators (o; dq, dk, dv)
-    // and the widened operands of one element-wise call, SwiGLU's backward the largest.
-    if (e < 4) bytes += rows * (qd + 2 * kvd) * 4 + 5.0L * rows * m.ffn_hidden * 4;
+    // 16-bit storage keeps fp32 accumulators for the attention (o; dq, dk, dv). The host
+    // device also widens the operands of each call into fp32 copies, SwiGLU's backward
+    // the largest (five of them); the CUDA device reads 16-bit tensors in place.
+    if (e < 4) bytes += rows * (qd + 2 * kvd) * 4;
+    if (e < 4 && c.run.device == DeviceKind::kokkos) bytes += 5.0L * rows * m.ffn_hidden * 4;
   } else {
     bytes = rows * (6 * qd + 6 * kvd) * 4;
   }
