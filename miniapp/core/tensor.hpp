@@ -8,14 +8,15 @@
 namespace minictx {
 
 // A dense row-major array owned by a Device (host or device memory), of fp32 unless made
-// otherwise: 16-bit tensors hold what travels between ranks in a bf16/fp16 run. Copies
-// share the storage; the storage is released, and its bytes untracked, with the last copy.
+// otherwise: 16-bit tensors hold what travels between ranks and what the layer stack
+// stores in a bf16/fp16 run. Copies share the storage; the storage is released, and its
+// bytes untracked, with the last copy.
 class Tensor {
  public:
   Tensor() = default;
   Tensor(std::shared_ptr<void> storage, std::vector<int64_t> shape, DType dtype = DType::f32);
 
-  // The elements of an fp32 tensor; the compute kernels take only those (fails otherwise).
+  // The elements of an fp32 tensor; the fp32 kernels take only those (fails otherwise).
   float* data() const;
   void* raw() const { return storage_.get(); }
   DType dtype() const { return dtype_; }

@@ -63,7 +63,7 @@ class Device {
   std::string name() const { return to_string(kind()); }
   virtual std::string description() const = 0;  // library versions and configuration
 
-  // Uninitialised, fp32 unless a 16-bit dtype is asked for (what travels between ranks).
+  // Uninitialised, fp32 unless a 16-bit dtype is asked for.
   Tensor alloc(std::vector<int64_t> shape, DType dtype = DType::f32) {
     return allocate(std::move(shape), dtype);
   }
@@ -74,8 +74,9 @@ class Device {
   // rank having that much of its own (a GPU per rank).
   virtual bool capacity_shared_by_node() const { return true; }
   // The run's dtype. Tensors that travel between ranks (ring blocks, all-to-all and
-  // all-gather buffers) are stored in it; a device that computes in bf16/fp16 also
-  // rounds its operands to it (the host device computes in fp32 whatever the dtype).
+  // all-gather buffers) and the layer stack's weights, gradients and activations are
+  // stored in it; a device that computes in bf16/fp16 also rounds its operands to it
+  // (the host device computes in fp32 whatever the dtype).
   virtual void set_precision(DType dtype) { precision_ = dtype; }
   DType precision() const { return precision_; }
   // The dtype this device's kernels read their operands in: the host's are fp32 whatever
