@@ -80,54 +80,62 @@ void Device::download(const Tensor& src, float* host) {
 }
 
 double Device::dot(const Tensor& a, const Tensor& b) {
+  if (reads_16bit()) return dot_kernel(a, b);
   AsF32 a32(*this, a), b32(*this, b);
-  return dot_f32(*a32, *b32);
+  return dot_kernel(*a32, *b32);
 }
 
 void Device::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
                   Tensor& c) {
+  if (reads_16bit()) return gemm_kernel(trans_a, trans_b, alpha, a, b, beta, c);
   AsF32 a32(*this, a), b32(*this, b), c32(*this, c, beta != 0.0f);
-  gemm_f32(trans_a, trans_b, alpha, *a32, *b32, beta, *c32);
+  gemm_kernel(trans_a, trans_b, alpha, *a32, *b32, beta, *c32);
   c32.store();
 }
 
 void Device::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
+  if (reads_16bit()) return rmsnorm_fwd_kernel(x, g, eps, y, rstd);
   AsF32 x32(*this, x), g32(*this, g), y32(*this, y, false), rstd32(*this, rstd, false);
-  rmsnorm_fwd_f32(*x32, *g32, eps, *y32, *rstd32);
+  rmsnorm_fwd_kernel(*x32, *g32, eps, *y32, *rstd32);
   y32.store();
   rstd32.store();
 }
 
 void Device::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
                          Tensor& dg) {
+  if (reads_16bit()) return rmsnorm_bwd_kernel(x, g, rstd, dy, dx, dg);
   AsF32 x32(*this, x), g32(*this, g), rstd32(*this, rstd), dy32(*this, dy), dx32(*this, dx), dg32(*this, dg);
-  rmsnorm_bwd_f32(*x32, *g32, *rstd32, *dy32, *dx32, *dg32);
+  rmsnorm_bwd_kernel(*x32, *g32, *rstd32, *dy32, *dx32, *dg32);
   dx32.store();
   dg32.store();
 }
 
 void Device::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse) {
+  if (reads_16bit()) return rope_kernel(x, heads, positions, theta, inverse);
   AsF32 x32(*this, x);
-  rope_f32(*x32, heads, positions, theta, inverse);
+  rope_kernel(*x32, heads, positions, theta, inverse);
   x32.store();
 }
 
 void Device::swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) {
+  if (reads_16bit()) return swiglu_fwd_kernel(a, u, m);
   AsF32 a32(*this, a), u32(*this, u), m32(*this, m, false);
-  swiglu_fwd_f32(*a32, *u32, *m32);
+  swiglu_fwd_kernel(*a32, *u32, *m32);
   m32.store();
 }
 
 void Device::swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) {
+  if (reads_16bit()) return swiglu_bwd_kernel(a, u, dm, da, du);
   AsF32 a32(*this, a), u32(*this, u), dm32(*this, dm), da32(*this, da, false), du32(*this, du, false);
-  swiglu_bwd_f32(*a32, *u32, *dm32, *da32, *du32);
+  swiglu_bwd_kernel(*a32, *u32, *dm32, *da32, *du32);
   da32.store();
   du32.store();
 }
 
 void Device::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
+  if (reads_16bit()) return attn_bwd_delta_kernel(s, o, dout, delta);
   AsF32 o32(*this, o), dout32(*this, dout), delta32(*this, delta, false);
-  attn_bwd_delta_f32(s, *o32, *dout32, *delta32);
+  attn_bwd_delta_kernel(s, *o32, *dout32, *delta32);
   delta32.store();
 }
 

@@ -79,9 +79,11 @@ class Device {
   // (the host device computes in fp32 whatever the dtype).
   virtual void set_precision(DType dtype) { precision_ = dtype; }
   DType precision() const { return precision_; }
-  // The dtype this device's kernels read their operands in: the host's are fp32 whatever
-  // the precision; a device whose kernels read 16-bit tensors says so.
-  virtual DType operand_dtype() const { return DType::f32; }
+  // Whether the model's kernels below (the *_kernel members) read and write 16-bit
+  // tensors themselves; the host's take fp32 only.
+  virtual bool reads_16bit() const { return false; }
+  // The dtype to store a kernel's operands in so that it reads them as they are.
+  DType operand_dtype() const { return reads_16bit() ? precision_ : DType::f32; }
   // Returns when every operation issued so far has finished (asynchronous devices).
   virtual void synchronize() {}
   // A clock for timestamps inside a step (the ring timeline): the host's steady clock,
@@ -103,27 +105,26 @@ class Device {
   virtual void fill(Tensor& t, float value) = 0;
   virtual void add(Tensor& y, const Tensor& x) = 0;  // y += x, summed in fp32
 
-  // The model's operations below take tensors of any dtype. The device's fp32 kernels
-  // (the *_f32 members) get a 16-bit operand as a widened fp32 copy and write a 16-bit
-  // result through an fp32 copy rounded back afterwards: O(size) beside the kernel. A
-  // device with kernels of its own for 16-bit operands overrides the virtual ones.
-  virtual double dot(const Tensor& a, const Tensor& b);
+  // The model's operations below take tensors of any dtype. A device whose kernels (the
+  // *_kernel members) take fp32 only gets a 16-bit operand as a widened fp32 copy and
+  // writes a 16-bit result through an fp32 copy rounded back afterwards: O(size) beside
+  // the kernel.
+  double dot(const Tensor& a, const Tensor& b);
 
   // C = alpha · op(A) · op(B) + beta · C, op = transpose when the flag is set.
-  virtual void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-                    Tensor& c);
+  void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta, Tensor& c);
 
   // y = x / rms(x) · g per row; rstd [rows] keeps 1/rms for the backward.
-  virtual void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd);
+  void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd);
   // dx += dL/dx; dg += dL/dg.
-  virtual void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
-                           Tensor& dg);
+  void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                   Tensor& dg);
   // Rotary embedding in place on [B·L, heads·D] rows at the given positions (one per
   // row of a sequence, repeated over the batch); inverse = rotate back (the backward).
-  virtual void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse);
+  void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse);
   // m = silu(a) ∘ u, and its backward.
-  virtual void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m);
-  virtual void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du);
+  void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m);
+  void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du);
 
   // o = 0, lse = -inf: the identity of the LSE merge.
   virtual void attn_init(Tensor& o, Tensor& lse) = 0;
@@ -132,7 +133,7 @@ class Device {
   // whole tensors, O(L·D) against their O(L²·D). Outputs, lse and delta are fp32.
   virtual void attn_fwd(const AttnShape&, const AttnFwdBlock&);
   // delta = rowsum(dout ∘ o) per (b, h, row); o and dout of any dtype.
-  virtual void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta);
+  void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta);
   virtual void attn_bwd(const AttnShape&, const AttnBwdBlock&);
   // Merge a separately computed block result (o_b, lse_b) into (o, lse).
   virtual void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b,
@@ -143,20 +144,24 @@ class Device {
 
  private:
   virtual Tensor allocate(std::vector<int64_t> shape, DType dtype) = 0;
-  // The operations above on fp32 operands.
+  // upload and download on fp32 tensors.
   virtual void upload_f32(Tensor& dst, const float* host) = 0;
   virtual void download_f32(const Tensor& src, float* host) = 0;
-  virtual double dot_f32(const Tensor& a, const Tensor& b) = 0;
-  virtual void gemm_f32(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-                        Tensor& c) = 0;
-  virtual void rmsnorm_fwd_f32(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) = 0;
-  virtual void rmsnorm_bwd_f32(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
-                               Tensor& dx, Tensor& dg) = 0;
-  virtual void rope_f32(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
-                        bool inverse) = 0;
-  virtual void swiglu_fwd_f32(const Tensor& a, const Tensor& u, Tensor& m) = 0;
-  virtual void swiglu_bwd_f32(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) = 0;
-  virtual void attn_bwd_delta_f32(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) = 0;
+  // The model's kernels: fp32 operands, and 16-bit ones where reads_16bit().
+  virtual double dot_kernel(const Tensor& a, const Tensor& b) = 0;
+  virtual void gemm_kernel(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                           float beta, Tensor& c) = 0;
+  virtual void rmsnorm_fwd_kernel(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) = 0;
+  virtual void rmsnorm_bwd_kernel(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
+                                  Tensor& dx, Tensor& dg) = 0;
+  virtual void rope_kernel(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                           bool inverse) = 0;
+  virtual void swiglu_fwd_kernel(const Tensor& a, const Tensor& u, Tensor& m) = 0;
+  virtual void swiglu_bwd_kernel(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da,
+                                 Tensor& du) = 0;
+  virtual void attn_bwd_delta_kernel(const AttnShape&, const Tensor& o, const Tensor& dout,
+                                     Tensor& delta) = 0;
+  // attn_fwd and attn_bwd on fp32 operands.
   virtual void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) = 0;
   virtual void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) = 0;
 

@@ -140,7 +140,7 @@ void KokkosDevice::add(Tensor& y, const Tensor& x) {
   for_each("minictx::add_converted", y.numel(), [=](int64_t i) { ey.set(i, ey.get(i) + ex.get(i)); });
 }
 
-double KokkosDevice::dot_f32(const Tensor& a, const Tensor& b) {
+double KokkosDevice::dot_kernel(const Tensor& a, const Tensor& b) {
   require_same_size(a, b, "dot");
   const float* pa = a.data();
   const float* pb = b.data();
@@ -151,15 +151,15 @@ double KokkosDevice::dot_f32(const Tensor& a, const Tensor& b) {
   return sum;
 }
 
-void KokkosDevice::gemm_f32(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
-                            float beta, Tensor& c) {
+void KokkosDevice::gemm_kernel(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                               float beta, Tensor& c) {
   const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, c);
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(m),
               int(n), int(k), alpha, a.data(), int(matrix_cols(a)), b.data(), int(matrix_cols(b)), beta,
               c.data(), int(matrix_cols(c)));
 }
 
-void KokkosDevice::rmsnorm_fwd_f32(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
+void KokkosDevice::rmsnorm_fwd_kernel(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
   const int64_t n = matrix_cols(x);
   const float *px = x.data(), *pg = g.data();
   float *py = y.data(), *pr = rstd.data();
@@ -173,8 +173,8 @@ void KokkosDevice::rmsnorm_fwd_f32(const Tensor& x, const Tensor& g, double eps,
   });
 }
 
-void KokkosDevice::rmsnorm_bwd_f32(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
-                                   Tensor& dx, Tensor& dg) {
+void KokkosDevice::rmsnorm_bwd_kernel(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
+                                      Tensor& dx, Tensor& dg) {
   const int64_t n = matrix_cols(x);
   const int64_t rows = matrix_rows(x);
   const float *px = x.data(), *pg = g.data(), *pr = rstd.data(), *pdy = dy.data();
@@ -198,8 +198,8 @@ void KokkosDevice::rmsnorm_bwd_f32(const Tensor& x, const Tensor& g, const Tenso
   });
 }
 
-void KokkosDevice::rope_f32(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
-                            bool inverse) {
+void KokkosDevice::rope_kernel(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                               bool inverse) {
   const int64_t width = matrix_cols(x);
   const int d = int(width / heads);
   const int half = d / 2;
@@ -222,7 +222,7 @@ void KokkosDevice::rope_f32(Tensor& x, int heads, const std::vector<int64_t>& po
   });
 }
 
-void KokkosDevice::swiglu_fwd_f32(const Tensor& a, const Tensor& u, Tensor& m) {
+void KokkosDevice::swiglu_fwd_kernel(const Tensor& a, const Tensor& u, Tensor& m) {
   const float *pa = a.data(), *pu = u.data();
   float* pm = m.data();
   for_each("minictx::swiglu_fwd", a.numel(), [=](int64_t i) {
@@ -231,8 +231,8 @@ void KokkosDevice::swiglu_fwd_f32(const Tensor& a, const Tensor& u, Tensor& m) {
   });
 }
 
-void KokkosDevice::swiglu_bwd_f32(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da,
-                                  Tensor& du) {
+void KokkosDevice::swiglu_bwd_kernel(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da,
+                                     Tensor& du) {
   const float *pa = a.data(), *pu = u.data(), *pdm = dm.data();
   float *pda = da.data(), *pdu = du.data();
   for_each("minictx::swiglu_bwd", a.numel(), [=](int64_t i) {
@@ -249,8 +249,8 @@ void KokkosDevice::attn_init(Tensor& o, Tensor& lse) {
 }
 
 void KokkosDevice::attn_fwd_f32(const AttnShape& s, const AttnFwdBlock& a) { host::attn_fwd(s, a); }
-void KokkosDevice::attn_bwd_delta_f32(const AttnShape& s, const Tensor& o, const Tensor& dout,
-                                      Tensor& delta) {
+void KokkosDevice::attn_bwd_delta_kernel(const AttnShape& s, const Tensor& o, const Tensor& dout,
+                                         Tensor& delta) {
   host::attn_bwd_delta(s, o, dout, delta);
 }
 void KokkosDevice::attn_bwd_f32(const AttnShape& s, const AttnBwdBlock& a) { host::attn_bwd(s, a); }

@@ -24,17 +24,17 @@ class KokkosDevice final : public Device {
   Tensor allocate(std::vector<int64_t> shape, DType dtype) override;
   void upload_f32(Tensor& dst, const float* host) override;
   void download_f32(const Tensor& src, float* host) override;
-  double dot_f32(const Tensor& a, const Tensor& b) override;
-  void gemm_f32(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-                Tensor& c) override;
-  void rmsnorm_fwd_f32(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) override;
-  void rmsnorm_bwd_f32(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
-                       Tensor& dg) override;
-  void rope_f32(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
-                bool inverse) override;
-  void swiglu_fwd_f32(const Tensor& a, const Tensor& u, Tensor& m) override;
-  void swiglu_bwd_f32(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
-  void attn_bwd_delta_f32(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
+  double dot_kernel(const Tensor& a, const Tensor& b) override;
+  void gemm_kernel(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                   Tensor& c) override;
+  void rmsnorm_fwd_kernel(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) override;
+  void rmsnorm_bwd_kernel(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                          Tensor& dg) override;
+  void rope_kernel(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                   bool inverse) override;
+  void swiglu_fwd_kernel(const Tensor& a, const Tensor& u, Tensor& m) override;
+  void swiglu_bwd_kernel(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
+  void attn_bwd_delta_kernel(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
   void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) override;
   void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) override;
 };

@@ -235,10 +235,10 @@ void CudaDevice::add(Tensor& y, const Tensor& x) {
   check_launch("add");
 }
 
-// The element-wise and row kernels read and write tensors of any dtype (fp32 arithmetic):
-// nothing is widened, unlike the base class's fallback. The *_f32 members are those on
-// fp32 tensors.
-double CudaDevice::dot(const Tensor& a, const Tensor& b) {
+// The model's kernels read and write tensors of any dtype themselves (reads_16bit()),
+// with fp32 arithmetic: cuBLASLt takes 16-bit A, B and C, the element-wise and row
+// kernels load and store either type.
+double CudaDevice::dot_kernel(const Tensor& a, const Tensor& b) {
   require_same_size(a, b, "dot");
   CUDA_CHECK(cudaMemsetAsync(dot_result_, 0, sizeof(double), stream_));
   cuda::dot(in(a), in(b), a.numel(), dot_result_, stream_);
@@ -249,69 +249,43 @@ double CudaDevice::dot(const Tensor& a, const Tensor& b) {
   return result;
 }
 
-double CudaDevice::dot_f32(const Tensor& a, const Tensor& b) { return dot(a, b); }
-
-// cuBLASLt reads 16-bit operands and writes a 16-bit result as they are: nothing is
-// widened, unlike the base class's other operations.
-void CudaDevice::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-                      Tensor& c) {
+void CudaDevice::gemm_kernel(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                             float beta, Tensor& c) {
   const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, c);
   gemm_->run(trans_a, trans_b, m, n, k, alpha, {a.raw(), a.dtype(), matrix_cols(a), a.numel()},
              {b.raw(), b.dtype(), matrix_cols(b), b.numel()}, beta, c.raw(), c.dtype(), matrix_cols(c),
              precision_);
 }
 
-void CudaDevice::gemm_f32(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
-                          float beta, Tensor& c) {
-  gemm(trans_a, trans_b, alpha, a, b, beta, c);
-}
-
-void CudaDevice::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
+void CudaDevice::rmsnorm_fwd_kernel(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
   cuda::rmsnorm_fwd(in(x), in(g), eps, matrix_rows(x), matrix_cols(x), out(y), rstd.data(), stream_);
   check_launch("rmsnorm_fwd");
 }
 
-void CudaDevice::rmsnorm_fwd_f32(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
-  rmsnorm_fwd(x, g, eps, y, rstd);
-}
-
-void CudaDevice::rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
-                             Tensor& dx, Tensor& dg) {
+void CudaDevice::rmsnorm_bwd_kernel(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
+                                    Tensor& dx, Tensor& dg) {
   cuda::rmsnorm_bwd(in(x), in(g), rstd.data(), in(dy), matrix_rows(x), matrix_cols(x), out(dx), out(dg),
                     stream_);
   check_launch("rmsnorm_bwd");
 }
 
-void CudaDevice::rmsnorm_bwd_f32(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
-                                 Tensor& dx, Tensor& dg) {
-  rmsnorm_bwd(x, g, rstd, dy, dx, dg);
-}
-
-void CudaDevice::rope(Tensor& x, int heads, const std::vector<int64_t>& pos, double theta, bool inverse) {
+void CudaDevice::rope_kernel(Tensor& x, int heads, const std::vector<int64_t>& pos, double theta,
+                             bool inverse) {
   const int64_t* dpos = positions(0, pos.data(), int64_t(pos.size()));
   cuda::rope(out(x), matrix_rows(x), matrix_cols(x), heads, dpos, int64_t(pos.size()), theta, inverse,
              stream_);
   check_launch("rope");
 }
 
-void CudaDevice::rope_f32(Tensor& x, int heads, const std::vector<int64_t>& pos, double theta, bool inverse) {
-  rope(x, heads, pos, theta, inverse);
-}
-
-void CudaDevice::swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) {
+void CudaDevice::swiglu_fwd_kernel(const Tensor& a, const Tensor& u, Tensor& m) {
   cuda::swiglu_fwd(in(a), in(u), out(m), a.numel(), stream_);
   check_launch("swiglu_fwd");
 }
 
-void CudaDevice::swiglu_fwd_f32(const Tensor& a, const Tensor& u, Tensor& m) { swiglu_fwd(a, u, m); }
-
-void CudaDevice::swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) {
+void CudaDevice::swiglu_bwd_kernel(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da,
+                                   Tensor& du) {
   cuda::swiglu_bwd(in(a), in(u), in(dm), out(da), out(du), a.numel(), stream_);
   check_launch("swiglu_bwd");
-}
-
-void CudaDevice::swiglu_bwd_f32(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) {
-  swiglu_bwd(a, u, dm, da, du);
 }
 
 void CudaDevice::attn_init(Tensor& o, Tensor& lse) {
@@ -384,15 +358,12 @@ void CudaDevice::attn_fwd_f32(const AttnShape& s, const AttnFwdBlock& blk) {
   check_launch("attn_fwd");
 }
 
-void CudaDevice::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
+void CudaDevice::attn_bwd_delta_kernel(const AttnShape& s, const Tensor& o, const Tensor& dout,
+                                       Tensor& delta) {
   const int64_t len = delta.numel() / (int64_t(s.batch) * s.heads);
   require(rows_per_batch(o, s, s.heads) == len, "attn_bwd_delta: o and delta lengths differ");
   cuda::attn_bwd_delta(s.batch, s.heads, s.head_dim, len, in(o), in(dout), delta.data(), stream_);
   check_launch("attn_bwd_delta");
-}
-
-void CudaDevice::attn_bwd_delta_f32(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {
-  attn_bwd_delta(s, o, dout, delta);
 }
 
 void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {

@@ -30,7 +30,7 @@ class CudaDevice final : public Device {
   int64_t capacity_bytes() const override;
   bool capacity_shared_by_node() const override { return false; }  // one GPU per rank
   void set_precision(DType dtype) override;
-  DType operand_dtype() const override { return precision(); }
+  bool reads_16bit() const override { return true; }
   void synchronize() override;
   // CUDA events on the compute stream (device/cuda/cuda_step_clock.hpp).
   std::unique_ptr<StepClock> step_clock() override;
@@ -40,21 +40,11 @@ class CudaDevice final : public Device {
                  int64_t src_ld, int64_t rows, int64_t cols) override;
   void fill(Tensor& t, float value) override;
   void add(Tensor& y, const Tensor& x) override;
-  double dot(const Tensor& a, const Tensor& b) override;
-  void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-            Tensor& c) override;
-  void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) override;
-  void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
-                   Tensor& dg) override;
-  void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse) override;
-  void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) override;
-  void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
   void attn_init(Tensor& o, Tensor& lse) override;
   // The flash kernels read 16-bit operands of the run's type as they are; other shapes
   // go through the base class to the SIMT kernels.
   void attn_fwd(const AttnShape&, const AttnFwdBlock&) override;
   void attn_bwd(const AttnShape&, const AttnBwdBlock&) override;
-  void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
   void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
 
   // Which attention kernel serves this head dim at the current precision (provenance).
@@ -66,17 +56,17 @@ class CudaDevice final : public Device {
   Tensor allocate(std::vector<int64_t> shape, DType dtype) override;
   void upload_f32(Tensor& dst, const float* host) override;
   void download_f32(const Tensor& src, float* host) override;
-  double dot_f32(const Tensor& a, const Tensor& b) override;
-  void gemm_f32(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-                Tensor& c) override;
-  void rmsnorm_fwd_f32(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) override;
-  void rmsnorm_bwd_f32(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
-                       Tensor& dg) override;
-  void rope_f32(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
-                bool inverse) override;
-  void swiglu_fwd_f32(const Tensor& a, const Tensor& u, Tensor& m) override;
-  void swiglu_bwd_f32(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
-  void attn_bwd_delta_f32(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
+  double dot_kernel(const Tensor& a, const Tensor& b) override;
+  void gemm_kernel(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                   Tensor& c) override;
+  void rmsnorm_fwd_kernel(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) override;
+  void rmsnorm_bwd_kernel(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                          Tensor& dg) override;
+  void rope_kernel(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                   bool inverse) override;
+  void swiglu_fwd_kernel(const Tensor& a, const Tensor& u, Tensor& m) override;
+  void swiglu_bwd_kernel(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
+  void attn_bwd_delta_kernel(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
   void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) override;
   void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) override;
   // Whether the tensor-core flash kernels serve this shape at the current precision.

@@ -16,8 +16,6 @@ unsigned blocks(int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += int64_t(gridDim.x) * blockDim.x)
 
-__global__ void fill_kernel(float* p, int64_t n, float value) { GRID_STRIDE(i, n) p[i] = value; }
-
 __global__ void add_kernel(float* y, const float* __restrict__ x, int64_t n) {
   GRID_STRIDE(i, n) y[i] += x[i];
 }
@@ -155,9 +153,6 @@ void add_typed(void* y, Precision y_type, const void* x, Precision x_type, int64
   add_typed_kernel<<<blocks(n), kBlock, 0, s>>>(y, y_type, x, x_type, n);
 }
 
-void fill(float* p, int64_t n, float value, cudaStream_t s) {
-  fill_kernel<<<blocks(n), kBlock, 0, s>>>(p, n, value);
-}
 void add(float* y, const float* x, int64_t n, cudaStream_t s) {
   add_kernel<<<blocks(n), kBlock, 0, s>>>(y, x, n);
 }

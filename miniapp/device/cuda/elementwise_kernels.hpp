@@ -15,7 +15,6 @@ void convert_rows(void* dst, Precision dst_type, int64_t dst_ld, const void* src
                   int64_t src_ld, int64_t rows, int64_t cols, cudaStream_t);
 void fill_typed(void* p, Precision type, int64_t n, float value, cudaStream_t);
 void add_typed(void* y, Precision y_type, const void* x, Precision x_type, int64_t n, cudaStream_t);
-void fill(float* p, int64_t n, float value, cudaStream_t);
 void add(float* y, const float* x, int64_t n, cudaStream_t);
 // The model's kernels take tensors of any precision (In, Out: a device pointer and its
 // element type), read them as fp32 and round what they write to the tensor's type.
