@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/phase_timer.hpp"
 #include "core/saturating.hpp"
+#include "device/cuda/cuda_footprint.hpp"
 #include "model/attention_step.hpp"
 #include "model/layer_stack.hpp"
 
@@ -65,13 +66,19 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
             attention_kept * m.layers * rows * (qd * e + m.heads * 4.0L);
     // 16-bit storage keeps fp32 accumulators for the attention (o; dq, dk, dv). The host
     // device also widens the operands of each call into fp32 copies, SwiGLU's backward
-    // the largest (five of them); the CUDA device reads 16-bit tensors in place.
+    // the largest (five of them). The CUDA device reads 16-bit tensors in place, but
+    // keeps 16-bit copies of the fp32 GEMM operands (dq and dk/dv in the backward; two
+    // buffers) and copies the attention's q, k, v and dO for a call: widened to fp32 for
+    // the SIMT kernels, row blocks in 16 bits for the flash kernels.
     if (e < 4) bytes += rows * (qd + 2 * kvd) * 4;
     if (e < 4 && c.run.device == DeviceKind::kokkos) bytes += 5.0L * rows * m.ffn_hidden * 4;
+    if (e < 4 && c.run.device == DeviceKind::cuda)
+      bytes += 2 * rows * qd * e + rows * (2 * qd + 2 * kvd) * (cuda::flash_head_dim(m.head_dim) ? e : 4);
   } else {
     bytes = rows * (6 * qd + 6 * kvd) * 4;
   }
   bytes += tile_scratch_floats(c) * 4 + real(backend_buffer_bytes(c, topology));
+  if (c.run.device == DeviceKind::cuda) bytes += real(cuda::kGemmWorkspaceBytes);
   return saturate(bytes);
 }
 

@@ -105,10 +105,12 @@ class Device {
   virtual void fill(Tensor& t, float value) = 0;
   virtual void add(Tensor& y, const Tensor& x) = 0;  // y += x, summed in fp32
 
-  // The model's operations below take tensors of any dtype. A device whose kernels (the
+  // The model's operations below take tensors of any dtype, except the per-row statistics
+  // (rstd, and the attention's lse and delta), which are fp32. A device whose kernels (the
   // *_kernel members) take fp32 only gets a 16-bit operand as a widened fp32 copy and
   // writes a 16-bit result through an fp32 copy rounded back afterwards: O(size) beside
-  // the kernel.
+  // the kernel. On a device whose kernels read 16 bits, a product's 16-bit operands and
+  // result are of the run's dtype.
   double dot(const Tensor& a, const Tensor& b);
 
   // C = alpha · op(A) · op(B) + beta · C, op = transpose when the flag is set.

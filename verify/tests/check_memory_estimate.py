@@ -11,7 +11,11 @@ The cases of each mode are the points of one sweep: one dry run prints every poi
 estimate, one launch runs them all (each point's peak is its own: the run resets it
 before the point).
 
-  check_memory_estimate.py MPIEXEC MINICTX"""
+Further arguments are `--set` options given to every run (e.g. `--set run.device=cuda`,
+where the estimate also counts what the device holds beside the tensors: cuBLASLt's
+workspace and conversion buffers, the attention operands' copies).
+
+  check_memory_estimate.py MPIEXEC MINICTX [--set KEY=VALUE ...]"""
 import re
 import subprocess
 import sys
@@ -19,7 +23,7 @@ import tempfile
 
 from sweep_cases import dry_run_estimates, sweep_args
 
-mpiexec, minictx = sys.argv[1], sys.argv[2]
+mpiexec, minictx, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
 # Each case: the swept keys it sets (sweep_cases.py).
 attention = [{"attention.backend": "ring"}, {"attention.backend": "double_ring", "attention.window_size": "2"},
              {"attention.backend": "burst"}, {"attention.backend": "burst", "attention.intra": "ulysses"},
@@ -41,7 +45,7 @@ sweeps = [
 ok = True
 with tempfile.TemporaryDirectory() as tmp:
     for common, cases in sweeps:
-        args = common + sweep_args(cases)
+        args = common + extra + sweep_args(cases)
         dry = subprocess.run([minictx, "run", "--dry-run", "--ranks", "4"] + args, capture_output=True, text=True,
                              check=True).stdout
         estimates = dry_run_estimates(dry)

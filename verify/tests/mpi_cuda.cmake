@@ -82,7 +82,25 @@ foreach(_dtype bf16 fp16)
   minictx_gpu_verify_test(cuda_burst_1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=burst)
   minictx_gpu_verify_test(cuda_nccl_ring_1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=ring
                           --set run.comm=nccl)
+  # The tiny preset's head dim (32) takes the SIMT kernels; these layers take the flash
+  # kernels, which read 16-bit blocks in place: whole tensors, packed zigzag parts and row
+  # copies, and dO sent with Q (Burst's q traffic).
+  minictx_gpu_verify_test(cuda_flash_ring_zigzag_4_${_dtype} 4 ${_dt} ${_model} --set model.heads=4
+                          --set model.kv_heads=2 --set model.head_dim=64 --set attention.backend=ring
+                          --set attention.ring_type=zigzag)
+  minictx_gpu_verify_test(cuda_flash_burst_q_4_${_dtype} 4 ${_dt} ${_model} --set model.heads=2
+                          --set model.kv_heads=1 --set model.head_dim=128 --set attention.backend=burst
+                          --set attention.bwd_comm=q --set topology.ranks_per_node=2
+                          --set attention.ring_type=zigzag)
 endforeach()
+
+# The memory estimate covers what a CUDA run holds (tensors, cuBLASLt's workspace and
+# conversion buffers, the attention operands' copies), 4 ranks sharing the GPU.
+add_test(NAME memory_estimate_covers_peak_cuda
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_memory_estimate.py ${MPIEXEC_BIN}
+                 $<TARGET_FILE:minictx> --set run.device=cuda)
+set_tests_properties(memory_estimate_covers_peak_cuda PROPERTIES LABELS gpu TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "estimates cover the peaks")
 
 # Two ranks on a machine with one GPU: NCCL refuses, every rank says so once.
 minictx_error_test(cuda_nccl_shared_gpu 2 "comm nccl needs one GPU per rank" verify --set run.device=cuda

@@ -304,16 +304,22 @@ TEST(CudaElementWise, ModelOperationsOn16BitTensorsMatchHost) {
          {w, {cols, inner}},
          {x, {rows, inner}},
          {x, {rows, cols}},
-         {x, {rows, cols}}},
+         {x, {rows, cols}},
+         {dy, {rows, cols}},
+         {x, {rows, cols}},
+         {g, {cols}}},
         [&](Device& d, std::vector<Tensor>& v) {
-          Tensor rstd = d.alloc({rows});
+          // Every result has a tensor of its own, so each is compared, not overwritten;
+          // 1/rms is fp32 on every device.
+          v.push_back(d.alloc({rows}));
+          Tensor& rstd = v.back();
           d.rmsnorm_fwd(v[0], v[1], 1e-5, v[3], rstd);
-          d.rmsnorm_bwd(v[0], v[1], rstd, v[2], v[6], v[1]);  // accumulates into 16-bit tensors
+          d.rmsnorm_bwd(v[0], v[1], rstd, v[2], v[6], v[10]);  // accumulates dx and dg in 16 bits
           d.rope(v[3], 3, pos, 10000.0, false);
           d.gemm(false, false, 0.5f, v[3], v[4], 1.0f, v[5]);  // 16-bit result, accumulated
           d.swiglu_fwd(v[0], v[2], v[7]);
-          d.swiglu_bwd(v[0], v[2], v[7], v[3], v[6]);
-          return std::vector<Tensor*>{&v[1], &v[3], &v[5], &v[6], &v[7]};
+          d.swiglu_bwd(v[0], v[2], v[7], v[8], v[9]);
+          return std::vector<Tensor*>{&rstd, &v[3], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]};
         },
         t);
     EXPECT_LT(err, tolerance(t)) << to_string(t);

@@ -84,7 +84,7 @@ CudaDevice::CudaDevice() {
   CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu_));
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaMalloc(&dot_result_, sizeof(double)));
-  gemm_ = std::make_unique<cuda::LtGemm>(stream_);
+  gemm_ = std::make_unique<cuda::LtGemm>(stream_, memory());
 }
 
 CudaDevice::~CudaDevice() {
@@ -179,8 +179,11 @@ const int64_t* CudaDevice::positions(int slot, const int64_t* host, int64_t n) {
     CUDA_CHECK(cudaStreamSynchronize(stream_));  // kernels may still read the old array
     CUDA_CHECK(cudaFree(positions_[slot]));
     positions_[slot] = nullptr;
+    memory().remove(position_capacity_[slot] * int64_t(sizeof(int64_t)));
+    position_capacity_[slot] = 0;
     CUDA_CHECK(cudaMalloc(&positions_[slot], size_t(n) * sizeof(int64_t)));
     position_capacity_[slot] = n;
+    memory().add(n * int64_t(sizeof(int64_t)));
   }
   // Stream-ordered: the previous kernel has read the array before it is overwritten.
   CUDA_CHECK(

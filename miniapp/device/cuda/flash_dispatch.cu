@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "device/cuda/cuda_footprint.hpp"
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/mma_fragments.cuh"
 
@@ -21,7 +22,7 @@ __global__ void to_16bit_kernel(const float4* __restrict__ src, int64_t src_rows
 }  // namespace
 
 bool flash_serves(int head_dim, Precision p, int sm_major, int shared_bytes_optin) {
-  if (p == Precision::f32 || sm_major < 8 || (head_dim != 64 && head_dim != 128)) return false;
+  if (p == Precision::f32 || sm_major < 8 || !flash_head_dim(head_dim)) return false;
   return size_t(shared_bytes_optin) >=
          std::max(flash_fwd_shared_bytes(head_dim), flash_bwd_shared_bytes(head_dim));
 }
@@ -38,7 +39,7 @@ std::string attention_kernel_name(int head_dim, Precision p, int sm_major, int s
 
 std::string attention_kernels_summary(int sm_major, int shared_bytes_optin) {
   std::string s = "bf16/fp16 ";
-  for (int d : {64, 128})
+  for (int d : kFlashHeadDims)
     s += "head_dim " + std::to_string(d) + " " +
          attention_kernel_name(d, Precision::bf16, sm_major, shared_bytes_optin) + ", ";
   return s + "other head dims simt; fp32 simt";

@@ -2,13 +2,12 @@
 
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/cuda_footprint.hpp"
 #include "device/cuda/elementwise_kernels.hpp"
 #include "device/cuda/lt_layout.hpp"
 
 namespace minictx::cuda {
 namespace {
-
-constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
 // Descriptors of one call, destroyed with it.
 struct LtCall {
@@ -22,16 +21,27 @@ struct LtCall {
   }
 };
 
+// The tensor type that holds a precision's operands.
+DType dtype_of(Precision p) {
+  return p == Precision::bf16 ? DType::bf16 : p == Precision::f16 ? DType::f16 : DType::f32;
+}
+
 }  // namespace
 
-LtGemm::LtGemm(cudaStream_t stream) : stream_(stream), workspace_bytes_(kWorkspaceBytes) {
+LtGemm::LtGemm(cudaStream_t stream, MemoryTracker& memory)
+    : stream_(stream), memory_(memory), workspace_bytes_(size_t(kGemmWorkspaceBytes)) {
   CUBLAS_CHECK(cublasLtCreate(&handle_));
   CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
+  memory_.add(int64_t(workspace_bytes_));
 }
 
 LtGemm::~LtGemm() {
-  for (void* p : half_) cudaFree(p);
+  for (int slot = 0; slot < 2; ++slot) {
+    cudaFree(half_[slot]);
+    memory_.remove(half_elements_[slot] * 2);
+  }
   cudaFree(workspace_);
+  memory_.remove(int64_t(workspace_bytes_));
   cublasLtDestroy(handle_);
 }
 
@@ -42,8 +52,11 @@ void* LtGemm::half_buffer(int slot, int64_t elements) {
     CUDA_CHECK(cudaStreamSynchronize(stream_));  // the old buffer may still be read
     CUDA_CHECK(cudaFree(half_[slot]));
     half_[slot] = nullptr;
+    memory_.remove(half_elements_[slot] * 2);
+    half_elements_[slot] = 0;
     CUDA_CHECK(cudaMalloc(&half_[slot], size_t(elements) * 2));
     half_elements_[slot] = elements;
+    memory_.add(elements * 2);
   }
   return half_[slot];
 }
@@ -53,8 +66,7 @@ const void* LtGemm::product_operand(int slot, const LtOperand& x, Precision prec
     require(x.type == DType::f32, "gemm: a 16-bit operand in an fp32 run");
     return x.data;
   }
-  const DType wanted = precision == Precision::bf16 ? DType::bf16 : DType::f16;
-  if (x.type == wanted) return x.data;
+  if (x.type == dtype_of(precision)) return x.data;
   require(x.type == DType::f32, "gemm: operands of two different 16-bit types");
   void* half = half_buffer(slot, x.numel);
   to_half(static_cast<const float*>(x.data), half, x.numel, precision, stream_);
@@ -71,7 +83,8 @@ void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
                                  : precision == Precision::bf16 ? CUDA_R_16BF
                                                                 : CUDA_R_16F;
   const cudaDataType_t out_type = c_type == DType::f32 ? CUDA_R_32F : in_type;
-  require(c_type == DType::f32 || precision != Precision::f32, "gemm: a 16-bit result in an fp32 run");
+  require(c_type == DType::f32 || c_type == dtype_of(precision),
+          "gemm: a 16-bit result of another type than the run's");
   const int64_t lda = a.ld, ldb = b.ld;
   const LtProblem p = lt_problem(trans_a, trans_b, m, n, k, lda, ldb, ldc);
   LtCall call;

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/dtype.hpp"
+#include "core/tensor.hpp"
 #include "device/cuda/precision.hpp"
 
 namespace minictx::cuda {
@@ -22,10 +23,11 @@ struct LtOperand {
 // Row-major C = alpha·op(A)·op(B) + beta·C through cuBLASLt, fp32 accumulation. In
 // bf16/fp16 precision the tensor cores do the product: 16-bit A and B of that type are
 // read as they are, fp32 ones converted first; C is fp32 or of the 16-bit type. In fp32
-// the product is plain fp32 (no TF32), which the fp32 verification tolerance needs.
+// the product is plain fp32 (no TF32), which the fp32 verification tolerance needs. Its
+// workspace and conversion buffers count in the device's memory, as tensors do.
 class LtGemm {
  public:
-  explicit LtGemm(cudaStream_t stream);
+  LtGemm(cudaStream_t stream, MemoryTracker& memory);
   ~LtGemm();
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
@@ -41,6 +43,7 @@ class LtGemm {
   const void* product_operand(int slot, const LtOperand& x, Precision precision);
 
   cudaStream_t stream_;
+  MemoryTracker& memory_;
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
