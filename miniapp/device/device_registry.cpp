@@ -22,7 +22,8 @@ const std::vector<DeviceInfo>& device_registry() {
        "attention: tiled flash kernel, CBLAS GEMMs on attention.block_q x block_k tiles, fp32"},
 #ifdef MINICTX_HAVE_CUDA
       {DeviceKind::cuda, create<CudaDevice>,
-       "attention: flash-mma (tensor cores, sm_80+) for head dims 64 and 128 in bf16/fp16; "
+       "attention: flash-mma (tensor cores, sm_80+) for head dims 64 and 128 in bf16/fp16, "
+       "its forward on Hopper's wgmma with MINICTX_FLASH_FWD=wgmma (sm_90a); "
        "SIMT kernel for fp32 and other head dims (up to 128)"},
 #endif
   };

@@ -3,11 +3,14 @@
 machine without a GPU (issue 12). Each source is compiled as the build compiles it, for
 each of the build's architectures, keeping the PTX: every flash kernel must hold the
 m16n8k16 MMA fed by ldmatrix, and the SIMT kernels none (so the check can tell the two
-apart). Where cuobjdump is installed (a full CUDA toolkit) the SASS must also hold HMMA.
-Registers and spills per kernel, from ptxas -v, are printed for the README.
+apart); the Hopper kernels (--wgmma) must hold wgmma.mma_async where the architecture is
+90a (elsewhere they are not built). Where cuobjdump is installed (a full CUDA toolkit)
+the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers and spills per
+kernel, from ptxas -v, are printed for the README.
 
-  check_tensor_cores.py --nvcc NVCC --include DIR --arch 80 --arch 90 \
-      --flash flash_fwd.cu --flash flash_bwd.cu --simt attention_kernels.cu --work DIR
+  check_tensor_cores.py --nvcc NVCC --include DIR --arch 80 --arch 90a \
+      --flash flash_fwd.cu --flash flash_bwd.cu --wgmma flash_fwd_wgmma.cu \
+      --simt attention_kernels.cu --work DIR
 """
 import argparse
 import os
@@ -85,6 +88,7 @@ parser.add_argument("--include", action="append", default=[])
 parser.add_argument("--arch", action="append", required=True)
 parser.add_argument("--flash", action="append", required=True)
 parser.add_argument("--simt", action="append", required=True)
+parser.add_argument("--wgmma", action="append", default=[])
 parser.add_argument("--work", required=True)
 args = parser.parse_args()
 
@@ -110,6 +114,24 @@ for arch in args.arch:
             for name, body in sass.items():
                 if tensor_cores != ("HMMA" in body):
                     failures.append(f"{short(name)} sm_{arch}: HMMA {'missing from' if tensor_cores else 'in'} its SASS")
+        for name, (regs, spill) in resources(log).items():
+            print(f"| {short(name)} | sm_{arch} | {regs} | {spill} |")
+
+for arch in [a for a in args.arch if a == "90a"]:
+    for source in args.wgmma:
+        ptx, cubin, log = compile_kept(args, source, arch)
+        entries = ptx_entries(ptx)
+        if not entries:
+            failures.append(f"{source} sm_{arch}: no kernel in the PTX")
+        for name, body in entries.items():
+            if "wgmma.mma_async" not in body:
+                failures.append(f"{short(name)} sm_{arch}: no wgmma.mma_async in its PTX")
+        sass = sass_functions(args.nvcc, cubin)
+        if sass is not None:
+            sass_checked = True
+            for name, body in sass.items():
+                if "HGMMA" not in body:
+                    failures.append(f"{short(name)} sm_{arch}: HGMMA missing from its SASS")
         for name, (regs, spill) in resources(log).items():
             print(f"| {short(name)} | sm_{arch} | {regs} | {spill} |")
 

@@ -8,11 +8,14 @@
 #include <functional>
 #include <string>
 
+#include "core/error.hpp"
 #include "core/synthetic_data.hpp"
 #include "device/cuda/cuda_device.hpp"
+#include "device/cuda/cuda_footprint.hpp"
 #include "device/kokkos_device.hpp"
 #include "reference/reference.hpp"
 #include "tests/device_test_support.hpp"
+#include "tests/wgmma_probe.hpp"
 
 using namespace minictx;
 using namespace minictx::test;
@@ -41,8 +44,22 @@ struct AttnCase {
 
 class CudaAttention : public ::testing::TestWithParam<AttnCase> {};
 
-TEST_P(CudaAttention, MatchesFp64Reference) {
-  const AttnCase c = GetParam();
+// Whether the wgmma forward (Hopper, a build for sm_90a) can run on this GPU.
+bool wgmma_here() {
+  cudaDeviceProp prop{};
+  return cudaGetDeviceProperties(&prop, gpu().gpu()) == cudaSuccess &&
+         cuda::flash_fwd_wgmma_available(prop.major, prop.minor);
+}
+
+// Runs `check` with the wgmma flash forward, then goes back to mma.sync.
+template <class Check>
+void with_wgmma_forward(Check&& check) {
+  gpu().set_flash_forward(cuda::FlashForward::wgmma);
+  check();
+  gpu().set_flash_forward(cuda::FlashForward::mma);
+}
+
+void check_against_reference(const AttnCase& c) {
   gpu().set_precision(c.dtype);
   const AttentionProblem a =
       attention_problem(c.batch, c.heads, c.kv_heads, c.head_dim, c.len, c.causal, c.stride);
@@ -84,6 +101,16 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
   gpu().set_precision(DType::f32);
 }
 
+TEST_P(CudaAttention, MatchesFp64Reference) { check_against_reference(GetParam()); }
+
+// The same with the forward on Hopper's warpgroup MMA, where the flash kernels serve.
+TEST_P(CudaAttention, WgmmaForwardMatchesFp64Reference) {
+  const AttnCase c = GetParam();
+  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
+  if (c.dtype == DType::f32 || !cuda::flash_head_dim(c.head_dim)) GTEST_SKIP() << "not a flash shape";
+  with_wgmma_forward([&] { check_against_reference(c); });
+}
+
 std::vector<AttnCase> attention_cases() {
   std::vector<AttnCase> cases;
   for (DType t : {DType::f32, DType::bf16, DType::f16}) {
@@ -119,8 +146,7 @@ struct MaskCase {
 };
 class CudaAttentionMask : public ::testing::TestWithParam<MaskCase> {};
 
-TEST_P(CudaAttentionMask, PaddingAndZigzagMatchHost) {
-  const MaskCase c = GetParam();
+void check_masks_against_host(const MaskCase& c) {
   const int heads = 2, kv_heads = 1, d = c.head_dim;
   // Two chunks of a zigzag shard (positions 0..89 and 300..389) with the sequence's real
   // length inside the second: its last 49 keys are padding.
@@ -153,6 +179,15 @@ TEST_P(CudaAttentionMask, PaddingAndZigzagMatchHost) {
   for (size_t j = 0; j < 4; ++j) EXPECT_LT(rel_err(out[0][j], out[1][j]), tolerance(c.dtype)) << names[j];
 }
 
+TEST_P(CudaAttentionMask, PaddingAndZigzagMatchHost) { check_masks_against_host(GetParam()); }
+
+TEST_P(CudaAttentionMask, WgmmaForwardPaddingAndZigzagMatchHost) {
+  const MaskCase c = GetParam();
+  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
+  if (c.dtype == DType::f32) GTEST_SKIP() << "not a flash shape";
+  with_wgmma_forward([&] { check_masks_against_host(c); });
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
                          ::testing::Values(MaskCase{32, DType::f32}, MaskCase{64, DType::bf16},
                                            MaskCase{128, DType::f16}),
@@ -160,6 +195,36 @@ INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
                            return std::string(to_string(i.param.dtype)) + "_d" +
                                   std::to_string(i.param.head_dim);
                          });
+
+// Hopper's warpgroup MMA in each operand form of the wgmma forward, on integers that bf16
+// and fp32 hold exactly: a wrong descriptor or swizzle convention fails here, by name,
+// before the attention kernel built on them.
+TEST(CudaWgmma, ProbeProductsAreExact) {
+  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
+  constexpr int kM = 64, kK = 128;
+  for (WgmmaForm form : {WgmmaForm::shared_k_major, WgmmaForm::registers_mn_major})
+    for (int n : {64, 128}) {
+      const bool k_major = form == WgmmaForm::shared_k_major;
+      std::vector<double> x(kM * kK), y(size_t(n) * kK);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = double(int(i * 7 % 9) - 4);
+      for (size_t i = 0; i < y.size(); ++i) y[i] = double(int(i * 5 % 7) - 3);
+      // y is [n, kK] (K-major) or [kK, n] (MN-major); d = x · yᵀ or x · y.
+      std::vector<double> want(size_t(kM) * n, 0.0);
+      for (int r = 0; r < kM; ++r)
+        for (int c = 0; c < n; ++c)
+          for (int k = 0; k < kK; ++k)
+            want[size_t(r) * n + c] +=
+                x[size_t(r) * kK + k] * y[k_major ? size_t(c) * kK + k : size_t(k) * n + c];
+      Tensor tx = upload(gpu(), x, {kM, kK}, DType::bf16),
+             ty = upload(gpu(), y, k_major ? std::vector<int64_t>{n, kK} : std::vector<int64_t>{kK, n},
+                         DType::bf16);
+      Tensor d = gpu().alloc({kM, n});
+      gpu().synchronize();
+      ASSERT_EQ(wgmma_probe(form, n, tx.raw(), ty.raw(), d.data()), cudaSuccess);
+      EXPECT_EQ(download(gpu(), d), want)
+          << (k_major ? "shared K-major operands" : "registers · MN-major B") << ", n = " << n;
+    }
+}
 
 // Which kernel serves which head dim: the flash kernels for 64 and 128 in bf16/fp16 on
 // sm_80 and later, the SIMT kernel otherwise.
@@ -171,6 +236,13 @@ TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
   EXPECT_EQ(gpu().attention_kernel(128).rfind("flash-mma", 0) == 0, tensor_cores);
   EXPECT_EQ(gpu().attention_kernel(64).rfind("flash-mma", 0) == 0, tensor_cores);
   EXPECT_EQ(gpu().attention_kernel(96), "simt");
+  // The wgmma forward where it can run; elsewhere asking for it is refused.
+  if (wgmma_here())
+    with_wgmma_forward([&] {
+      EXPECT_EQ(gpu().attention_kernel(128).rfind("flash-wgmma fwd 64x64 + flash-mma (bwd", 0), 0u);
+    });
+  else
+    EXPECT_THROW(gpu().set_flash_forward(cuda::FlashForward::wgmma), InputError);
   gpu().set_precision(DType::f32);
   EXPECT_EQ(gpu().attention_kernel(128), "simt");
 }

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -81,10 +82,26 @@ CudaDevice::CudaDevice() {
   gpu_ = node_local_rank() % gpu_count_;
   CUDA_CHECK(cudaSetDevice(gpu_));
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_major_, cudaDevAttrComputeCapabilityMajor, gpu_));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_minor_, cudaDevAttrComputeCapabilityMinor, gpu_));
   CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu_));
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaMalloc(&dot_result_, sizeof(double)));
   gemm_ = std::make_unique<cuda::LtGemm>(stream_, memory());
+  if (const char* forward = std::getenv("MINICTX_FLASH_FWD")) {
+    const std::string name = forward;
+    if (name != "mma" && name != "wgmma")
+      input_error("MINICTX_FLASH_FWD is '" + name + "'; it takes mma or wgmma");
+    set_flash_forward(name == "wgmma" ? cuda::FlashForward::wgmma : cuda::FlashForward::mma);
+  }
+}
+
+void CudaDevice::set_flash_forward(cuda::FlashForward forward) {
+  if (forward == cuda::FlashForward::wgmma && !cuda::flash_fwd_wgmma_available(sm_major_, sm_minor_))
+    input_error(
+        "the wgmma flash forward needs a GPU of compute capability 9.0 and a build for CUDA "
+        "architecture 90a; this is sm_" +
+        std::to_string(sm_major_) + std::to_string(sm_minor_));
+  flash_forward_ = forward;
 }
 
 CudaDevice::~CudaDevice() {
@@ -112,7 +129,7 @@ std::string CudaDevice::description() const {
     << (total_bytes >> 20) << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000 << "."
     << (runtime % 1000) / 10 << ", driver " << driver / 1000 << "." << (driver % 1000) / 10 << ", cuBLASLt "
     << gemm_->version()
-    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_);
+    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_, flash_forward_);
   return s.str();
 }
 
@@ -301,7 +318,7 @@ bool CudaDevice::flash(const AttnShape& s) const {
 }
 
 std::string CudaDevice::attention_kernel(int head_dim) const {
-  return cuda::attention_kernel_name(head_dim, precision_, sm_major_, shared_optin_);
+  return cuda::attention_kernel_name(head_dim, precision_, sm_major_, shared_optin_, flash_forward_);
 }
 
 Tensor CudaDevice::flash_operand(const SeqBlock& blk, const AttnShape& s, int heads) {
@@ -349,7 +366,10 @@ void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   // cache) once queued, which the stream orders after the kernel.
   const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
                v = flash_operand(blk.v, s, s.kv_heads);
-  cuda::flash_fwd(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
+  if (flash_forward_ == cuda::FlashForward::wgmma)
+    cuda::flash_fwd_wgmma(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
+  else
+    cuda::flash_fwd(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
   check_launch("attn_fwd");
 }
 

@@ -29,19 +29,34 @@ bool flash_serves(int head_dim, Precision p, int sm_major, int shared_bytes_opti
 
 FlashTiles flash_tiles(int head_dim) { return head_dim == 64 ? kFlashTilesD64 : kFlashTilesD128; }
 
-std::string attention_kernel_name(int head_dim, Precision p, int sm_major, int shared_bytes_optin) {
-  if (!flash_serves(head_dim, p, sm_major, shared_bytes_optin)) return "simt";
-  const FlashTiles t = flash_tiles(head_dim);
-  auto tile = [](int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); };
-  return "flash-mma (fwd " + tile(t.fwd_q, t.fwd_k) + ", bwd dk/dv " + tile(t.bwd_q, t.bwd_k) + ", dq " +
-         tile(t.dq_q, t.dq_k) + ")";
+bool flash_fwd_wgmma_available(int sm_major, int sm_minor) {
+#ifdef MINICTX_HAVE_SM90A
+  return sm_major == 9 && sm_minor == 0;
+#else
+  (void)sm_major;
+  (void)sm_minor;
+  return false;
+#endif
 }
 
-std::string attention_kernels_summary(int sm_major, int shared_bytes_optin) {
+std::string attention_kernel_name(int head_dim, Precision p, int sm_major, int shared_bytes_optin,
+                                  FlashForward forward) {
+  if (!flash_serves(head_dim, p, sm_major, shared_bytes_optin)) return "simt";
+  auto tile = [](int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); };
+  const FlashTiles t = flash_tiles(head_dim);
+  const std::string backward = "bwd dk/dv " + tile(t.bwd_q, t.bwd_k) + ", dq " + tile(t.dq_q, t.dq_k) + ")";
+  if (forward == FlashForward::wgmma) {
+    const FlashTiles w = flash_fwd_wgmma_tiles(head_dim);
+    return "flash-wgmma fwd " + tile(w.fwd_q, w.fwd_k) + " + flash-mma (" + backward;
+  }
+  return "flash-mma (fwd " + tile(t.fwd_q, t.fwd_k) + ", " + backward;
+}
+
+std::string attention_kernels_summary(int sm_major, int shared_bytes_optin, FlashForward forward) {
   std::string s = "bf16/fp16 ";
   for (int d : kFlashHeadDims)
     s += "head_dim " + std::to_string(d) + " " +
-         attention_kernel_name(d, Precision::bf16, sm_major, shared_bytes_optin) + ", ";
+         attention_kernel_name(d, Precision::bf16, sm_major, shared_bytes_optin, forward) + ", ";
   return s + "other head dims simt; fp32 simt";
 }
 

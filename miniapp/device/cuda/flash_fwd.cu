@@ -3,6 +3,7 @@
 #include "device/cuda/attention_common.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
+#include "device/cuda/flash_fwd_rows.cuh"
 #include "device/cuda/mma_fragments.cuh"
 
 // The forward flash kernel (FlashAttention-2, Algorithm 1): a thread block owns
@@ -15,13 +16,6 @@ namespace minictx::cuda {
 namespace {
 
 using namespace attn;
-
-// The query-tile row of a thread's accumulator row rr: m-tile rr / 2 of the warp's kMt,
-// row group (rr even) or group + 8 (rr odd) of it.
-template <int kMt>
-__device__ __forceinline__ int row_of(int warp, int group, int rr) {
-  return (warp * kMt + rr / 2) * 16 + group + (rr % 2) * 8;
-}
 
 template <int kD, int kWarps, int kBc, int kMt>
 struct FwdShape {
@@ -47,14 +41,10 @@ __global__ void __launch_bounds__(kWarps* kWarp)
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
-  const int b = int(blockIdx.y) / a.heads, h = int(blockIdx.y) % a.heads, g = h / (a.heads / a.kv_heads);
-  // Causal query tiles late in the sequence have the most key tiles: launch them first.
-  const int64_t i0 = int64_t(gridDim.x - 1 - blockIdx.x) * kBr;
-  const int tq = tile_rows(a.q_len - i0, kBr);
-  const int64_t keys = visible_keys_end(a, a.q_pos[i0 + tq - 1]);
-  if (keys == 0) return;  // nothing visible: the running (o, lse) stays
-  const int tiles = int((keys + kBc - 1) / kBc);
-  const int64_t first_query = a.q_pos[i0];
+  const FwdTile tile = fwd_tile<kBr>(a);
+  if (tile.keys == 0) return;  // nothing visible: the running (o, lse) stays
+  const int b = tile.b, h = tile.h, g = tile.g, tq = tile.tq, tiles = int((tile.keys + kBc - 1) / kBc);
+  const int64_t i0 = tile.i0, first_query = tile.first_query;
 
   const int64_t kv_stride = int64_t(a.kv_heads) * kD;
   const T* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
@@ -109,48 +99,9 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     // need the per-element mask.
     const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
     const int64_t last_key = kp[valid - 1];
-    if (valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query)) {
-#pragma unroll
-      for (int mt = 0; mt < kMt; ++mt)
-#pragma unroll
-        for (int n = 0; n < kBc / 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int j = n * 8 + 2 * tig + (e & 1);
-            if (j >= valid || !visible(a, kp[j], qpos[2 * mt + (e >> 1)])) s[mt][n][e] = -INFINITY;
-          }
-    }
-
-    // Online softmax of each row: the quad of lanes sharing a row reduces by shuffles.
-#pragma unroll
-    for (int mt = 0; mt < kMt; ++mt) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int rr = 2 * mt + half;
-        float mx = row_max[rr];
-#pragma unroll
-        for (int n = 0; n < kBc / 8; ++n) mx = fmaxf(mx, fmaxf(s[mt][n][2 * half], s[mt][n][2 * half + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(kFull, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(kFull, mx, 2));
-        const float rescale = row_max[rr] == -INFINITY ? 1.0f : exp2f((row_max[rr] - mx) * scale_log2);
-        row_max[rr] = mx;
-        const float offset = mx == -INFINITY ? 0.0f : mx * scale_log2;
-        float sum = 0.0f;
-#pragma unroll
-        for (int n = 0; n < kBc / 8; ++n)
-#pragma unroll
-          for (int e = 2 * half; e < 2 * half + 2; ++e) {
-            s[mt][n][e] = exp2f(fmaf(s[mt][n][e], scale_log2, -offset));
-            sum += s[mt][n][e];
-          }
-        row_sum[rr] = row_sum[rr] * rescale + sum;
-#pragma unroll
-        for (int n = 0; n < kD / 8; ++n) {
-          acc[mt][n][2 * half] *= rescale;
-          acc[mt][n][2 * half + 1] *= rescale;
-        }
-      }
-    }
+    if (valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query))
+      mask_scores<kMt, kBc>(s, a, kp, qpos, valid, tig);
+    online_softmax<kMt, kBc, kD>(s, acc, row_max, row_sum, scale_log2);
 #pragma unroll
     for (int kc = 0; kc < kBc / 16; ++kc) {
       uint32_t pa[kMt][4];
@@ -168,41 +119,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     }
   }
 
-  // Merge (acc / l, m·scale + ln l) into the running (o, lse) with the overflow-free
-  // weights every attention kernel uses: every lane of a quad reads the old lse before one writes.
-  float total[kRows], old_lse[kRows];
-#pragma unroll
-  for (int rr = 0; rr < kRows; ++rr) {
-    total[rr] = row_sum[rr];
-    total[rr] += __shfl_xor_sync(kFull, total[rr], 1);
-    total[rr] += __shfl_xor_sync(kFull, total[rr], 2);
-    const int r = row_of<kMt>(warp, group, rr);
-    const bool active = r < tq && total[rr] > 0.0f;
-    old_lse[rr] = active ? lse[(int64_t(b) * a.heads + h) * a.vec_len + a.q_begin + i0 + r] : 0.0f;
-  }
-  __syncwarp();
-#pragma unroll
-  for (int rr = 0; rr < kRows; ++rr) {
-    const int r = row_of<kMt>(warp, group, rr);
-    if (r >= tq || total[rr] <= 0.0f) continue;
-    const float lse_b = row_max[rr] * a.scale + logf(total[rr]);
-    const float inv = 1.0f / total[rr], prev = old_lse[rr];
-    const float w = merge_weight(prev, lse_b);
-    float* orow = o + ((int64_t(b) * a.o_rows + a.q_begin + i0 + r) * a.heads + h) * kD;
-    const int mt = rr / 2, half = rr % 2;
-#pragma unroll
-    for (int n = 0; n < kD / 8; ++n) {
-      auto* cell = reinterpret_cast<float2*>(orow + n * 8 + 2 * tig);
-      const float2 ob{acc[mt][n][2 * half] * inv, acc[mt][n][2 * half + 1] * inv};
-      if (prev == -INFINITY) {  // an empty row takes the block's and is not read
-        *cell = ob;
-      } else {
-        const float2 cur = *cell;
-        *cell = float2{merged(cur.x, ob.x, prev, w), merged(cur.y, ob.y, prev, w)};
-      }
-    }
-    if (tig == 0) lse[(int64_t(b) * a.heads + h) * a.vec_len + a.q_begin + i0 + r] = merged_lse(prev, lse_b);
-  }
+  merge_rows<kMt, kD>(acc, row_max, row_sum, a, o, lse, b, h, i0, tq, warp, group, tig);
 }
 
 template <int kD, int kWarps, int kBc, int kMt, bool kBf16>

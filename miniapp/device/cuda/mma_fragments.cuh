@@ -161,6 +161,14 @@ __device__ __forceinline__ void load_tile_async(T* tile, const T* rows, int64_t 
   }
 }
 
+// Starts copying the positions of a key tile's `valid` keys into `kpos` (kBc of them);
+// the rest are zero and not read.
+template <int kBc, int kThreads>
+__device__ __forceinline__ void load_key_positions(int64_t* kpos, const int64_t* k_pos, int valid) {
+  for (int j = int(threadIdx.x); j < kBc; j += kThreads)
+    cp_async_small<8>(shared_address(kpos + j), k_pos + (j < valid ? j : 0), j < valid);
+}
+
 // Starts copying key tile t (rows t·kBc on, at most kBc, of a K and a V matrix with row
 // stride `stride`) and its key positions into stage t & 1 of the shared K, V and position
 // buffers; rows past k_len are zero and their positions are not read.
@@ -171,8 +179,7 @@ __device__ __forceinline__ void load_kv_stage(T* ks, T* vs, int64_t* kpos, const
   const int valid = k_len - j0 < kBc ? int(k_len - j0) : kBc;
   load_tile_async<kBc, kD, kThreads>(ks + (t & 1) * kBc * kD, k_rows + j0 * stride, stride, valid);
   load_tile_async<kBc, kD, kThreads>(vs + (t & 1) * kBc * kD, v_rows + j0 * stride, stride, valid);
-  for (int j = int(threadIdx.x); j < kBc; j += kThreads)
-    cp_async_small<8>(shared_address(kpos + (t & 1) * kBc + j), k_pos + j0 + (j < valid ? j : 0), j < valid);
+  load_key_positions<kBc, kThreads>(kpos + (t & 1) * kBc, k_pos + j0, valid);
 }
 
 // ldmatrix addresses. Each lane names one 8-element row of one of the four 8×8 matrices

@@ -1,0 +1,212 @@
+#include <cmath>
+
+#include "device/cuda/attention_common.cuh"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/flash_attention.hpp"
+#include "device/cuda/flash_fwd_rows.cuh"
+#include "device/cuda/mma_fragments.cuh"
+#include "device/cuda/wgmma_fragments.cuh"
+
+// The forward flash kernel on Hopper's warpgroup MMA (sm_90a): the partitioning of
+// flash_fwd.cu with one warpgroup (4 warps) per thread block owning 64 queries of one
+// head. S = QKᵀ is one wgmma m64n{kBc} per 16 columns of the head dim, reading Q and the
+// K tile from shared memory; P, rounded to 16 bits in registers, is the A operand of
+// O += PV, one wgmma m64n{kD} per 16 keys with V from shared memory. K/V tiles are
+// double-buffered with cp.async as in the mma.sync kernel; masking, the online softmax
+// and the merge into the running (O, LSE) are the same code (flash_fwd_rows.cuh). Not yet
+// FlashAttention-3: no TMA, no producer warps, no overlap of the softmax with the next
+// product inside a block (two blocks per SM overlap each other's).
+namespace minictx::cuda {
+namespace {
+
+using namespace attn;
+
+constexpr int kRowsPerBlock = 64;  // wgmma's M
+constexpr int kThreads = 128;      // one warpgroup
+
+template <int kD, int kBc>
+struct WgmmaFwdShape {
+  static constexpr int kQBytes = kRowsPerBlock * kD * 2;
+  static constexpr int kStageBytes = kBc * kD * 2;  // one K or V tile
+  // 1024 bytes of slack: the tiles start at a 1024-byte boundary (wgmma_fragments.cuh).
+  static constexpr size_t kSharedBytes = 1024 + size_t(kQBytes + 4 * kStageBytes) + size_t(2 * kBc) * 8;
+};
+
+// Head dim → key tile: S (kBc / 2 registers a thread) and O (kD / 2) fit beside each
+// other, and the shared memory lets two blocks share an SM.
+template <int kD>
+constexpr int kWgmmaKeyTile = kD == 64 ? 128 : 64;
+
+// Starts copying rows [0, kRows) × kD of a global matrix (row stride in elements) into a
+// swizzled shared tile at `tile`; rows from `valid` on are zero.
+template <int kRows, int kD, class T>
+__device__ __forceinline__ void load_swizzled_async(uint32_t tile, const T* rows, int64_t stride, int valid) {
+  constexpr int kChunks = kD / 8;
+  static_assert((kRows * kChunks) % kThreads == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int i = 0; i < kRows * kChunks / kThreads; ++i) {
+    const int idx = i * kThreads + int(threadIdx.x), r = idx / kChunks, c = (idx % kChunks) * 8;
+    const bool ok = r < valid;
+    mma::cp_async_16(tile + uint32_t(wgmma::swizzled_offset<kRows>(r, c)), rows + (ok ? int64_t(r) * stride + c : 0),
+                     ok);
+  }
+}
+
+template <int kN, bool kBf16>
+__device__ __forceinline__ void mma_ss(float (&d)[kN / 8][4], uint64_t a, uint64_t b) {
+  if constexpr (kN == 64)
+    wgmma::mma_ss_n64<kBf16>(d, a, b);
+  else
+    wgmma::mma_ss_n128<kBf16>(d, a, b);
+}
+
+template <int kN, bool kBf16>
+__device__ __forceinline__ void mma_rs(float (&d)[kN / 8][4], const uint32_t (&a)[4], uint64_t b) {
+  if constexpr (kN == 64)
+    wgmma::mma_rs_n64<kBf16>(d, a, b);
+  else
+    wgmma::mma_rs_n128<kBf16>(d, a, b);
+}
+
+template <int kD, int kBc, bool kBf16>
+__global__ void __launch_bounds__(kThreads)
+    flash_fwd_wgmma_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
+                           const typename mma::Operand<kBf16>::type* __restrict__ k,
+                           const typename mma::Operand<kBf16>::type* __restrict__ v, float* o, float* lse) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Shape = WgmmaFwdShape<kD, kBc>;
+  constexpr int kStage = Shape::kStageBytes;
+  extern __shared__ unsigned char shared[];
+  unsigned char* aligned = shared + ((1024u - (mma::shared_address(shared) & 1023u)) & 1023u);
+  const uint32_t qs = mma::shared_address(aligned), ks = qs + Shape::kQBytes, vs = ks + 2 * kStage;
+  auto* kpos = reinterpret_cast<int64_t*>(aligned + Shape::kQBytes + 4 * kStage);  // 2 stages of kBc
+
+  const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
+  const int group = lane >> 2, tig = lane & 3;
+  const FwdTile tile = fwd_tile<kRowsPerBlock>(a);
+  if (tile.keys == 0) return;  // nothing visible: the running (o, lse) stays
+  const int b = tile.b, h = tile.h, g = tile.g, tq = tile.tq, key_tiles = int((tile.keys + kBc - 1) / kBc);
+  const int64_t i0 = tile.i0, first_query = tile.first_query;
+
+  const int64_t kv_stride = int64_t(a.kv_heads) * kD;
+  const auto* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
+  const auto* v_rows = v + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
+  auto load_kv = [&](int t) {
+    const int64_t j0 = int64_t(t) * kBc;
+    const int valid = tile_rows(a.k_len - j0, kBc);
+    load_swizzled_async<kBc, kD>(ks + (t & 1) * kStage, k_rows + j0 * kv_stride, kv_stride, valid);
+    load_swizzled_async<kBc, kD>(vs + (t & 1) * kStage, v_rows + j0 * kv_stride, kv_stride, valid);
+    mma::load_key_positions<kBc, kThreads>(kpos + (t & 1) * kBc, a.k_pos + j0, valid);
+  };
+
+  load_swizzled_async<kRowsPerBlock, kD>(qs, q + ((int64_t(b) * a.q_len + i0) * a.heads + h) * kD,
+                                         int64_t(a.heads) * kD, tq);
+  load_kv(0);
+  mma::cp_async_commit();
+
+  int64_t qpos[2];  // this thread's rows: group and group + 8 of its warp's 16
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) qpos[rr] = a.q_pos[i0 + min(row_of<1>(warp, group, rr), tq - 1)];
+  const float scale_log2 = a.scale * kLog2e;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  float acc[1][kD / 8][4] = {};
+
+  for (int t = 0; t < key_tiles; ++t) {
+    // This stage has landed and is visible to wgmma's reads; every thread is done with
+    // the other stage (its products were waited for), which is then refilled.
+    mma::cp_async_wait<0>();
+    wgmma::fence_shared_for_async();
+    __syncthreads();
+    if (t + 1 < key_tiles) {
+      load_kv(t + 1);
+      mma::cp_async_commit();
+    }
+    const uint32_t kt = ks + (t & 1) * kStage, vt = vs + (t & 1) * kStage;
+    const int64_t* kp = kpos + (t & 1) * kBc;
+
+    float s[1][kBc / 8][4] = {};
+    wgmma::fence_operands(s[0]);
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < kD / 16; ++kc) {
+      const uint32_t column = uint32_t(wgmma::swizzled_offset<kRowsPerBlock>(0, kc * 16));
+      mma_ss<kBc, kBf16>(s[0], wgmma::descriptor(qs + column, 16, 1024),
+                         wgmma::descriptor(kt + uint32_t(wgmma::swizzled_offset<kBc>(0, kc * 16)), 16, 1024));
+    }
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(s[0]);
+
+    const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
+    const int64_t last_key = kp[valid - 1];
+    if (valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query))
+      mask_scores<1, kBc>(s, a, kp, qpos, valid, tig);
+    online_softmax<1, kBc, kD>(s, acc, row_max, row_sum, scale_log2);
+
+    uint32_t pa[kBc / 16][4];
+#pragma unroll
+    for (int kc = 0; kc < kBc / 16; ++kc) mma::a_from_c<kBf16>(pa[kc], s[0][2 * kc], s[0][2 * kc + 1]);
+    wgmma::fence_operands(acc[0]);
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < kBc / 16; ++kc)
+      mma_rs<kD, kBf16>(acc[0], pa[kc],
+                        wgmma::descriptor(vt + uint32_t(wgmma::swizzled_offset<kBc>(kc * 16, 0)), kBc * 128, 1024));
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(acc[0]);
+  }
+
+  merge_rows<1, kD>(acc, row_max, row_sum, a, o, lse, b, h, i0, tq, warp, group, tig);
+#else
+  __trap();  // built without sm_90a: flash_fwd_wgmma_serves() never chooses this kernel
+#endif
+}
+
+template <int kD, bool kBf16>
+void launch_fwd_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+                      cudaStream_t stream) {
+  using T = typename mma::Operand<kBf16>::type;
+  constexpr int kBc = kWgmmaKeyTile<kD>;
+  using Shape = WgmmaFwdShape<kD, kBc>;
+  auto* kernel = flash_fwd_wgmma_kernel<kD, kBc, kBf16>;
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
+  check(raised, "flash_fwd_wgmma shared memory");
+  const dim3 grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
+  kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(a, static_cast<const T*>(q), static_cast<const T*>(k),
+                                                          static_cast<const T*>(v), o, lse);
+}
+
+template <bool kBf16>
+void wgmma_for_head_dim(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+                        cudaStream_t stream) {
+  if (a.head_dim == 64)
+    launch_fwd_wgmma<64, kBf16>(a, q, k, v, o, lse, stream);
+  else
+    launch_fwd_wgmma<128, kBf16>(a, q, k, v, o, lse, stream);
+}
+
+}  // namespace
+
+FlashTiles flash_fwd_wgmma_tiles(int head_dim) {
+  FlashTiles t = flash_tiles(head_dim);
+  t.fwd_q = kRowsPerBlock;
+  t.fwd_k = head_dim == 64 ? kWgmmaKeyTile<64> : kWgmmaKeyTile<128>;
+  return t;
+}
+
+size_t flash_fwd_wgmma_shared_bytes(int head_dim) {
+  return head_dim == 64 ? WgmmaFwdShape<64, kWgmmaKeyTile<64>>::kSharedBytes
+                        : WgmmaFwdShape<128, kWgmmaKeyTile<128>>::kSharedBytes;
+}
+
+void flash_fwd_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+                     cudaStream_t stream) {
+  if (a.precision == Precision::bf16)
+    wgmma_for_head_dim<true>(a, q, k, v, o, lse, stream);
+  else
+    wgmma_for_head_dim<false>(a, q, k, v, o, lse, stream);
+}
+
+}  // namespace minictx::cuda
