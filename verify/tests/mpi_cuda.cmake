@@ -24,7 +24,8 @@ add_test(NAME bench_cuda COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/t
                                  $<TARGET_FILE:minictx> ${PROJECT_SOURCE_DIR}/ci/compare-attention-gpu.py)
 set_tests_properties(bench_cuda PROPERTIES PASS_REGULAR_EXPRESSION "bench cuda ok" LABELS gpu TIMEOUT 120)
 # The flash kernels hold tensor-core MMAs (PTX here, SASS too where cuobjdump is), the
-# Hopper forward wgmma on sm_90a: a regression to SIMT fails CI without a GPU. It also prints registers and spills per kernel.
+# Hopper kernels wgmma on sm_90a: a regression to SIMT fails CI without a GPU. It also
+# prints registers and spills per kernel.
 set(_kernels ${PROJECT_SOURCE_DIR}/miniapp/device/cuda)
 set(_archs "")
 foreach(_arch ${CMAKE_CUDA_ARCHITECTURES})
@@ -35,6 +36,7 @@ add_test(NAME flash_kernels_use_tensor_cores
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_tensor_cores.py --nvcc ${CMAKE_CUDA_COMPILER}
                  --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd.cu
                  --flash ${_kernels}/flash_bwd.cu --wgmma ${_kernels}/flash_fwd_wgmma.cu
+                 --wgmma ${_kernels}/flash_bwd_wgmma.cu
                  --simt ${_kernels}/attention_kernels.cu
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
 set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES LABELS nogpu TIMEOUT 300
@@ -103,11 +105,11 @@ add_test(NAME memory_estimate_covers_peak_cuda
 set_tests_properties(memory_estimate_covers_peak_cuda PROPERTIES LABELS gpu TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "estimates cover the peaks")
 
-# The forward's kernel family comes from the environment: an unknown one is refused.
-minictx_error_test(cuda_flash_fwd_unknown 1 "MINICTX_FLASH_FWD is 'fast'; it takes mma or wgmma" verify
+# The flash kernels' family comes from the environment: an unknown one is refused.
+minictx_error_test(cuda_flash_bwd_unknown 1 "MINICTX_FLASH_BWD is 'fast'; it takes mma or wgmma" verify
                    --set run.device=cuda --set run.dtype=bf16)
-set_tests_properties(error_cuda_flash_fwd_unknown PROPERTIES ENVIRONMENT MINICTX_FLASH_FWD=fast)
-set_property(TEST error_cuda_flash_fwd_unknown APPEND PROPERTY LABELS gpu)
+set_tests_properties(error_cuda_flash_bwd_unknown PROPERTIES ENVIRONMENT MINICTX_FLASH_BWD=fast)
+set_property(TEST error_cuda_flash_bwd_unknown APPEND PROPERTY LABELS gpu)
 
 # Two ranks on a machine with one GPU: NCCL refuses, every rank says so once.
 minictx_error_test(cuda_nccl_shared_gpu 2 "comm nccl needs one GPU per rank" verify --set run.device=cuda

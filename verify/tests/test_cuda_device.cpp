@@ -48,15 +48,18 @@ class CudaAttention : public ::testing::TestWithParam<AttnCase> {};
 bool wgmma_here() {
   cudaDeviceProp prop{};
   return cudaGetDeviceProperties(&prop, gpu().gpu()) == cudaSuccess &&
-         cuda::flash_fwd_wgmma_available(prop.major, prop.minor);
+         cuda::flash_wgmma_available(prop.major, prop.minor);
 }
 
-// Runs `check` with the wgmma flash forward, then goes back to mma.sync.
+// Runs `check` with the wgmma flash kernels in the forward or the backward, then goes back
+// to mma.sync.
 template <class Check>
-void with_wgmma_forward(Check&& check) {
-  gpu().set_flash_forward(cuda::FlashForward::wgmma);
+void with_wgmma(bool forward, Check&& check) {
+  cuda::FlashKernels kernels;
+  (forward ? kernels.forward : kernels.backward) = cuda::FlashFamily::wgmma;
+  gpu().set_flash_kernels(kernels);
   check();
-  gpu().set_flash_forward(cuda::FlashForward::mma);
+  gpu().set_flash_kernels({});
 }
 
 void check_against_reference(const AttnCase& c) {
@@ -103,12 +106,16 @@ void check_against_reference(const AttnCase& c) {
 
 TEST_P(CudaAttention, MatchesFp64Reference) { check_against_reference(GetParam()); }
 
-// The same with the forward on Hopper's warpgroup MMA, where the flash kernels serve.
-TEST_P(CudaAttention, WgmmaForwardMatchesFp64Reference) {
+// The same with the forward, then the backward, on Hopper's warpgroup MMA, where the
+// flash kernels serve.
+TEST_P(CudaAttention, WgmmaMatchesFp64Reference) {
   const AttnCase c = GetParam();
   if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
   if (c.dtype == DType::f32 || !cuda::flash_head_dim(c.head_dim)) GTEST_SKIP() << "not a flash shape";
-  with_wgmma_forward([&] { check_against_reference(c); });
+  for (bool forward : {true, false}) {
+    SCOPED_TRACE(forward ? "wgmma forward" : "wgmma backward");
+    with_wgmma(forward, [&] { check_against_reference(c); });
+  }
 }
 
 std::vector<AttnCase> attention_cases() {
@@ -181,11 +188,14 @@ void check_masks_against_host(const MaskCase& c) {
 
 TEST_P(CudaAttentionMask, PaddingAndZigzagMatchHost) { check_masks_against_host(GetParam()); }
 
-TEST_P(CudaAttentionMask, WgmmaForwardPaddingAndZigzagMatchHost) {
+TEST_P(CudaAttentionMask, WgmmaPaddingAndZigzagMatchHost) {
   const MaskCase c = GetParam();
   if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
   if (c.dtype == DType::f32) GTEST_SKIP() << "not a flash shape";
-  with_wgmma_forward([&] { check_masks_against_host(c); });
+  for (bool forward : {true, false}) {
+    SCOPED_TRACE(forward ? "wgmma forward" : "wgmma backward");
+    with_wgmma(forward, [&] { check_masks_against_host(c); });
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
@@ -203,8 +213,9 @@ TEST(CudaWgmma, ProbeProductsAreExact) {
   if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
   constexpr int kM = 64, kK = 128;
   for (WgmmaForm form : {WgmmaForm::shared_k_major, WgmmaForm::registers_mn_major})
-    for (int n : {64, 128}) {
+    for (int n : {32, 64, 128}) {
       const bool k_major = form == WgmmaForm::shared_k_major;
+      if (n == 32 && !k_major) continue;  // the kernels take N = 32 only from shared memory
       std::vector<double> x(kM * kK), y(size_t(n) * kK);
       for (size_t i = 0; i < x.size(); ++i) x[i] = double(int(i * 7 % 9) - 4);
       for (size_t i = 0; i < y.size(); ++i) y[i] = double(int(i * 5 % 7) - 3);
@@ -233,16 +244,20 @@ TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
   ASSERT_EQ(cudaGetDeviceProperties(&prop, gpu().gpu()), cudaSuccess);
   gpu().set_precision(DType::bf16);
   const bool tensor_cores = prop.major >= 8;
-  EXPECT_EQ(gpu().attention_kernel(128).rfind("flash-mma", 0) == 0, tensor_cores);
-  EXPECT_EQ(gpu().attention_kernel(64).rfind("flash-mma", 0) == 0, tensor_cores);
+  EXPECT_EQ(gpu().attention_kernel(128).rfind("fwd flash-mma 128x32, bwd flash-mma", 0) == 0, tensor_cores);
+  EXPECT_EQ(gpu().attention_kernel(64).rfind("fwd flash-mma 128x64, bwd flash-mma", 0) == 0, tensor_cores);
   EXPECT_EQ(gpu().attention_kernel(96), "simt");
-  // The wgmma forward where it can run; elsewhere asking for it is refused.
-  if (wgmma_here())
-    with_wgmma_forward([&] {
-      EXPECT_EQ(gpu().attention_kernel(128).rfind("flash-wgmma fwd 64x64 + flash-mma (bwd", 0), 0u);
+  // The wgmma kernels where they can run; elsewhere asking for them is refused.
+  if (wgmma_here()) {
+    with_wgmma(true, [&] {
+      EXPECT_EQ(gpu().attention_kernel(128).rfind("fwd flash-wgmma 64x64, bwd flash-mma", 0), 0u);
     });
-  else
-    EXPECT_THROW(gpu().set_flash_forward(cuda::FlashForward::wgmma), InputError);
+    with_wgmma(false, [&] {
+      EXPECT_EQ(gpu().attention_kernel(128), "fwd flash-mma 128x32, bwd flash-wgmma dk/dv 32x64 dq 64x64");
+    });
+  } else {
+    EXPECT_THROW(gpu().set_flash_kernels({cuda::FlashFamily::mma, cuda::FlashFamily::wgmma}), InputError);
+  }
   gpu().set_precision(DType::f32);
   EXPECT_EQ(gpu().attention_kernel(128), "simt");
 }

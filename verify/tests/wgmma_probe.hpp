@@ -11,7 +11,8 @@ enum class WgmmaForm {
   registers_mn_major,  // d [64, n] = x [64, 128] (registers) · y [128, n] (shared, transposed: O += PV)
 };
 
-// x, y: device bf16, row-major; d: device fp32 [64, n]; n = 64 or 128. Synchronises.
+// x, y: device bf16, row-major; d: device fp32 [64, n]; n = 32 (shared_k_major only), 64 or
+// 128. Synchronises.
 cudaError_t wgmma_probe(WgmmaForm, int n, const void* x, const void* y, float* d);
 
 }  // namespace minictx::test

@@ -43,6 +43,16 @@ cuda::Precision precision_of(DType t) {
 cuda::In in(const Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
 cuda::Out out(Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
 
+// The flash kernel family an environment variable names: mma (also when unset) or wgmma.
+cuda::FlashFamily family_from_environment(const char* variable) {
+  const char* value = std::getenv(variable);
+  if (!value) return cuda::FlashFamily::mma;
+  const std::string name = value;
+  if (name != "mma" && name != "wgmma")
+    input_error(std::string(variable) + " is '" + name + "'; it takes mma or wgmma");
+  return name == "wgmma" ? cuda::FlashFamily::wgmma : cuda::FlashFamily::mma;
+}
+
 // Launch errors (bad configuration, missing kernel image) surface here, naming the op.
 void check_launch(const char* op) { cuda::check(cudaGetLastError(), op); }
 
@@ -87,21 +97,21 @@ CudaDevice::CudaDevice() {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaMalloc(&dot_result_, sizeof(double)));
   gemm_ = std::make_unique<cuda::LtGemm>(stream_, memory());
-  if (const char* forward = std::getenv("MINICTX_FLASH_FWD")) {
-    const std::string name = forward;
-    if (name != "mma" && name != "wgmma")
-      input_error("MINICTX_FLASH_FWD is '" + name + "'; it takes mma or wgmma");
-    set_flash_forward(name == "wgmma" ? cuda::FlashForward::wgmma : cuda::FlashForward::mma);
-  }
+  cuda::FlashKernels kernels;
+  kernels.forward = family_from_environment("MINICTX_FLASH_FWD");
+  kernels.backward = family_from_environment("MINICTX_FLASH_BWD");
+  set_flash_kernels(kernels);
 }
 
-void CudaDevice::set_flash_forward(cuda::FlashForward forward) {
-  if (forward == cuda::FlashForward::wgmma && !cuda::flash_fwd_wgmma_available(sm_major_, sm_minor_))
+void CudaDevice::set_flash_kernels(cuda::FlashKernels kernels) {
+  const bool wgmma =
+      kernels.forward == cuda::FlashFamily::wgmma || kernels.backward == cuda::FlashFamily::wgmma;
+  if (wgmma && !cuda::flash_wgmma_available(sm_major_, sm_minor_))
     input_error(
-        "the wgmma flash forward needs a GPU of compute capability 9.0 and a build for CUDA "
+        "the wgmma flash kernels need a GPU of compute capability 9.0 and a build for CUDA "
         "architecture 90a; this is sm_" +
         std::to_string(sm_major_) + std::to_string(sm_minor_));
-  flash_forward_ = forward;
+  flash_kernels_ = kernels;
 }
 
 CudaDevice::~CudaDevice() {
@@ -129,7 +139,7 @@ std::string CudaDevice::description() const {
     << (total_bytes >> 20) << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000 << "."
     << (runtime % 1000) / 10 << ", driver " << driver / 1000 << "." << (driver % 1000) / 10 << ", cuBLASLt "
     << gemm_->version()
-    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_, flash_forward_);
+    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_, flash_kernels_);
   return s.str();
 }
 
@@ -318,7 +328,7 @@ bool CudaDevice::flash(const AttnShape& s) const {
 }
 
 std::string CudaDevice::attention_kernel(int head_dim) const {
-  return cuda::attention_kernel_name(head_dim, precision_, sm_major_, shared_optin_, flash_forward_);
+  return cuda::attention_kernel_name(head_dim, precision_, sm_major_, shared_optin_, flash_kernels_);
 }
 
 Tensor CudaDevice::flash_operand(const SeqBlock& blk, const AttnShape& s, int heads) {
@@ -366,7 +376,7 @@ void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   // cache) once queued, which the stream orders after the kernel.
   const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
                v = flash_operand(blk.v, s, s.kv_heads);
-  if (flash_forward_ == cuda::FlashForward::wgmma)
+  if (flash_kernels_.forward == cuda::FlashFamily::wgmma)
     cuda::flash_fwd_wgmma(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
   else
     cuda::flash_fwd(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
@@ -396,8 +406,10 @@ void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
   const SeqBlock dout{blk.dout, blk.q.begin, blk.q.len, blk.q.positions};
   const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
                v = flash_operand(blk.v, s, s.kv_heads), d = flash_operand(dout, s, s.heads);
-  cuda::flash_bwd(a, q.raw(), k.raw(), v.raw(), d.raw(), blk.lse->data(), blk.delta->data(), blk.dq->data(),
-                  blk.dk->data(), blk.dv->data(), stream_);
+  const auto backward =
+      flash_kernels_.backward == cuda::FlashFamily::wgmma ? cuda::flash_bwd_wgmma : cuda::flash_bwd;
+  backward(a, q.raw(), k.raw(), v.raw(), d.raw(), blk.lse->data(), blk.delta->data(), blk.dq->data(),
+           blk.dk->data(), blk.dv->data(), stream_);
   check_launch("attn_bwd");
 }
 

@@ -50,11 +50,11 @@ class CudaDevice final : public Device {
 
   // Which attention kernel serves this head dim at the current precision (provenance).
   std::string attention_kernel(int head_dim) const;
-  // The flash forward's kernel family: mma.sync by default, Hopper's wgmma with
-  // MINICTX_FLASH_FWD=wgmma in the environment (it has not yet run on a GPU). Refuses
-  // wgmma where flash_fwd_wgmma_available() says no.
-  void set_flash_forward(cuda::FlashForward);
-  cuda::FlashForward flash_forward() const { return flash_forward_; }
+  // The flash kernels' family per pass: mma.sync by default, Hopper's wgmma with
+  // MINICTX_FLASH_FWD=wgmma / MINICTX_FLASH_BWD=wgmma in the environment (they have not yet
+  // run on a GPU). Refuses wgmma where flash_wgmma_available() says no.
+  void set_flash_kernels(cuda::FlashKernels);
+  cuda::FlashKernels flash_kernels() const { return flash_kernels_; }
   int gpu() const { return gpu_; }
   cudaStream_t stream() const { return stream_; }
 
@@ -93,7 +93,7 @@ class CudaDevice final : public Device {
   int gpu_ = 0;
   int gpu_count_ = 0;
   int sm_major_ = 0, sm_minor_ = 0;
-  cuda::FlashForward flash_forward_ = cuda::FlashForward::mma;
+  cuda::FlashKernels flash_kernels_;
   int shared_optin_ = 0;  // opt-in shared memory per block, bytes
   cudaStream_t stream_ = nullptr;
   cuda::Precision precision_ = cuda::Precision::f32;

@@ -39,24 +39,30 @@ size_t flash_bwd_shared_bytes(int head_dim);
 void flash_fwd(const AttnArgs&, const void* q, const void* k, const void* v, float* o, float* lse,
                cudaStream_t);
 
-// The forward's kernel family where the flash kernels serve: mma.sync (flash_fwd.cu, sm_80
-// and later) or Hopper's warpgroup MMA (flash_fwd_wgmma.cu). The backward is mma.sync.
-enum class FlashForward { mma, wgmma };
-// Whether the wgmma forward can run here: the build holds sm_90a code (CUDA architecture
+// The kernel family of each pass where the flash kernels serve: mma.sync (flash_fwd.cu,
+// flash_bwd.cu; sm_80 and later) or Hopper's warpgroup MMA (flash_fwd_wgmma.cu,
+// flash_bwd_wgmma.cu; sm_90a).
+enum class FlashFamily { mma, wgmma };
+struct FlashKernels {
+  FlashFamily forward = FlashFamily::mma, backward = FlashFamily::mma;
+};
+// Whether the wgmma kernels can run here: the build holds sm_90a code (CUDA architecture
 // 90a) and the GPU is compute capability 9.0.
-bool flash_fwd_wgmma_available(int sm_major, int sm_minor);
+bool flash_wgmma_available(int sm_major, int sm_minor);
 FlashTiles flash_fwd_wgmma_tiles(int head_dim);
-size_t flash_fwd_wgmma_shared_bytes(int head_dim);
+FlashTiles flash_bwd_wgmma_tiles(int head_dim);
 void flash_fwd_wgmma(const AttnArgs&, const void* q, const void* k, const void* v, float* o, float* lse,
                      cudaStream_t);
+void flash_bwd_wgmma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
+                     const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
 
-// The kernels that serve (head_dim, precision): "simt", or "flash-mma" / "flash-wgmma fwd
-// + mma bwd" with their tiles.
+// The kernels that serve (head_dim, precision): "simt", or the flash family of each pass
+// with its tiles.
 std::string attention_kernel_name(int head_dim, Precision, int sm_major, int shared_bytes_optin,
-                                  FlashForward);
+                                  FlashKernels);
 // Which kernels this GPU uses for each head dim in bf16/fp16, for the provenance
 // (device_config); fp32 always takes the SIMT kernel.
-std::string attention_kernels_summary(int sm_major, int shared_bytes_optin, FlashForward);
+std::string attention_kernels_summary(int sm_major, int shared_bytes_optin, FlashKernels);
 void flash_bwd(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
                const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
 

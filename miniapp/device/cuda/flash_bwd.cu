@@ -4,6 +4,7 @@
 #include "device/cuda/attention_common.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
+#include "device/cuda/flash_rows.cuh"
 #include "device/cuda/mma_fragments.cuh"
 
 // The backward flash kernels (FlashAttention-2, Algorithm 2, with dQ in a pass of its own).
@@ -52,39 +53,25 @@ __global__ void __launch_bounds__(kWarps* kWarp)
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
-  const int b = int(blockIdx.y) / a.kv_heads, g = int(blockIdx.y) % a.kv_heads;
-  const int heads_per_kv = a.heads / a.kv_heads;
-  const int64_t j0 = int64_t(blockIdx.x) * kBc;
-  const int tk = tile_rows(a.k_len - j0, kBc);
-  const int64_t first_key = a.k_pos[j0], last_key = a.k_pos[j0 + tk - 1];
-  if (first_key >= a.real_len) return;  // padding keys only: no gradient
-  // Causally, queries before the block's first key see none of it.
-  const int64_t first_tile = a.causal ? lower_bound(a.q_pos, a.q_len, first_key) / kBr : 0;
-  const int64_t tiles_per_head = (a.q_len + kBr - 1) / kBr - first_tile;
-  if (tiles_per_head <= 0) return;
-  const int steps = int(tiles_per_head) * heads_per_kv;
+  const KvTile tile = kv_tile<kBc, kBr>(a);
+  if (tile.steps == 0) return;  // padding keys only, or (causally) no query sees them
+  const int b = tile.b, g = tile.g, tk = tile.tk, steps = tile.steps;
+  const int64_t j0 = tile.j0, last_key = tile.last_key;
 
   const int64_t kv_stride = int64_t(a.kv_heads) * kD, q_stride = int64_t(a.heads) * kD;
   const int64_t kv_first = (int64_t(b) * a.k_len + j0) * a.kv_heads + g;
   mma::load_tile_async<kBc, kD, kThreads>(ks, k + kv_first * kD, kv_stride, tk);
   mma::load_tile_async<kBc, kD, kThreads>(vs, v + kv_first * kD, kv_stride, tk);
-  auto head_of = [&](int step) { return g * heads_per_kv + int(step / tiles_per_head); };
-  auto tile_of = [&](int step) { return (first_tile + step % tiles_per_head) * kBr; };
   auto load_queries = [&](int step) {
-    const int st = step & 1, h = head_of(step);
-    const int64_t i0 = tile_of(step);
+    const int st = step & 1, h = tile.head_of(step);
+    const int64_t i0 = tile.query_row_of(step, kBr);
     const int tq = tile_rows(a.q_len - i0, kBr);
     const int64_t first = (int64_t(b) * a.q_len + i0) * a.heads + h;
     mma::load_tile_async<kBr, kD, kThreads>(qs + st * kQTile, q + first * kD, q_stride, tq);
     mma::load_tile_async<kBr, kD, kThreads>(dos + st * kQTile, dout + first * kD, q_stride, tq);
     const int64_t vec = (int64_t(b) * a.heads + h) * a.vec_len + a.q_begin + i0;
-    for (int i = int(threadIdx.x); i < kBr; i += kThreads) {
-      const bool ok = i < tq;
-      const int64_t at = ok ? i : 0;
-      mma::cp_async_small<4>(mma::shared_address(lse_s + st * kBr + i), lse + vec + at, ok);
-      mma::cp_async_small<4>(mma::shared_address(delta_s + st * kBr + i), delta + vec + at, ok);
-      mma::cp_async_small<8>(mma::shared_address(qpos + st * kBr + i), a.q_pos + i0 + at, ok);
-    }
+    load_query_vectors<kBr, kThreads>(lse_s + st * kBr, delta_s + st * kBr, qpos + st * kBr, lse, delta,
+                                      a.q_pos, vec, i0, tq);
   };
   load_queries(0);
   mma::cp_async_commit();
@@ -128,25 +115,11 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     // products (half the registers of their fp32 values). The mask matters only where keys
     // reach padding or the block's end, queries the block's end, or (causally) keys pass
     // the tile's first query.
-    const int64_t i0 = tile_of(step);
+    const int64_t i0 = tile.query_row_of(step, kBr);
     const int tq = tile_rows(a.q_len - i0, kBr);
     const bool masked = ragged_keys || tq < kBr || (a.causal && last_key > qp[0]);
     uint32_t pa[kBr / 16][4], dsa[kBr / 16][4];
-#pragma unroll
-    for (int n = 0; n < kBr / 8; ++n) {
-      float p[4], ds[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = n * 8 + 2 * tig + (e & 1);
-        // A row that sees no key at all has LSE −∞ and P = 0.
-        const float l = ls[i] == -INFINITY ? INFINITY : ls[i] * kLog2e;
-        p[e] = exp2f(fmaf(s[n][e], scale_log2, -l));
-        if (masked && (i >= tq || !visible(a, kpos[e >> 1], qp[i]))) p[e] = 0.0f;
-        ds[e] = p[e] * (dp[n][e] - dl[i]);
-      }
-      mma::c_into_a<kBf16>(pa[n / 2], n, p);
-      mma::c_into_a<kBf16>(dsa[n / 2], n, ds);
-    }
+    form_pt_dst<kBr, kBf16>(s, dp, ls, dl, qp, kpos, masked, tq, tig, scale_log2, a, pa, dsa);
     // dV += Pᵀ dO and dK += dSᵀ Q, k running over the tile's queries.
 #pragma unroll
     for (int kc = 0; kc < kBr / 16; ++kc) {
@@ -161,20 +134,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     }
   }
 
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    const int j = warp * 16 + group + rr * 8;
-    if (j >= tk) continue;
-    const int64_t off = ((int64_t(b) * a.dk_rows + a.k_begin + j0 + j) * a.kv_heads + g) * kD;
-#pragma unroll
-    for (int n = 0; n < kD / 8; ++n) {
-      auto* dkc = reinterpret_cast<float2*>(dk + off + n * 8 + 2 * tig);
-      auto* dvc = reinterpret_cast<float2*>(dv + off + n * 8 + 2 * tig);
-      const float2 dk0 = *dkc, dv0 = *dvc;
-      *dkc = float2{dk0.x + a.scale * dk_acc[n][2 * rr], dk0.y + a.scale * dk_acc[n][2 * rr + 1]};
-      *dvc = float2{dv0.x + dv_acc[n][2 * rr], dv0.y + dv_acc[n][2 * rr + 1]};
-    }
-  }
+  add_dk_dv<kD>(dk_acc, dv_acc, a, tile, dk, dv, warp, group, tig);
 }
 
 // The separate dQ pass, FlashAttention-2's alternative to the atomics: a block owns
@@ -210,13 +170,10 @@ __global__ void __launch_bounds__(kWarps* kWarp)
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
-  const int b = int(blockIdx.y) / a.heads, h = int(blockIdx.y) % a.heads, g = h / (a.heads / a.kv_heads);
-  const int64_t i0 = int64_t(gridDim.x - 1 - blockIdx.x) * kBr;  // causally longest tiles first
-  const int tq = tile_rows(a.q_len - i0, kBr);
-  const int64_t keys = visible_keys_end(a, a.q_pos[i0 + tq - 1]);
-  if (keys == 0) return;
-  const int tiles = int((keys + kBc - 1) / kBc);
-  const int64_t first_query = a.q_pos[i0];
+  const FwdTile tile = fwd_tile<kBr>(a);
+  if (tile.keys == 0) return;
+  const int b = tile.b, h = tile.h, g = tile.g, tq = tile.tq, tiles = int((tile.keys + kBc - 1) / kBc);
+  const int64_t i0 = tile.i0, first_query = tile.first_query;
 
   const int64_t kv_stride = int64_t(a.kv_heads) * kD, q_stride = int64_t(a.heads) * kD;
   const T* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
@@ -230,19 +187,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   load_kv(0);
   mma::cp_async_commit();
 
-  // This thread's rows group and group + 8 of the warp's m-tile: positions, LSE·log2(e)
-  // (+∞ for a row past the tile or one that sees no key, so P = 0) and delta.
-  int64_t qpos[2];
-  float l[2], dl[2];
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    const int r = warp * 16 + group + rr * 8;
-    qpos[rr] = a.q_pos[i0 + min(r, tq - 1)];
-    const int64_t vec = (int64_t(b) * a.heads + h) * a.vec_len + a.q_begin + i0 + r;
-    const float lr = r < tq ? lse[vec] : -INFINITY;
-    l[rr] = lr == -INFINITY ? INFINITY : lr * kLog2e;
-    dl[rr] = r < tq ? delta[vec] : 0.0f;
-  }
+  const DqRows rows = dq_rows(a, tile, lse, delta, warp, group);
   const float scale_log2 = a.scale * kLog2e;
   uint32_t qf[kD / 16][4], dof[kD / 16][4];
   float dq_acc[kD / 8][4] = {};
@@ -276,18 +221,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     const int64_t last_key = kp[valid - 1];
     const bool masked = valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query);
     uint32_t dsa[kBc / 16][4];
-#pragma unroll
-    for (int n = 0; n < kBc / 8; ++n) {
-      float ds[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int j = n * 8 + 2 * tig + (e & 1);
-        float p = exp2f(fmaf(s[n][e], scale_log2, -l[e >> 1]));
-        if (masked && (j >= valid || !visible(a, kp[j], qpos[e >> 1]))) p = 0.0f;
-        ds[e] = p * (dp[n][e] - dl[e >> 1]);
-      }
-      mma::c_into_a<kBf16>(dsa[n / 2], n, ds);
-    }
+    form_ds<kBc, kBf16>(s, dp, rows, kp, valid, masked, tig, scale_log2, a, dsa);
 #pragma unroll
     for (int kc = 0; kc < kBc / 16; ++kc) {
 #pragma unroll
@@ -299,18 +233,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     }
   }
 
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    const int r = warp * 16 + group + rr * 8;
-    if (r >= tq) continue;
-    float* row = dq + ((int64_t(b) * a.o_rows + a.q_begin + i0 + r) * a.heads + h) * kD;
-#pragma unroll
-    for (int n = 0; n < kD / 8; ++n) {
-      auto* cell = reinterpret_cast<float2*>(row + n * 8 + 2 * tig);
-      const float2 cur = *cell;
-      *cell = float2{cur.x + a.scale * dq_acc[n][2 * rr], cur.y + a.scale * dq_acc[n][2 * rr + 1]};
-    }
-  }
+  add_dq<kD>(dq_acc, a, tile, dq, warp, group, tig);
 }
 
 // dK/dV, then dQ, on the same stream.

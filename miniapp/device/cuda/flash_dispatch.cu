@@ -29,7 +29,7 @@ bool flash_serves(int head_dim, Precision p, int sm_major, int shared_bytes_opti
 
 FlashTiles flash_tiles(int head_dim) { return head_dim == 64 ? kFlashTilesD64 : kFlashTilesD128; }
 
-bool flash_fwd_wgmma_available(int sm_major, int sm_minor) {
+bool flash_wgmma_available(int sm_major, int sm_minor) {
 #ifdef MINICTX_HAVE_SM90A
   return sm_major == 9 && sm_minor == 0;
 #else
@@ -40,23 +40,23 @@ bool flash_fwd_wgmma_available(int sm_major, int sm_minor) {
 }
 
 std::string attention_kernel_name(int head_dim, Precision p, int sm_major, int shared_bytes_optin,
-                                  FlashForward forward) {
+                                  FlashKernels kernels) {
   if (!flash_serves(head_dim, p, sm_major, shared_bytes_optin)) return "simt";
   auto tile = [](int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); };
-  const FlashTiles t = flash_tiles(head_dim);
-  const std::string backward = "bwd dk/dv " + tile(t.bwd_q, t.bwd_k) + ", dq " + tile(t.dq_q, t.dq_k) + ")";
-  if (forward == FlashForward::wgmma) {
-    const FlashTiles w = flash_fwd_wgmma_tiles(head_dim);
-    return "flash-wgmma fwd " + tile(w.fwd_q, w.fwd_k) + " + flash-mma (" + backward;
-  }
-  return "flash-mma (fwd " + tile(t.fwd_q, t.fwd_k) + ", " + backward;
+  auto family = [](FlashFamily f) { return f == FlashFamily::wgmma ? "flash-wgmma" : "flash-mma"; };
+  const FlashTiles f =
+      kernels.forward == FlashFamily::wgmma ? flash_fwd_wgmma_tiles(head_dim) : flash_tiles(head_dim);
+  const FlashTiles b =
+      kernels.backward == FlashFamily::wgmma ? flash_bwd_wgmma_tiles(head_dim) : flash_tiles(head_dim);
+  return std::string("fwd ") + family(kernels.forward) + " " + tile(f.fwd_q, f.fwd_k) + ", bwd " +
+         family(kernels.backward) + " dk/dv " + tile(b.bwd_q, b.bwd_k) + " dq " + tile(b.dq_q, b.dq_k);
 }
 
-std::string attention_kernels_summary(int sm_major, int shared_bytes_optin, FlashForward forward) {
+std::string attention_kernels_summary(int sm_major, int shared_bytes_optin, FlashKernels kernels) {
   std::string s = "bf16/fp16 ";
   for (int d : kFlashHeadDims)
     s += "head_dim " + std::to_string(d) + " " +
-         attention_kernel_name(d, Precision::bf16, sm_major, shared_bytes_optin, forward) + ", ";
+         attention_kernel_name(d, Precision::bf16, sm_major, shared_bytes_optin, kernels) + "; ";
   return s + "other head dims simt; fp32 simt";
 }
 

@@ -3,7 +3,7 @@
 #include "device/cuda/attention_common.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
-#include "device/cuda/flash_fwd_rows.cuh"
+#include "device/cuda/flash_rows.cuh"
 #include "device/cuda/mma_fragments.cuh"
 
 // The forward flash kernel (FlashAttention-2, Algorithm 1): a thread block owns

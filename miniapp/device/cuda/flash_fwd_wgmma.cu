@@ -3,7 +3,7 @@
 #include "device/cuda/attention_common.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
-#include "device/cuda/flash_fwd_rows.cuh"
+#include "device/cuda/flash_rows.cuh"
 #include "device/cuda/mma_fragments.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
 
@@ -13,7 +13,7 @@
 // K tile from shared memory; P, rounded to 16 bits in registers, is the A operand of
 // O += PV, one wgmma m64n{kD} per 16 keys with V from shared memory. K/V tiles are
 // double-buffered with cp.async as in the mma.sync kernel; masking, the online softmax
-// and the merge into the running (O, LSE) are the same code (flash_fwd_rows.cuh). Not yet
+// and the merge into the running (O, LSE) are the same code (flash_rows.cuh). Not yet
 // FlashAttention-3: no TMA, no producer warps, no overlap of the softmax with the next
 // product inside a block (two blocks per SM overlap each other's).
 namespace minictx::cuda {
@@ -37,37 +37,6 @@ struct WgmmaFwdShape {
 template <int kD>
 constexpr int kWgmmaKeyTile = kD == 64 ? 128 : 64;
 
-// Starts copying rows [0, kRows) × kD of a global matrix (row stride in elements) into a
-// swizzled shared tile at `tile`; rows from `valid` on are zero.
-template <int kRows, int kD, class T>
-__device__ __forceinline__ void load_swizzled_async(uint32_t tile, const T* rows, int64_t stride, int valid) {
-  constexpr int kChunks = kD / 8;
-  static_assert((kRows * kChunks) % kThreads == 0, "every thread copies the same number of chunks");
-#pragma unroll
-  for (int i = 0; i < kRows * kChunks / kThreads; ++i) {
-    const int idx = i * kThreads + int(threadIdx.x), r = idx / kChunks, c = (idx % kChunks) * 8;
-    const bool ok = r < valid;
-    mma::cp_async_16(tile + uint32_t(wgmma::swizzled_offset<kRows>(r, c)), rows + (ok ? int64_t(r) * stride + c : 0),
-                     ok);
-  }
-}
-
-template <int kN, bool kBf16>
-__device__ __forceinline__ void mma_ss(float (&d)[kN / 8][4], uint64_t a, uint64_t b) {
-  if constexpr (kN == 64)
-    wgmma::mma_ss_n64<kBf16>(d, a, b);
-  else
-    wgmma::mma_ss_n128<kBf16>(d, a, b);
-}
-
-template <int kN, bool kBf16>
-__device__ __forceinline__ void mma_rs(float (&d)[kN / 8][4], const uint32_t (&a)[4], uint64_t b) {
-  if constexpr (kN == 64)
-    wgmma::mma_rs_n64<kBf16>(d, a, b);
-  else
-    wgmma::mma_rs_n128<kBf16>(d, a, b);
-}
-
 template <int kD, int kBc, bool kBf16>
 __global__ void __launch_bounds__(kThreads)
     flash_fwd_wgmma_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
@@ -77,7 +46,7 @@ __global__ void __launch_bounds__(kThreads)
   using Shape = WgmmaFwdShape<kD, kBc>;
   constexpr int kStage = Shape::kStageBytes;
   extern __shared__ unsigned char shared[];
-  unsigned char* aligned = shared + ((1024u - (mma::shared_address(shared) & 1023u)) & 1023u);
+  unsigned char* aligned = wgmma::aligned_tiles(shared);
   const uint32_t qs = mma::shared_address(aligned), ks = qs + Shape::kQBytes, vs = ks + 2 * kStage;
   auto* kpos = reinterpret_cast<int64_t*>(aligned + Shape::kQBytes + 4 * kStage);  // 2 stages of kBc
 
@@ -92,15 +61,11 @@ __global__ void __launch_bounds__(kThreads)
   const auto* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
   const auto* v_rows = v + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
   auto load_kv = [&](int t) {
-    const int64_t j0 = int64_t(t) * kBc;
-    const int valid = tile_rows(a.k_len - j0, kBc);
-    load_swizzled_async<kBc, kD>(ks + (t & 1) * kStage, k_rows + j0 * kv_stride, kv_stride, valid);
-    load_swizzled_async<kBc, kD>(vs + (t & 1) * kStage, v_rows + j0 * kv_stride, kv_stride, valid);
-    mma::load_key_positions<kBc, kThreads>(kpos + (t & 1) * kBc, a.k_pos + j0, valid);
+    wgmma::load_kv_stage<kBc, kD, kThreads>(ks, vs, kpos, k_rows, v_rows, kv_stride, a.k_pos, a.k_len, t);
   };
 
-  load_swizzled_async<kRowsPerBlock, kD>(qs, q + ((int64_t(b) * a.q_len + i0) * a.heads + h) * kD,
-                                         int64_t(a.heads) * kD, tq);
+  wgmma::load_tile_async<kRowsPerBlock, kD, kThreads>(
+      qs, q + ((int64_t(b) * a.q_len + i0) * a.heads + h) * kD, int64_t(a.heads) * kD, tq);
   load_kv(0);
   mma::cp_async_commit();
 
@@ -112,15 +77,7 @@ __global__ void __launch_bounds__(kThreads)
   float acc[1][kD / 8][4] = {};
 
   for (int t = 0; t < key_tiles; ++t) {
-    // This stage has landed and is visible to wgmma's reads; every thread is done with
-    // the other stage (its products were waited for), which is then refilled.
-    mma::cp_async_wait<0>();
-    wgmma::fence_shared_for_async();
-    __syncthreads();
-    if (t + 1 < key_tiles) {
-      load_kv(t + 1);
-      mma::cp_async_commit();
-    }
+    wgmma::pipeline_step(t + 1 < key_tiles, [&] { load_kv(t + 1); });
     const uint32_t kt = ks + (t & 1) * kStage, vt = vs + (t & 1) * kStage;
     const int64_t* kp = kpos + (t & 1) * kBc;
 
@@ -128,11 +85,8 @@ __global__ void __launch_bounds__(kThreads)
     wgmma::fence_operands(s[0]);
     wgmma::fence();
 #pragma unroll
-    for (int kc = 0; kc < kD / 16; ++kc) {
-      const uint32_t column = uint32_t(wgmma::swizzled_offset<kRowsPerBlock>(0, kc * 16));
-      mma_ss<kBc, kBf16>(s[0], wgmma::descriptor(qs + column, 16, 1024),
-                         wgmma::descriptor(kt + uint32_t(wgmma::swizzled_offset<kBc>(0, kc * 16)), 16, 1024));
-    }
+    for (int kc = 0; kc < kD / 16; ++kc)
+      wgmma::mma_ss<kBc, kBf16>(s[0], wgmma::k_major<kRowsPerBlock>(qs, kc), wgmma::k_major<kBc>(kt, kc));
     wgmma::commit();
     wgmma::wait<0>();
     wgmma::fence_operands(s[0]);
@@ -147,19 +101,20 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int kc = 0; kc < kBc / 16; ++kc) mma::a_from_c<kBf16>(pa[kc], s[0][2 * kc], s[0][2 * kc + 1]);
     wgmma::fence_operands(acc[0]);
+    wgmma::fence_operands(pa);
     wgmma::fence();
 #pragma unroll
     for (int kc = 0; kc < kBc / 16; ++kc)
-      mma_rs<kD, kBf16>(acc[0], pa[kc],
-                        wgmma::descriptor(vt + uint32_t(wgmma::swizzled_offset<kBc>(kc * 16, 0)), kBc * 128, 1024));
+      wgmma::mma_rs<kD, kBf16>(acc[0], pa[kc], wgmma::mn_major<kBc>(vt, kc));
     wgmma::commit();
     wgmma::wait<0>();
     wgmma::fence_operands(acc[0]);
+    wgmma::fence_operands(pa);
   }
 
   merge_rows<1, kD>(acc, row_max, row_sum, a, o, lse, b, h, i0, tq, warp, group, tig);
 #else
-  __trap();  // built without sm_90a: flash_fwd_wgmma_serves() never chooses this kernel
+  __trap();  // built without sm_90a: flash_wgmma_available() never chooses this kernel
 #endif
 }
 
@@ -174,8 +129,8 @@ void launch_fwd_wgmma(const AttnArgs& a, const void* q, const void* k, const voi
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
   check(raised, "flash_fwd_wgmma shared memory");
   const dim3 grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
-  kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(a, static_cast<const T*>(q), static_cast<const T*>(k),
-                                                          static_cast<const T*>(v), o, lse);
+  kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(
+      a, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), o, lse);
 }
 
 template <bool kBf16>
@@ -194,11 +149,6 @@ FlashTiles flash_fwd_wgmma_tiles(int head_dim) {
   t.fwd_q = kRowsPerBlock;
   t.fwd_k = head_dim == 64 ? kWgmmaKeyTile<64> : kWgmmaKeyTile<128>;
   return t;
-}
-
-size_t flash_fwd_wgmma_shared_bytes(int head_dim) {
-  return head_dim == 64 ? WgmmaFwdShape<64, kWgmmaKeyTile<64>>::kSharedBytes
-                        : WgmmaFwdShape<128, kWgmmaKeyTile<128>>::kSharedBytes;
 }
 
 void flash_fwd_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,

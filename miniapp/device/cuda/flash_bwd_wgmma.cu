@@ -1,0 +1,292 @@
+#include <algorithm>
+#include <cmath>
+
+#include "device/cuda/attention_common.cuh"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/flash_attention.hpp"
+#include "device/cuda/flash_rows.cuh"
+#include "device/cuda/wgmma_fragments.cuh"
+
+// The backward flash kernels on Hopper's warpgroup MMA (sm_90a): flash_bwd.cu's two
+// passes with one warpgroup per thread block and every product a wgmma.
+//   dK/dV: a block owns 64 keys of one KV head (wgmma's M) and walks the visible query
+//   tiles of kBr of every query head of its group: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ read K, V and
+//   the Q, dO tiles from shared memory; Pᵀ and dSᵀ, rounded in registers, are the A
+//   operands of dV += Pᵀ dO and dK += dSᵀ Q, whose B (dO, Q) is the same tile read
+//   transposed.
+//   dQ: a block owns 64 queries and walks the visible key tiles of 64: S = Q Kᵀ and
+//   dP = dO Vᵀ from shared memory, dS in registers, dQ += dS K with K read transposed.
+// Tiles are 128-byte swizzled (wgmma_fragments.cuh) and double-buffered by cp.async; the
+// P/dS formation, masks and row updates are flash_bwd.cu's code (flash_rows.cuh).
+namespace minictx::cuda {
+namespace {
+
+using namespace attn;
+
+constexpr int kRowsPerBlock = 64;  // wgmma's M: keys (dK/dV) or queries (dQ)
+constexpr int kThreads = 128;      // one warpgroup
+
+// Head dim → the query tile of the dK/dV pass: dK and dV (kD / 2 registers a thread
+// each) beside Sᵀ and dPᵀ (kBr / 2 each).
+template <int kD>
+constexpr int kWgmmaQueryTile = kD == 64 ? 64 : 32;
+constexpr int kWgmmaDqKeyTile = 64;
+
+template <int kD, int kBr>
+struct WgmmaKvShape {
+  static constexpr int kKvBytes = kRowsPerBlock * kD * 2;  // the block's K (and V)
+  static constexpr int kQBytes = kBr * kD * 2;             // one stage of Q (and dO)
+  static constexpr size_t kSharedBytes =
+      1024 + size_t(2 * kKvBytes + 4 * kQBytes) + size_t(2 * kBr) * (2 * sizeof(float) + sizeof(int64_t));
+};
+
+template <int kD, int kBc>
+struct WgmmaDqShape {
+  static constexpr int kQBytes = kRowsPerBlock * kD * 2;  // the block's Q (and dO)
+  static constexpr int kStageBytes = kBc * kD * 2;        // one stage of K (and V)
+  static constexpr size_t kSharedBytes = 1024 + size_t(2 * kQBytes + 4 * kStageBytes) + size_t(2 * kBc) * 8;
+};
+
+template <int kD, int kBr, bool kBf16>
+__global__ void __launch_bounds__(kThreads)
+    flash_bwd_wgmma_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
+                           const typename mma::Operand<kBf16>::type* __restrict__ k,
+                           const typename mma::Operand<kBf16>::type* __restrict__ v,
+                           const typename mma::Operand<kBf16>::type* __restrict__ dout,
+                           const float* __restrict__ lse, const float* __restrict__ delta, float* dk,
+                           float* dv) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Shape = WgmmaKvShape<kD, kBr>;
+  constexpr int kBc = kRowsPerBlock, kQBytes = Shape::kQBytes;
+  extern __shared__ unsigned char shared[];
+  unsigned char* aligned = wgmma::aligned_tiles(shared);
+  const uint32_t ks = mma::shared_address(aligned), vs = ks + Shape::kKvBytes, qs = vs + Shape::kKvBytes,
+                 dos = qs + 2 * kQBytes;                                                // Q, dO: 2 stages
+  auto* lse_s = reinterpret_cast<float*>(aligned + 2 * Shape::kKvBytes + 4 * kQBytes);  // 2 stages
+  float* delta_s = lse_s + 2 * kBr;                                                     // 2 stages
+  auto* qpos = reinterpret_cast<int64_t*>(delta_s + 2 * kBr);                           // 2 stages
+
+  const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
+  const int group = lane >> 2, tig = lane & 3;
+  const KvTile tile = kv_tile<kBc, kBr>(a);
+  if (tile.steps == 0) return;  // padding keys only, or (causally) no query sees them
+
+  const int64_t kv_stride = int64_t(a.kv_heads) * kD, q_stride = int64_t(a.heads) * kD;
+  const int64_t kv_first = (int64_t(tile.b) * a.k_len + tile.j0) * a.kv_heads + tile.g;
+  wgmma::load_tile_async<kBc, kD, kThreads>(ks, k + kv_first * kD, kv_stride, tile.tk);
+  wgmma::load_tile_async<kBc, kD, kThreads>(vs, v + kv_first * kD, kv_stride, tile.tk);
+  auto load_queries = [&](int step) {
+    const int st = step & 1, h = tile.head_of(step);
+    const int64_t i0 = tile.query_row_of(step, kBr);
+    const int tq = tile_rows(a.q_len - i0, kBr);
+    const int64_t first = (int64_t(tile.b) * a.q_len + i0) * a.heads + h;
+    wgmma::load_tile_async<kBr, kD, kThreads>(qs + st * kQBytes, q + first * kD, q_stride, tq);
+    wgmma::load_tile_async<kBr, kD, kThreads>(dos + st * kQBytes, dout + first * kD, q_stride, tq);
+    const int64_t vec = (int64_t(tile.b) * a.heads + h) * a.vec_len + a.q_begin + i0;
+    load_query_vectors<kBr, kThreads>(lse_s + st * kBr, delta_s + st * kBr, qpos + st * kBr, lse, delta,
+                                      a.q_pos, vec, i0, tq);
+  };
+  load_queries(0);
+  mma::cp_async_commit();
+
+  int64_t kpos[2];  // this thread's keys: group and group + 8 of its warp's 16
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int j = warp * 16 + group + rr * 8;
+    kpos[rr] = j < tile.tk ? a.k_pos[tile.j0 + j] : kNoPosition;
+  }
+  const bool ragged_keys = tile.tk < kBc || tile.last_key >= a.real_len;
+  const float scale_log2 = a.scale * kLog2e;
+  float dk_acc[kD / 8][4] = {}, dv_acc[kD / 8][4] = {};
+
+  for (int step = 0; step < tile.steps; ++step) {
+    const int st = step & 1;
+    wgmma::pipeline_step(step + 1 < tile.steps, [&] { load_queries(step + 1); });
+    const uint32_t qt = qs + st * kQBytes, dot = dos + st * kQBytes;
+    const float* ls = lse_s + st * kBr;
+    const float* dl = delta_s + st * kBr;
+    const int64_t* qp = qpos + st * kBr;
+
+    float s[kBr / 8][4] = {}, dp[kBr / 8][4] = {};
+    wgmma::fence_operands(s);
+    wgmma::fence_operands(dp);
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < kD / 16; ++kc) {
+      wgmma::mma_ss<kBr, kBf16>(s, wgmma::k_major<kBc>(ks, kc), wgmma::k_major<kBr>(qt, kc));
+      wgmma::mma_ss<kBr, kBf16>(dp, wgmma::k_major<kBc>(vs, kc), wgmma::k_major<kBr>(dot, kc));
+    }
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(s);
+    wgmma::fence_operands(dp);
+
+    const int tq = tile_rows(a.q_len - tile.query_row_of(step, kBr), kBr);
+    const bool masked = ragged_keys || tq < kBr || (a.causal && tile.last_key > qp[0]);
+    uint32_t pa[kBr / 16][4], dsa[kBr / 16][4];
+    form_pt_dst<kBr, kBf16>(s, dp, ls, dl, qp, kpos, masked, tq, tig, scale_log2, a, pa, dsa);
+
+    wgmma::fence_operands(dk_acc);
+    wgmma::fence_operands(dv_acc);
+    wgmma::fence_operands(pa);
+    wgmma::fence_operands(dsa);
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < kBr / 16; ++kc) {
+      wgmma::mma_rs<kD, kBf16>(dv_acc, pa[kc], wgmma::mn_major<kBr>(dot, kc));
+      wgmma::mma_rs<kD, kBf16>(dk_acc, dsa[kc], wgmma::mn_major<kBr>(qt, kc));
+    }
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(dk_acc);
+    wgmma::fence_operands(dv_acc);
+    wgmma::fence_operands(pa);
+    wgmma::fence_operands(dsa);
+  }
+
+  add_dk_dv<kD>(dk_acc, dv_acc, a, tile, dk, dv, warp, group, tig);
+#else
+  __trap();  // built without sm_90a: flash_wgmma_available() never chooses this kernel
+#endif
+}
+
+template <int kD, int kBc, bool kBf16>
+__global__ void __launch_bounds__(kThreads)
+    flash_bwd_dq_wgmma_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
+                              const typename mma::Operand<kBf16>::type* __restrict__ k,
+                              const typename mma::Operand<kBf16>::type* __restrict__ v,
+                              const typename mma::Operand<kBf16>::type* __restrict__ dout,
+                              const float* __restrict__ lse, const float* __restrict__ delta, float* dq) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Shape = WgmmaDqShape<kD, kBc>;
+  constexpr int kBr = kRowsPerBlock, kStage = Shape::kStageBytes;
+  extern __shared__ unsigned char shared[];
+  unsigned char* aligned = wgmma::aligned_tiles(shared);
+  const uint32_t qs = mma::shared_address(aligned), dos = qs + Shape::kQBytes, ks = dos + Shape::kQBytes,
+                 vs = ks + 2 * kStage;                                                 // K, V: 2 stages
+  auto* kpos = reinterpret_cast<int64_t*>(aligned + 2 * Shape::kQBytes + 4 * kStage);  // 2 stages of kBc
+
+  const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
+  const int group = lane >> 2, tig = lane & 3;
+  const FwdTile tile = fwd_tile<kBr>(a);
+  if (tile.keys == 0) return;
+  const int key_tiles = int((tile.keys + kBc - 1) / kBc);
+
+  const int64_t kv_stride = int64_t(a.kv_heads) * kD, q_stride = int64_t(a.heads) * kD;
+  const auto* k_rows = k + (int64_t(tile.b) * a.k_len * a.kv_heads + tile.g) * kD;
+  const auto* v_rows = v + (int64_t(tile.b) * a.k_len * a.kv_heads + tile.g) * kD;
+  auto load_kv = [&](int t) {
+    wgmma::load_kv_stage<kBc, kD, kThreads>(ks, vs, kpos, k_rows, v_rows, kv_stride, a.k_pos, a.k_len, t);
+  };
+  const int64_t first = (int64_t(tile.b) * a.q_len + tile.i0) * a.heads + tile.h;
+  wgmma::load_tile_async<kBr, kD, kThreads>(qs, q + first * kD, q_stride, tile.tq);
+  wgmma::load_tile_async<kBr, kD, kThreads>(dos, dout + first * kD, q_stride, tile.tq);
+  load_kv(0);
+  mma::cp_async_commit();
+
+  const DqRows rows = dq_rows(a, tile, lse, delta, warp, group);
+  const float scale_log2 = a.scale * kLog2e;
+  float dq_acc[kD / 8][4] = {};
+
+  for (int t = 0; t < key_tiles; ++t) {
+    wgmma::pipeline_step(t + 1 < key_tiles, [&] { load_kv(t + 1); });
+    const uint32_t kt = ks + (t & 1) * kStage, vt = vs + (t & 1) * kStage;
+    const int64_t* kp = kpos + (t & 1) * kBc;
+
+    float s[kBc / 8][4] = {}, dp[kBc / 8][4] = {};
+    wgmma::fence_operands(s);
+    wgmma::fence_operands(dp);
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < kD / 16; ++kc) {
+      wgmma::mma_ss<kBc, kBf16>(s, wgmma::k_major<kBr>(qs, kc), wgmma::k_major<kBc>(kt, kc));
+      wgmma::mma_ss<kBc, kBf16>(dp, wgmma::k_major<kBr>(dos, kc), wgmma::k_major<kBc>(vt, kc));
+    }
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(s);
+    wgmma::fence_operands(dp);
+
+    const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
+    const int64_t last_key = kp[valid - 1];
+    const bool masked = valid < kBc || last_key >= a.real_len || (a.causal && last_key > tile.first_query);
+    uint32_t dsa[kBc / 16][4];
+    form_ds<kBc, kBf16>(s, dp, rows, kp, valid, masked, tig, scale_log2, a, dsa);
+
+    wgmma::fence_operands(dq_acc);
+    wgmma::fence_operands(dsa);
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < kBc / 16; ++kc)
+      wgmma::mma_rs<kD, kBf16>(dq_acc, dsa[kc], wgmma::mn_major<kBc>(kt, kc));
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(dq_acc);
+    wgmma::fence_operands(dsa);
+  }
+
+  add_dq<kD>(dq_acc, a, tile, dq, warp, group, tig);
+#else
+  __trap();  // built without sm_90a: flash_wgmma_available() never chooses this kernel
+#endif
+}
+
+// dK/dV, then dQ, on the same stream.
+template <int kD, bool kBf16>
+void launch_bwd_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
+                      const float* lse, const float* delta, float* dq, float* dk, float* dv,
+                      cudaStream_t stream) {
+  using T = typename mma::Operand<kBf16>::type;
+  constexpr int kBr = kWgmmaQueryTile<kD>;
+  using KvShape = WgmmaKvShape<kD, kBr>;
+  using QShape = WgmmaDqShape<kD, kWgmmaDqKeyTile>;
+  auto* kv_kernel = flash_bwd_wgmma_kernel<kD, kBr, kBf16>;
+  auto* q_kernel = flash_bwd_dq_wgmma_kernel<kD, kWgmmaDqKeyTile, kBf16>;
+  // Once per instantiation; the outcome is checked on every call.
+  static const cudaError_t raised[2] = {
+      cudaFuncSetAttribute(kv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           int(KvShape::kSharedBytes)),
+      cudaFuncSetAttribute(q_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(QShape::kSharedBytes))};
+  check(raised[0], "flash_bwd_wgmma shared memory");
+  check(raised[1], "flash_bwd_dq_wgmma shared memory");
+  const auto* qt = static_cast<const T*>(q);
+  const auto* kt = static_cast<const T*>(k);
+  const auto* vt = static_cast<const T*>(v);
+  const auto* dt = static_cast<const T*>(dout);
+  const dim3 kv_grid(unsigned((a.k_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.kv_heads));
+  kv_kernel<<<kv_grid, kThreads, KvShape::kSharedBytes, stream>>>(a, qt, kt, vt, dt, lse, delta, dk, dv);
+  const dim3 q_grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
+  q_kernel<<<q_grid, kThreads, QShape::kSharedBytes, stream>>>(a, qt, kt, vt, dt, lse, delta, dq);
+}
+
+template <bool kBf16>
+void bwd_wgmma_for_head_dim(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
+                            const float* lse, const float* delta, float* dq, float* dk, float* dv,
+                            cudaStream_t stream) {
+  if (a.head_dim == 64)
+    launch_bwd_wgmma<64, kBf16>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+  else
+    launch_bwd_wgmma<128, kBf16>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+}
+
+}  // namespace
+
+FlashTiles flash_bwd_wgmma_tiles(int head_dim) {
+  FlashTiles t = flash_tiles(head_dim);
+  t.bwd_q = head_dim == 64 ? kWgmmaQueryTile<64> : kWgmmaQueryTile<128>;
+  t.bwd_k = kRowsPerBlock;
+  t.dq_q = kRowsPerBlock;
+  t.dq_k = kWgmmaDqKeyTile;
+  return t;
+}
+
+void flash_bwd_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
+                     const float* lse, const float* delta, float* dq, float* dk, float* dv,
+                     cudaStream_t stream) {
+  if (a.precision == Precision::bf16)
+    bwd_wgmma_for_head_dim<true>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+  else
+    bwd_wgmma_for_head_dim<false>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+}
+
+}  // namespace minictx::cuda
