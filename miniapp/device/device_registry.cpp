@@ -23,7 +23,7 @@ const std::vector<DeviceInfo>& device_registry() {
 #ifdef MINICTX_HAVE_CUDA
       {DeviceKind::cuda, create<CudaDevice>,
        "attention: flash-mma (tensor cores, sm_80+) for head dims 64 and 128 in bf16/fp16, "
-       "its forward on Hopper's wgmma with MINICTX_FLASH_FWD=wgmma (sm_90a); "
+       "on Hopper's wgmma with MINICTX_FLASH_FWD/MINICTX_FLASH_BWD=wgmma (sm_90a); "
        "SIMT kernel for fp32 and other head dims (up to 128)"},
 #endif
   };
