@@ -376,10 +376,9 @@ void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   // cache) once queued, which the stream orders after the kernel.
   const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
                v = flash_operand(blk.v, s, s.kv_heads);
-  if (flash_kernels_.forward == cuda::FlashFamily::wgmma)
-    cuda::flash_fwd_wgmma(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
-  else
-    cuda::flash_fwd(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
+  const auto forward =
+      flash_kernels_.forward == cuda::FlashFamily::wgmma ? cuda::flash_fwd_wgmma : cuda::flash_fwd;
+  forward(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
   check_launch("attn_fwd");
 }
 

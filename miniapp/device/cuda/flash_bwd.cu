@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
-  const KvTile tile = kv_tile<kBc, kBr>(a);
+  const KeyTile tile = key_tile<kBc, kBr>(a);
   if (tile.steps == 0) return;  // padding keys only, or (causally) no query sees them
   const int b = tile.b, g = tile.g, tk = tile.tk, steps = tile.steps;
   const int64_t j0 = tile.j0, last_key = tile.last_key;
@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
-  const FwdTile tile = fwd_tile<kBr>(a);
+  const QueryTile tile = query_tile<kBr>(a);
   if (tile.keys == 0) return;
   const int b = tile.b, h = tile.h, g = tile.g, tq = tile.tq, tiles = int((tile.keys + kBc - 1) / kBc);
   const int64_t i0 = tile.i0, first_query = tile.first_query;

@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(kThreads)
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
-  const KvTile tile = kv_tile<kBc, kBr>(a);
+  const KeyTile tile = key_tile<kBc, kBr>(a);
   if (tile.steps == 0) return;  // padding keys only, or (causally) no query sees them
 
   const int64_t kv_stride = int64_t(a.kv_heads) * kD, q_stride = int64_t(a.heads) * kD;
@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(kThreads)
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
-  const FwdTile tile = fwd_tile<kBr>(a);
+  const QueryTile tile = query_tile<kBr>(a);
   if (tile.keys == 0) return;
   const int key_tiles = int((tile.keys + kBc - 1) / kBc);
 

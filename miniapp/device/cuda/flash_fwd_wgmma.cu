@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(kThreads)
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
-  const FwdTile tile = fwd_tile<kRowsPerBlock>(a);
+  const QueryTile tile = query_tile<kRowsPerBlock>(a);
   if (tile.keys == 0) return;  // nothing visible: the running (o, lse) stays
   const int b = tile.b, h = tile.h, g = tile.g, tq = tile.tq, key_tiles = int((tile.keys + kBc - 1) / kBc);
   const int64_t i0 = tile.i0, first_query = tile.first_query;

@@ -18,13 +18,13 @@ namespace minictx::cuda::attn {
 // query tile's first row i0 and its rows tq, and the keys [0, keys) it can see (0: none,
 // the block has nothing to do). Causal query tiles late in the sequence have the most
 // key tiles: they are launched first.
-struct FwdTile {
+struct QueryTile {
   int b, h, g, tq;
   int64_t i0, keys, first_query;
 };
 template <int kBr>
-__device__ __forceinline__ FwdTile fwd_tile(const AttnArgs& a) {
-  FwdTile f;
+__device__ __forceinline__ QueryTile query_tile(const AttnArgs& a) {
+  QueryTile f;
   f.b = int(blockIdx.y) / a.heads;
   f.h = int(blockIdx.y) % a.heads;
   f.g = f.h / (a.heads / a.kv_heads);
@@ -144,7 +144,7 @@ __device__ __forceinline__ void merge_rows(const float (&acc)[kMt][kD / 8][4],
 // and its rows tk with the last one's position, and the query tiles of kBr it
 // visits: from first_tile on (causally, earlier queries see none of its keys), for each
 // of the group's query heads, `steps` in all (0: nothing to do, as for padding keys).
-struct KvTile {
+struct KeyTile {
   int b, g, heads_per_kv, tk, steps, first_tile, tiles_per_head;
   int64_t j0, last_key;
   __device__ int head_of(int step) const { return g * heads_per_kv + step / tiles_per_head; }
@@ -153,8 +153,8 @@ struct KvTile {
   }
 };
 template <int kBc, int kBr>
-__device__ __forceinline__ KvTile kv_tile(const AttnArgs& a) {
-  KvTile t;
+__device__ __forceinline__ KeyTile key_tile(const AttnArgs& a) {
+  KeyTile t;
   t.b = int(blockIdx.y) / a.kv_heads;
   t.g = int(blockIdx.y) % a.kv_heads;
   t.heads_per_kv = a.heads / a.kv_heads;
@@ -216,7 +216,7 @@ __device__ __forceinline__ void form_pt_dst(const float (&s)[kBr / 8][4], const 
 // into dk and dv.
 template <int kD>
 __device__ __forceinline__ void add_dk_dv(const float (&dk_acc)[kD / 8][4], const float (&dv_acc)[kD / 8][4],
-                                          const AttnArgs& a, const KvTile& t, float* dk, float* dv, int warp,
+                                          const AttnArgs& a, const KeyTile& t, float* dk, float* dv, int warp,
                                           int group, int tig) {
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
@@ -241,7 +241,7 @@ struct DqRows {
   int64_t qpos[2];
   float l[2], dl[2];
 };
-__device__ __forceinline__ DqRows dq_rows(const AttnArgs& a, const FwdTile& f, const float* lse,
+__device__ __forceinline__ DqRows dq_rows(const AttnArgs& a, const QueryTile& f, const float* lse,
                                           const float* delta, int warp, int group) {
   DqRows d;
 #pragma unroll
@@ -279,8 +279,8 @@ __device__ __forceinline__ void form_ds(const float (&s)[kBc / 8][4], const floa
 
 // Adds a warp's dQ rows (times the softmax scale), queries 16·warp.. of the tile, into dq.
 template <int kD>
-__device__ __forceinline__ void add_dq(const float (&dq_acc)[kD / 8][4], const AttnArgs& a, const FwdTile& f,
-                                       float* dq, int warp, int group, int tig) {
+__device__ __forceinline__ void add_dq(const float (&dq_acc)[kD / 8][4], const AttnArgs& a,
+                                       const QueryTile& f, float* dq, int warp, int group, int tig) {
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
     const int r = warp * 16 + group + rr * 8;
