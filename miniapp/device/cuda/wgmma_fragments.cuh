@@ -29,6 +29,55 @@ __host__ __device__ constexpr int swizzled_offset(int row, int col) {
   return (col / 64) * kRows * 128 + row * 128 + ((((col % 64) / 8) ^ (row % 8)) << 4) + (col % 8) * 2;
 }
 
+// Where the descriptors of k-step kc of a tile of kRows rows start, and their byte
+// offsets: K-major (16 columns of depth) and MN-major (16 rows of depth).
+constexpr int kGroupBytes = 1024;  // stride byte offset: 8 rows of 128 bytes
+template <int kRows>
+__host__ __device__ constexpr int k_major_start(int kc) {
+  return swizzled_offset<kRows>(0, kc * 16);
+}
+template <int kRows>
+__host__ __device__ constexpr int mn_major_start(int kc) {
+  return swizzled_offset<kRows>(kc * 16, 0);
+}
+template <int kRows>
+__host__ __device__ constexpr int mn_major_leading_bytes() {
+  return kRows * 128;  // one slab of 64 columns
+}
+
+// The address the hardware reads element (row, k) of a K-major k-step at, and element
+// (k, n) of an MN-major one, from the descriptor's start and offsets: the canonical
+// 128-byte-swizzle layouts (CUTLASS, cute/arch/mma_sm90_desc.hpp), the swizzle XORing
+// address bits 4-6 with bits 7-9. The static_asserts below check that the tiles this
+// file stores are what the descriptors it builds describe, for every element of every
+// k-step of the tile shapes the kernels use.
+constexpr int hardware_swizzle(int address) { return address ^ (((address >> 7) & 7) << 4); }
+constexpr int k_major_address(int start, int row, int k) {
+  return hardware_swizzle(start + (row / 8) * kGroupBytes + (row % 8) * 128 + k * 2);
+}
+constexpr int mn_major_address(int start, int leading_bytes, int k, int n) {
+  return hardware_swizzle(start + (n / 64) * leading_bytes + (k / 8) * kGroupBytes + (k % 8) * 128 +
+                          (n % 64) * 2);
+}
+template <int kRows, int kCols>
+constexpr bool descriptors_describe_tiles() {
+  for (int kc = 0; kc < kCols / 16; ++kc)
+    for (int row = 0; row < kRows; ++row)
+      for (int k = 0; k < 16; ++k)
+        if (k_major_address(k_major_start<kRows>(kc), row, k) != swizzled_offset<kRows>(row, kc * 16 + k))
+          return false;
+  for (int kc = 0; kc < kRows / 16; ++kc)
+    for (int k = 0; k < 16; ++k)
+      for (int n = 0; n < kCols; ++n)
+        if (mn_major_address(mn_major_start<kRows>(kc), mn_major_leading_bytes<kRows>(), k, n) !=
+            swizzled_offset<kRows>(kc * 16 + k, n))
+          return false;
+  return true;
+}
+static_assert(descriptors_describe_tiles<32, 128>() && descriptors_describe_tiles<64, 64>() &&
+                  descriptors_describe_tiles<64, 128>() && descriptors_describe_tiles<128, 64>(),
+              "swizzled tiles and wgmma descriptors disagree");
+
 // Matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address, leading and
 // stride byte offsets (each in 16-byte units), 128-byte swizzle (mode 1 in bits 62-63);
 // base offset 0, as every 8-row group is 1024-byte aligned.
@@ -222,11 +271,11 @@ __device__ __forceinline__ void mma_rs(float (&d)[kN / 8][4], const uint32_t (&a
 // columns), and the MN-major B operand of k-step kc (16 rows) whose N runs along the columns.
 template <int kRows>
 __device__ __forceinline__ uint64_t k_major(uint32_t tile, int kc) {
-  return descriptor(tile + uint32_t(swizzled_offset<kRows>(0, kc * 16)), 16, 1024);
+  return descriptor(tile + uint32_t(k_major_start<kRows>(kc)), 16, kGroupBytes);
 }
 template <int kRows>
 __device__ __forceinline__ uint64_t mn_major(uint32_t tile, int kc) {
-  return descriptor(tile + uint32_t(swizzled_offset<kRows>(kc * 16, 0)), kRows * 128, 1024);
+  return descriptor(tile + uint32_t(mn_major_start<kRows>(kc)), mn_major_leading_bytes<kRows>(), kGroupBytes);
 }
 
 // One step of a two-stage cp.async pipeline feeding wgmma (mma::pipeline_step's order):
