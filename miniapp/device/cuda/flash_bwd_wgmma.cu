@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <cmath>
 
 #include "device/cuda/attention_common.cuh"
@@ -36,15 +35,16 @@ template <int kD, int kBr>
 struct WgmmaKvShape {
   static constexpr int kKvBytes = kRowsPerBlock * kD * 2;  // the block's K (and V)
   static constexpr int kQBytes = kBr * kD * 2;             // one stage of Q (and dO)
-  static constexpr size_t kSharedBytes =
-      1024 + size_t(2 * kKvBytes + 4 * kQBytes) + size_t(2 * kBr) * (2 * sizeof(float) + sizeof(int64_t));
+  static constexpr size_t kSharedBytes = wgmma::kAlignmentSlack + size_t(2 * kKvBytes + 4 * kQBytes) +
+                                         size_t(2 * kBr) * (2 * sizeof(float) + sizeof(int64_t));
 };
 
 template <int kD, int kBc>
 struct WgmmaDqShape {
   static constexpr int kQBytes = kRowsPerBlock * kD * 2;  // the block's Q (and dO)
   static constexpr int kStageBytes = kBc * kD * 2;        // one stage of K (and V)
-  static constexpr size_t kSharedBytes = 1024 + size_t(2 * kQBytes + 4 * kStageBytes) + size_t(2 * kBc) * 8;
+  static constexpr size_t kSharedBytes =
+      wgmma::kAlignmentSlack + size_t(2 * kQBytes + 4 * kStageBytes) + size_t(2 * kBc) * 8;
 };
 
 template <int kD, int kBr, bool kBf16>

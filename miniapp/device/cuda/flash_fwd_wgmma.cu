@@ -28,8 +28,8 @@ template <int kD, int kBc>
 struct WgmmaFwdShape {
   static constexpr int kQBytes = kRowsPerBlock * kD * 2;
   static constexpr int kStageBytes = kBc * kD * 2;  // one K or V tile
-  // 1024 bytes of slack: the tiles start at a 1024-byte boundary (wgmma_fragments.cuh).
-  static constexpr size_t kSharedBytes = 1024 + size_t(kQBytes + 4 * kStageBytes) + size_t(2 * kBc) * 8;
+  static constexpr size_t kSharedBytes =
+      wgmma::kAlignmentSlack + size_t(kQBytes + 4 * kStageBytes) + size_t(2 * kBc) * 8;
 };
 
 // Head dim → key tile: S (kBc / 2 registers a thread) and O (kD / 2) fit beside each

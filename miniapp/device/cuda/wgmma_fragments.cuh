@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "device/cuda/mma_fragments.cuh"
@@ -32,6 +33,7 @@ __host__ __device__ constexpr int swizzled_offset(int row, int col) {
 // Where the descriptors of k-step kc of a tile of kRows rows start, and their byte
 // offsets: K-major (16 columns of depth) and MN-major (16 rows of depth).
 constexpr int kGroupBytes = 1024;  // stride byte offset: 8 rows of 128 bytes
+constexpr size_t kAlignmentSlack = 1024;
 template <int kRows>
 __host__ __device__ constexpr int k_major_start(int kc) {
   return swizzled_offset<kRows>(0, kc * 16);
@@ -293,8 +295,8 @@ __device__ __forceinline__ void pipeline_step(bool has_next, StartNext&& start_n
   }
 }
 
-// The first 1024-byte boundary of dynamic shared memory, where the swizzled tiles start
-// (a kernel asks for 1024 bytes more than its tiles).
+// The first 1024-byte boundary of dynamic shared memory, where the swizzled tiles start:
+// a kernel asks for kAlignmentSlack bytes more than its tiles.
 __device__ __forceinline__ unsigned char* aligned_tiles(unsigned char* shared) {
   return shared + ((1024u - (mma::shared_address(shared) & 1023u)) & 1023u);
 }
