@@ -6,7 +6,6 @@
 #include <functional>
 #include <memory>
 
-#include "bench/fresh_pages.hpp"
 #include "bench/lockstep.hpp"
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
@@ -20,37 +19,15 @@ using clock_type = std::chrono::steady_clock;
 // Best time of `op` over repetitions lasting at least min_seconds (at least 3), the slowest
 // rank's of each, on the wall clock.
 template <class Op>
-double best_seconds(Comm& c, double min_seconds, const Op& op, const std::function<void()>& prepare = {}) {
-  return lockstep_best_seconds(c, min_seconds, 3, BenchClock::wall, op, prepare);
+double best_seconds(Comm& c, double min_seconds, const Op& op) {
+  return lockstep_best_seconds(c, min_seconds, 3, BenchClock::wall, op);
 }
 
-// The buffers of one transfer. The backends allocate theirs per call (the ring walk's per
-// pass, the head exchange's per exchange), and memory MPI has not seen before costs more
-// than a reused buffer (registration; the receive side's pages mapped in as the data
-// lands): `fresh` buffers are pages newly mapped for every transfer, as the run's per-call
-// buffers are once the allocator has returned them to the system between calls; the send
-// side written (the run packs into it), the receive side untouched.
-class TransferBuffers {
- public:
-  TransferBuffers(int64_t count, bool fresh) : count_(count), fresh_(fresh) { make(); }
-  void next() {
-    if (fresh_) make();
-  }
-  float* send() { return send_.get(); }
-  float* recv() { return recv_.get(); }
-
- private:
-  void make() {
-    // The old pair goes first, so its pages are back with the system before the new ones.
-    send_.reset();
-    recv_.reset();
-    send_ = map_fresh_pages(size_t(count_) * sizeof(float));
-    recv_ = map_fresh_pages(size_t(count_) * sizeof(float));
-    std::fill_n(send_.get(), count_, 1.0f);
-  }
-  int64_t count_;
-  bool fresh_;
-  std::shared_ptr<float> send_, recv_;
+// The buffers of one transfer, written once and reused by every repetition, as the run
+// reuses the memory of its per-call buffers (BlockCache) from its second step on.
+struct TransferBuffers {
+  explicit TransferBuffers(int64_t count) : send(size_t(count), 1.0f), recv(size_t(count), 0.0f) {}
+  std::vector<float> send, recv;
 };
 
 // Wall-clock spin for `seconds` without an MPI call: a kernel, as far as MPI's progress
@@ -62,10 +39,9 @@ void compute_for(double seconds) {
 }
 
 // Exchanges between world rank 0 and `peer` (both directions at once); other ranks idle.
-// Rows `exchange` on fresh buffers (what the link's rate is taken from) and
-// `exchange_reused` on one buffer per size (for comparison); then the overlap: at the
-// largest size, the wait that is left after a kernel twice the transfer's length, which
-// ran between posting the exchange and waiting for it.
+// Rows `exchange`, one per size; then the overlap: at the largest size, the wait that is
+// left after a kernel twice the transfer's length, which ran between posting the
+// exchange and waiting for it.
 void exchange_rows(Comm& world, int peer, const std::string& link, const std::vector<double>& sizes,
                    double min_seconds, CommBenchResult& r, CommBenchResult::Link& rate) {
   const bool in_pair = world.rank() == 0 || world.rank() == peer;
@@ -76,26 +52,23 @@ void exchange_rows(Comm& world, int peer, const std::string& link, const std::ve
     return times[0];
   };
   auto exchange = [&](TransferBuffers& b, int64_t count, double before_wait) {
-    ShiftHandle h = pair->shift_start(b.send(), b.recv(), count * int64_t(sizeof(float)), 1 - pair->rank(),
-                                      1 - pair->rank());
+    ShiftHandle h = pair->shift_start(b.send.data(), b.recv.data(), count * int64_t(sizeof(float)),
+                                      1 - pair->rank(), 1 - pair->rank());
     if (before_wait > 0) compute_for(before_wait);
     const auto t0 = clock_type::now();
     pair->wait(h);
     return std::chrono::duration<double>(clock_type::now() - t0).count();
   };
   const size_t first = r.rows.size();
-  for (bool fresh : {true, false})
-    for (double bytes : sizes) {
-      const int64_t count = std::max<int64_t>(1, int64_t(bytes / sizeof(float)));
-      TransferBuffers b(count, fresh);
-      double t = 0;
-      if (in_pair)
-        t = best_seconds(
-            *pair, min_seconds, [&] { exchange(b, count, 0); }, [&] { b.next(); });
-      t = rank0(t);
-      const double sent = double(count) * sizeof(float);
-      r.rows.push_back({fresh ? "exchange" : "exchange_reused", link, sent, t, sent / t / 1e9});
-    }
+  for (double bytes : sizes) {
+    const int64_t count = std::max<int64_t>(1, int64_t(bytes / sizeof(float)));
+    TransferBuffers b(count);
+    double t = 0;
+    if (in_pair) t = best_seconds(*pair, min_seconds, [&] { exchange(b, count, 0); });
+    t = rank0(t);
+    const double sent = double(count) * sizeof(float);
+    r.rows.push_back({"exchange", link, sent, t, sent / t / 1e9});
+  }
   rate.measured = true;
   rate.latency_us = r.rows[first].seconds * 1e6;
   // The best rate of the larger sizes (latency included, so a latency inflated by a
@@ -105,13 +78,12 @@ void exchange_rows(Comm& world, int peer, const std::string& link, const std::ve
 
   const double largest = r.rows[first + sizes.size() - 1].seconds;
   const int64_t count = std::max<int64_t>(1, int64_t(sizes.back() / sizeof(float)));
-  TransferBuffers b(count, true);
+  TransferBuffers b(count);
   double left = 0;
   if (in_pair) {
     left = 1e300;
     int reps = 0;
     for (double spent = 0; reps < 3 || spent < min_seconds; ++reps) {
-      b.next();
       pair->barrier();
       const double w = exchange(b, count, 2 * largest);
       double all = w;
@@ -139,10 +111,10 @@ CommBenchResult run_comm_bench(Comm& world, const std::vector<double>& sizes_in,
     exchange_rows(world, t.ranks_per_node, "inter", sizes, min_seconds, r, r.inter);
   for (double bytes : sizes) {
     const int64_t count = std::max<int64_t>(1, int64_t(bytes / sizeof(float)));
-    TransferBuffers b(count * world.size(), true);  // fresh, as the head exchange's
-    const double a2a = best_seconds(
-        world, min_seconds, [&] { world.all_to_all(b.send(), b.recv(), count * int64_t(sizeof(float))); },
-        [&] { b.next(); });
+    TransferBuffers b(count * world.size());
+    const double a2a = best_seconds(world, min_seconds, [&] {
+      world.all_to_all(b.send.data(), b.recv.data(), count * int64_t(sizeof(float)));
+    });
     r.rows.push_back({"all_to_all", "world", double(count) * sizeof(float), a2a,
                       double(count) * sizeof(float) * (world.size() - 1) / a2a / 1e9});
     std::vector<float> buf(size_t(count), 1.0f);

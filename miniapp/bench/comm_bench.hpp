@@ -11,8 +11,7 @@
 namespace minictx {
 
 struct CommBenchRow {
-  std::string
-      kind;  // exchange (fresh buffers) | exchange_reused | exchange_after_kernel | all_to_all | all_reduce
+  std::string kind;  // exchange | exchange_after_kernel | all_to_all | all_reduce
   std::string link;  // intra | inter (exchange); world (collectives)
   double bytes = 0;  // per rank: sent to the peer (exchange), to each peer (all_to_all), buffer (all_reduce)
   double seconds = 0;  // best of the repetitions
@@ -21,9 +20,8 @@ struct CommBenchRow {
 
 struct CommBenchResult {
   std::vector<CommBenchRow> rows;
-  // Per link class measured (both directions at once, as a ring step, on buffers allocated
-  // per transfer, as the run's): latency from the smallest exchange, bandwidth the best
-  // rate of the larger ones, overlap the fraction of the largest exchange that ran under a
+  // Per link class measured (both directions at once, as a ring step): latency from the smallest exchange,
+  // bandwidth the best rate of the larger ones, overlap the fraction of the largest exchange that ran under a
   // kernel started after posting it (1 − what was left to wait / the exchange alone).
   struct Link {
     bool measured = false;

@@ -8,7 +8,6 @@
 #include "bench/attn_problem.hpp"
 #include "bench/bench_clock.hpp"
 #include "bench/calibration.hpp"
-#include "bench/fresh_pages.hpp"
 #include "bench/lockstep.hpp"
 #include "bench/runner.hpp"
 #include "core/error.hpp"
@@ -45,13 +44,6 @@ class CoreShare {
  private:
   double wall0_, cpu0_;
 };
-
-// A host tensor on fresh pages (the bench runs on the host device).
-Tensor fresh_pages(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return Tensor(map_fresh_pages(size_t(n) * sizeof(float)), shape);
-}
 
 // The point an attention row measures, for its FLOPs and its memory estimate.
 RunConfig attention_config(const KernelBenchOptions& opt, int64_t seq_len, int head_dim, bool causal) {
@@ -178,7 +170,6 @@ std::vector<KernelBenchRow> elementwise_rows(const KernelBenchOptions& opt, Lock
     device.fill(dg, 0.0f);
     device.rmsnorm_fwd(x, g, 1e-5, w, rstd);
     const int heads = k == Elementwise::rope ? int(cols / m.head_dim) : 1;
-    Tensor fresh;
     auto call = [&] {
       switch (k) {
         case Elementwise::rmsnorm_fwd:
@@ -205,17 +196,7 @@ std::vector<KernelBenchRow> elementwise_rows(const KernelBenchOptions& opt, Lock
         case Elementwise::fill:
           device.fill(w, 0.0f);
           break;
-        case Elementwise::first_touch:
-          device.fill(fresh, 0.0f);
-          break;
       }
-    };
-    // first_touch: a buffer of the row's size on pages new to the process for every
-    // call (mapped before, unmapped after, untimed).
-    auto prepare = [&] {
-      if (k != Elementwise::first_touch) return;
-      fresh = Tensor();
-      fresh = fresh_pages({rows, cols});
     };
     KernelBenchRow row;
     row.kind = "elementwise";
@@ -223,7 +204,7 @@ std::vector<KernelBenchRow> elementwise_rows(const KernelBenchOptions& opt, Lock
     row.seq_len = rows;
     row.bytes = ElementwiseCall{k, double(rows), double(cols)}.bytes();
     const CoreShare share;
-    row.seconds = ranks.best_seconds(opt.min_seconds, opt.clock, call, prepare);
+    row.seconds = ranks.best_seconds(opt.min_seconds, opt.clock, call);
     row.core_share = ranks.smallest(share.share());
     row.peak_tracked_bytes = double(device.memory().peak());
     row.peak_rss_bytes = rss_peak_bytes();

@@ -108,6 +108,7 @@ void check_memory_estimate(const RunConfig& cfg, const Comm& world, const Device
 PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
                       const std::function<void()>& between) {
   validate_backend(cfg, world.group_topology());
+  device.release_cached_memory();
   device.memory().reset_peak();
   PhaseTimer timer(device.step_clock());
   auto backend = find_backend(cfg.attention.backend).create(world, device, cfg);

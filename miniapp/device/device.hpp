@@ -69,6 +69,9 @@ class Device {
   }
   Tensor zeros(std::vector<int64_t> shape, DType dtype = DType::f32);
   MemoryTracker& memory() { return memory_; }
+  // A freed tensor's memory is kept for the next tensor of its size (BlockCache); this
+  // frees what is kept, so that a new point starts from its own allocations.
+  virtual void release_cached_memory() = 0;
   virtual int64_t capacity_bytes() const = 0;  // memory this device may use, for the estimate
   // Whether every rank on a node shares capacity_bytes() (host memory), rather than each
   // rank having that much of its own (a GPU per rank).

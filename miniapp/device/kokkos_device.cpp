@@ -65,7 +65,7 @@ struct Elements {
 
 }  // namespace
 
-KokkosDevice::KokkosDevice() {
+KokkosDevice::KokkosDevice() : blocks_([](void* p) { Kokkos::kokkos_free<Kokkos::HostSpace>(p); }) {
   ensure_kokkos();
   openblas_set_num_threads(1);
 }
@@ -81,11 +81,12 @@ Tensor KokkosDevice::allocate(std::vector<int64_t> shape, DType dtype) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   const int64_t bytes = std::max<int64_t>(n, 1) * element_bytes(dtype);
-  void* p = Kokkos::kokkos_malloc<Kokkos::HostSpace>("minictx", size_t(bytes));
+  void* p = blocks_.take(bytes);
+  if (!p) p = Kokkos::kokkos_malloc<Kokkos::HostSpace>("minictx", size_t(bytes));
   if (!p) fail("out of host memory allocating " + std::to_string(bytes) + " bytes");
   memory_.add(bytes);
   std::shared_ptr<void> storage(p, [this, bytes](void* q) {
-    Kokkos::kokkos_free<Kokkos::HostSpace>(q);
+    blocks_.keep(q, bytes, memory_.peak());
     memory_.remove(bytes);
   });
   return Tensor(std::move(storage), std::move(shape), dtype);

@@ -1,4 +1,5 @@
 #pragma once
+#include "device/block_cache.hpp"
 #include "device/device.hpp"
 
 namespace minictx {
@@ -12,6 +13,7 @@ class KokkosDevice final : public Device {
   std::string description() const override;
 
   int64_t capacity_bytes() const override;
+  void release_cached_memory() override { blocks_.release_all(); }
   void copy(Tensor& dst, const Tensor& src) override;
   void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
                  int64_t src_ld, int64_t rows, int64_t cols) override;
@@ -37,6 +39,8 @@ class KokkosDevice final : public Device {
   void attn_bwd_delta_kernel(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
   void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) override;
   void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) override;
+
+  BlockCache blocks_;
 };
 
 }  // namespace minictx

@@ -4,9 +4,8 @@ namespace minictx {
 
 const std::vector<Elementwise>& elementwise_kernels() {
   static const std::vector<Elementwise> all = {
-      Elementwise::rmsnorm_fwd, Elementwise::rmsnorm_bwd, Elementwise::rope,
-      Elementwise::swiglu_fwd,  Elementwise::swiglu_bwd,  Elementwise::copy,
-      Elementwise::add,         Elementwise::fill,        Elementwise::first_touch};
+      Elementwise::rmsnorm_fwd, Elementwise::rmsnorm_bwd, Elementwise::rope, Elementwise::swiglu_fwd,
+      Elementwise::swiglu_bwd,  Elementwise::copy,        Elementwise::add,  Elementwise::fill};
   return all;
 }
 
@@ -28,8 +27,6 @@ const char* to_string(Elementwise k) {
       return "add";
     case Elementwise::fill:
       return "fill";
-    case Elementwise::first_touch:
-      return "first_touch";
   }
   return "?";
 }
@@ -48,7 +45,6 @@ double tensors_moved(Elementwise k) {
     case Elementwise::swiglu_bwd:
       return 5;
     case Elementwise::fill:
-    case Elementwise::first_touch:
       return 1;
   }
   return 0;

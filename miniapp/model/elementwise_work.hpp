@@ -9,19 +9,7 @@
 
 namespace minictx {
 
-// first_touch: the first write of pages new to the process (a buffer allocated per call
-// that the allocator had returned to the system), page faults included.
-enum class Elementwise {
-  rmsnorm_fwd,
-  rmsnorm_bwd,
-  rope,
-  swiglu_fwd,
-  swiglu_bwd,
-  copy,
-  add,
-  fill,
-  first_touch
-};
+enum class Elementwise { rmsnorm_fwd, rmsnorm_bwd, rope, swiglu_fwd, swiglu_bwd, copy, add, fill };
 
 const std::vector<Elementwise>& elementwise_kernels();
 const char* to_string(Elementwise);
@@ -29,7 +17,7 @@ const char* to_string(Elementwise);
 // Tensors of the call's rows × cols the kernel reads or writes (its fp32 bytes are this
 // × rows × cols × 4): rmsnorm_fwd x → y: 2; rmsnorm_bwd x, dy, dx (accumulated): 4;
 // rope in place: 2; swiglu_fwd a, u → m: 3; swiglu_bwd a, u, dm → da, du: 5; copy 2;
-// add 3; fill 1; first_touch 1. Per-row and per-column vectors (rstd, gains) are left out.
+// add 3; fill 1. Per-row and per-column vectors (rstd, gains) are left out.
 double tensors_moved(Elementwise);
 
 struct ElementwiseCall {

@@ -189,18 +189,15 @@ Cost elementwise(const KernelRates& rates, std::initializer_list<ElementwiseCall
 // forward's output and LSE set to the merge's identity; the backward's delta (reading o
 // and dO), the gradients that stay zeroed, and at every step the step's gradient scratch
 // zeroed and added into the travelling accumulators (zeroed when a round starts), which
-// are copied out at the end. The walk's buffers are allocated per pass: the payload's
-// and the accumulators' first touch (the receiving buffer's is in the link's rate). m:
-// floats of o (dQ); rows: of LSE; kv: of dK and dV.
+// are copied out at the end. m: floats of o (dQ); rows: of LSE; kv: of dK and dV. The
+// walk's buffers are allocated per pass, on memory the device kept from the step before
+// (BlockCache): no new pages in a measured step.
 Cost ring_engine_elementwise(AttentionPass pass, BackwardTraffic traffic, int ranks, double payload,
                              double accumulator, double m, double rows, double kv, const KernelRates& rates) {
   if (pass != AttentionPass::backward)
-    return elementwise(rates, {{Elementwise::first_touch, 1, payload},
-                               {Elementwise::copy, 1, payload},
-                               {Elementwise::fill, 1, m},
-                               {Elementwise::fill, 1, rows}});
-  Cost c = elementwise(rates, {{Elementwise::first_touch, 1, payload + 2 * accumulator},
-                               {Elementwise::copy, 1, payload},
+    return elementwise(
+        rates, {{Elementwise::copy, 1, payload}, {Elementwise::fill, 1, m}, {Elementwise::fill, 1, rows}});
+  Cost c = elementwise(rates, {{Elementwise::copy, 1, payload},
                                {Elementwise::copy, 1, m},  // delta: o and dO read, a row vector written
                                {Elementwise::fill, 1, traffic == BackwardTraffic::kv ? m : kv},
                                {Elementwise::fill, 1, accumulator},
@@ -236,11 +233,8 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
   for (const Exchanged& x : exchanged) {
     const double width = x.width;
     total += exchange_cost(local_rows * width * x.element_bytes, peers, links);
-    // Send and result buffers are allocated per exchange: their first touch (the receive
-    // buffer's is in the link's rate, measured on new pages).
-    total += elementwise(rates, {{Elementwise::copy, local_rows, width},
-                                 {Elementwise::copy, local_rows, width},
-                                 {Elementwise::first_touch, local_rows, 2 * width}});
+    total +=
+        elementwise(rates, {{Elementwise::copy, local_rows, width}, {Elementwise::copy, local_rows, width}});
   }
   return total;
 }

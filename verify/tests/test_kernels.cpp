@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "core/synthetic_data.hpp"
+#include "device/block_cache.hpp"
 #include "device/kokkos_device.hpp"
 #include "reference/reference.hpp"
 #include "tests/device_test_support.hpp"
@@ -261,6 +262,51 @@ TEST(Memory, TrackerCountsPeakAndRelease) {
   }
   EXPECT_EQ(dev.memory().current(), before);
   EXPECT_GE(dev.memory().peak() - before, 6000);
+}
+
+TEST(Memory, BlockCacheKeepsBlocksBySizeUpToItsLimit) {
+  std::vector<void*> freed;
+  BlockCache cache([&](void* p) { freed.push_back(p); });
+  int a = 0, b = 0, c = 0;
+  cache.keep(&a, 100, 1000);
+  cache.keep(&b, 100, 1000);
+  EXPECT_EQ(cache.bytes(), 200);
+  EXPECT_EQ(cache.take(50), nullptr);  // only the very size
+  void* first = cache.take(100);
+  void* second = cache.take(100);
+  EXPECT_TRUE((first == &a && second == &b) || (first == &b && second == &a));
+  EXPECT_EQ(cache.take(100), nullptr);
+  EXPECT_EQ(cache.bytes(), 0);
+  cache.keep(&a, 600, 1000);
+  cache.keep(&b, 600, 1000);  // 1200 kept would pass the limit: freed at once
+  EXPECT_EQ(freed, std::vector<void*>{&b});
+  EXPECT_EQ(cache.bytes(), 600);
+  cache.keep(&c, 8, 1000);
+  cache.release_all();
+  EXPECT_EQ(freed.size(), 3u);
+  EXPECT_EQ(cache.bytes(), 0);
+  EXPECT_EQ(cache.take(600), nullptr);
+}
+
+TEST(Memory, FreedTensorMemoryIsReusedBySize) {
+  KokkosDevice dev;
+  const int64_t before = dev.memory().current();
+  void* first = nullptr;
+  {
+    Tensor t = dev.alloc({1000});
+    first = t.raw();
+  }
+  EXPECT_EQ(dev.memory().current(), before);  // kept memory is not counted as in use
+  {
+    Tensor other = dev.alloc({999});  // another size gets memory of its own
+    EXPECT_NE(other.raw(), first);
+    Tensor same = dev.alloc({10, 100});
+    EXPECT_EQ(same.raw(), first);
+    EXPECT_EQ(dev.memory().current() - before, 4000 + 3996);
+  }
+  dev.release_cached_memory();
+  Tensor again = dev.alloc({1000});
+  EXPECT_EQ(dev.memory().current() - before, 4000);
 }
 
 }  // namespace

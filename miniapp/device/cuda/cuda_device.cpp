@@ -84,7 +84,7 @@ cuda::AttnArgs attn_args(const AttnShape& s, const SeqBlock& q, const SeqBlock& 
 
 }  // namespace
 
-CudaDevice::CudaDevice() {
+CudaDevice::CudaDevice() : blocks_([](void* p) { cudaFree(p); }) {
   const cudaError_t found = cudaGetDeviceCount(&gpu_count_);
   if (found != cudaSuccess || gpu_count_ == 0)
     fail(cuda::rank_label() + ": device cuda: no usable GPU (cudaGetDeviceCount: " +
@@ -118,8 +118,7 @@ CudaDevice::~CudaDevice() {
   // Destructors do not throw: errors here are past the results.
   cudaStreamSynchronize(stream_);
   gemm_.reset();
-  for (auto& entry : free_blocks_)
-    for (float* p : entry.second) cudaFree(p);
+  blocks_.release_all();
   for (int64_t* p : positions_) cudaFree(p);
   cudaFree(dot_result_);
   cudaStreamDestroy(stream_);
@@ -143,22 +142,14 @@ std::string CudaDevice::description() const {
   return s.str();
 }
 
-float* CudaDevice::acquire(int64_t bytes) {
-  auto it = free_blocks_.find(bytes);
-  if (it != free_blocks_.end() && !it->second.empty()) {
-    float* p = it->second.back();
-    it->second.pop_back();
-    return p;
-  }
+void* CudaDevice::acquire(int64_t bytes) {
+  if (void* kept = blocks_.take(bytes)) return kept;
   void* p = nullptr;
   cudaError_t code = cudaMalloc(&p, size_t(bytes));
   if (code == cudaErrorMemoryAllocation) {
-    // Cached blocks of other sizes may be what is missing: give them back and retry.
+    // Kept blocks of other sizes may be what is missing: give them back and retry.
     cudaGetLastError();
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
-    for (auto& entry : free_blocks_)
-      for (float* q : entry.second) cudaFree(q);
-    free_blocks_.clear();
+    release_cached_memory();
     code = cudaMalloc(&p, size_t(bytes));
   }
   if (code == cudaErrorMemoryAllocation) {
@@ -167,20 +158,23 @@ float* CudaDevice::acquire(int64_t bytes) {
          std::to_string(memory_.current()) + " bytes in use)");
   }
   cuda::check(code, "cudaMalloc");
-  return static_cast<float*>(p);
+  return p;
 }
 
-void CudaDevice::release(float* p, int64_t bytes) { free_blocks_[bytes].push_back(p); }
+void CudaDevice::release_cached_memory() {
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  blocks_.release_all();
+}
 
 Tensor CudaDevice::allocate(std::vector<int64_t> shape, DType dtype) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  // Rounded to 256 bytes so that similar sizes share cached blocks.
+  // Rounded to 256 bytes so that similar sizes share kept blocks.
   const int64_t bytes = (std::max<int64_t>(n, 1) * element_bytes(dtype) + 255) / 256 * 256;
-  float* p = acquire(bytes);
+  void* p = acquire(bytes);
   memory_.add(bytes);
   std::shared_ptr<void> storage(p, [this, bytes](void* q) {
-    release(static_cast<float*>(q), bytes);
+    blocks_.keep(q, bytes, memory_.peak());
     memory_.remove(bytes);
   });
   return Tensor(std::move(storage), std::move(shape), dtype);

@@ -2,9 +2,9 @@
 #include <cuda_runtime.h>
 
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
+#include "device/block_cache.hpp"
 #include "device/cuda/attention_kernels.hpp"
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/lt_gemm.hpp"
@@ -29,6 +29,7 @@ class CudaDevice final : public Device {
   std::string description() const override;
 
   int64_t capacity_bytes() const override;
+  void release_cached_memory() override;
   bool capacity_shared_by_node() const override { return false; }  // one GPU per rank
   void set_precision(DType dtype) override;
   bool reads_16bit() const override { return true; }
@@ -86,9 +87,9 @@ class CudaDevice final : public Device {
   cuda::AttnArgs bwd_args(const AttnShape&, const AttnBwdBlock&);
   // Device copies of host position arrays (slot 0: queries, 1: keys), stream-ordered.
   const int64_t* positions(int slot, const int64_t* host, int64_t n);
-  // Freed blocks are kept by size and reused: cudaFree synchronises the whole device.
-  float* acquire(int64_t bytes);
-  void release(float* p, int64_t bytes);
+  // A block of `bytes`: a kept one, else cudaMalloc (after freeing the kept ones when
+  // the GPU is full).
+  void* acquire(int64_t bytes);
 
   int gpu_ = 0;
   int gpu_count_ = 0;
@@ -98,7 +99,7 @@ class CudaDevice final : public Device {
   cudaStream_t stream_ = nullptr;
   cuda::Precision precision_ = cuda::Precision::f32;
   std::unique_ptr<cuda::LtGemm> gemm_;
-  std::unordered_map<int64_t, std::vector<float*>> free_blocks_;
+  BlockCache blocks_;
   int64_t* positions_[2] = {nullptr, nullptr};
   int64_t position_capacity_[2] = {0, 0};
   double* dot_result_ = nullptr;
