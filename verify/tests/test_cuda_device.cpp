@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <sstream>
 #include <string>
 
 #include "core/error.hpp"
@@ -209,31 +210,94 @@ INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
 // Hopper's warpgroup MMA in each operand form of the wgmma forward, on integers that bf16
 // and fp32 hold exactly: a wrong descriptor or swizzle convention fails here, by name,
 // before the attention kernel built on them.
+constexpr int kProbeM = 64, kProbeK = 128;
+
+// One probe product on the GPU: x [64, 128] and y ([n, 128] K-major, else [128, n]) in,
+// d [64, n] out.
+std::vector<double> probe_product(WgmmaForm form, int n, const std::vector<double>& x,
+                                  const std::vector<double>& y) {
+  const bool k_major = form == WgmmaForm::shared_k_major;
+  Tensor tx = upload(gpu(), x, {kProbeM, kProbeK}, DType::bf16),
+         ty = upload(gpu(), y, k_major ? std::vector<int64_t>{n, kProbeK} : std::vector<int64_t>{kProbeK, n},
+                     DType::bf16);
+  Tensor d = gpu().alloc({kProbeM, n});
+  gpu().synchronize();
+  EXPECT_EQ(wgmma_probe(form, n, tx.raw(), ty.raw(), d.data()), cudaSuccess);
+  return download(gpu(), d);
+}
+
+// Where a wrong probe read its operands: one operand a selector (a single 1 per row of
+// d's reduction) and the other labelled with its row or column index, so that each output
+// is the index of the element the hardware read. Lists the first outputs that read the
+// wrong element of y, then of x: what to compare with the descriptor's layout.
+std::string probe_read_map(WgmmaForm form, int n) {
+  const bool k_major = form == WgmmaForm::shared_k_major;
+  auto y_at = [&](int c, int k) {
+    return k_major ? size_t(c) * kProbeK + size_t(k) : size_t(k) * n + size_t(c);
+  };
+  std::ostringstream out;
+  int listed = 0;
+  // y read map: x selects k = r + offset for output row r; y holds c, then k.
+  for (int offset = 0; offset < kProbeK && listed < 8; offset += kProbeM) {
+    std::vector<double> x(size_t(kProbeM) * kProbeK, 0.0), y_c(size_t(n) * kProbeK), y_k(y_c.size());
+    for (int r = 0; r < kProbeM; ++r) x[size_t(r) * kProbeK + size_t(r + offset)] = 1;
+    for (int c = 0; c < n; ++c)
+      for (int k = 0; k < kProbeK; ++k) {
+        y_c[y_at(c, k)] = c;
+        y_k[y_at(c, k)] = k;
+      }
+    const auto got_c = probe_product(form, n, x, y_c), got_k = probe_product(form, n, x, y_k);
+    for (int r = 0; r < kProbeM && listed < 8; ++r)
+      for (int c = 0; c < n && listed < 8; ++c) {
+        const size_t i = size_t(r) * n + size_t(c);
+        if (got_c[i] != c || got_k[i] != r + offset) {
+          out << " y(" << c << "," << r + offset << ") read as y(" << got_c[i] << "," << got_k[i] << ");";
+          ++listed;
+        }
+      }
+  }
+  // x read map: y selects k = c + offset for output column c; x holds r, then k.
+  for (int offset = 0; offset < kProbeK && listed < 16; offset += n) {
+    std::vector<double> y(size_t(n) * kProbeK, 0.0), x_r(size_t(kProbeM) * kProbeK), x_k(x_r.size());
+    for (int c = 0; c < n && c + offset < kProbeK; ++c) y[y_at(c, c + offset)] = 1;
+    for (int r = 0; r < kProbeM; ++r)
+      for (int k = 0; k < kProbeK; ++k) {
+        x_r[size_t(r) * kProbeK + size_t(k)] = r;
+        x_k[size_t(r) * kProbeK + size_t(k)] = k;
+      }
+    const auto got_r = probe_product(form, n, x_r, y), got_k = probe_product(form, n, x_k, y);
+    for (int r = 0; r < kProbeM && listed < 16; ++r)
+      for (int c = 0; c < n && c + offset < kProbeK && listed < 16; ++c) {
+        const size_t i = size_t(r) * n + size_t(c);
+        if (got_r[i] != r || got_k[i] != c + offset) {
+          out << " x(" << r << "," << c + offset << ") read as x(" << got_r[i] << "," << got_k[i] << ");";
+          ++listed;
+        }
+      }
+  }
+  return listed == 0 ? std::string(" every element read where expected") : out.str();
+}
+
 TEST(CudaWgmma, ProbeProductsAreExact) {
   if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
-  constexpr int kM = 64, kK = 128;
   for (WgmmaForm form : {WgmmaForm::shared_k_major, WgmmaForm::registers_mn_major})
     for (int n : {32, 64, 128}) {
       const bool k_major = form == WgmmaForm::shared_k_major;
       if (n == 32 && !k_major) continue;  // the kernels take N = 32 only from shared memory
-      std::vector<double> x(kM * kK), y(size_t(n) * kK);
+      std::vector<double> x(size_t(kProbeM) * kProbeK), y(size_t(n) * kProbeK);
       for (size_t i = 0; i < x.size(); ++i) x[i] = double(int(i * 7 % 9) - 4);
       for (size_t i = 0; i < y.size(); ++i) y[i] = double(int(i * 5 % 7) - 3);
       // y is [n, kK] (K-major) or [kK, n] (MN-major); d = x · yᵀ or x · y.
-      std::vector<double> want(size_t(kM) * n, 0.0);
-      for (int r = 0; r < kM; ++r)
+      std::vector<double> want(size_t(kProbeM) * n, 0.0);
+      for (int r = 0; r < kProbeM; ++r)
         for (int c = 0; c < n; ++c)
-          for (int k = 0; k < kK; ++k)
+          for (int k = 0; k < kProbeK; ++k)
             want[size_t(r) * n + c] +=
-                x[size_t(r) * kK + k] * y[k_major ? size_t(c) * kK + k : size_t(k) * n + c];
-      Tensor tx = upload(gpu(), x, {kM, kK}, DType::bf16),
-             ty = upload(gpu(), y, k_major ? std::vector<int64_t>{n, kK} : std::vector<int64_t>{kK, n},
-                         DType::bf16);
-      Tensor d = gpu().alloc({kM, n});
-      gpu().synchronize();
-      ASSERT_EQ(wgmma_probe(form, n, tx.raw(), ty.raw(), d.data()), cudaSuccess);
-      EXPECT_EQ(download(gpu(), d), want)
-          << (k_major ? "shared K-major operands" : "registers · MN-major B") << ", n = " << n;
+                x[size_t(r) * kProbeK + k] * y[k_major ? size_t(c) * kProbeK + k : size_t(k) * n + c];
+      const std::vector<double> got = probe_product(form, n, x, y);
+      if (got == want) continue;
+      ADD_FAILURE() << (k_major ? "shared K-major operands" : "registers · MN-major B") << ", n = " << n
+                    << ": wrong product; operand reads:" << probe_read_map(form, n);
     }
 }
 
