@@ -7,7 +7,17 @@ namespace minictx {
 
 StagedMpiComm::StagedMpiComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes,
                              cudaStream_t compute)
-    : Comm(mpi->topology(), std::move(bytes)), mpi_(std::move(mpi)), compute_(compute) {}
+    : Comm(mpi->topology(), std::move(bytes)), mpi_(std::move(mpi)), compute_(compute) {
+  CUDA_CHECK(cudaStreamCreateWithFlags(&copies_, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaEventCreateWithFlags(&written_, cudaEventDisableTiming));
+}
+
+StagedMpiComm::~StagedMpiComm() {
+  // Destructors do not throw: errors here are past the results.
+  cudaStreamSynchronize(copies_);
+  cudaEventDestroy(written_);
+  cudaStreamDestroy(copies_);
+}
 
 std::unique_ptr<StagedMpiComm> StagedMpiComm::over(const MpiComm& world, cudaStream_t compute) {
   auto bytes = std::make_shared<ByteCounter>();
@@ -15,23 +25,28 @@ std::unique_ptr<StagedMpiComm> StagedMpiComm::over(const MpiComm& world, cudaStr
   return std::make_unique<StagedMpiComm>(std::move(mpi), bytes, compute);
 }
 
-PinnedStaging::Loan StagedMpiComm::to_host(const void* device, int64_t bytes) {
+PinnedStaging::Loan StagedMpiComm::to_host(const void* device, int64_t bytes, cudaStream_t stream) {
   PinnedStaging::Loan host = staging_.borrow(size_t(bytes));
   if (bytes == 0) return host;
-  CUDA_CHECK(cudaMemcpyAsync(host.data(), device, size_t(bytes), cudaMemcpyDeviceToHost, compute_));
-  CUDA_CHECK(cudaStreamSynchronize(compute_));
+  if (stream != compute_) {
+    CUDA_CHECK(cudaEventRecord(written_, compute_));
+    CUDA_CHECK(cudaStreamWaitEvent(stream, written_, 0));
+  }
+  CUDA_CHECK(cudaMemcpyAsync(host.data(), device, size_t(bytes), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
   return host;
 }
 
-void StagedMpiComm::to_device(void* device, const PinnedStaging::Loan& host, int64_t bytes) {
+void StagedMpiComm::to_device(void* device, const PinnedStaging::Loan& host, int64_t bytes,
+                              cudaStream_t stream) {
   if (bytes == 0) return;
-  CUDA_CHECK(cudaMemcpyAsync(device, host.data(), size_t(bytes), cudaMemcpyHostToDevice, compute_));
-  CUDA_CHECK(cudaStreamSynchronize(compute_));
+  CUDA_CHECK(cudaMemcpyAsync(device, host.data(), size_t(bytes), cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 ShiftHandle StagedMpiComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
   Shift s;
-  s.send = to_host(send, bytes);
+  s.send = to_host(send, bytes, copies_);
   s.recv = staging_.borrow(size_t(bytes));
   s.device_recv = recv;
   s.bytes = bytes;
@@ -44,23 +59,25 @@ void StagedMpiComm::wait(ShiftHandle& handle) {
   const auto it = shifts_.find(handle.slot);
   require(it != shifts_.end(), "wait on a shift that was not started");
   mpi_->wait(handle);
-  to_device(it->second.device_recv, it->second.recv, it->second.bytes);
+  // copies_ already waited for the compute stream's work before this shift started, the
+  // last reader of the receiving buffer; the kernel issued since may still run.
+  to_device(it->second.device_recv, it->second.recv, it->second.bytes, copies_);
   shifts_.erase(it);
 }
 
 void StagedMpiComm::all_to_all(const void* send, void* recv, int64_t bytes_per_rank) {
   const int64_t bytes = bytes_per_rank * size();
-  const auto s = to_host(send, bytes);
+  const auto s = to_host(send, bytes, compute_);
   const auto r = staging_.borrow(size_t(bytes));
   mpi_->all_to_all(s.data(), r.data(), bytes_per_rank);
-  to_device(recv, r, bytes);
+  to_device(recv, r, bytes, compute_);
 }
 
 void StagedMpiComm::all_gather(const void* send, void* recv, int64_t bytes_per_rank) {
-  const auto s = to_host(send, bytes_per_rank);
+  const auto s = to_host(send, bytes_per_rank, compute_);
   const auto r = staging_.borrow(size_t(bytes_per_rank * size()));
   mpi_->all_gather(s.data(), r.data(), bytes_per_rank);
-  to_device(recv, r, bytes_per_rank * size());
+  to_device(recv, r, bytes_per_rank * size(), compute_);
 }
 
 // All the buffers go out through one host buffer with one synchronisation now, and come
@@ -103,10 +120,10 @@ void StagedMpiComm::sum_doubles(double* data, int64_t count) { mpi_->all_reduce_
 
 void StagedMpiComm::reduce_scatter_sum(const void* send, void* recv, int64_t count_per_rank, DType type) {
   const int64_t chunk = count_per_rank * element_bytes(type);
-  const auto s = to_host(send, chunk * size());
+  const auto s = to_host(send, chunk * size(), compute_);
   const auto r = staging_.borrow(size_t(chunk));
   mpi_->reduce_scatter_sum(s.data(), r.data(), count_per_rank, type);
-  to_device(recv, r, chunk);
+  to_device(recv, r, chunk, compute_);
 }
 
 void StagedMpiComm::gather_doubles(const double* send, double* recv, int64_t count_per_rank) {

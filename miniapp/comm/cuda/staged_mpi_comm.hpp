@@ -12,13 +12,19 @@ namespace minictx {
 
 // MPI on GPU buffers, staged through host memory: the second transport of the cuda
 // device, for several ranks on one GPU (NCCL refuses that) and for MPI libraries that
-// are not CUDA-aware. Every transfer is copied out after the compute stream has
-// finished and copied back before the call returns, through page-locked buffers kept for
-// the comm's lifetime (PinnedStaging); the byte counts are the wrapped
-// MpiComm's. Double buffers (loss, timings) are host bookkeeping and go straight to MPI.
+// are not CUDA-aware. Data goes through page-locked buffers kept for the comm's lifetime
+// (PinnedStaging): copied out once the work queued so far has written it, copied back
+// before the call returns. A ring shift copies on a stream of its own, ordered after the
+// compute stream by an event, so that the copy back runs beside the kernel the caller
+// issued between shift_start and wait instead of after it; the blocking collectives copy
+// on the compute stream. The byte counts are the wrapped MpiComm's. Double buffers (loss,
+// timings) are host bookkeeping and go straight to MPI.
 class StagedMpiComm final : public Comm {
  public:
   StagedMpiComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes, cudaStream_t compute);
+  ~StagedMpiComm() override;
+  StagedMpiComm(const StagedMpiComm&) = delete;
+  StagedMpiComm& operator=(const StagedMpiComm&) = delete;
   // The world: an MpiComm over MPI_COMM_WORLD with the topology of `world`.
   static std::unique_ptr<StagedMpiComm> over(const MpiComm& world, cudaStream_t compute);
 
@@ -50,13 +56,17 @@ class StagedMpiComm final : public Comm {
     PinnedStaging::Loan host;                     // every buffer, back to back
     std::vector<ReduceBuffer> staged, on_device;  // the same buffers in host and device memory
   };
-  PinnedStaging::Loan to_host(const void* device, int64_t bytes);
-  void to_device(void* device, const PinnedStaging::Loan& host, int64_t bytes);
+  // Copies on `stream` (the compute stream, or copies_ after the compute stream's work
+  // so far) and waits for the copy alone.
+  PinnedStaging::Loan to_host(const void* device, int64_t bytes, cudaStream_t stream);
+  void to_device(void* device, const PinnedStaging::Loan& host, int64_t bytes, cudaStream_t stream);
   std::unique_ptr<MpiComm> mpi_;
   cudaStream_t compute_;
-  PinnedStaging staging_;        // declared before the transfers that borrow from it
-  std::map<int, Shift> shifts_;  // by the MpiComm's shift slot
-  std::map<int, Sum> sums_;      // by the MpiComm's sum slot
+  cudaStream_t copies_ = nullptr;  // the ring shifts' copies
+  cudaEvent_t written_ = nullptr;  // the compute stream's work so far, for copies_ to wait on
+  PinnedStaging staging_;          // declared before the transfers that borrow from it
+  std::map<int, Shift> shifts_;    // by the MpiComm's shift slot
+  std::map<int, Sum> sums_;        // by the MpiComm's sum slot
 };
 
 }  // namespace minictx
