@@ -20,9 +20,10 @@ struct CommBenchRow {
 
 struct CommBenchResult {
   std::vector<CommBenchRow> rows;
-  // Per link class measured (both directions at once, as a ring step): latency from the smallest exchange,
-  // bandwidth the best rate of the larger ones, overlap the fraction of the largest exchange that ran under a
-  // kernel started after posting it (1 − what was left to wait / the exchange alone).
+  // Per link class measured (both directions at once, as a ring step): latency from the
+  // smallest exchange, bandwidth the best rate of the larger ones, overlap the fraction of
+  // the largest exchange that ran under a kernel started after posting it (1 − what was
+  // left to wait / the exchange alone).
   struct Link {
     bool measured = false;
     double latency_us = 0, bandwidth_gb_s = 0, overlap = 0;

@@ -14,7 +14,11 @@ namespace minictx {
 // "Projection"); on CUDA, cudaFree's synchronisation of the whole device.
 class BlockCache {
  public:
-  explicit BlockCache(std::function<void(void*)> free_block) : free_block_(std::move(free_block)) {}
+  enum class Memory { host, device };
+  // `memory`: host blocks are poisoned for AddressSanitizer while kept, so that a use
+  // after free is still caught although nothing is freed.
+  BlockCache(std::function<void(void*)> free_block, Memory memory)
+      : free_block_(std::move(free_block)), memory_(memory) {}
   ~BlockCache() { release_all(); }
   BlockCache(const BlockCache&) = delete;
   BlockCache& operator=(const BlockCache&) = delete;
@@ -29,7 +33,11 @@ class BlockCache {
   int64_t bytes() const { return bytes_; }
 
  private:
+  // Marks a kept host block unusable (AddressSanitizer builds), or usable again.
+  void poison(void* block, int64_t bytes, bool kept) const;
+
   std::function<void(void*)> free_block_;
+  Memory memory_;
   std::unordered_map<int64_t, std::vector<void*>> kept_;
   int64_t bytes_ = 0;
 };

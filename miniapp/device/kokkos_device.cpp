@@ -65,7 +65,8 @@ struct Elements {
 
 }  // namespace
 
-KokkosDevice::KokkosDevice() : blocks_([](void* p) { Kokkos::kokkos_free<Kokkos::HostSpace>(p); }) {
+KokkosDevice::KokkosDevice()
+    : blocks_([](void* p) { Kokkos::kokkos_free<Kokkos::HostSpace>(p); }, BlockCache::Memory::host) {
   ensure_kokkos();
   openblas_set_num_threads(1);
 }

@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <numeric>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 #include "core/synthetic_data.hpp"
 #include "device/block_cache.hpp"
@@ -266,7 +269,7 @@ TEST(Memory, TrackerCountsPeakAndRelease) {
 
 TEST(Memory, BlockCacheKeepsBlocksBySizeUpToItsLimit) {
   std::vector<void*> freed;
-  BlockCache cache([&](void* p) { freed.push_back(p); });
+  BlockCache cache([&](void* p) { freed.push_back(p); }, BlockCache::Memory::device);
   int a = 0, b = 0, c = 0;
   cache.keep(&a, 100, 1000);
   cache.keep(&b, 100, 1000);
@@ -297,6 +300,9 @@ TEST(Memory, FreedTensorMemoryIsReusedBySize) {
     first = t.raw();
   }
   EXPECT_EQ(dev.memory().current(), before);  // kept memory is not counted as in use
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_TRUE(__asan_address_is_poisoned(first));  // a use after free is still caught
+#endif
   {
     Tensor other = dev.alloc({999});  // another size gets memory of its own
     EXPECT_NE(other.raw(), first);

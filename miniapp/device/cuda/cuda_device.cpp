@@ -84,7 +84,7 @@ cuda::AttnArgs attn_args(const AttnShape& s, const SeqBlock& q, const SeqBlock& 
 
 }  // namespace
 
-CudaDevice::CudaDevice() : blocks_([](void* p) { cudaFree(p); }) {
+CudaDevice::CudaDevice() : blocks_([](void* p) { cudaFree(p); }, BlockCache::Memory::device) {
   const cudaError_t found = cudaGetDeviceCount(&gpu_count_);
   if (found != cudaSuccess || gpu_count_ == 0)
     fail(cuda::rank_label() + ": device cuda: no usable GPU (cudaGetDeviceCount: " +
