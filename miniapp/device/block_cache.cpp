@@ -8,8 +8,8 @@
 namespace minictx {
 
 void BlockCache::poison(void* block, int64_t bytes, bool kept) const {
-#ifdef MINICTX_POISON_KEPT_BLOCKS
   if (memory_ != Memory::host) return;
+#ifdef MINICTX_POISON_KEPT_BLOCKS
   if (kept)
     ASAN_POISON_MEMORY_REGION(block, size_t(bytes));
   else
