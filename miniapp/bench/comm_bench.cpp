@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <memory>
+#include <vector>
 
 #include "bench/lockstep.hpp"
 #include "core/error.hpp"

@@ -25,8 +25,8 @@ class BlockCache {
 
   // A kept block of exactly `bytes`, or nullptr.
   void* take(int64_t bytes);
-  // Keep `block` for reuse, unless the cache would then hold more than `limit` bytes (the
-  // device's peak in use, so what it holds at most doubles): then it is freed.
+  // Keep `block` for reuse, unless the cache would then hold more than `limit` bytes: then
+  // it is freed. The host device passes its peak in use, so what it holds at most doubles.
   void keep(void* block, int64_t bytes, int64_t limit);
   // Free every kept block.
   void release_all();

@@ -14,6 +14,7 @@ class KokkosDevice final : public Device {
 
   int64_t capacity_bytes() const override;
   void release_cached_memory() override { blocks_.release_all(); }
+  int64_t kept_bytes() const { return blocks_.bytes(); }  // freed memory kept for reuse
   void copy(Tensor& dst, const Tensor& src) override;
   void copy_rows(Tensor& dst, int64_t dst_off, int64_t dst_ld, const Tensor& src, int64_t src_off,
                  int64_t src_ld, int64_t rows, int64_t cols) override;

@@ -300,6 +300,7 @@ TEST(Memory, FreedTensorMemoryIsReusedBySize) {
     first = t.raw();
   }
   EXPECT_EQ(dev.memory().current(), before);  // kept memory is not counted as in use
+  EXPECT_EQ(dev.kept_bytes(), 4000);
 #if defined(__SANITIZE_ADDRESS__)
   EXPECT_TRUE(__asan_address_is_poisoned(first));  // a use after free is still caught
 #endif
@@ -308,9 +309,12 @@ TEST(Memory, FreedTensorMemoryIsReusedBySize) {
     EXPECT_NE(other.raw(), first);
     Tensor same = dev.alloc({10, 100});
     EXPECT_EQ(same.raw(), first);
+    EXPECT_EQ(dev.kept_bytes(), 0);
     EXPECT_EQ(dev.memory().current() - before, 4000 + 3996);
   }
+  EXPECT_EQ(dev.kept_bytes(), 4000 + 3996);
   dev.release_cached_memory();
+  EXPECT_EQ(dev.kept_bytes(), 0);
   Tensor again = dev.alloc({1000});
   EXPECT_EQ(dev.memory().current() - before, 4000);
 }

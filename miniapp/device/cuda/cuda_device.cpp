@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -173,8 +174,11 @@ Tensor CudaDevice::allocate(std::vector<int64_t> shape, DType dtype) {
   const int64_t bytes = (std::max<int64_t>(n, 1) * element_bytes(dtype) + 255) / 256 * 256;
   void* p = acquire(bytes);
   memory_.add(bytes);
+  // Every freed block is kept, as before the host shared the cache: freeing one during a
+  // step would be a cudaFree, which waits for the whole device. acquire() gives the kept
+  // blocks back when the GPU is full.
   std::shared_ptr<void> storage(p, [this, bytes](void* q) {
-    blocks_.keep(q, bytes, memory_.peak());
+    blocks_.keep(q, bytes, std::numeric_limits<int64_t>::max());
     memory_.remove(bytes);
   });
   return Tensor(std::move(storage), std::move(shape), dtype);
