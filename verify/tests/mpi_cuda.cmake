@@ -36,7 +36,7 @@ add_test(NAME flash_kernels_use_tensor_cores
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_tensor_cores.py --nvcc ${CMAKE_CUDA_COMPILER}
                  --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd.cu
                  --flash ${_kernels}/flash_bwd.cu --wgmma ${_kernels}/flash_fwd_wgmma.cu
-                 --wgmma ${_kernels}/flash_bwd_wgmma.cu
+                 --wgmma ${_kernels}/flash_bwd_wgmma.cu --wgmma ${_kernels}/flash_fwd_tma.cu
                  --simt ${_kernels}/attention_kernels.cu
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
 set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES LABELS nogpu TIMEOUT 300

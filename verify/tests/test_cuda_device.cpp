@@ -16,6 +16,7 @@
 #include "device/kokkos_device.hpp"
 #include "reference/reference.hpp"
 #include "tests/device_test_support.hpp"
+#include "tests/tma_probe.hpp"
 #include "tests/wgmma_probe.hpp"
 
 using namespace minictx;
@@ -52,16 +53,24 @@ bool wgmma_here() {
          cuda::flash_wgmma_available(prop.major, prop.minor);
 }
 
-// Runs `check` with the wgmma flash kernels in the forward or the backward, then goes back
-// to mma.sync.
+// Runs `check` with these flash kernels, then goes back to mma.sync.
 template <class Check>
-void with_wgmma(bool forward, Check&& check) {
-  cuda::FlashKernels kernels;
-  (forward ? kernels.forward : kernels.backward) = cuda::FlashFamily::wgmma;
+void with_kernels(cuda::FlashKernels kernels, Check&& check) {
   gpu().set_flash_kernels(kernels);
   check();
   gpu().set_flash_kernels({});
 }
+
+// The Hopper kernels, one pass at a time beside mma.sync in the other.
+struct HopperKernels {
+  const char* name;
+  cuda::FlashKernels kernels;
+};
+const HopperKernels kHopperKernels[] = {
+    {"wgmma forward", {cuda::FlashFamily::wgmma, cuda::FlashFamily::mma}},
+    {"wgmma backward", {cuda::FlashFamily::mma, cuda::FlashFamily::wgmma}},
+    {"wgmma_tma forward", {cuda::FlashFamily::wgmma_tma, cuda::FlashFamily::mma}},
+};
 
 void check_against_reference(const AttnCase& c) {
   gpu().set_precision(c.dtype);
@@ -107,15 +116,14 @@ void check_against_reference(const AttnCase& c) {
 
 TEST_P(CudaAttention, MatchesFp64Reference) { check_against_reference(GetParam()); }
 
-// The same with the forward, then the backward, on Hopper's warpgroup MMA, where the
-// flash kernels serve.
+// The same with each pass on each Hopper kernel in turn, where the flash kernels serve.
 TEST_P(CudaAttention, WgmmaMatchesFp64Reference) {
   const AttnCase c = GetParam();
   if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
   if (c.dtype == DType::f32 || !cuda::flash_head_dim(c.head_dim)) GTEST_SKIP() << "not a flash shape";
-  for (bool forward : {true, false}) {
-    SCOPED_TRACE(forward ? "wgmma forward" : "wgmma backward");
-    with_wgmma(forward, [&] { check_against_reference(c); });
+  for (const HopperKernels& h : kHopperKernels) {
+    SCOPED_TRACE(h.name);
+    with_kernels(h.kernels, [&] { check_against_reference(c); });
   }
 }
 
@@ -193,9 +201,9 @@ TEST_P(CudaAttentionMask, WgmmaPaddingAndZigzagMatchHost) {
   const MaskCase c = GetParam();
   if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
   if (c.dtype == DType::f32) GTEST_SKIP() << "not a flash shape";
-  for (bool forward : {true, false}) {
-    SCOPED_TRACE(forward ? "wgmma forward" : "wgmma backward");
-    with_wgmma(forward, [&] { check_masks_against_host(c); });
+  for (const HopperKernels& h : kHopperKernels) {
+    SCOPED_TRACE(h.name);
+    with_kernels(h.kernels, [&] { check_masks_against_host(c); });
   }
 }
 
@@ -301,6 +309,52 @@ TEST(CudaWgmma, ProbeProductsAreExact) {
     }
 }
 
+// Hopper's TMA copying one tile as the wgmma_tma forward does, on integers that bf16
+// holds exactly: every element must land where the swizzled layout puts it, rows past the
+// tensor's end as zeros. A wrong tensor map or box placement fails here, by name, before
+// the kernel built on it.
+TEST(CudaTma, ProbeTileHoldsTheTensorsRows) {
+  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
+  constexpr int64_t kBatch = 2, kRows = 200, kHeads = 3, kTileRows = 128;
+  for (int d : {64, 128}) {
+    auto value = [&](int64_t b, int64_t r, int64_t h, int64_t c) {
+      return double((b * 7 + r * 3 + h * 5 + c) % 201 - 100);
+    };
+    std::vector<double> src(size_t(kBatch * kRows * kHeads * d));
+    for (int64_t b = 0; b < kBatch; ++b)
+      for (int64_t r = 0; r < kRows; ++r)
+        for (int64_t h = 0; h < kHeads; ++h)
+          for (int64_t c = 0; c < d; ++c)
+            src[size_t(((b * kRows + r) * kHeads + h) * d + c)] = value(b, r, h, c);
+    Tensor t = upload(gpu(), src, {kBatch * kRows, kHeads * d}, DType::bf16);
+    Tensor tile = gpu().alloc({kTileRows, d});
+    gpu().synchronize();
+    // A tile inside the tensor, and two that run past a batch's rows: zeros there, not the
+    // next batch's rows.
+    const struct {
+      int head;
+      int64_t row;
+      int batch;
+    } boxes[] = {{2, 0, 0}, {0, 100, 0}, {1, 100, 1}};
+    for (const auto& box : boxes) {
+      ASSERT_EQ(tma_probe(t.raw(), kBatch, kRows, kHeads, d, box.head, box.row, box.batch, tile.data()),
+                cudaSuccess);
+      const std::vector<double> got = download(gpu(), tile);
+      int wrong = 0;
+      std::ostringstream first;
+      for (int64_t r = 0; r < kTileRows; ++r)
+        for (int64_t c = 0; c < d; ++c) {
+          const int64_t row = box.row + r;
+          const double want = row < kRows ? value(box.batch, row, box.head, c) : 0.0;
+          if (got[size_t(r * d + c)] != want && wrong++ < 4)
+            first << " (" << r << "," << c << "): " << got[size_t(r * d + c)] << " not " << want << ";";
+        }
+      EXPECT_EQ(wrong, 0) << "d = " << d << ", head " << box.head << ", row " << box.row << ", batch "
+                          << box.batch << ":" << first.str();
+    }
+  }
+}
+
 // Which kernel serves which head dim: the flash kernels for 64 and 128 in bf16/fp16 on
 // sm_80 and later, the SIMT kernel otherwise.
 TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
@@ -313,15 +367,21 @@ TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
   EXPECT_EQ(gpu().attention_kernel(96), "simt");
   // The wgmma kernels where they can run; elsewhere asking for them is refused.
   if (wgmma_here()) {
-    with_wgmma(true, [&] {
+    with_kernels(kHopperKernels[0].kernels, [&] {
       EXPECT_EQ(gpu().attention_kernel(128).rfind("fwd flash-wgmma 64x64, bwd flash-mma", 0), 0u);
     });
-    with_wgmma(false, [&] {
+    with_kernels(kHopperKernels[1].kernels, [&] {
       EXPECT_EQ(gpu().attention_kernel(128), "fwd flash-mma 128x32, bwd flash-wgmma dk/dv 32x64 dq 64x64");
+    });
+    with_kernels(kHopperKernels[2].kernels, [&] {
+      EXPECT_EQ(gpu().attention_kernel(64).rfind("fwd flash-wgmma-tma 128x128, bwd flash-mma", 0), 0u);
     });
   } else {
     EXPECT_THROW(gpu().set_flash_kernels({cuda::FlashFamily::mma, cuda::FlashFamily::wgmma}), InputError);
+    EXPECT_THROW(gpu().set_flash_kernels({cuda::FlashFamily::wgmma_tma, cuda::FlashFamily::mma}), InputError);
   }
+  // The TMA-fed kernel is a forward only.
+  EXPECT_THROW(gpu().set_flash_kernels({cuda::FlashFamily::mma, cuda::FlashFamily::wgmma_tma}), Error);
   gpu().set_precision(DType::f32);
   EXPECT_EQ(gpu().attention_kernel(128), "simt");
 }

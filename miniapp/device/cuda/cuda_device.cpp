@@ -44,14 +44,17 @@ cuda::Precision precision_of(DType t) {
 cuda::In in(const Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
 cuda::Out out(Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
 
-// The flash kernel family an environment variable names: mma (also when unset) or wgmma.
-cuda::FlashFamily family_from_environment(const char* variable) {
+// The flash kernel family an environment variable names: mma (also when unset), wgmma, or,
+// for the forward (`with_tma`), wgmma_tma.
+cuda::FlashFamily family_from_environment(const char* variable, bool with_tma) {
   const char* value = std::getenv(variable);
   if (!value) return cuda::FlashFamily::mma;
   const std::string name = value;
-  if (name != "mma" && name != "wgmma")
-    input_error(std::string(variable) + " is '" + name + "'; it takes mma or wgmma");
-  return name == "wgmma" ? cuda::FlashFamily::wgmma : cuda::FlashFamily::mma;
+  if (name == "mma") return cuda::FlashFamily::mma;
+  if (name == "wgmma") return cuda::FlashFamily::wgmma;
+  if (with_tma && name == "wgmma_tma") return cuda::FlashFamily::wgmma_tma;
+  input_error(std::string(variable) + " is '" + name + "'; it takes mma" +
+              (with_tma ? ", wgmma or wgmma_tma" : " or wgmma"));
 }
 
 // Launch errors (bad configuration, missing kernel image) surface here, naming the op.
@@ -99,14 +102,14 @@ CudaDevice::CudaDevice() : blocks_([](void* p) { cudaFree(p); }, BlockCache::Mem
   CUDA_CHECK(cudaMalloc(&dot_result_, sizeof(double)));
   gemm_ = std::make_unique<cuda::LtGemm>(stream_, memory());
   cuda::FlashKernels kernels;
-  kernels.forward = family_from_environment("MINICTX_FLASH_FWD");
-  kernels.backward = family_from_environment("MINICTX_FLASH_BWD");
+  kernels.forward = family_from_environment("MINICTX_FLASH_FWD", true);
+  kernels.backward = family_from_environment("MINICTX_FLASH_BWD", false);
   set_flash_kernels(kernels);
 }
 
 void CudaDevice::set_flash_kernels(cuda::FlashKernels kernels) {
-  const bool wgmma =
-      kernels.forward == cuda::FlashFamily::wgmma || kernels.backward == cuda::FlashFamily::wgmma;
+  require(kernels.backward != cuda::FlashFamily::wgmma_tma, "the wgmma_tma flash kernel is a forward only");
+  const bool wgmma = kernels.forward != cuda::FlashFamily::mma || kernels.backward != cuda::FlashFamily::mma;
   if (wgmma && !cuda::flash_wgmma_available(sm_major_, sm_minor_))
     input_error(
         "the wgmma flash kernels need a GPU of compute capability 9.0 and a build for CUDA "
@@ -374,8 +377,9 @@ void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   // cache) once queued, which the stream orders after the kernel.
   const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
                v = flash_operand(blk.v, s, s.kv_heads);
-  const auto forward =
-      flash_kernels_.forward == cuda::FlashFamily::wgmma ? cuda::flash_fwd_wgmma : cuda::flash_fwd;
+  const auto forward = flash_kernels_.forward == cuda::FlashFamily::wgmma_tma ? cuda::flash_fwd_tma
+                       : flash_kernels_.forward == cuda::FlashFamily::wgmma   ? cuda::flash_fwd_wgmma
+                                                                              : cuda::flash_fwd;
   forward(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
   check_launch("attn_fwd");
 }

@@ -40,19 +40,23 @@ void flash_fwd(const AttnArgs&, const void* q, const void* k, const void* v, flo
                cudaStream_t);
 
 // The kernel family of each pass where the flash kernels serve: mma.sync (flash_fwd.cu,
-// flash_bwd.cu; sm_80 and later) or Hopper's warpgroup MMA (flash_fwd_wgmma.cu,
-// flash_bwd_wgmma.cu; sm_90a).
-enum class FlashFamily { mma, wgmma };
+// flash_bwd.cu; sm_80 and later), Hopper's warpgroup MMA (flash_fwd_wgmma.cu,
+// flash_bwd_wgmma.cu; sm_90a), or, for the forward only, warpgroup MMA fed by TMA from a
+// producer warpgroup (flash_fwd_tma.cu; sm_90a).
+enum class FlashFamily { mma, wgmma, wgmma_tma };
 struct FlashKernels {
   FlashFamily forward = FlashFamily::mma, backward = FlashFamily::mma;
 };
-// Whether the wgmma kernels can run here: the build holds sm_90a code (CUDA architecture
-// 90a) and the GPU is compute capability 9.0.
+// Whether the wgmma (and wgmma_tma) kernels can run here: the build holds sm_90a code
+// (CUDA architecture 90a) and the GPU is compute capability 9.0.
 bool flash_wgmma_available(int sm_major, int sm_minor);
 FlashTiles flash_fwd_wgmma_tiles(int head_dim);
 FlashTiles flash_bwd_wgmma_tiles(int head_dim);
 void flash_fwd_wgmma(const AttnArgs&, const void* q, const void* k, const void* v, float* o, float* lse,
                      cudaStream_t);
+FlashTiles flash_fwd_tma_tiles(int head_dim);
+void flash_fwd_tma(const AttnArgs&, const void* q, const void* k, const void* v, float* o, float* lse,
+                   cudaStream_t);
 void flash_bwd_wgmma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
                      const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
 

@@ -43,9 +43,14 @@ std::string attention_kernel_name(int head_dim, Precision p, int sm_major, int s
                                   FlashKernels kernels) {
   if (!flash_serves(head_dim, p, sm_major, shared_bytes_optin)) return "simt";
   auto tile = [](int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); };
-  auto family = [](FlashFamily f) { return f == FlashFamily::wgmma ? "flash-wgmma" : "flash-mma"; };
-  const FlashTiles f =
-      kernels.forward == FlashFamily::wgmma ? flash_fwd_wgmma_tiles(head_dim) : flash_tiles(head_dim);
+  auto family = [](FlashFamily f) {
+    return f == FlashFamily::wgmma_tma ? "flash-wgmma-tma"
+           : f == FlashFamily::wgmma   ? "flash-wgmma"
+                                       : "flash-mma";
+  };
+  const FlashTiles f = kernels.forward == FlashFamily::wgmma_tma ? flash_fwd_tma_tiles(head_dim)
+                       : kernels.forward == FlashFamily::wgmma   ? flash_fwd_wgmma_tiles(head_dim)
+                                                                 : flash_tiles(head_dim);
   const FlashTiles b =
       kernels.backward == FlashFamily::wgmma ? flash_bwd_wgmma_tiles(head_dim) : flash_tiles(head_dim);
   return std::string("fwd ") + family(kernels.forward) + " " + tile(f.fwd_q, f.fwd_k) + ", bwd " +

@@ -77,7 +77,8 @@ constexpr bool descriptors_describe_tiles() {
   return true;
 }
 static_assert(descriptors_describe_tiles<32, 128>() && descriptors_describe_tiles<64, 64>() &&
-                  descriptors_describe_tiles<64, 128>() && descriptors_describe_tiles<128, 64>(),
+                  descriptors_describe_tiles<64, 128>() && descriptors_describe_tiles<128, 64>() &&
+                  descriptors_describe_tiles<128, 128>(),
               "swizzled tiles and wgmma descriptors disagree");
 
 // Matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address, leading and

@@ -1,0 +1,212 @@
+#include <cmath>
+
+#include "device/cuda/attention_common.cuh"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/flash_attention.hpp"
+#include "device/cuda/flash_rows.cuh"
+#include "device/cuda/mma_fragments.cuh"
+#include "device/cuda/tma_pipeline.cuh"
+#include "device/cuda/wgmma_fragments.cuh"
+
+// The forward flash kernel with FlashAttention-3's division of labour (sm_90a): a block
+// of three warpgroups owns 128 queries of one head. The producer warpgroup gives its
+// registers up and one of its threads streams the Q tile and the K/V tiles with TMA into
+// a ring of kStages stages, each stage's arrival counted on an mbarrier; the two consumer
+// warpgroups own 64 queries each and run flash_fwd_wgmma.cu's step on every key tile
+// (S = QKᵀ from shared memory, mask and online softmax in registers, O += PV with P in
+// registers), freeing the K tile once S is formed and the V tile after PV, each on an
+// mbarrier of its own, for the producer to refill.
+// Both consumers read each K/V tile once loaded, so a tile feeds 128 queries, and no
+// consumer thread spends an instruction on loads. Not yet in it: FlashAttention-3's
+// overlap of one tile's softmax with the next tile's products inside a warpgroup, and
+// the ping-pong ordering of the two consumers.
+namespace minictx::cuda {
+namespace {
+
+using namespace attn;
+
+constexpr int kConsumers = 2;                     // warpgroups of 64 queries
+constexpr int kRowsPerBlock = 64 * kConsumers;    // wgmma's M per consumer
+constexpr int kThreads = 128 * (kConsumers + 1);  // and the producer warpgroup
+constexpr int kStages = 2;                        // K/V tiles in flight
+constexpr int kKeyTile = 128;                     // keys per K/V tile, both head dims
+// setmaxnreg moves registers within the block's allocation at launch (65536 / kThreads a
+// thread, rounded down to 8): a consumer's claim waits for what the producer gave up, so a
+// claim beyond it would never be granted.
+constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
+constexpr int kLaunchRegisters = (65536 / kThreads) / 8 * 8;
+static_assert(kProducerRegisters % 8 == 0 && kConsumerRegisters % 8 == 0 && kProducerRegisters >= 24 &&
+                  kConsumerRegisters <= 256,
+              "setmaxnreg takes multiples of 8 in [24, 256]");
+static_assert(kProducerRegisters * 128 + kConsumerRegisters * 128 * kConsumers <= kLaunchRegisters * kThreads,
+              "the consumers claim no more registers than the producer gives up");
+
+template <int kD>
+struct TmaFwdShape {
+  static constexpr int kQBytes = kRowsPerBlock * kD * 2;
+  static constexpr int kStageBytes = kKeyTile * kD * 2;  // one K or V tile
+  // Barriers: Q loaded; per stage K loaded, V loaded, K free, V free.
+  static constexpr int kBarriers = 1 + 4 * kStages;
+  static constexpr size_t kSharedBytes =
+      wgmma::kAlignmentSlack + size_t(kQBytes + 2 * kStages * kStageBytes) + size_t(kBarriers) * 8;
+};
+
+template <int kD, bool kBf16>
+__global__ void __launch_bounds__(kThreads, 1)
+    flash_fwd_tma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                         const __grid_constant__ CUtensorMap v_map, AttnArgs a, float* o, float* lse) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Shape = TmaFwdShape<kD>;
+  constexpr int kStage = Shape::kStageBytes;
+  extern __shared__ unsigned char shared[];
+  unsigned char* aligned = wgmma::aligned_tiles(shared);
+  const uint32_t qs = mma::shared_address(aligned), ks = qs + Shape::kQBytes, vs = ks + kStages * kStage;
+  const uint32_t q_loaded = vs + kStages * kStage;  // then per stage: K, V loaded; K, V free
+  auto barrier = [&](int kind, int s) { return q_loaded + 8u * uint32_t(1 + kind * kStages + s); };
+  auto k_loaded = [&](int s) { return barrier(0, s); };
+  auto v_loaded = [&](int s) { return barrier(1, s); };
+  auto k_free = [&](int s) { return barrier(2, s); };
+  auto v_free = [&](int s) { return barrier(3, s); };
+
+  const QueryTile tile = query_tile<kRowsPerBlock>(a);
+  if (tile.keys == 0) return;  // nothing visible: the running (o, lse) stays
+  const int key_tiles = int((tile.keys + kKeyTile - 1) / kKeyTile);
+
+  if (threadIdx.x == 0) {
+    tma::barrier_init(q_loaded, 1);
+    for (int s = 0; s < kStages; ++s) {
+      tma::barrier_init(k_loaded(s), 1);
+      tma::barrier_init(v_loaded(s), 1);
+      tma::barrier_init(k_free(s), 128 * kConsumers);  // every consumer thread
+      tma::barrier_init(v_free(s), 128 * kConsumers);
+    }
+    tma::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (threadIdx.x < 128) {  // the producer warpgroup
+    tma::release_registers<kProducerRegisters>();
+    if (threadIdx.x != 0) return;
+    tma::arrive_expect_bytes(q_loaded, Shape::kQBytes);
+    tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, q_loaded, tile.h, tile.i0, tile.b);
+    for (int t = 0; t < key_tiles; ++t) {
+      const int s = t % kStages;
+      // The consumers freed this stage's previous K, then its V (the first round passes at
+      // once): K is free once S is formed, so the next K loads under the PV product.
+      const uint32_t parity = ((t / kStages) & 1) ^ 1;
+      tma::wait(k_free(s), parity);
+      tma::arrive_expect_bytes(k_loaded(s), kStage);
+      tma::load_tile<kKeyTile, kD>(ks + s * kStage, &k_map, k_loaded(s), tile.g, int64_t(t) * kKeyTile,
+                                   tile.b);
+      tma::wait(v_free(s), parity);
+      tma::arrive_expect_bytes(v_loaded(s), kStage);
+      tma::load_tile<kKeyTile, kD>(vs + s * kStage, &v_map, v_loaded(s), tile.g, int64_t(t) * kKeyTile,
+                                   tile.b);
+    }
+    return;
+  }
+
+  tma::claim_registers<kConsumerRegisters>();
+  // Consumer warp w (0..7) holds rows 16w..16w+15 of the block, in warpgroup w / 4.
+  const int warp = int(threadIdx.x) / kWarp - 4, lane = int(threadIdx.x) % kWarp;
+  const int group = lane >> 2, tig = lane & 3;
+  const uint32_t q_rows = qs + uint32_t((warp / 4) * 64 * 128);  // the warpgroup's 64 rows of each slab
+  int64_t qpos[2];  // this thread's rows: group and group + 8 of its warp's 16
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) qpos[rr] = a.q_pos[tile.i0 + min(row_of<1>(warp, group, rr), tile.tq - 1)];
+  const float scale_log2 = a.scale * kLog2e;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  float acc[1][kD / 8][4] = {};
+
+  tma::wait(q_loaded, 0);
+  for (int t = 0; t < key_tiles; ++t) {
+    const int s = t % kStages;
+    const uint32_t parity = (t / kStages) & 1;
+    const uint32_t kt = ks + s * kStage, vt = vs + s * kStage;
+    const int64_t* kp = a.k_pos + int64_t(t) * kKeyTile;  // read only where the tile needs the mask
+
+    tma::wait(k_loaded(s), parity);
+    float sc[1][kKeyTile / 8][4] = {};
+    wgmma::fence_operands(sc[0]);
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < kD / 16; ++kc)
+      wgmma::mma_ss<kKeyTile, kBf16>(sc[0], wgmma::k_major<kRowsPerBlock>(q_rows, kc),
+                                     wgmma::k_major<kKeyTile>(kt, kc));
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(sc[0]);
+    tma::arrive(k_free(s));  // this thread's reads of the K tile are done
+
+    const int valid = tile_rows(a.k_len - int64_t(t) * kKeyTile, kKeyTile);
+    const int64_t last_key = kp[valid - 1];
+    if (valid < kKeyTile || last_key >= a.real_len || (a.causal && last_key > tile.first_query))
+      mask_scores<1, kKeyTile>(sc, a, kp, qpos, valid, tig);
+    online_softmax<1, kKeyTile, kD>(sc, acc, row_max, row_sum, scale_log2);
+
+    uint32_t pa[kKeyTile / 16][4];
+#pragma unroll
+    for (int kc = 0; kc < kKeyTile / 16; ++kc) mma::a_from_c<kBf16>(pa[kc], sc[0][2 * kc], sc[0][2 * kc + 1]);
+    tma::wait(v_loaded(s), parity);
+    wgmma::fence_operands(acc[0]);
+    wgmma::fence_operands(pa);
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < kKeyTile / 16; ++kc)
+      wgmma::mma_rs<kD, kBf16>(acc[0], pa[kc], wgmma::mn_major<kKeyTile>(vt, kc));
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(acc[0]);
+    wgmma::fence_operands(pa);
+    tma::arrive(v_free(s));  // and of the V tile
+  }
+
+  merge_rows<1, kD>(acc, row_max, row_sum, a, o, lse, tile.b, tile.h, tile.i0, tile.tq, warp, group, tig);
+#else
+  __trap();  // built without sm_90a: flash_wgmma_available() never chooses this kernel
+#endif
+}
+
+template <int kD, bool kBf16>
+void launch_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+                    cudaStream_t stream) {
+  using Shape = TmaFwdShape<kD>;
+  auto* kernel = flash_fwd_tma_kernel<kD, kBf16>;
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
+  check(raised, "flash_fwd_tma shared memory");
+  // The operands are compact [batch, len, heads, D] copies (flash_attention.hpp).
+  const CUtensorMap q_map = tma::tile_map(q, kBf16, a.batch, a.q_len, a.heads, kD, kRowsPerBlock);
+  const CUtensorMap k_map = tma::tile_map(k, kBf16, a.batch, a.k_len, a.kv_heads, kD, kKeyTile);
+  const CUtensorMap v_map = tma::tile_map(v, kBf16, a.batch, a.k_len, a.kv_heads, kD, kKeyTile);
+  const dim3 grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
+  kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(q_map, k_map, v_map, a, o, lse);
+}
+
+template <bool kBf16>
+void tma_for_head_dim(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+                      cudaStream_t stream) {
+  if (a.head_dim == 64)
+    launch_fwd_tma<64, kBf16>(a, q, k, v, o, lse, stream);
+  else
+    launch_fwd_tma<128, kBf16>(a, q, k, v, o, lse, stream);
+}
+
+}  // namespace
+
+FlashTiles flash_fwd_tma_tiles(int head_dim) {
+  FlashTiles t = flash_tiles(head_dim);
+  t.fwd_q = kRowsPerBlock;
+  t.fwd_k = kKeyTile;
+  return t;
+}
+
+void flash_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+                   cudaStream_t stream) {
+  if (a.precision == Precision::bf16)
+    tma_for_head_dim<true>(a, q, k, v, o, lse, stream);
+  else
+    tma_for_head_dim<false>(a, q, k, v, o, lse, stream);
+}
+
+}  // namespace minictx::cuda

@@ -1,0 +1,127 @@
+#pragma once
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/error.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/mma_fragments.cuh"
+
+// Hopper's tensor memory accelerator (TMA) and the shared-memory barriers that pace it
+// (sm_90a; PTX ISA, "Tensor Copy" and "mbarrier"): a tile of a [batch, rows, heads, D]
+// 16-bit tensor copied by one thread's instruction straight into the 128-byte-swizzled
+// layout the wgmma descriptors read (wgmma_fragments.cuh), its completion counted in bytes
+// on an mbarrier that the reading threads wait on. Rows past the tensor's end arrive as
+// zeros.
+namespace minictx::cuda::tma {
+
+// The columns one TMA box carries: one 128-byte swizzle span of 16-bit elements, i.e. one
+// slab of the swizzled tile.
+constexpr int kBoxColumns = 64;
+
+// A tensor map of a [batch, rows, heads, d] 16-bit tensor (row-major, contiguous) whose
+// boxes are box_rows rows × 64 columns of one head, swizzled by 128 bytes. Host code:
+// the driver's encoder is reached through the runtime, so nothing links libcuda.
+inline CUtensorMap tile_map(const void* base, bool bf16, int64_t batch, int64_t rows, int64_t heads,
+                            int64_t d, int box_rows) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050  // the versioned query; the plain one is deprecated from then on
+    check(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found),
+          "cuTensorMapEncodeTiled entry point");
+#else
+    check(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found),
+          "cuTensorMapEncodeTiled entry point");
+#endif
+    if (found != cudaDriverEntryPointSuccess || !fn)
+      fail(rank_label() + ": the driver has no cuTensorMapEncodeTiled");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  CUtensorMap map;
+  const cuuint64_t dims[4] = {cuuint64_t(d), cuuint64_t(heads), cuuint64_t(rows), cuuint64_t(batch)};
+  const cuuint64_t strides[3] = {cuuint64_t(d) * 2, cuuint64_t(heads * d) * 2,
+                                 cuuint64_t(rows * heads * d) * 2};
+  const cuuint32_t box[4] = {kBoxColumns, 1, cuuint32_t(box_rows), 1};
+  const cuuint32_t steps[4] = {1, 1, 1, 1};
+  const CUresult made = encode(
+      &map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+      const_cast<void*>(base), dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (made != CUDA_SUCCESS)
+    fail(rank_label() + ": cuTensorMapEncodeTiled refused a tile map (CUresult " + std::to_string(int(made)) +
+         ")");
+  return map;
+}
+
+// Shared-memory barriers. A phase completes when `count` threads have arrived and the
+// bytes announced by arrive_expect_bytes have landed; waiting names the phase by its
+// parity (0, 1, 0, ...). A freshly initialised barrier counts its phase before the first
+// as complete, so a producer's first wait for a free stage, on parity 1, passes.
+__device__ __forceinline__ void barrier_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Makes the initialised barriers visible to the async proxy (TMA) as well.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Arrives and announces `bytes` that copies completing on this barrier will bring.
+__device__ __forceinline__ void arrive_expect_bytes(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// A phase that never completes (a wrong byte count, a lost arrival) stops the kernel with
+// an error instead of hanging it: a legitimate wait is one tile's copy, microseconds, far
+// below the bound.
+__device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
+  constexpr uint32_t kMaxTries = 1u << 26;
+  uint32_t done = 0;
+  for (uint32_t tries = 0; !done; ++tries) {
+    if (tries == kMaxTries) __trap();
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  }
+}
+
+// Copies the box at (column, head, row, batch) of `map` to `dst` (1024-byte aligned),
+// completing on `bar`.
+__device__ __forceinline__ void load_box(uint32_t dst, const CUtensorMap* map, uint32_t bar, int column,
+                                         int head, int row, int batch) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, "
+      "%6}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(column), "r"(head), "r"(row), "r"(batch)
+      : "memory");
+}
+
+// Copies rows [row, row + kRows) × all kD columns of head `head`, batch `batch` into the
+// swizzled tile at `tile`: one box per 64-column slab (kRows · 128 bytes apart), completing
+// on `bar`, which must expect kRows · kD · 2 bytes.
+template <int kRows, int kD>
+__device__ __forceinline__ void load_tile(uint32_t tile, const CUtensorMap* map, uint32_t bar, int head,
+                                          int64_t row, int batch) {
+#pragma unroll
+  for (int slab = 0; slab < kD / kBoxColumns; ++slab)
+    load_box(tile + uint32_t(slab * kRows * 128), map, bar, slab * kBoxColumns, head, int(row), batch);
+}
+
+// Hands registers between warpgroups (all threads of a warpgroup execute it): a producer
+// that only issues copies gives its registers up to the consumers' accumulators.
+template <int kRegisters>
+__device__ __forceinline__ void release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+template <int kRegisters>
+__device__ __forceinline__ void claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+
+}  // namespace minictx::cuda::tma
