@@ -1,8 +1,7 @@
-#include <cmath>
-
 #include "device/cuda/attention_common.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
+#include "device/cuda/flash_fwd_wgmma_tile.cuh"
 #include "device/cuda/flash_rows.cuh"
 #include "device/cuda/mma_fragments.cuh"
 #include "device/cuda/tma_pipeline.cuh"
@@ -12,14 +11,14 @@
 // of three warpgroups owns 128 queries of one head. The producer warpgroup gives its
 // registers up and one of its threads streams the Q tile and the K/V tiles with TMA into
 // a ring of kStages stages, each stage's arrival counted on an mbarrier; the two consumer
-// warpgroups own 64 queries each and run flash_fwd_wgmma.cu's step on every key tile
-// (S = QKᵀ from shared memory, mask and online softmax in registers, O += PV with P in
-// registers), freeing the K tile once S is formed and the V tile after PV, each on an
-// mbarrier of its own, for the producer to refill.
-// Both consumers read each K/V tile once loaded, so a tile feeds 128 queries, and no
-// consumer thread spends an instruction on loads. Not yet in it: FlashAttention-3's
-// overlap of one tile's softmax with the next tile's products inside a warpgroup, and
-// the ping-pong ordering of the two consumers.
+// warpgroups own 64 queries each and run the wgmma forward's step on every key tile
+// (flash_fwd_wgmma_tile.cuh: S = QKᵀ from shared memory, mask and online softmax in
+// registers, O += PV with P in registers), freeing the K tile once S is formed and the V
+// tile after PV, each on an mbarrier of its own, for the producer to refill. Both
+// consumers read each K/V tile once loaded, so a tile feeds 128 queries, and no consumer
+// thread spends an instruction on loads. Not yet in it: FlashAttention-3's overlap of one
+// tile's softmax with the next tile's products inside a warpgroup, and the ping-pong
+// ordering of the two consumers.
 namespace minictx::cuda {
 namespace {
 
@@ -111,57 +110,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp = int(threadIdx.x) / kWarp - 4, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
   const uint32_t q_rows = qs + uint32_t((warp / 4) * 64 * 128);  // the warpgroup's 64 rows of each slab
-  int64_t qpos[2];  // this thread's rows: group and group + 8 of its warp's 16
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) qpos[rr] = a.q_pos[tile.i0 + min(row_of<1>(warp, group, rr), tile.tq - 1)];
+  WgmmaForwardRows<kD> rows = wgmma_forward_rows<kD>(a, tile.i0, tile.tq, warp, group);
   const float scale_log2 = a.scale * kLog2e;
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
-  float acc[1][kD / 8][4] = {};
 
   tma::wait(q_loaded, 0);
   for (int t = 0; t < key_tiles; ++t) {
     const int s = t % kStages;
     const uint32_t parity = (t / kStages) & 1;
-    const uint32_t kt = ks + s * kStage, vt = vs + s * kStage;
-    const int64_t* kp = a.k_pos + int64_t(t) * kKeyTile;  // read only where the tile needs the mask
-
     tma::wait(k_loaded(s), parity);
-    float sc[1][kKeyTile / 8][4] = {};
-    wgmma::fence_operands(sc[0]);
-    wgmma::fence();
-#pragma unroll
-    for (int kc = 0; kc < kD / 16; ++kc)
-      wgmma::mma_ss<kKeyTile, kBf16>(sc[0], wgmma::k_major<kRowsPerBlock>(q_rows, kc),
-                                     wgmma::k_major<kKeyTile>(kt, kc));
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(sc[0]);
-    tma::arrive(k_free(s));  // this thread's reads of the K tile are done
-
-    const int valid = tile_rows(a.k_len - int64_t(t) * kKeyTile, kKeyTile);
-    const int64_t last_key = kp[valid - 1];
-    if (valid < kKeyTile || last_key >= a.real_len || (a.causal && last_key > tile.first_query))
-      mask_scores<1, kKeyTile>(sc, a, kp, qpos, valid, tig);
-    online_softmax<1, kKeyTile, kD>(sc, acc, row_max, row_sum, scale_log2);
-
-    uint32_t pa[kKeyTile / 16][4];
-#pragma unroll
-    for (int kc = 0; kc < kKeyTile / 16; ++kc) mma::a_from_c<kBf16>(pa[kc], sc[0][2 * kc], sc[0][2 * kc + 1]);
-    tma::wait(v_loaded(s), parity);
-    wgmma::fence_operands(acc[0]);
-    wgmma::fence_operands(pa);
-    wgmma::fence();
-#pragma unroll
-    for (int kc = 0; kc < kKeyTile / 16; ++kc)
-      wgmma::mma_rs<kD, kBf16>(acc[0], pa[kc], wgmma::mn_major<kKeyTile>(vt, kc));
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(acc[0]);
-    wgmma::fence_operands(pa);
+    wgmma_forward_tile<kRowsPerBlock, kKeyTile, kD, kBf16>(
+        rows, q_rows, ks + s * kStage, vs + s * kStage, a.k_pos + int64_t(t) * kKeyTile, t, tile.first_query,
+        a, scale_log2, tig, [&] { tma::arrive(k_free(s)); },  // this thread's reads of the K tile are done
+        [&] { tma::wait(v_loaded(s), parity); });
     tma::arrive(v_free(s));  // and of the V tile
   }
 
-  merge_rows<1, kD>(acc, row_max, row_sum, a, o, lse, tile.b, tile.h, tile.i0, tile.tq, warp, group, tig);
+  merge_rows<1, kD>(rows.acc, rows.row_max, rows.row_sum, a, o, lse, tile.b, tile.h, tile.i0, tile.tq, warp,
+                    group, tig);
 #else
   __trap();  // built without sm_90a: flash_wgmma_available() never chooses this kernel
 #endif

@@ -1,8 +1,7 @@
-#include <cmath>
-
 #include "device/cuda/attention_common.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
+#include "device/cuda/flash_fwd_wgmma_tile.cuh"
 #include "device/cuda/flash_rows.cuh"
 #include "device/cuda/mma_fragments.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
@@ -13,7 +12,8 @@
 // K tile from shared memory; P, rounded to 16 bits in registers, is the A operand of
 // O += PV, one wgmma m64n{kD} per 16 keys with V from shared memory. K/V tiles are
 // double-buffered with cp.async as in the mma.sync kernel; masking, the online softmax
-// and the merge into the running (O, LSE) are the same code (flash_rows.cuh). Not yet
+// and the merge into the running (O, LSE) are the same code (flash_rows.cuh), and the
+// step on one key tile is the TMA-fed kernel's (flash_fwd_wgmma_tile.cuh). Not yet
 // FlashAttention-3: no TMA, no producer warps, no overlap of the softmax with the next
 // product inside a block (two blocks per SM overlap each other's).
 namespace minictx::cuda {
@@ -69,50 +69,16 @@ __global__ void __launch_bounds__(kThreads)
   load_kv(0);
   mma::cp_async_commit();
 
-  int64_t qpos[2];  // this thread's rows: group and group + 8 of its warp's 16
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) qpos[rr] = a.q_pos[i0 + min(row_of<1>(warp, group, rr), tq - 1)];
+  WgmmaForwardRows<kD> rows = wgmma_forward_rows<kD>(a, i0, tq, warp, group);
   const float scale_log2 = a.scale * kLog2e;
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
-  float acc[1][kD / 8][4] = {};
-
   for (int t = 0; t < key_tiles; ++t) {
     wgmma::pipeline_step(t + 1 < key_tiles, [&] { load_kv(t + 1); });
     const uint32_t kt = ks + (t & 1) * kStage, vt = vs + (t & 1) * kStage;
-    const int64_t* kp = kpos + (t & 1) * kBc;
-
-    float s[1][kBc / 8][4] = {};
-    wgmma::fence_operands(s[0]);
-    wgmma::fence();
-#pragma unroll
-    for (int kc = 0; kc < kD / 16; ++kc)
-      wgmma::mma_ss<kBc, kBf16>(s[0], wgmma::k_major<kRowsPerBlock>(qs, kc), wgmma::k_major<kBc>(kt, kc));
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(s[0]);
-
-    const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
-    const int64_t last_key = kp[valid - 1];
-    if (valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query))
-      mask_scores<1, kBc>(s, a, kp, qpos, valid, tig);
-    online_softmax<1, kBc, kD>(s, acc, row_max, row_sum, scale_log2);
-
-    uint32_t pa[kBc / 16][4];
-#pragma unroll
-    for (int kc = 0; kc < kBc / 16; ++kc) mma::a_from_c<kBf16>(pa[kc], s[0][2 * kc], s[0][2 * kc + 1]);
-    wgmma::fence_operands(acc[0]);
-    wgmma::fence_operands(pa);
-    wgmma::fence();
-#pragma unroll
-    for (int kc = 0; kc < kBc / 16; ++kc)
-      wgmma::mma_rs<kD, kBf16>(acc[0], pa[kc], wgmma::mn_major<kBc>(vt, kc));
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(acc[0]);
-    wgmma::fence_operands(pa);
+    wgmma_forward_tile<kRowsPerBlock, kBc, kD, kBf16>(
+        rows, qs, kt, vt, kpos + (t & 1) * kBc, t, first_query, a, scale_log2, tig, [] {}, [] {});
   }
 
-  merge_rows<1, kD>(acc, row_max, row_sum, a, o, lse, b, h, i0, tq, warp, group, tig);
+  merge_rows<1, kD>(rows.acc, rows.row_max, rows.row_sum, a, o, lse, b, h, i0, tq, warp, group, tig);
 #else
   __trap();  // built without sm_90a: flash_wgmma_available() never chooses this kernel
 #endif

@@ -1,0 +1,89 @@
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "device/cuda/attention_common.cuh"
+#include "device/cuda/flash_rows.cuh"
+#include "device/cuda/mma_fragments.cuh"
+#include "device/cuda/wgmma_fragments.cuh"
+
+// The forward's work on one key tile for a warpgroup's 64 queries on Hopper's warpgroup
+// MMA, shared by the kernel that loads its tiles with cp.async (flash_fwd_wgmma.cu) and
+// the one fed by TMA (flash_fwd_tma.cu): S = QKᵀ from shared memory, the mask and the
+// online softmax in registers, O += PV with P in registers and V from shared memory.
+namespace minictx::cuda::attn {
+
+// A thread's two query rows (group and group + 8 of its warp's 16): their positions, the
+// online softmax's running maximum and sum, and the output accumulator.
+template <int kD>
+struct WgmmaForwardRows {
+  int64_t qpos[2];
+  float row_max[2], row_sum[2];
+  float acc[1][kD / 8][4];
+};
+
+// The rows of consumer warp `warp` (rows 16·warp.. of a query tile of tq rows from i0),
+// before any key tile: rows past the tile take the last row's position (nothing stores
+// them).
+template <int kD>
+__device__ __forceinline__ WgmmaForwardRows<kD> wgmma_forward_rows(const AttnArgs& a, int64_t i0, int tq,
+                                                                   int warp, int group) {
+  WgmmaForwardRows<kD> r;
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    r.qpos[rr] = a.q_pos[i0 + min(row_of<1>(warp, group, rr), tq - 1)];
+    r.row_max[rr] = -INFINITY;
+    r.row_sum[rr] = 0.0f;
+  }
+#pragma unroll
+  for (int n = 0; n < kD / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) r.acc[0][n][e] = 0.0f;
+  return r;
+}
+
+// Key tile t (kBc keys at swizzled K and V tiles kt, vt; kp: their positions) for the
+// warpgroup whose 64 query rows start at q_rows, in a Q tile of kQRows rows. first_query:
+// the position of the block's first query, for the causal test. after_scores() runs once
+// S is formed (the K tile is no longer read), before_values() before the V tile is read.
+template <int kQRows, int kBc, int kD, bool kBf16, class AfterScores, class BeforeValues>
+__device__ __forceinline__ void wgmma_forward_tile(WgmmaForwardRows<kD>& r, uint32_t q_rows, uint32_t kt,
+                                                   uint32_t vt, const int64_t* kp, int t, int64_t first_query,
+                                                   const AttnArgs& a, float scale_log2, int tig,
+                                                   AfterScores&& after_scores, BeforeValues&& before_values) {
+  float s[1][kBc / 8][4] = {};
+  wgmma::fence_operands(s[0]);
+  wgmma::fence();
+#pragma unroll
+  for (int kc = 0; kc < kD / 16; ++kc)
+    wgmma::mma_ss<kBc, kBf16>(s[0], wgmma::k_major<kQRows>(q_rows, kc), wgmma::k_major<kBc>(kt, kc));
+  wgmma::commit();
+  wgmma::wait<0>();
+  wgmma::fence_operands(s[0]);
+  after_scores();
+
+  // Only tiles that reach padding, the block's end or (causally) past the first query
+  // need the per-element mask.
+  const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
+  const int64_t last_key = kp[valid - 1];
+  if (valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query))
+    mask_scores<1, kBc>(s, a, kp, r.qpos, valid, tig);
+  online_softmax<1, kBc, kD>(s, r.acc, r.row_max, r.row_sum, scale_log2);
+
+  uint32_t pa[kBc / 16][4];
+#pragma unroll
+  for (int kc = 0; kc < kBc / 16; ++kc) mma::a_from_c<kBf16>(pa[kc], s[0][2 * kc], s[0][2 * kc + 1]);
+  before_values();
+  wgmma::fence_operands(r.acc[0]);
+  wgmma::fence_operands(pa);
+  wgmma::fence();
+#pragma unroll
+  for (int kc = 0; kc < kBc / 16; ++kc)
+    wgmma::mma_rs<kD, kBf16>(r.acc[0], pa[kc], wgmma::mn_major<kBc>(vt, kc));
+  wgmma::commit();
+  wgmma::wait<0>();
+  wgmma::fence_operands(r.acc[0]);
+  wgmma::fence_operands(pa);
+}
+
+}  // namespace minictx::cuda::attn
