@@ -107,7 +107,7 @@ stage_sanitize() {
   local filter='*bf16_h4kv2_d64_len1000_causal*:*bf16_h8kv1_d128_len515_causal*:*fp16_h4kv4_d128_len777_full*'
   filter+=':*fp16_h2kv2_d96_len200_causal*:*PaddingAndZigzagMatchHost/bf16_d64:*PaddingAndZigzagMatchHost/fp16_d128'
   filter+=':CudaFlashOperands.*:CudaElementWise.ModelOperationsOn16BitTensorsMatchHost'
-  filter+=':CudaWgmma.*:CudaTma.*:*WgmmaPaddingAndZigzagMatchHost*'
+  filter+=':CudaWgmma.*:CudaTma.*:*WgmmaPaddingAndZigzagMatchHost*:*WgmmaTmaForwardPaddingAndZigzagMatchHost*'
   local tool log=/tmp/minictx-sanitize.log failed=0
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool" | tee -a "$out/ctest-gpu.log"
