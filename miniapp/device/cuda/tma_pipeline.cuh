@@ -8,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
-#include "device/cuda/mma_fragments.cuh"
 
 // Hopper's tensor memory accelerator (TMA) and the shared-memory barriers that pace it
 // (sm_90a; PTX ISA, "Tensor Copy" and "mbarrier"): a tile of a [batch, rows, heads, D]
