@@ -61,9 +61,9 @@ void with_kernels(cuda::FlashKernels kernels, Check&& check) {
   gpu().set_flash_kernels({});
 }
 
-// The Hopper kernels, one pass at a time beside mma.sync in the other: the wgmma tests
-// take the first two, the wgmma_tma tests the third, so that a failure of the TMA-fed
-// kernel (whose trap ends its process) is named apart from the others.
+// The wgmma kernels, one pass at a time beside mma.sync in the other. The TMA-fed forward
+// has tests of its own: its trap (a barrier that never completes) ends the test's
+// process, and the failure is then named apart from the others.
 struct HopperKernels {
   const char* name;
   cuda::FlashKernels kernels;
