@@ -29,15 +29,8 @@ constexpr int kRowsPerBlock = 64 * kConsumers;    // wgmma's M per consumer
 constexpr int kThreads = 128 * (kConsumers + 1);  // and the producer warpgroup
 constexpr int kStages = 2;                        // K/V tiles in flight
 constexpr int kKeyTile = 128;                     // keys per K/V tile, both head dims
-// setmaxnreg moves registers within the block's allocation at launch (65536 / kThreads a
-// thread, rounded down to 8): a consumer's claim waits for what the producer gave up, so a
-// claim beyond it would never be granted.
 constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
-constexpr int kLaunchRegisters = (65536 / kThreads) / 8 * 8;
-static_assert(kProducerRegisters % 8 == 0 && kConsumerRegisters % 8 == 0 && kProducerRegisters >= 24 &&
-                  kConsumerRegisters <= 256,
-              "setmaxnreg takes multiples of 8 in [24, 256]");
-static_assert(kProducerRegisters * 128 + kConsumerRegisters * 128 * kConsumers <= kLaunchRegisters * kThreads,
+static_assert(tma::register_split_fits(kConsumers, kProducerRegisters, kConsumerRegisters),
               "the consumers claim no more registers than the producer gives up");
 
 template <int kD>

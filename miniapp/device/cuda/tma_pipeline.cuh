@@ -112,6 +112,16 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const CUtensorMap* map,
     load_box(tile + uint32_t(slab * kRows * 128), map, bar, slab * kBoxColumns, head, int(row), batch);
 }
 
+// Whether a block of one producer and `consumers` consumer warpgroups can hand registers
+// over with setmaxnreg: both counts multiples of 8 in [24, 256], and the consumers'
+// claims covered by what the producer gives up of the block's allocation at launch
+// (65536 / threads a thread, rounded down to 8), since a claim waits until it is.
+constexpr bool register_split_fits(int consumers, int producer, int consumer) {
+  const int threads = 128 * (consumers + 1), at_launch = (65536 / threads) / 8 * 8;
+  return producer % 8 == 0 && consumer % 8 == 0 && producer >= 24 && consumer <= 256 &&
+         producer * 128 + consumer * 128 * consumers <= at_launch * threads;
+}
+
 // Hands registers between warpgroups (all threads of a warpgroup execute it): a producer
 // that only issues copies gives its registers up to the consumers' accumulators.
 template <int kRegisters>
