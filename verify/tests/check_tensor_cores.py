@@ -4,7 +4,8 @@ machine without a GPU (issue 12). Each source is compiled as the build compiles 
 each of the build's architectures, keeping the PTX: every flash kernel must hold the
 m16n8k16 MMA fed by ldmatrix, and the SIMT kernels none (so the check can tell the two
 apart); the Hopper kernels (--wgmma) must hold wgmma.mma_async where the architecture is
-90a (elsewhere they are not built). Where cuobjdump is installed (a full CUDA toolkit)
+90a (elsewhere they are not built), and ptxas must not serialise their wgmma operations
+for want of registers (its note C7512). Where cuobjdump is installed (a full CUDA toolkit)
 the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers and spills per
 kernel, from ptxas -v, are printed for the README.
 
@@ -123,6 +124,10 @@ for arch in [a for a in args.arch if a == "90a"]:
         entries = ptx_entries(ptx)
         if not entries:
             failures.append(f"{source} sm_{arch}: no kernel in the PTX")
+        # ptxas serialises a kernel's wgmma operations (each waits for the last) when their
+        # registers do not fit: the asynchronous tensor-core pipeline is then lost.
+        for m in re.finditer(r"\(C7512\)[^']*'([^']+)'", log):
+            failures.append(f"{short(m.group(1))} sm_{arch}: ptxas serialises its wgmma operations (C7512)")
         for name, body in entries.items():
             if "wgmma.mma_async" not in body:
                 failures.append(f"{short(name)} sm_{arch}: no wgmma.mma_async in its PTX")
