@@ -4,10 +4,10 @@ machine without a GPU (issue 12). Each source is compiled as the build compiles 
 each of the build's architectures, keeping the PTX: every flash kernel must hold the
 m16n8k16 MMA fed by ldmatrix, and the SIMT kernels none (so the check can tell the two
 apart); the Hopper kernels (--wgmma) must hold wgmma.mma_async where the architecture is
-90a (elsewhere they are not built), and ptxas must not serialise their wgmma operations
-for want of registers (its note C7512). Where cuobjdump is installed (a full CUDA toolkit)
-the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers and spills per
-kernel, from ptxas -v, are printed for the README.
+90a (elsewhere they are not built), spill no register, and ptxas must not serialise their
+wgmma operations for want of registers (its note C7512). Where cuobjdump is installed (a
+full CUDA toolkit) the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers
+and spills per kernel, from ptxas -v, are printed for the README.
 
   check_tensor_cores.py --nvcc NVCC --include DIR --arch 80 --arch 90a \
       --flash flash_fwd.cu --flash flash_bwd.cu --wgmma flash_fwd_wgmma.cu \
@@ -139,6 +139,8 @@ for arch in [a for a in args.arch if a == "90a"]:
                     failures.append(f"{short(name)} sm_{arch}: HGMMA missing from its SASS")
         for name, (regs, spill) in resources(log).items():
             print(f"| {short(name)} | sm_{arch} | {regs} | {spill} |")
+            if spill:
+                failures.append(f"{short(name)} sm_{arch}: {spill} bytes of register spills")
 
 print("SASS:", "checked with cuobjdump" if sass_checked else "not checked (no cuobjdump here); PTX checked")
 if failures:
