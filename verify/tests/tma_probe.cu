@@ -33,7 +33,7 @@ __global__ void probe_tma_kernel(const __grid_constant__ CUtensorMap map, int he
     cuda::tma::arrive_expect_bytes(bar, kRows * kD * 2);
     cuda::tma::load_tile<kRows, kD>(cuda::mma::shared_address(tile), &map, bar, head, row, batch);
   }
-  cuda::tma::wait(bar, 0);
+  cuda::tma::wait_or_trap(bar, 0);
   for (int i = int(threadIdx.x); i < kRows * kD; i += kThreads)
     out[i] = __bfloat162float(
         *reinterpret_cast<const __nv_bfloat16*>(tile + cuda::wgmma::swizzled_offset<kRows>(i / kD, i % kD)));

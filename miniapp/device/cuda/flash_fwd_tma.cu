@@ -86,14 +86,22 @@ __global__ void __launch_bounds__(kThreads, 1)
       // The consumers freed this stage's previous K, then its V (the first round passes at
       // once): K is free once S is formed, so the next K loads under the PV product.
       const uint32_t parity = ((t / kStages) & 1) ^ 1;
-      tma::wait(k_free(s), parity);
+      tma::wait_or_trap(k_free(s), parity);
       tma::arrive_expect_bytes(k_loaded(s), kStage);
       tma::load_tile<kKeyTile, kD>(ks + s * kStage, &k_map, k_loaded(s), tile.g, int64_t(t) * kKeyTile,
                                    tile.b);
-      tma::wait(v_free(s), parity);
+      tma::wait_or_trap(v_free(s), parity);
       tma::arrive_expect_bytes(v_loaded(s), kStage);
       tma::load_tile<kKeyTile, kD>(vs + s * kStage, &v_map, v_loaded(s), tile.g, int64_t(t) * kKeyTile,
                                    tile.b);
+    }
+    // The tail: every tile consumed (the consumers freed its stage) before this thread
+    // exits, so that a consumer stuck on a copy traps here instead of hanging.
+    for (int t = key_tiles > kStages ? key_tiles - kStages : 0; t < key_tiles; ++t) {
+      const int s = t % kStages;
+      const uint32_t parity = (t / kStages) & 1;
+      tma::wait_or_trap(k_free(s), parity);
+      tma::wait_or_trap(v_free(s), parity);
     }
     return;
   }

@@ -74,20 +74,29 @@ __device__ __forceinline__ void arrive(uint32_t bar) {
 __device__ __forceinline__ void arrive_expect_bytes(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
-// A phase that never completes (a wrong byte count, a lost arrival) stops the kernel with
-// an error instead of hanging it: a legitimate wait is one tile's copy, microseconds, far
-// below the bound.
+__device__ __forceinline__ bool try_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
 __device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
-  constexpr uint32_t kMaxTries = 1u << 26;
-  uint32_t done = 0;
-  for (uint32_t tries = 0; !done; ++tries) {
-    if (tries == kMaxTries) __trap();
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
+  while (!try_wait(bar, parity)) {
   }
+}
+// The producer's wait, bounded: a phase that never completes (a wrong byte count, a lost
+// arrival) traps, which ends the kernel with an error instead of hanging it; a legitimate
+// wait is one tile's work, microseconds, far below the bound. Only the producer bounds its
+// waits: a trap in the consumers' loop costs them registers around their wgmma (ptxas
+// then serialises it), and a producer that waits for every stage to be freed before it
+// exits (its tail) catches a consumer stuck on a copy as well.
+__device__ __forceinline__ void wait_or_trap(uint32_t bar, uint32_t parity) {
+  constexpr uint32_t kMaxTries = 1u << 26;
+  for (uint32_t tries = 0; !try_wait(bar, parity); ++tries)
+    if (tries == kMaxTries) __trap();
 }
 
 // Copies the box at (column, head, row, batch) of `map` to `dst` (1024-byte aligned),
