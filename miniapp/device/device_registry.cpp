@@ -23,8 +23,8 @@ const std::vector<DeviceInfo>& device_registry() {
 #ifdef MINICTX_HAVE_CUDA
       {DeviceKind::cuda, create<CudaDevice>,
        "attention: flash-mma (tensor cores, sm_80+) for head dims 64 and 128 in bf16/fp16, "
-       "on Hopper's wgmma with MINICTX_FLASH_FWD/MINICTX_FLASH_BWD=wgmma (sm_90a), the forward "
-       "fed by TMA with MINICTX_FLASH_FWD=wgmma_tma; "
+       "on Hopper's wgmma with MINICTX_FLASH_FWD/MINICTX_FLASH_BWD=wgmma (sm_90a), fed by TMA "
+       "with =wgmma_tma; "
        "SIMT kernel for fp32 and other head dims (up to 128)"},
 #endif
   };

@@ -37,6 +37,7 @@ add_test(NAME flash_kernels_use_tensor_cores
                  --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd.cu
                  --flash ${_kernels}/flash_bwd.cu --wgmma ${_kernels}/flash_fwd_wgmma.cu
                  --wgmma ${_kernels}/flash_bwd_wgmma.cu --wgmma ${_kernels}/flash_fwd_tma.cu
+                 --wgmma ${_kernels}/flash_bwd_tma.cu
                  --simt ${_kernels}/attention_kernels.cu
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
 set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES LABELS nogpu TIMEOUT 300
@@ -106,7 +107,7 @@ set_tests_properties(memory_estimate_covers_peak_cuda PROPERTIES LABELS gpu TIME
                      PASS_REGULAR_EXPRESSION "estimates cover the peaks")
 
 # The flash kernels' family comes from the environment: an unknown one is refused.
-minictx_error_test(cuda_flash_bwd_unknown 1 "MINICTX_FLASH_BWD is 'fast'; it takes mma or wgmma" verify
+minictx_error_test(cuda_flash_bwd_unknown 1 "MINICTX_FLASH_BWD is 'fast'; it takes mma, wgmma or wgmma_tma" verify
                    --set run.device=cuda --set run.dtype=bf16)
 set_tests_properties(error_cuda_flash_bwd_unknown PROPERTIES ENVIRONMENT MINICTX_FLASH_BWD=fast)
 set_property(TEST error_cuda_flash_bwd_unknown APPEND PROPERTY LABELS gpu)

@@ -61,8 +61,8 @@ void with_kernels(cuda::FlashKernels kernels, Check&& check) {
   gpu().set_flash_kernels({});
 }
 
-// The wgmma kernels, one pass at a time beside mma.sync in the other. The TMA-fed forward
-// has tests of its own: its trap (a barrier that never completes) ends the test's
+// The wgmma kernels, one pass at a time beside mma.sync in the other. The TMA-fed passes
+// have tests of their own: a trap (a barrier that never completes) ends the test's
 // process, and the failure is then named apart from the others.
 struct HopperKernels {
   const char* name;
@@ -73,6 +73,7 @@ const HopperKernels kWgmmaKernels[] = {
     {"wgmma backward", {cuda::FlashFamily::mma, cuda::FlashFamily::wgmma}},
 };
 const cuda::FlashKernels kWgmmaTmaForward{cuda::FlashFamily::wgmma_tma, cuda::FlashFamily::mma};
+const cuda::FlashKernels kWgmmaTmaBackward{cuda::FlashFamily::mma, cuda::FlashFamily::wgmma_tma};
 
 void check_against_reference(const AttnCase& c) {
   gpu().set_precision(c.dtype);
@@ -130,12 +131,18 @@ TEST_P(CudaAttention, WgmmaMatchesFp64Reference) {
   }
 }
 
-// And with the TMA-fed forward.
+// And with each TMA-fed pass.
 TEST_P(CudaAttention, WgmmaTmaForwardMatchesFp64Reference) {
   const AttnCase c = GetParam();
   if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
   if (c.dtype == DType::f32 || !cuda::flash_head_dim(c.head_dim)) GTEST_SKIP() << "not a flash shape";
   with_kernels(kWgmmaTmaForward, [&] { check_against_reference(c); });
+}
+TEST_P(CudaAttention, WgmmaTmaBackwardMatchesFp64Reference) {
+  const AttnCase c = GetParam();
+  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
+  if (c.dtype == DType::f32 || !cuda::flash_head_dim(c.head_dim)) GTEST_SKIP() << "not a flash shape";
+  with_kernels(kWgmmaTmaBackward, [&] { check_against_reference(c); });
 }
 
 std::vector<AttnCase> attention_cases() {
@@ -223,6 +230,12 @@ TEST_P(CudaAttentionMask, WgmmaTmaForwardPaddingAndZigzagMatchHost) {
   if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
   if (c.dtype == DType::f32) GTEST_SKIP() << "not a flash shape";
   with_kernels(kWgmmaTmaForward, [&] { check_masks_against_host(c); });
+}
+TEST_P(CudaAttentionMask, WgmmaTmaBackwardPaddingAndZigzagMatchHost) {
+  const MaskCase c = GetParam();
+  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
+  if (c.dtype == DType::f32) GTEST_SKIP() << "not a flash shape";
+  with_kernels(kWgmmaTmaBackward, [&] { check_masks_against_host(c); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
@@ -394,12 +407,15 @@ TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
     with_kernels(kWgmmaTmaForward, [&] {
       EXPECT_EQ(gpu().attention_kernel(64).rfind("fwd flash-wgmma-tma 128x128, bwd flash-mma", 0), 0u);
     });
+    with_kernels(kWgmmaTmaBackward, [&] {
+      EXPECT_EQ(gpu().attention_kernel(128),
+                "fwd flash-mma 128x32, bwd flash-wgmma-tma dk/dv 32x128 dq 64x64");
+    });
   } else {
     EXPECT_THROW(gpu().set_flash_kernels({cuda::FlashFamily::mma, cuda::FlashFamily::wgmma}), InputError);
-    EXPECT_THROW(gpu().set_flash_kernels({cuda::FlashFamily::wgmma_tma, cuda::FlashFamily::mma}), InputError);
+    EXPECT_THROW(gpu().set_flash_kernels(kWgmmaTmaForward), InputError);
+    EXPECT_THROW(gpu().set_flash_kernels(kWgmmaTmaBackward), InputError);
   }
-  // The TMA-fed kernel is a forward only.
-  EXPECT_THROW(gpu().set_flash_kernels({cuda::FlashFamily::mma, cuda::FlashFamily::wgmma_tma}), Error);
   gpu().set_precision(DType::f32);
   EXPECT_EQ(gpu().attention_kernel(128), "simt");
 }

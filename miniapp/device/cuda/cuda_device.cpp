@@ -44,17 +44,16 @@ cuda::Precision precision_of(DType t) {
 cuda::In in(const Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
 cuda::Out out(Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
 
-// The flash kernel family an environment variable names: mma (also when unset), wgmma, or,
-// for the forward (`with_tma`), wgmma_tma.
-cuda::FlashFamily family_from_environment(const char* variable, bool with_tma) {
+// The flash kernel family an environment variable names: mma (also when unset), wgmma or
+// wgmma_tma.
+cuda::FlashFamily family_from_environment(const char* variable) {
   const char* value = std::getenv(variable);
   if (!value) return cuda::FlashFamily::mma;
   const std::string name = value;
   if (name == "mma") return cuda::FlashFamily::mma;
   if (name == "wgmma") return cuda::FlashFamily::wgmma;
-  if (with_tma && name == "wgmma_tma") return cuda::FlashFamily::wgmma_tma;
-  input_error(std::string(variable) + " is '" + name + "'; it takes mma" +
-              (with_tma ? ", wgmma or wgmma_tma" : " or wgmma"));
+  if (name == "wgmma_tma") return cuda::FlashFamily::wgmma_tma;
+  input_error(std::string(variable) + " is '" + name + "'; it takes mma, wgmma or wgmma_tma");
 }
 
 // Launch errors (bad configuration, missing kernel image) surface here, naming the op.
@@ -102,13 +101,12 @@ CudaDevice::CudaDevice() : blocks_([](void* p) { cudaFree(p); }, BlockCache::Mem
   CUDA_CHECK(cudaMalloc(&dot_result_, sizeof(double)));
   gemm_ = std::make_unique<cuda::LtGemm>(stream_, memory());
   cuda::FlashKernels kernels;
-  kernels.forward = family_from_environment("MINICTX_FLASH_FWD", true);
-  kernels.backward = family_from_environment("MINICTX_FLASH_BWD", false);
+  kernels.forward = family_from_environment("MINICTX_FLASH_FWD");
+  kernels.backward = family_from_environment("MINICTX_FLASH_BWD");
   set_flash_kernels(kernels);
 }
 
 void CudaDevice::set_flash_kernels(cuda::FlashKernels kernels) {
-  require(kernels.backward != cuda::FlashFamily::wgmma_tma, "the wgmma_tma flash kernel is a forward only");
   const bool wgmma = kernels.forward != cuda::FlashFamily::mma || kernels.backward != cuda::FlashFamily::mma;
   if (wgmma && !cuda::flash_wgmma_available(sm_major_, sm_minor_))
     input_error(
@@ -407,8 +405,9 @@ void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
   const SeqBlock dout{blk.dout, blk.q.begin, blk.q.len, blk.q.positions};
   const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
                v = flash_operand(blk.v, s, s.kv_heads), d = flash_operand(dout, s, s.heads);
-  const auto backward =
-      flash_kernels_.backward == cuda::FlashFamily::wgmma ? cuda::flash_bwd_wgmma : cuda::flash_bwd;
+  const auto backward = flash_kernels_.backward == cuda::FlashFamily::wgmma_tma ? cuda::flash_bwd_tma
+                        : flash_kernels_.backward == cuda::FlashFamily::wgmma   ? cuda::flash_bwd_wgmma
+                                                                                : cuda::flash_bwd;
   backward(a, q.raw(), k.raw(), v.raw(), d.raw(), blk.lse->data(), blk.delta->data(), blk.dq->data(),
            blk.dk->data(), blk.dv->data(), stream_);
   check_launch("attn_bwd");

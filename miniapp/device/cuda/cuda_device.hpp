@@ -52,9 +52,9 @@ class CudaDevice final : public Device {
   // Which attention kernel serves this head dim at the current precision (provenance).
   std::string attention_kernel(int head_dim) const;
   // The flash kernels' family per pass: mma.sync by default, Hopper's wgmma with
-  // MINICTX_FLASH_FWD=wgmma / MINICTX_FLASH_BWD=wgmma in the environment, and for the
-  // forward wgmma fed by TMA with MINICTX_FLASH_FWD=wgmma_tma (neither has yet run on a
-  // GPU). Refuses the Hopper families where flash_wgmma_available() says no.
+  // MINICTX_FLASH_FWD=wgmma / MINICTX_FLASH_BWD=wgmma in the environment, wgmma fed by TMA
+  // with =wgmma_tma (neither has yet run on a GPU). Refuses the Hopper families where
+  // flash_wgmma_available() says no.
   void set_flash_kernels(cuda::FlashKernels);
   cuda::FlashKernels flash_kernels() const { return flash_kernels_; }
   int gpu() const { return gpu_; }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "device/cuda/attention_kernels.hpp"
 
@@ -39,10 +40,30 @@ size_t flash_bwd_shared_bytes(int head_dim);
 void flash_fwd(const AttnArgs&, const void* q, const void* k, const void* v, float* o, float* lse,
                cudaStream_t);
 
+// Calls f(head dim, bf16) with the call's served head dim (64 or 128) and operand type as
+// compile-time constants (std::integral_constant), for launchers templated on both.
+template <class F>
+void for_flash_shape(const AttnArgs& a, F&& f) {
+  using D64 = std::integral_constant<int, 64>;
+  using D128 = std::integral_constant<int, 128>;
+  const bool bf16 = a.precision == Precision::bf16;
+  if (a.head_dim == 64) {
+    if (bf16)
+      f(D64{}, std::true_type{});
+    else
+      f(D64{}, std::false_type{});
+  } else {
+    if (bf16)
+      f(D128{}, std::true_type{});
+    else
+      f(D128{}, std::false_type{});
+  }
+}
+
 // The kernel family of each pass where the flash kernels serve: mma.sync (flash_fwd.cu,
 // flash_bwd.cu; sm_80 and later), Hopper's warpgroup MMA (flash_fwd_wgmma.cu,
-// flash_bwd_wgmma.cu; sm_90a), or, for the forward only, warpgroup MMA fed by TMA from a
-// producer warpgroup (flash_fwd_tma.cu; sm_90a).
+// flash_bwd_wgmma.cu; sm_90a), or warpgroup MMA fed by TMA from a producer warpgroup
+// (flash_fwd_tma.cu, flash_bwd_tma.cu; sm_90a; the backward's dQ pass is wgmma's).
 enum class FlashFamily { mma, wgmma, wgmma_tma };
 struct FlashKernels {
   FlashFamily forward = FlashFamily::mma, backward = FlashFamily::mma;
@@ -59,6 +80,12 @@ void flash_fwd_tma(const AttnArgs&, const void* q, const void* k, const void* v,
                    cudaStream_t);
 void flash_bwd_wgmma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
                      const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
+// The wgmma backward's dQ pass alone (the TMA-fed backward's second pass).
+void flash_bwd_dq_wgmma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
+                        const float* lse, const float* delta, float* dq, cudaStream_t);
+FlashTiles flash_bwd_tma_tiles(int head_dim);
+void flash_bwd_tma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
+                   const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
 
 // The kernels that serve (head_dim, precision): "simt", or the flash family of each pass
 // with its tiles.

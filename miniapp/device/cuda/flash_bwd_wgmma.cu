@@ -3,6 +3,7 @@
 #include "device/cuda/attention_common.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
+#include "device/cuda/flash_bwd_wgmma_tile.cuh"
 #include "device/cuda/flash_rows.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
 
@@ -89,62 +90,21 @@ __global__ void __launch_bounds__(kThreads)
   load_queries(0);
   mma::cp_async_commit();
 
-  int64_t kpos[2];  // this thread's keys: group and group + 8 of its warp's 16
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    const int j = warp * 16 + group + rr * 8;
-    kpos[rr] = j < tile.tk ? a.k_pos[tile.j0 + j] : kNoPosition;
-  }
+  WgmmaKeyRows<kD> rows = wgmma_key_rows<kD>(a, tile, warp, group);
   const bool ragged_keys = tile.tk < kBc || tile.last_key >= a.real_len;
   const float scale_log2 = a.scale * kLog2e;
-  float dk_acc[kD / 8][4] = {}, dv_acc[kD / 8][4] = {};
-
   for (int step = 0; step < tile.steps; ++step) {
     const int st = step & 1;
     wgmma::pipeline_step(step + 1 < tile.steps, [&] { load_queries(step + 1); });
-    const uint32_t qt = qs + st * kQBytes, dot = dos + st * kQBytes;
-    const float* ls = lse_s + st * kBr;
-    const float* dl = delta_s + st * kBr;
     const int64_t* qp = qpos + st * kBr;
-
-    float s[kBr / 8][4] = {}, dp[kBr / 8][4] = {};
-    wgmma::fence_operands(s);
-    wgmma::fence_operands(dp);
-    wgmma::fence();
-#pragma unroll
-    for (int kc = 0; kc < kD / 16; ++kc) {
-      wgmma::mma_ss<kBr, kBf16>(s, wgmma::k_major<kBc>(ks, kc), wgmma::k_major<kBr>(qt, kc));
-      wgmma::mma_ss<kBr, kBf16>(dp, wgmma::k_major<kBc>(vs, kc), wgmma::k_major<kBr>(dot, kc));
-    }
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(s);
-    wgmma::fence_operands(dp);
-
     const int tq = tile_rows(a.q_len - tile.query_row_of(step, kBr), kBr);
     const bool masked = ragged_keys || tq < kBr || (a.causal && tile.last_key > qp[0]);
-    uint32_t pa[kBr / 16][4], dsa[kBr / 16][4];
-    form_pt_dst<kBr, kBf16>(s, dp, ls, dl, qp, kpos, masked, tq, tig, scale_log2, a, pa, dsa);
-
-    wgmma::fence_operands(dk_acc);
-    wgmma::fence_operands(dv_acc);
-    wgmma::fence_operands(pa);
-    wgmma::fence_operands(dsa);
-    wgmma::fence();
-#pragma unroll
-    for (int kc = 0; kc < kBr / 16; ++kc) {
-      wgmma::mma_rs<kD, kBf16>(dv_acc, pa[kc], wgmma::mn_major<kBr>(dot, kc));
-      wgmma::mma_rs<kD, kBf16>(dk_acc, dsa[kc], wgmma::mn_major<kBr>(qt, kc));
-    }
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(dk_acc);
-    wgmma::fence_operands(dv_acc);
-    wgmma::fence_operands(pa);
-    wgmma::fence_operands(dsa);
+    wgmma_dkdv_tile<kBc, kBr, kD, kBf16>(rows, ks, vs, qs + st * kQBytes, dos + st * kQBytes,
+                                         lse_s + st * kBr, delta_s + st * kBr, qp, masked, tq, tig,
+                                         scale_log2, a);
   }
 
-  add_dk_dv<kD>(dk_acc, dv_acc, a, tile, dk, dv, warp, group, tig);
+  add_dk_dv<kD>(rows.dk, rows.dv, a, tile, dk, dv, warp, group, tig);
 #else
   __trap();  // built without sm_90a: flash_wgmma_available() never chooses this kernel
 #endif
@@ -231,42 +191,35 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-// dK/dV, then dQ, on the same stream.
 template <int kD, bool kBf16>
-void launch_bwd_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
-                      const float* lse, const float* delta, float* dq, float* dk, float* dv,
-                      cudaStream_t stream) {
+void launch_dkdv_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
+                       const float* lse, const float* delta, float* dk, float* dv, cudaStream_t stream) {
   using T = typename mma::Operand<kBf16>::type;
   constexpr int kBr = kWgmmaQueryTile<kD>;
-  using KvShape = WgmmaKvShape<kD, kBr>;
-  using QShape = WgmmaDqShape<kD, kWgmmaDqKeyTile>;
-  auto* kv_kernel = flash_bwd_wgmma_kernel<kD, kBr, kBf16>;
-  auto* q_kernel = flash_bwd_dq_wgmma_kernel<kD, kWgmmaDqKeyTile, kBf16>;
-  // Once per instantiation; the outcome is checked on every call.
-  static const cudaError_t raised[2] = {
-      cudaFuncSetAttribute(kv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(KvShape::kSharedBytes)),
-      cudaFuncSetAttribute(q_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(QShape::kSharedBytes))};
-  check(raised[0], "flash_bwd_wgmma shared memory");
-  check(raised[1], "flash_bwd_dq_wgmma shared memory");
-  const auto* qt = static_cast<const T*>(q);
-  const auto* kt = static_cast<const T*>(k);
-  const auto* vt = static_cast<const T*>(v);
-  const auto* dt = static_cast<const T*>(dout);
-  const dim3 kv_grid(unsigned((a.k_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.kv_heads));
-  kv_kernel<<<kv_grid, kThreads, KvShape::kSharedBytes, stream>>>(a, qt, kt, vt, dt, lse, delta, dk, dv);
-  const dim3 q_grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
-  q_kernel<<<q_grid, kThreads, QShape::kSharedBytes, stream>>>(a, qt, kt, vt, dt, lse, delta, dq);
+  using Shape = WgmmaKvShape<kD, kBr>;
+  auto* kernel = flash_bwd_wgmma_kernel<kD, kBr, kBf16>;
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
+  check(raised, "flash_bwd_wgmma shared memory");
+  const dim3 grid(unsigned((a.k_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.kv_heads));
+  kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(a, static_cast<const T*>(q),
+                                                          static_cast<const T*>(k), static_cast<const T*>(v),
+                                                          static_cast<const T*>(dout), lse, delta, dk, dv);
 }
 
-template <bool kBf16>
-void bwd_wgmma_for_head_dim(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
-                            const float* lse, const float* delta, float* dq, float* dk, float* dv,
-                            cudaStream_t stream) {
-  if (a.head_dim == 64)
-    launch_bwd_wgmma<64, kBf16>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
-  else
-    launch_bwd_wgmma<128, kBf16>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+template <int kD, bool kBf16>
+void launch_dq_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
+                     const float* lse, const float* delta, float* dq, cudaStream_t stream) {
+  using T = typename mma::Operand<kBf16>::type;
+  using Shape = WgmmaDqShape<kD, kWgmmaDqKeyTile>;
+  auto* kernel = flash_bwd_dq_wgmma_kernel<kD, kWgmmaDqKeyTile, kBf16>;
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
+  check(raised, "flash_bwd_dq_wgmma shared memory");
+  const dim3 grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
+  kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(a, static_cast<const T*>(q),
+                                                          static_cast<const T*>(k), static_cast<const T*>(v),
+                                                          static_cast<const T*>(dout), lse, delta, dq);
 }
 
 }  // namespace
@@ -280,13 +233,22 @@ FlashTiles flash_bwd_wgmma_tiles(int head_dim) {
   return t;
 }
 
+void flash_bwd_dq_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
+                        const float* lse, const float* delta, float* dq, cudaStream_t stream) {
+  for_flash_shape(a, [&](auto d, auto bf16) {
+    launch_dq_wgmma<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, dout, lse, delta, dq, stream);
+  });
+}
+
+// dK/dV, then dQ, on the same stream.
 void flash_bwd_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
                      const float* lse, const float* delta, float* dq, float* dk, float* dv,
                      cudaStream_t stream) {
-  if (a.precision == Precision::bf16)
-    bwd_wgmma_for_head_dim<true>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
-  else
-    bwd_wgmma_for_head_dim<false>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+  for_flash_shape(a, [&](auto d, auto bf16) {
+    launch_dkdv_wgmma<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, dout, lse, delta, dk, dv,
+                                                                 stream);
+  });
+  flash_bwd_dq_wgmma(a, q, k, v, dout, lse, delta, dq, stream);
 }
 
 }  // namespace minictx::cuda

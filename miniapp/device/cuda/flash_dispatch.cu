@@ -51,8 +51,9 @@ std::string attention_kernel_name(int head_dim, Precision p, int sm_major, int s
   const FlashTiles f = kernels.forward == FlashFamily::wgmma_tma ? flash_fwd_tma_tiles(head_dim)
                        : kernels.forward == FlashFamily::wgmma   ? flash_fwd_wgmma_tiles(head_dim)
                                                                  : flash_tiles(head_dim);
-  const FlashTiles b =
-      kernels.backward == FlashFamily::wgmma ? flash_bwd_wgmma_tiles(head_dim) : flash_tiles(head_dim);
+  const FlashTiles b = kernels.backward == FlashFamily::wgmma_tma ? flash_bwd_tma_tiles(head_dim)
+                       : kernels.backward == FlashFamily::wgmma   ? flash_bwd_wgmma_tiles(head_dim)
+                                                                  : flash_tiles(head_dim);
   return std::string("fwd ") + family(kernels.forward) + " " + tile(f.fwd_q, f.fwd_k) + ", bwd " +
          family(kernels.backward) + " dk/dv " + tile(b.bwd_q, b.bwd_k) + " dq " + tile(b.dq_q, b.dq_k);
 }

@@ -1,0 +1,87 @@
+#pragma once
+#include <cstdint>
+
+#include "device/cuda/attention_common.cuh"
+#include "device/cuda/flash_rows.cuh"
+#include "device/cuda/wgmma_fragments.cuh"
+
+// The dK/dV pass's work on one query tile for a warpgroup's 64 keys on Hopper's warpgroup
+// MMA, shared by the kernel that loads its tiles with cp.async (flash_bwd_wgmma.cu) and
+// the one fed by TMA (flash_bwd_tma.cu): Sᵀ = K Qᵀ and dPᵀ = V dOᵀ from shared memory, Pᵀ
+// and dSᵀ formed and rounded in registers, then dV += Pᵀ dO and dK += dSᵀ Q with the same
+// Q and dO tiles read transposed.
+namespace minictx::cuda::attn {
+
+// A thread's two keys (group and group + 8 of its warp's 16): their positions and its dK
+// and dV accumulators.
+template <int kD>
+struct WgmmaKeyRows {
+  int64_t kpos[2];
+  float dk[kD / 8][4], dv[kD / 8][4];
+};
+
+// The keys of warp `warp` (keys 16·warp.. of the key tile), before any query tile: keys
+// past the tile have no position (never visible).
+template <int kD>
+__device__ __forceinline__ WgmmaKeyRows<kD> wgmma_key_rows(const AttnArgs& a, const KeyTile& tile, int warp,
+                                                           int group) {
+  WgmmaKeyRows<kD> r;
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int j = warp * 16 + group + rr * 8;
+    r.kpos[rr] = j < tile.tk ? a.k_pos[tile.j0 + j] : kNoPosition;
+  }
+#pragma unroll
+  for (int n = 0; n < kD / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      r.dk[n][e] = 0.0f;
+      r.dv[n][e] = 0.0f;
+    }
+  return r;
+}
+
+// One query tile of kBr rows (swizzled Q and dO tiles qt, dot; ls, dl, qp: its LSE, delta
+// and positions; tq: its rows) for the warpgroup whose 64 keys start at k_rows and v_rows,
+// in K and V tiles of kKRows rows. `masked`: whether any element may be masked.
+template <int kKRows, int kBr, int kD, bool kBf16>
+__device__ __forceinline__ void wgmma_dkdv_tile(WgmmaKeyRows<kD>& r, uint32_t k_rows, uint32_t v_rows,
+                                                uint32_t qt, uint32_t dot, const float* ls, const float* dl,
+                                                const int64_t* qp, bool masked, int tq, int tig,
+                                                float scale_log2, const AttnArgs& a) {
+  float s[kBr / 8][4] = {}, dp[kBr / 8][4] = {};
+  wgmma::fence_operands(s);
+  wgmma::fence_operands(dp);
+  wgmma::fence();
+#pragma unroll
+  for (int kc = 0; kc < kD / 16; ++kc) {
+    wgmma::mma_ss<kBr, kBf16>(s, wgmma::k_major<kKRows>(k_rows, kc), wgmma::k_major<kBr>(qt, kc));
+    wgmma::mma_ss<kBr, kBf16>(dp, wgmma::k_major<kKRows>(v_rows, kc), wgmma::k_major<kBr>(dot, kc));
+  }
+  wgmma::commit();
+  wgmma::wait<0>();
+  wgmma::fence_operands(s);
+  wgmma::fence_operands(dp);
+
+  uint32_t pa[kBr / 16][4], dsa[kBr / 16][4];
+  form_pt_dst<kBr, kBf16>(s, dp, ls, dl, qp, r.kpos, masked, tq, tig, scale_log2, a, pa, dsa);
+
+  wgmma::fence_operands(r.dk);
+  wgmma::fence_operands(r.dv);
+  wgmma::fence_operands(pa);
+  wgmma::fence_operands(dsa);
+  wgmma::fence();
+#pragma unroll
+  for (int kc = 0; kc < kBr / 16; ++kc) {
+    wgmma::mma_rs<kD, kBf16>(r.dv, pa[kc], wgmma::mn_major<kBr>(dot, kc));
+    wgmma::mma_rs<kD, kBf16>(r.dk, dsa[kc], wgmma::mn_major<kBr>(qt, kc));
+  }
+  wgmma::commit();
+  wgmma::wait<0>();
+  wgmma::fence_operands(r.dk);
+  wgmma::fence_operands(r.dv);
+  wgmma::fence_operands(pa);
+  wgmma::fence_operands(dsa);
+}
+
+}  // namespace minictx::cuda::attn
