@@ -36,6 +36,8 @@ static_assert(tma::register_split_fits(kConsumers, kProducerRegisters, kConsumer
 // (kBr / 2 each), as in the cp.async kernel.
 template <int kD>
 constexpr int kTmaQueryTile = kD == 64 ? 64 : 32;
+static_assert(kTmaQueryTile<64> % kWarp == 0 && kTmaQueryTile<128> % kWarp == 0,
+              "the producer's lanes copy whole rows of the query vectors");
 
 template <int kD, int kBr>
 struct TmaKvShape {
@@ -93,23 +95,36 @@ __global__ void __launch_bounds__(kThreads, 1)
       tma::load_tile<kKeysPerBlock, kD>(ks, &k_map, kv_loaded, tile.g, tile.j0, tile.b);
       tma::load_tile<kKeysPerBlock, kD>(vs, &v_map, kv_loaded, tile.g, tile.j0, tile.b);
     }
+    constexpr int kRowsPerLane = kBr / kWarp;
     for (int step = 0; step < tile.steps; ++step) {
       const int s = step % kStages, h = tile.head_of(step);
       const int64_t i0 = tile.query_row_of(step, kBr);
       const int tq = tile_rows(a.q_len - i0, kBr);
+      // This lane's rows of the tile's vectors, read while the stage may still be in use;
+      // rows past the tile are zero, as the cp.async kernel's (load_query_vectors).
+      const int64_t vec = (int64_t(tile.b) * a.heads + h) * a.vec_len + a.q_begin + i0;
+      float l[kRowsPerLane], dl[kRowsPerLane];
+      int64_t pos[kRowsPerLane];
+#pragma unroll
+      for (int r = 0; r < kRowsPerLane; ++r) {
+        const int i = lane + r * kWarp;
+        const bool ok = i < tq;
+        l[r] = ok ? lse[vec + i] : 0.0f;
+        dl[r] = ok ? delta[vec + i] : 0.0f;
+        pos[r] = ok ? a.q_pos[i0 + i] : 0;
+      }
       tma::wait_or_trap(stage_free(s), ((step / kStages) & 1) ^ 1);  // the first round passes at once
       if (lane == 0) {
         tma::arrive_expect_bytes(queries_loaded(s), 2 * kQBytes);
         tma::load_tile<kBr, kD>(qs + s * kQBytes, &q_map, queries_loaded(s), h, i0, tile.b);
         tma::load_tile<kBr, kD>(dos + s * kQBytes, &do_map, queries_loaded(s), h, i0, tile.b);
       }
-      // Rows past the tile are zero, as the cp.async kernel's (load_query_vectors).
-      const int64_t vec = (int64_t(tile.b) * a.heads + h) * a.vec_len + a.q_begin + i0;
-      for (int i = lane; i < kBr; i += kWarp) {
-        const bool ok = i < tq;
-        lse_s[s * kBr + i] = ok ? lse[vec + i] : 0.0f;
-        delta_s[s * kBr + i] = ok ? delta[vec + i] : 0.0f;
-        qpos_s[s * kBr + i] = ok ? a.q_pos[i0 + i] : 0;
+#pragma unroll
+      for (int r = 0; r < kRowsPerLane; ++r) {
+        const int i = s * kBr + lane + r * kWarp;
+        lse_s[i] = l[r];
+        delta_s[i] = dl[r];
+        qpos_s[i] = pos[r];
       }
       tma::arrive(queries_loaded(s));  // releases this lane's stores to the waiting consumers
     }
