@@ -149,15 +149,6 @@ void launch_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void*
   kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(q_map, k_map, v_map, a, o, lse);
 }
 
-template <bool kBf16>
-void tma_for_head_dim(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
-                      cudaStream_t stream) {
-  if (a.head_dim == 64)
-    launch_fwd_tma<64, kBf16>(a, q, k, v, o, lse, stream);
-  else
-    launch_fwd_tma<128, kBf16>(a, q, k, v, o, lse, stream);
-}
-
 }  // namespace
 
 FlashTiles flash_fwd_tma_tiles(int head_dim) {
@@ -169,10 +160,9 @@ FlashTiles flash_fwd_tma_tiles(int head_dim) {
 
 void flash_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
                    cudaStream_t stream) {
-  if (a.precision == Precision::bf16)
-    tma_for_head_dim<true>(a, q, k, v, o, lse, stream);
-  else
-    tma_for_head_dim<false>(a, q, k, v, o, lse, stream);
+  for_flash_shape(a, [&](auto d, auto bf16) {
+    launch_fwd_tma<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, o, lse, stream);
+  });
 }
 
 }  // namespace minictx::cuda
