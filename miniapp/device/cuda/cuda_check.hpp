@@ -1,6 +1,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <string>
 
 // CUDA and cuBLASLt failures become minictx errors: one line naming the rank and the
@@ -12,6 +13,15 @@ std::string rank_label();
 
 void check(cudaError_t code, const char* call);
 void check_cublas(int status, const char* call);
+
+// Lets kKernel use `bytes` of dynamic shared memory: raised once per kernel (the first
+// call), the outcome checked on every call, naming `what`.
+template <auto kKernel>
+void allow_shared_memory(size_t bytes, const char* what) {
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  check(raised, what);
+}
 
 }  // namespace minictx::cuda
 

@@ -243,15 +243,10 @@ void launch_bwd(const AttnArgs& a, const void* q, const void* k, const void* v, 
   using T = typename mma::Operand<kBf16>::type;
   using KvShape = BwdShape<kD, kTiles.bwd_k / 16, kTiles.bwd_q>;
   using QShape = DqShape<kD, kTiles.dq_q / 16, kTiles.dq_k>;
-  auto* kv_kernel = flash_bwd_kernel<kD, kTiles.bwd_k / 16, kTiles.bwd_q, kBf16>;
-  auto* q_kernel = flash_bwd_dq_kernel<kD, kTiles.dq_q / 16, kTiles.dq_k, kBf16>;
-  // Once per instantiation; the outcome is checked on every call.
-  static const cudaError_t raised[2] = {
-      cudaFuncSetAttribute(kv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(KvShape::kSharedBytes)),
-      cudaFuncSetAttribute(q_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(QShape::kSharedBytes))};
-  check(raised[0], "flash_bwd shared memory");
-  check(raised[1], "flash_bwd_dq shared memory");
+  constexpr auto kv_kernel = flash_bwd_kernel<kD, kTiles.bwd_k / 16, kTiles.bwd_q, kBf16>;
+  constexpr auto q_kernel = flash_bwd_dq_kernel<kD, kTiles.dq_q / 16, kTiles.dq_k, kBf16>;
+  allow_shared_memory<kv_kernel>(KvShape::kSharedBytes, "flash_bwd shared memory");
+  allow_shared_memory<q_kernel>(QShape::kSharedBytes, "flash_bwd_dq shared memory");
   const auto* qt = static_cast<const T*>(q);
   const auto* kt = static_cast<const T*>(k);
   const auto* vt = static_cast<const T*>(v);

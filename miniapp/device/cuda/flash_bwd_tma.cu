@@ -167,10 +167,8 @@ void launch_dkdv_tma(const AttnArgs& a, const void* q, const void* k, const void
                      const float* lse, const float* delta, float* dk, float* dv, cudaStream_t stream) {
   constexpr int kBr = kTmaQueryTile<kD>;
   using Shape = TmaKvShape<kD, kBr>;
-  auto* kernel = flash_bwd_tma_kernel<kD, kBr, kBf16>;
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
-  check(raised, "flash_bwd_tma shared memory");
+  constexpr auto kernel = flash_bwd_tma_kernel<kD, kBr, kBf16>;
+  allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_bwd_tma shared memory");
   // The operands are compact [batch, len, heads, D] copies (flash_attention.hpp).
   const CUtensorMap q_map = tma::tile_map(q, kBf16, a.batch, a.q_len, a.heads, kD, kBr);
   const CUtensorMap do_map = tma::tile_map(dout, kBf16, a.batch, a.q_len, a.heads, kD, kBr);

@@ -197,10 +197,8 @@ void launch_dkdv_wgmma(const AttnArgs& a, const void* q, const void* k, const vo
   using T = typename mma::Operand<kBf16>::type;
   constexpr int kBr = kWgmmaQueryTile<kD>;
   using Shape = WgmmaKvShape<kD, kBr>;
-  auto* kernel = flash_bwd_wgmma_kernel<kD, kBr, kBf16>;
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
-  check(raised, "flash_bwd_wgmma shared memory");
+  constexpr auto kernel = flash_bwd_wgmma_kernel<kD, kBr, kBf16>;
+  allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_bwd_wgmma shared memory");
   const dim3 grid(unsigned((a.k_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.kv_heads));
   kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(a, static_cast<const T*>(q),
                                                           static_cast<const T*>(k), static_cast<const T*>(v),
@@ -212,10 +210,8 @@ void launch_dq_wgmma(const AttnArgs& a, const void* q, const void* k, const void
                      const float* lse, const float* delta, float* dq, cudaStream_t stream) {
   using T = typename mma::Operand<kBf16>::type;
   using Shape = WgmmaDqShape<kD, kWgmmaDqKeyTile>;
-  auto* kernel = flash_bwd_dq_wgmma_kernel<kD, kWgmmaDqKeyTile, kBf16>;
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
-  check(raised, "flash_bwd_dq_wgmma shared memory");
+  constexpr auto kernel = flash_bwd_dq_wgmma_kernel<kD, kWgmmaDqKeyTile, kBf16>;
+  allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_bwd_dq_wgmma shared memory");
   const dim3 grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
   kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(a, static_cast<const T*>(q),
                                                           static_cast<const T*>(k), static_cast<const T*>(v),

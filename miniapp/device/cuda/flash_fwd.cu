@@ -127,10 +127,8 @@ void launch_fwd(const AttnArgs& a, const void* q, const void* k, const void* v, 
                 cudaStream_t stream) {
   using T = typename mma::Operand<kBf16>::type;
   using Shape = FwdShape<kD, kWarps, kBc, kMt>;
-  auto* kernel = flash_fwd_kernel<kD, kWarps, kBc, kMt, kBf16>;
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
-  check(raised, "flash_fwd shared memory");
+  constexpr auto kernel = flash_fwd_kernel<kD, kWarps, kBc, kMt, kBf16>;
+  allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_fwd shared memory");
   const dim3 grid(unsigned((a.q_len + Shape::kBr - 1) / Shape::kBr), unsigned(a.batch * a.heads));
   kernel<<<grid, Shape::kThreads, Shape::kSharedBytes, stream>>>(
       a, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), o, lse);

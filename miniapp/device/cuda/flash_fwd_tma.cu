@@ -137,10 +137,8 @@ template <int kD, bool kBf16>
 void launch_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
                     cudaStream_t stream) {
   using Shape = TmaFwdShape<kD>;
-  auto* kernel = flash_fwd_tma_kernel<kD, kBf16>;
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
-  check(raised, "flash_fwd_tma shared memory");
+  constexpr auto kernel = flash_fwd_tma_kernel<kD, kBf16>;
+  allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_fwd_tma shared memory");
   // The operands are compact [batch, len, heads, D] copies (flash_attention.hpp).
   const CUtensorMap q_map = tma::tile_map(q, kBf16, a.batch, a.q_len, a.heads, kD, kRowsPerBlock);
   const CUtensorMap k_map = tma::tile_map(k, kBf16, a.batch, a.k_len, a.kv_heads, kD, kKeyTile);

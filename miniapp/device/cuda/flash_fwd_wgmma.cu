@@ -90,10 +90,8 @@ void launch_fwd_wgmma(const AttnArgs& a, const void* q, const void* k, const voi
   using T = typename mma::Operand<kBf16>::type;
   constexpr int kBc = kWgmmaKeyTile<kD>;
   using Shape = WgmmaFwdShape<kD, kBc>;
-  auto* kernel = flash_fwd_wgmma_kernel<kD, kBc, kBf16>;
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Shape::kSharedBytes));
-  check(raised, "flash_fwd_wgmma shared memory");
+  constexpr auto kernel = flash_fwd_wgmma_kernel<kD, kBc, kBf16>;
+  allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_fwd_wgmma shared memory");
   const dim3 grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
   kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(
       a, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), o, lse);
