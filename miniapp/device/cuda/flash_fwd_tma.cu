@@ -16,9 +16,10 @@
 // registers, O += PV with P in registers), freeing the K tile once S is formed and the V
 // tile after PV, each on an mbarrier of its own, for the producer to refill. Both
 // consumers read each K/V tile once loaded, so a tile feeds 128 queries, and no consumer
-// thread spends an instruction on loads. Not yet in it: FlashAttention-3's overlap of one
-// tile's softmax with the next tile's products inside a warpgroup, and the ping-pong
-// ordering of the two consumers.
+// thread spends an instruction on loads. As in FlashAttention-3, each consumer overlaps
+// one tile's softmax with its products (the scores of tile t and the PV product of tile
+// t − 1 are issued together) and the two consumers take turns at issuing (ping-pong,
+// tma::ConsumerTurns), so the other's softmax runs under one's products.
 namespace minictx::cuda {
 namespace {
 
@@ -113,18 +114,53 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t q_rows = qs + uint32_t((warp / 4) * 64 * 128);  // the warpgroup's 64 rows of each slab
   WgmmaForwardRows<kD> rows = wgmma_forward_rows<kD>(a, tile.i0, tile.tq, warp, group);
   const float scale_log2 = a.scale * kLog2e;
+  auto stage = [](int t) { return t % kStages; };
+  auto parity = [](int t) { return uint32_t(t / kStages) & 1; };
+  auto positions = [&](int t) { return a.k_pos + int64_t(t) * kKeyTile; };
 
+  // Tile 0's scores and softmax alone; then each turn issues tile t's scores and tile
+  // t − 1's PV product together and runs tile t's softmax while PV is in flight,
+  // rescaling the output once it has landed; the last PV product after the loop.
+  float s[1][kKeyTile / 8][4];
+  uint32_t pa[kKeyTile / 16][4];
+  float rescale[2];  // per row, held until the PV product in flight has landed
+  auto hold = [&](int rr, float factor) { rescale[rr] = factor; };
   tma::wait(q_loaded, 0);
-  for (int t = 0; t < key_tiles; ++t) {
-    const int s = t % kStages;
-    const uint32_t parity = (t / kStages) & 1;
-    tma::wait(k_loaded(s), parity);
-    wgmma_forward_tile<kRowsPerBlock, kKeyTile, kD, kBf16>(
-        rows, q_rows, ks + s * kStage, vs + s * kStage, a.k_pos + int64_t(t) * kKeyTile, t, tile.first_query,
-        a, scale_log2, tig, [&] { tma::arrive(k_free(s)); },  // this thread's reads of the K tile are done
-        [&] { tma::wait(v_loaded(s), parity); });
-    tma::arrive(v_free(s));  // and of the V tile
+  tma::wait(k_loaded(0), 0);
+  issue_scores<kRowsPerBlock, kKeyTile, kD, kBf16>(s, q_rows, ks);
+  wgmma::wait<0>();
+  wgmma::fence_operands(s[0]);
+  tma::arrive(k_free(0));  // this thread's reads of the K tile are done
+  score_softmax<kKeyTile, kD>(s, rows, positions(0), 0, tile.first_query, a, scale_log2, tig, hold);
+  probabilities_as_a<kKeyTile, kBf16>(s, pa);  // the output is still zero: no rescale
+
+  const tma::ConsumerTurns turns{warp / 4, key_tiles - 1};
+  for (int t = 1; t < key_tiles; ++t) {
+    tma::wait(k_loaded(stage(t)), parity(t));
+    turns.take(t - 1);
+    issue_scores<kRowsPerBlock, kKeyTile, kD, kBf16>(s, q_rows, ks + stage(t) * kStage);
+    tma::wait(v_loaded(stage(t - 1)), parity(t - 1));
+    issue_values<kKeyTile, kD, kBf16>(rows.acc, pa, vs + stage(t - 1) * kStage);
+    turns.hand_over(t - 1);
+    wgmma::wait<1>();  // the scores have landed, PV may not have
+    wgmma::fence_operands(s[0]);
+    tma::arrive(k_free(stage(t)));
+    score_softmax<kKeyTile, kD>(s, rows, positions(t), t, tile.first_query, a, scale_log2, tig, hold);
+    wgmma::wait<0>();
+    wgmma::fence_operands(rows.acc[0]);
+    wgmma::fence_operands(pa);
+    tma::arrive(v_free(stage(t - 1)));
+    rescale_row<1, kD>(rows.acc, 0, rescale[0]);
+    rescale_row<1, kD>(rows.acc, 1, rescale[1]);
+    probabilities_as_a<kKeyTile, kBf16>(s, pa);
   }
+  const int last = key_tiles - 1;
+  tma::wait(v_loaded(stage(last)), parity(last));
+  issue_values<kKeyTile, kD, kBf16>(rows.acc, pa, vs + stage(last) * kStage);
+  wgmma::wait<0>();
+  wgmma::fence_operands(rows.acc[0]);
+  wgmma::fence_operands(pa);
+  tma::arrive(v_free(stage(last)));
 
   merge_rows<1, kD>(rows.acc, rows.row_max, rows.row_sum, a, o, lse, tile.b, tile.h, tile.i0, tile.tq, warp,
                     group, tig);

@@ -74,8 +74,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int t = 0; t < key_tiles; ++t) {
     wgmma::pipeline_step(t + 1 < key_tiles, [&] { load_kv(t + 1); });
     const uint32_t kt = ks + (t & 1) * kStage, vt = vs + (t & 1) * kStage;
-    wgmma_forward_tile<kRowsPerBlock, kBc, kD, kBf16>(
-        rows, qs, kt, vt, kpos + (t & 1) * kBc, t, first_query, a, scale_log2, tig, [] {}, [] {});
+    wgmma_forward_tile<kRowsPerBlock, kBc, kD, kBf16>(rows, qs, kt, vt, kpos + (t & 1) * kBc, t, first_query,
+                                                      a, scale_log2, tig);
   }
 
   merge_rows<1, kD>(rows.acc, rows.row_max, rows.row_sum, a, o, lse, b, h, i0, tq, warp, group, tig);

@@ -42,45 +42,81 @@ __device__ __forceinline__ WgmmaForwardRows<kD> wgmma_forward_rows(const AttnArg
   return r;
 }
 
-// Key tile t (kBc keys at swizzled K and V tiles kt, vt; kp: their positions) for the
-// warpgroup whose 64 query rows start at q_rows, in a Q tile of kQRows rows. first_query:
-// the position of the block's first query, for the causal test. after_scores() runs once
-// S is formed (the K tile is no longer read), before_values() before the V tile is read.
-template <int kQRows, int kBc, int kD, bool kBf16, class AfterScores, class BeforeValues>
-__device__ __forceinline__ void wgmma_forward_tile(WgmmaForwardRows<kD>& r, uint32_t q_rows, uint32_t kt,
-                                                   uint32_t vt, const int64_t* kp, int t, int64_t first_query,
-                                                   const AttnArgs& a, float scale_log2, int tig,
-                                                   AfterScores&& after_scores, BeforeValues&& before_values) {
-  float s[1][kBc / 8][4] = {};
+// The steps of one key tile t (kBc keys) for the warpgroup whose 64 query rows start at
+// q_rows in a Q tile of kQRows rows. A kernel either runs them in order on each tile
+// (wgmma_forward_tile) or, as FlashAttention-3 does, issues tile t's scores and tile
+// t − 1's PV product together and runs tile t's softmax while the PV product is in flight.
+
+// Issues S = QKᵀ against the swizzled K tile kt, as one committed wgmma group; S is the
+// warpgroup's to read once that group is waited for.
+template <int kQRows, int kBc, int kD, bool kBf16>
+__device__ __forceinline__ void issue_scores(float (&s)[1][kBc / 8][4], uint32_t q_rows, uint32_t kt) {
+#pragma unroll
+  for (int n = 0; n < kBc / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[0][n][e] = 0.0f;
   wgmma::fence_operands(s[0]);
   wgmma::fence();
 #pragma unroll
   for (int kc = 0; kc < kD / 16; ++kc)
     wgmma::mma_ss<kBc, kBf16>(s[0], wgmma::k_major<kQRows>(q_rows, kc), wgmma::k_major<kBc>(kt, kc));
   wgmma::commit();
-  wgmma::wait<0>();
-  wgmma::fence_operands(s[0]);
-  after_scores();
+}
 
+// The mask and the online softmax's statistics on key tile t's scores (kp: the tile's key
+// positions; first_query: the position of the block's first query, for the causal test);
+// rescaled(rr, factor) is told each row's factor for the output accumulated before.
+template <int kBc, int kD, class Rescaled>
+__device__ __forceinline__ void score_softmax(float (&s)[1][kBc / 8][4], WgmmaForwardRows<kD>& r,
+                                              const int64_t* kp, int t, int64_t first_query,
+                                              const AttnArgs& a, float scale_log2, int tig,
+                                              Rescaled&& rescaled) {
   // Only tiles that reach padding, the block's end or (causally) past the first query
   // need the per-element mask.
   const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
   const int64_t last_key = kp[valid - 1];
   if (valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query))
     mask_scores<1, kBc>(s, a, kp, r.qpos, valid, tig);
-  online_softmax<1, kBc, kD>(s, r.acc, r.row_max, r.row_sum, scale_log2);
+  softmax_step<1, kBc>(s, r.row_max, r.row_sum, scale_log2, rescaled);
+}
 
-  uint32_t pa[kBc / 16][4];
+// P, rounded to the operand type, as the A fragments of O += PV.
+template <int kBc, bool kBf16>
+__device__ __forceinline__ void probabilities_as_a(const float (&s)[1][kBc / 8][4],
+                                                   uint32_t (&pa)[kBc / 16][4]) {
 #pragma unroll
   for (int kc = 0; kc < kBc / 16; ++kc) mma::a_from_c<kBf16>(pa[kc], s[0][2 * kc], s[0][2 * kc + 1]);
-  before_values();
-  wgmma::fence_operands(r.acc[0]);
+}
+
+// Issues O += PV against the swizzled V tile vt, as one committed wgmma group; the output
+// and P are not to be touched until that group is waited for.
+template <int kBc, int kD, bool kBf16>
+__device__ __forceinline__ void issue_values(float (&acc)[1][kD / 8][4], uint32_t (&pa)[kBc / 16][4],
+                                             uint32_t vt) {
+  wgmma::fence_operands(acc[0]);
   wgmma::fence_operands(pa);
   wgmma::fence();
 #pragma unroll
   for (int kc = 0; kc < kBc / 16; ++kc)
-    wgmma::mma_rs<kD, kBf16>(r.acc[0], pa[kc], wgmma::mn_major<kBc>(vt, kc));
+    wgmma::mma_rs<kD, kBf16>(acc[0], pa[kc], wgmma::mn_major<kBc>(vt, kc));
   wgmma::commit();
+}
+
+// The steps in order on key tile t at swizzled K and V tiles kt, vt, each product waited
+// for before the next step.
+template <int kQRows, int kBc, int kD, bool kBf16>
+__device__ __forceinline__ void wgmma_forward_tile(WgmmaForwardRows<kD>& r, uint32_t q_rows, uint32_t kt,
+                                                   uint32_t vt, const int64_t* kp, int t, int64_t first_query,
+                                                   const AttnArgs& a, float scale_log2, int tig) {
+  float s[1][kBc / 8][4];
+  issue_scores<kQRows, kBc, kD, kBf16>(s, q_rows, kt);
+  wgmma::wait<0>();
+  wgmma::fence_operands(s[0]);
+  score_softmax<kBc, kD>(s, r, kp, t, first_query, a, scale_log2, tig,
+                         [&](int rr, float factor) { rescale_row<1, kD>(r.acc, rr, factor); });
+  uint32_t pa[kBc / 16][4];
+  probabilities_as_a<kBc, kBf16>(s, pa);
+  issue_values<kBc, kD, kBf16>(r.acc, pa, vt);
   wgmma::wait<0>();
   wgmma::fence_operands(r.acc[0]);
   wgmma::fence_operands(pa);

@@ -60,11 +60,12 @@ __device__ __forceinline__ void mask_scores(float (&s)[kMt][kBc / 8][4], const A
 
 // One key tile's step of the online softmax: each row's running maximum and sum are
 // updated (the quad of lanes sharing a row reduces by shuffles), the scores become
-// exp2(s·scale·log2(e) − max) in place, and the output accumulators are rescaled.
-template <int kMt, int kBc, int kD>
-__device__ __forceinline__ void online_softmax(float (&s)[kMt][kBc / 8][4], float (&acc)[kMt][kD / 8][4],
-                                               float (&row_max)[2 * kMt], float (&row_sum)[2 * kMt],
-                                               float scale_log2) {
+// exp2(s·scale·log2(e) − max) in place, and rescaled(rr, factor) is told, row by row, the
+// factor that brings the output accumulated so far to the row's new maximum.
+template <int kMt, int kBc, class Rescaled>
+__device__ __forceinline__ void softmax_step(float (&s)[kMt][kBc / 8][4], float (&row_max)[2 * kMt],
+                                             float (&row_sum)[2 * kMt], float scale_log2,
+                                             Rescaled&& rescaled) {
 #pragma unroll
   for (int mt = 0; mt < kMt; ++mt) {
 #pragma unroll
@@ -87,13 +88,29 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMt][kBc / 8][4], floa
           sum += s[mt][n][e];
         }
       row_sum[rr] = row_sum[rr] * rescale + sum;
-#pragma unroll
-      for (int n = 0; n < kD / 8; ++n) {
-        acc[mt][n][2 * half] *= rescale;
-        acc[mt][n][2 * half + 1] *= rescale;
-      }
+      rescaled(rr, rescale);
     }
   }
+}
+
+// Scales a thread's output row rr by `factor`.
+template <int kMt, int kD>
+__device__ __forceinline__ void rescale_row(float (&acc)[kMt][kD / 8][4], int rr, float factor) {
+#pragma unroll
+  for (int n = 0; n < kD / 8; ++n) {
+    acc[rr / 2][n][2 * (rr % 2)] *= factor;
+    acc[rr / 2][n][2 * (rr % 2) + 1] *= factor;
+  }
+}
+
+// The step with the output rescaled at once, for kernels whose output accumulators are
+// idle during the softmax.
+template <int kMt, int kBc, int kD>
+__device__ __forceinline__ void online_softmax(float (&s)[kMt][kBc / 8][4], float (&acc)[kMt][kD / 8][4],
+                                               float (&row_max)[2 * kMt], float (&row_sum)[2 * kMt],
+                                               float scale_log2) {
+  softmax_step<kMt, kBc>(s, row_max, row_sum, scale_log2,
+                         [&](int rr, float factor) { rescale_row<kMt, kD>(acc, rr, factor); });
 }
 
 // Merges the block's (acc / l, m·scale + ln l) into the running (o, lse) of rows

@@ -121,6 +121,42 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const CUtensorMap* map,
     load_box(tile + uint32_t(slab * kRows * 128), map, bar, slab * kBoxColumns, head, int(row), batch);
 }
 
+// Named barrier kId (PTX "bar"; 0 is __syncthreads'), of kThreads threads (a multiple of
+// 32) arriving as whole warps: sync waits for the phase to complete, arrive does not. The
+// ids are immediates, so ptxas reserves only the barriers used.
+template <int kId, int kThreads>
+__device__ __forceinline__ void named_sync() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(kId), "n"(kThreads) : "memory");
+}
+template <int kId, int kThreads>
+__device__ __forceinline__ void named_arrive() {
+  asm volatile("bar.arrive %0, %1;\n" ::"n"(kId), "n"(kThreads) : "memory");
+}
+
+// Two consumer warpgroups' turns at issuing their products (FlashAttention-3's ping-pong):
+// while one warpgroup's products run on the tensor cores, the other's softmax runs, so the
+// exponentials hide under the products across warpgroups too. Consumer 0 waits for its
+// turn on named barrier 1 and hands the turn over on 2, consumer 1 the other way round.
+// Consumer 0 takes its first turn unasked and consumer 1 makes no hand-over after its last
+// turn, which nobody would take: every barrier phase is one hand-over and one take, and
+// none is left half-arrived when the block exits. Both consumers take the same number of
+// turns.
+struct ConsumerTurns {
+  int consumer, turns;
+  __device__ __forceinline__ void take(int turn) const {
+    if (consumer == 1)
+      named_sync<2, 256>();
+    else if (turn > 0)
+      named_sync<1, 256>();
+  }
+  __device__ __forceinline__ void hand_over(int turn) const {
+    if (consumer == 0)
+      named_arrive<2, 256>();
+    else if (turn < turns - 1)
+      named_arrive<1, 256>();
+  }
+};
+
 // Whether a block of one producer and `consumers` consumer warpgroups can hand registers
 // over with setmaxnreg: both counts multiples of 8 in [24, 256], and the consumers'
 // claims covered by what the producer gives up of the block's allocation at launch
