@@ -4,13 +4,15 @@
 # downloaded into .gpu-debs (carried along), builds the cuda preset against them, runs
 # the gpu-labelled ctest suite (kernel tests; `minictx verify` of every backend at 1 and 4
 # ranks on the one GPU, bf16 and fp16) and the benchmarks (the bench stage ends with the
-# table of minictx's attention beside SDPA's), and leaves logs and HDF5
+# table of minictx's attention beside SDPA's; the hopper stage, on compute capability 9.0,
+# measures the opt-in wgmma and TMA-fed kernels the same way), and leaves logs and HDF5
 # results in $OUT (default outputs/gpu-check).
 #
-# Usage: ci/gpu-check.sh [stage...]   stages: deps build test sanitize bench (default: all, in order)
+# Usage: ci/gpu-check.sh [stage...]   stages: deps build test sanitize bench hopper (default: all, in order)
 # Each stage fits one device call (10 minutes; the bench stage's full grid only with the tensor-core
-# kernels: on SIMT ones set BENCH_SEQ=4096,16384); build outputs stay between calls on a
-# warm machine. All stages leave 8 files in $OUT (the device tool returns at most 8). DRY_RUN=1 stops after configuring (how CI-less machines check the script).
+# kernels: on SIMT ones set BENCH_SEQ=4096,16384) and prints its seconds; build outputs and the
+# SDPA table (kept in the build folder for the hopper stage) stay between calls on a warm
+# machine. All stages leave 8 files in $OUT (the device tool returns at most 8). DRY_RUN=1 stops after configuring (how CI-less machines check the script).
 # Environment: OUT, DEPS_PREFIX (/tmp/minictx-deps), DEBS (.gpu-debs), BUILD_DIR (build-cuda),
 #              BENCH_SEQ (4096,16384,32768,65536), BENCH_HEAD_DIMS (64,128): the bench stage's grid.
 set -euo pipefail
@@ -21,7 +23,7 @@ prefix=${DEPS_PREFIX:-/tmp/minictx-deps}
 debs=${DEBS:-$repo/.gpu-debs}
 build=${BUILD_DIR:-build-cuda}
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(deps build test sanitize bench)
+[ ${#stages[@]} -gt 0 ] || stages=(deps build test sanitize bench hopper)
 mkdir -p "$out"
 lib=$prefix/usr/lib/x86_64-linux-gnu
 
@@ -80,14 +82,14 @@ configure() {
   deps_env cmake --preset cuda -B "$build" -DCMAKE_PREFIX_PATH="$prefix/usr" -DCMAKE_CUDA_COMPILER="$nvcc" "${nccl[@]}" \
     -DMPI_C_COMPILER="$prefix/usr/bin/mpicc.mpich" -DHDF5_C_COMPILER_EXECUTABLE="$prefix/usr/bin/h5cc" \
     -DMPIEXEC_BIN="$prefix/usr/bin/mpiexec.hydra" -DSYSTEM_PYTHON3="$(command -v python3)" 2>&1 |
-    tee "$out/configure.log"
+    tee "$out/build.log"
 }
 
 stage_deps() { unpack_deps; configure; }
 
 stage_build() {
   [ -f "$build/CMakeCache.txt" ] || configure
-  deps_env cmake --build "$build" -j "$(nproc)" 2>&1 | tail -n 40 | tee "$out/build.log"
+  deps_env cmake --build "$build" -j "$(nproc)" 2>&1 | tail -n 40 | tee -a "$out/build.log"
 }
 
 stage_test() {
@@ -144,35 +146,56 @@ stage_bench() {
     2>&1 | tee "$out/bench-layer.log" || rc=1
   # PyTorch's eager layer beside it (appended: $OUT already holds the 8 files that come back).
   python3 ci/bench_torch_layer_gpu.py 2>&1 | tee -a "$out/bench-layer.log" || rc=1
-  # The wgmma kernels (opt-in) on a Hopper GPU: the kernel grid and the layer, then the grid
-  # with the TMA-fed passes; appended to the layer log, as $OUT holds the 8 files that
-  # come back.
-  if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = "9.0" ]; then
-    echo "== with MINICTX_FLASH_FWD=wgmma MINICTX_FLASH_BWD=wgmma" | tee -a "$out/bench-layer.log"
-    MINICTX_FLASH_FWD=wgmma MINICTX_FLASH_BWD=wgmma deps_env "$m" bench --device cuda --seq "$seq" \
-      --head-dim "$dims" -o /tmp/minictx-bench-wgmma.h5 --force 2>&1 | tee -a "$out/bench-layer.log" || rc=1
-    MINICTX_FLASH_FWD=wgmma MINICTX_FLASH_BWD=wgmma deps_env "$m" run inputs/gpu-layer.yaml \
-      --set machine.profile="$profile" -o /tmp/minictx-gpu-layer-wgmma.h5 --force 2>&1 |
-      tee -a "$out/bench-layer.log" || rc=1
-    echo "== with MINICTX_FLASH_FWD=wgmma_tma MINICTX_FLASH_BWD=wgmma_tma" | tee -a "$out/bench-layer.log"
-    MINICTX_FLASH_FWD=wgmma_tma MINICTX_FLASH_BWD=wgmma_tma deps_env "$m" bench --device cuda --seq "$seq" \
-      --head-dim "$dims" -o /tmp/minictx-bench-wgmma-tma.h5 --force 2>&1 | tee -a "$out/bench-layer.log" || rc=1
-  fi
+  cp "$out/bench-sdpa.csv" "$build/bench-sdpa.csv" 2>/dev/null || true  # for a later call's hopper stage
   echo
   python3 ci/compare-attention-gpu.py "$out/bench-kernels.log" "$out/bench-sdpa.csv" || rc=1
+  return $rc
+}
+
+# The opt-in Hopper kernels (compute capability 9.0 only), both passes on each family in
+# turn: the kernel grid, its table beside SDPA's (this call's bench stage's, or the one an
+# earlier call kept in the build folder), and the llama-7b layer deck, all into
+# bench-hopper.log.
+stage_hopper() {
+  local m=$build/miniapp/minictx profile rc=0 family grid sdpa log=$out/bench-hopper.log
+  local seq=${BENCH_SEQ:-4096,16384,32768,65536} dims=${BENCH_HEAD_DIMS:-64,128}
+  if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" != "9.0" ]; then
+    echo "gpu-check: hopper: not a compute capability 9.0 GPU, nothing to measure" | tee "$log"
+    return 0
+  fi
+  profile=$(machine_profile)
+  sdpa=$out/bench-sdpa.csv
+  [ -f "$sdpa" ] || sdpa=$build/bench-sdpa.csv
+  : >"$log"
+  for family in wgmma wgmma_tma; do
+    grid=/tmp/minictx-bench-$family.log
+    echo "== MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family" | tee -a "$log"
+    MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family deps_env "$m" bench --device cuda --seq "$seq" \
+      --head-dim "$dims" -o "/tmp/minictx-bench-$family.h5" --force 2>&1 | tee "$grid" | tee -a "$log" || rc=1
+    if [ -f "$sdpa" ]; then
+      python3 ci/compare-attention-gpu.py "$grid" "$sdpa" 2>&1 | tee -a "$log" || rc=1
+    else
+      echo "gpu-check: hopper: no SDPA table (run the bench stage first) for the comparison" | tee -a "$log"
+    fi
+    MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family deps_env "$m" run inputs/gpu-layer.yaml \
+      --set machine.profile="$profile" -o "/tmp/minictx-gpu-layer-$family.h5" --force 2>&1 | tee -a "$log" || rc=1
+  done
   return $rc
 }
 
 # A failed test stage still lets the benchmarks run; the exit status reports both.
 failed=()
 for s in "${stages[@]}"; do
+  started=$SECONDS
   case "$s" in
     deps) stage_deps; [ "${DRY_RUN:-0}" = 1 ] && { echo "gpu-check: dry run, configured only"; exit 0; } ;;
     build) stage_build ;;
     test) stage_test || failed+=(test) ;;
     sanitize) stage_sanitize || failed+=(sanitize) ;;
     bench) stage_bench || failed+=(bench) ;;
-    *) echo "gpu-check: unknown stage '$s' (deps build test sanitize bench)"; exit 2 ;;
+    hopper) stage_hopper || failed+=(hopper) ;;
+    *) echo "gpu-check: unknown stage '$s' (deps build test sanitize bench hopper)"; exit 2 ;;
   esac
+  echo "gpu-check: stage $s took $((SECONDS - started)) s"
 done
 [ ${#failed[@]} -eq 0 ] || { echo "gpu-check: failed stages: ${failed[*]}"; exit 1; }
