@@ -2,6 +2,7 @@
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/flash_fwd_wgmma_tile.cuh"
+#include "device/cuda/flash_kv_stream.cuh"
 #include "device/cuda/flash_rows.cuh"
 #include "device/cuda/mma_fragments.cuh"
 #include "device/cuda/tma_pipeline.cuh"
@@ -10,7 +11,8 @@
 // The forward flash kernel with FlashAttention-3's division of labour (sm_90a): a block
 // of three warpgroups owns 128 queries of one head. The producer warpgroup gives its
 // registers up and one of its threads streams the Q tile and the K/V tiles with TMA into
-// a ring of kStages stages, each stage's arrival counted on an mbarrier; the two consumer
+// a ring of kStages stages (flash_kv_stream.cuh), each stage's arrival counted on an
+// mbarrier; the two consumer
 // warpgroups own 64 queries each and run the wgmma forward's step on every key tile
 // (flash_fwd_wgmma_tile.cuh: S = QKᵀ from shared memory, mask and online softmax in
 // registers, O += PV with P in registers), freeing the K tile once S is formed and the V
@@ -35,13 +37,14 @@ static_assert(tma::register_split_fits(kConsumers, kProducerRegisters, kConsumer
               "the consumers claim no more registers than the producer gives up");
 
 template <int kD>
+using Stream = tma::KvStream<kStages, kKeyTile, kD, 128 * kConsumers>;
+
+template <int kD>
 struct TmaFwdShape {
   static constexpr int kQBytes = kRowsPerBlock * kD * 2;
-  static constexpr int kStageBytes = kKeyTile * kD * 2;  // one K or V tile
-  // Barriers: Q loaded; per stage K loaded, V loaded, K free, V free.
-  static constexpr int kBarriers = 1 + 4 * kStages;
-  static constexpr size_t kSharedBytes =
-      wgmma::kAlignmentSlack + size_t(kQBytes + 2 * kStages * kStageBytes) + size_t(kBarriers) * 8;
+  static constexpr size_t kSharedBytes = wgmma::kAlignmentSlack +
+                                         size_t(kQBytes + Stream<kD>::kTileBytesAll) +
+                                         size_t(Stream<kD>::kBarriers) * 8;
 };
 
 template <int kD, bool kBf16>
@@ -50,60 +53,25 @@ __global__ void __launch_bounds__(kThreads, 1)
                          const __grid_constant__ CUtensorMap v_map, AttnArgs a, float* o, float* lse) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Shape = TmaFwdShape<kD>;
-  constexpr int kStage = Shape::kStageBytes;
   extern __shared__ unsigned char shared[];
   unsigned char* aligned = wgmma::aligned_tiles(shared);
-  const uint32_t qs = mma::shared_address(aligned), ks = qs + Shape::kQBytes, vs = ks + kStages * kStage;
-  const uint32_t q_loaded = vs + kStages * kStage;  // then per stage: K, V loaded; K, V free
-  auto barrier = [&](int kind, int s) { return q_loaded + 8u * uint32_t(1 + kind * kStages + s); };
-  auto k_loaded = [&](int s) { return barrier(0, s); };
-  auto v_loaded = [&](int s) { return barrier(1, s); };
-  auto k_free = [&](int s) { return barrier(2, s); };
-  auto v_free = [&](int s) { return barrier(3, s); };
+  const uint32_t qs = mma::shared_address(aligned);
+  const Stream<kD> kv(qs + Shape::kQBytes, qs + Shape::kQBytes + Stream<kD>::kTileBytesAll);
 
   const QueryTile tile = query_tile<kRowsPerBlock>(a);
   if (tile.keys == 0) return;  // nothing visible: the running (o, lse) stays
   const int key_tiles = int((tile.keys + kKeyTile - 1) / kKeyTile);
 
-  if (threadIdx.x == 0) {
-    tma::barrier_init(q_loaded, 1);
-    for (int s = 0; s < kStages; ++s) {
-      tma::barrier_init(k_loaded(s), 1);
-      tma::barrier_init(v_loaded(s), 1);
-      tma::barrier_init(k_free(s), 128 * kConsumers);  // every consumer thread
-      tma::barrier_init(v_free(s), 128 * kConsumers);
-    }
-    tma::fence_barrier_init();
-  }
+  if (threadIdx.x == 0) kv.init();
   __syncthreads();
 
   if (threadIdx.x < 128) {  // the producer warpgroup
     tma::release_registers<kProducerRegisters>();
     if (threadIdx.x != 0) return;
-    tma::arrive_expect_bytes(q_loaded, Shape::kQBytes);
-    tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, q_loaded, tile.h, tile.i0, tile.b);
-    for (int t = 0; t < key_tiles; ++t) {
-      const int s = t % kStages;
-      // The consumers freed this stage's previous K, then its V (the first round passes at
-      // once): K is free once S is formed, so the next K loads under the PV product.
-      const uint32_t parity = ((t / kStages) & 1) ^ 1;
-      tma::wait_or_trap(k_free(s), parity);
-      tma::arrive_expect_bytes(k_loaded(s), kStage);
-      tma::load_tile<kKeyTile, kD>(ks + s * kStage, &k_map, k_loaded(s), tile.g, int64_t(t) * kKeyTile,
-                                   tile.b);
-      tma::wait_or_trap(v_free(s), parity);
-      tma::arrive_expect_bytes(v_loaded(s), kStage);
-      tma::load_tile<kKeyTile, kD>(vs + s * kStage, &v_map, v_loaded(s), tile.g, int64_t(t) * kKeyTile,
-                                   tile.b);
-    }
-    // The tail: every tile consumed (the consumers freed its stage) before this thread
-    // exits, so that a consumer stuck on a copy traps here instead of hanging.
-    for (int t = key_tiles > kStages ? key_tiles - kStages : 0; t < key_tiles; ++t) {
-      const int s = t % kStages;
-      const uint32_t parity = (t / kStages) & 1;
-      tma::wait_or_trap(k_free(s), parity);
-      tma::wait_or_trap(v_free(s), parity);
-    }
+    tma::arrive_expect_bytes(kv.resident_loaded(), Shape::kQBytes);
+    tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
+    // K is freed once S is formed, so the next K loads under the PV product.
+    kv.produce(&k_map, &v_map, tile.g, tile.b, key_tiles);
     return;
   }
 
@@ -114,53 +82,52 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t q_rows = qs + uint32_t((warp / 4) * 64 * 128);  // the warpgroup's 64 rows of each slab
   WgmmaForwardRows<kD> rows = wgmma_forward_rows<kD>(a, tile.i0, tile.tq, warp, group);
   const float scale_log2 = a.scale * kLog2e;
-  auto stage = [](int t) { return t % kStages; };
-  auto parity = [](int t) { return uint32_t(t / kStages) & 1; };
   auto positions = [&](int t) { return a.k_pos + int64_t(t) * kKeyTile; };
 
   // Tile 0's scores and softmax alone; then each turn issues tile t's scores and tile
   // t − 1's PV product together and runs tile t's softmax while PV is in flight,
-  // rescaling the output once it has landed; the last PV product after the loop.
+  // rescaling the output once it has landed; the last PV product after the loop. Both
+  // consumers walk the same key tiles, as their turns require.
   float s[1][kKeyTile / 8][4];
   uint32_t pa[kKeyTile / 16][4];
   float rescale[2];  // per row, held until the PV product in flight has landed
   auto hold = [&](int rr, float factor) { rescale[rr] = factor; };
-  tma::wait(q_loaded, 0);
-  tma::wait(k_loaded(0), 0);
-  issue_scores<kRowsPerBlock, kKeyTile, kD, kBf16>(s, q_rows, ks);
+  tma::wait(kv.resident_loaded(), 0);
+  kv.wait_k(0);
+  issue_scores<kRowsPerBlock, kKeyTile, kD, kBf16>(s, q_rows, kv.k_tile(0));
   wgmma::wait<0>();
   wgmma::fence_operands(s[0]);
-  tma::arrive(k_free(0));  // this thread's reads of the K tile are done
+  kv.free_k(0);  // this thread's reads of the K tile are done
   score_softmax<kKeyTile, kD>(s, rows, positions(0), 0, tile.first_query, a, scale_log2, tig, hold);
   probabilities_as_a<kKeyTile, kBf16>(s, pa);  // the output is still zero: no rescale
 
   const tma::ConsumerTurns turns{warp / 4, key_tiles - 1};
   for (int t = 1; t < key_tiles; ++t) {
-    tma::wait(k_loaded(stage(t)), parity(t));
+    kv.wait_k(t);
     turns.take(t - 1);
-    issue_scores<kRowsPerBlock, kKeyTile, kD, kBf16>(s, q_rows, ks + stage(t) * kStage);
-    tma::wait(v_loaded(stage(t - 1)), parity(t - 1));
-    issue_values<kKeyTile, kD, kBf16>(rows.acc, pa, vs + stage(t - 1) * kStage);
+    issue_scores<kRowsPerBlock, kKeyTile, kD, kBf16>(s, q_rows, kv.k_tile(t));
+    kv.wait_v(t - 1);
+    issue_values<kKeyTile, kD, kBf16>(rows.acc, pa, kv.v_tile(t - 1));
     turns.hand_over(t - 1);
     wgmma::wait<1>();  // the scores have landed, PV may not have
     wgmma::fence_operands(s[0]);
-    tma::arrive(k_free(stage(t)));
+    kv.free_k(t);
     score_softmax<kKeyTile, kD>(s, rows, positions(t), t, tile.first_query, a, scale_log2, tig, hold);
     wgmma::wait<0>();
     wgmma::fence_operands(rows.acc[0]);
     wgmma::fence_operands(pa);
-    tma::arrive(v_free(stage(t - 1)));
+    kv.free_v(t - 1);
     rescale_row<1, kD>(rows.acc, 0, rescale[0]);
     rescale_row<1, kD>(rows.acc, 1, rescale[1]);
     probabilities_as_a<kKeyTile, kBf16>(s, pa);
   }
   const int last = key_tiles - 1;
-  tma::wait(v_loaded(stage(last)), parity(last));
-  issue_values<kKeyTile, kD, kBf16>(rows.acc, pa, vs + stage(last) * kStage);
+  kv.wait_v(last);
+  issue_values<kKeyTile, kD, kBf16>(rows.acc, pa, kv.v_tile(last));
   wgmma::wait<0>();
   wgmma::fence_operands(rows.acc[0]);
   wgmma::fence_operands(pa);
-  tma::arrive(v_free(stage(last)));
+  kv.free_v(last);
 
   merge_rows<1, kD>(rows.acc, rows.row_max, rows.row_sum, a, o, lse, tile.b, tile.h, tile.i0, tile.tq, warp,
                     group, tig);

@@ -1,0 +1,80 @@
+#pragma once
+#include <cstdint>
+
+#include "device/cuda/tma_pipeline.cuh"
+
+// The key/value side of the TMA-fed kernels that own a query tile and walk its key tiles
+// (the forward, flash_fwd_tma.cu, and the dQ pass, flash_bwd_dq_tma.cu): a ring of kStages
+// stages of one K and one V tile of kKeyTile keys, which one producer thread fills with
+// TMA and every consumer thread frees, K and V apart since the kernels are done with them
+// at different moments; and one barrier for the tiles the block loads once (its query
+// tile, and for dQ its dO tile). Shared memory: the K tiles, then the V tiles, at 1024-byte
+// aligned addresses; the barriers go elsewhere (8-byte aligned).
+namespace minictx::cuda::tma {
+
+template <int kStages, int kKeyTile, int kD, int kConsumerThreads>
+struct KvStream {
+  static constexpr int kTileBytes = kKeyTile * kD * 2;
+  static constexpr int kTileBytesAll = 2 * kStages * kTileBytes;
+  // The resident tiles loaded; per stage: K loaded, V loaded, K free, V free.
+  static constexpr int kBarriers = 1 + 4 * kStages;
+
+  uint32_t ks, vs, barriers;
+
+  __device__ KvStream(uint32_t tiles, uint32_t barrier_block)
+      : ks(tiles), vs(tiles + kStages * kTileBytes), barriers(barrier_block) {}
+
+  __device__ static int stage(int t) { return t % kStages; }
+  __device__ static uint32_t parity(int t) { return uint32_t(t / kStages) & 1; }
+  __device__ uint32_t k_tile(int t) const { return ks + uint32_t(stage(t) * kTileBytes); }
+  __device__ uint32_t v_tile(int t) const { return vs + uint32_t(stage(t) * kTileBytes); }
+
+  __device__ uint32_t resident_loaded() const { return barriers; }
+  __device__ uint32_t barrier(int kind, int t) const {
+    return barriers + 8u * uint32_t(1 + kind * kStages + stage(t));
+  }
+  __device__ uint32_t k_loaded(int t) const { return barrier(0, t); }
+  __device__ uint32_t v_loaded(int t) const { return barrier(1, t); }
+  __device__ uint32_t k_free(int t) const { return barrier(2, t); }
+  __device__ uint32_t v_free(int t) const { return barrier(3, t); }
+
+  // One thread, before the block's __syncthreads().
+  __device__ void init() const {
+    barrier_init(resident_loaded(), 1);
+    for (int s = 0; s < kStages; ++s) {
+      barrier_init(k_loaded(s), 1);
+      barrier_init(v_loaded(s), 1);
+      barrier_init(k_free(s), kConsumerThreads);
+      barrier_init(v_free(s), kConsumerThreads);
+    }
+    fence_barrier_init();
+  }
+
+  // The producer thread: key tiles 0..key_tiles-1 of KV head g, batch b, each stage
+  // refilled once the consumers have freed its previous K, then its V (the first round
+  // passes at once). Then the tail: it waits until every tile is freed before it exits, so
+  // that a consumer stuck on a copy traps here (its waits are bounded) instead of hanging.
+  __device__ void produce(const CUtensorMap* k_map, const CUtensorMap* v_map, int g, int b,
+                          int key_tiles) const {
+    for (int t = 0; t < key_tiles; ++t) {
+      wait_or_trap(k_free(t), parity(t) ^ 1);
+      arrive_expect_bytes(k_loaded(t), kTileBytes);
+      load_tile<kKeyTile, kD>(k_tile(t), k_map, k_loaded(t), g, int64_t(t) * kKeyTile, b);
+      wait_or_trap(v_free(t), parity(t) ^ 1);
+      arrive_expect_bytes(v_loaded(t), kTileBytes);
+      load_tile<kKeyTile, kD>(v_tile(t), v_map, v_loaded(t), g, int64_t(t) * kKeyTile, b);
+    }
+    for (int t = key_tiles > kStages ? key_tiles - kStages : 0; t < key_tiles; ++t) {
+      wait_or_trap(k_free(t), parity(t));
+      wait_or_trap(v_free(t), parity(t));
+    }
+  }
+
+  // A consumer thread's side.
+  __device__ void wait_k(int t) const { wait(k_loaded(t), parity(t)); }
+  __device__ void wait_v(int t) const { wait(v_loaded(t), parity(t)); }
+  __device__ void free_k(int t) const { arrive(k_free(t)); }
+  __device__ void free_v(int t) const { arrive(v_free(t)); }
+};
+
+}  // namespace minictx::cuda::tma
