@@ -409,7 +409,7 @@ TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
     });
     with_kernels(kWgmmaTmaBackward, [&] {
       EXPECT_EQ(gpu().attention_kernel(128),
-                "fwd flash-mma 128x32, bwd flash-wgmma-tma dk/dv 32x128 dq 64x64");
+                "fwd flash-mma 128x32, bwd flash-wgmma-tma dk/dv 32x128 dq 128x128");
     });
   } else {
     EXPECT_THROW(gpu().set_flash_kernels({cuda::FlashFamily::mma, cuda::FlashFamily::wgmma}), InputError);

@@ -63,7 +63,7 @@ void for_flash_shape(const AttnArgs& a, F&& f) {
 // The kernel family of each pass where the flash kernels serve: mma.sync (flash_fwd.cu,
 // flash_bwd.cu; sm_80 and later), Hopper's warpgroup MMA (flash_fwd_wgmma.cu,
 // flash_bwd_wgmma.cu; sm_90a), or warpgroup MMA fed by TMA from a producer warpgroup
-// (flash_fwd_tma.cu, flash_bwd_tma.cu; sm_90a; the backward's dQ pass is wgmma's).
+// (flash_fwd_tma.cu, flash_bwd_tma.cu and flash_bwd_dq_tma.cu; sm_90a).
 enum class FlashFamily { mma, wgmma, wgmma_tma };
 struct FlashKernels {
   FlashFamily forward = FlashFamily::mma, backward = FlashFamily::mma;
@@ -80,9 +80,10 @@ void flash_fwd_tma(const AttnArgs&, const void* q, const void* k, const void* v,
                    cudaStream_t);
 void flash_bwd_wgmma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
                      const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
-// The wgmma backward's dQ pass alone (the TMA-fed backward's second pass).
-void flash_bwd_dq_wgmma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
-                        const float* lse, const float* delta, float* dq, cudaStream_t);
+// The TMA-fed backward's second pass, dQ, and `t` with its tiles.
+void flash_bwd_dq_tma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
+                      const float* lse, const float* delta, float* dq, cudaStream_t);
+FlashTiles with_dq_tma_tiles(FlashTiles t);
 FlashTiles flash_bwd_tma_tiles(int head_dim);
 void flash_bwd_tma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
                    const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);

@@ -8,7 +8,7 @@
 #include "device/cuda/wgmma_fragments.cuh"
 
 // The backward's dK/dV pass with the TMA forward's division of labour (sm_90a), followed
-// by the wgmma backward's dQ pass. A block of three warpgroups owns 128 keys of one KV
+// by the TMA-fed dQ pass (flash_bwd_dq_tma.cu). A block of three warpgroups owns 128 keys of one KV
 // head. One warp of the producer warpgroup feeds it: its first lane copies the block's K
 // and V once, then for every query tile it visits (every query head of the group, the
 // visible tiles of kBr queries) the Q and dO tiles, with TMA; all its lanes copy the
@@ -181,7 +181,7 @@ void launch_dkdv_tma(const AttnArgs& a, const void* q, const void* k, const void
 }  // namespace
 
 FlashTiles flash_bwd_tma_tiles(int head_dim) {
-  FlashTiles t = flash_bwd_wgmma_tiles(head_dim);  // the dQ pass is the wgmma backward's
+  FlashTiles t = with_dq_tma_tiles(flash_tiles(head_dim));
   t.bwd_q = head_dim == 64 ? kTmaQueryTile<64> : kTmaQueryTile<128>;
   t.bwd_k = kKeysPerBlock;
   return t;
@@ -194,7 +194,7 @@ void flash_bwd_tma(const AttnArgs& a, const void* q, const void* k, const void* 
   for_flash_shape(a, [&](auto d, auto bf16) {
     launch_dkdv_tma<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, dout, lse, delta, dk, dv, stream);
   });
-  flash_bwd_dq_wgmma(a, q, k, v, dout, lse, delta, dq, stream);
+  flash_bwd_dq_tma(a, q, k, v, dout, lse, delta, dq, stream);
 }
 
 }  // namespace minictx::cuda

@@ -153,36 +153,8 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t kt = ks + (t & 1) * kStage, vt = vs + (t & 1) * kStage;
     const int64_t* kp = kpos + (t & 1) * kBc;
 
-    float s[kBc / 8][4] = {}, dp[kBc / 8][4] = {};
-    wgmma::fence_operands(s);
-    wgmma::fence_operands(dp);
-    wgmma::fence();
-#pragma unroll
-    for (int kc = 0; kc < kD / 16; ++kc) {
-      wgmma::mma_ss<kBc, kBf16>(s, wgmma::k_major<kBr>(qs, kc), wgmma::k_major<kBc>(kt, kc));
-      wgmma::mma_ss<kBc, kBf16>(dp, wgmma::k_major<kBr>(dos, kc), wgmma::k_major<kBc>(vt, kc));
-    }
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(s);
-    wgmma::fence_operands(dp);
-
-    const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
-    const int64_t last_key = kp[valid - 1];
-    const bool masked = valid < kBc || last_key >= a.real_len || (a.causal && last_key > tile.first_query);
-    uint32_t dsa[kBc / 16][4];
-    form_ds<kBc, kBf16>(s, dp, rows, kp, valid, masked, tig, scale_log2, a, dsa);
-
-    wgmma::fence_operands(dq_acc);
-    wgmma::fence_operands(dsa);
-    wgmma::fence();
-#pragma unroll
-    for (int kc = 0; kc < kBc / 16; ++kc)
-      wgmma::mma_rs<kD, kBf16>(dq_acc, dsa[kc], wgmma::mn_major<kBc>(kt, kc));
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(dq_acc);
-    wgmma::fence_operands(dsa);
+    wgmma_dq_tile<kBr, kBc, kD, kBf16>(dq_acc, rows, qs, dos, kt, vt, kp, t, tile.first_query, tig,
+                                       scale_log2, a, [] {});
   }
 
   add_dq<kD>(dq_acc, a, tile, dq, warp, group, tig);
@@ -229,22 +201,16 @@ FlashTiles flash_bwd_wgmma_tiles(int head_dim) {
   return t;
 }
 
-void flash_bwd_dq_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
-                        const float* lse, const float* delta, float* dq, cudaStream_t stream) {
-  for_flash_shape(a, [&](auto d, auto bf16) {
-    launch_dq_wgmma<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, dout, lse, delta, dq, stream);
-  });
-}
-
 // dK/dV, then dQ, on the same stream.
 void flash_bwd_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
                      const float* lse, const float* delta, float* dq, float* dk, float* dv,
                      cudaStream_t stream) {
   for_flash_shape(a, [&](auto d, auto bf16) {
-    launch_dkdv_wgmma<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, dout, lse, delta, dk, dv,
-                                                                 stream);
+    constexpr int kD = decltype(d)::value;
+    constexpr bool kBf16 = decltype(bf16)::value;
+    launch_dkdv_wgmma<kD, kBf16>(a, q, k, v, dout, lse, delta, dk, dv, stream);
+    launch_dq_wgmma<kD, kBf16>(a, q, k, v, dout, lse, delta, dq, stream);
   });
-  flash_bwd_dq_wgmma(a, q, k, v, dout, lse, delta, dq, stream);
 }
 
 }  // namespace minictx::cuda

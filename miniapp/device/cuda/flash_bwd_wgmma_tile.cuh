@@ -5,11 +5,15 @@
 #include "device/cuda/flash_rows.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
 
-// The dK/dV pass's work on one query tile for a warpgroup's 64 keys on Hopper's warpgroup
-// MMA, shared by the kernel that loads its tiles with cp.async (flash_bwd_wgmma.cu) and
-// the one fed by TMA (flash_bwd_tma.cu): Sᵀ = K Qᵀ and dPᵀ = V dOᵀ from shared memory, Pᵀ
-// and dSᵀ formed and rounded in registers, then dV += Pᵀ dO and dK += dSᵀ Q with the same
-// Q and dO tiles read transposed.
+// The backward's per-tile work on Hopper's warpgroup MMA, each step shared by the kernel
+// that loads its tiles with cp.async (flash_bwd_wgmma.cu) and the one fed by TMA
+// (flash_bwd_tma.cu, flash_bwd_dq_tma.cu).
+// - dK/dV, one query tile for a warpgroup's 64 keys: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ from shared
+//   memory, Pᵀ and dSᵀ formed and rounded in registers, then dV += Pᵀ dO and dK += dSᵀ Q
+//   with the same Q and dO tiles read transposed.
+// - dQ, one key tile for a warpgroup's 64 queries: S = QKᵀ and dP = dO Vᵀ from shared
+//   memory, dS formed and rounded in registers, then dQ += dS K with the K tile read
+//   transposed.
 namespace minictx::cuda::attn {
 
 // A thread's two keys (group and group + 8 of its warp's 16): their positions and its dK
@@ -81,6 +85,48 @@ __device__ __forceinline__ void wgmma_dkdv_tile(WgmmaKeyRows<kD>& r, uint32_t k_
   wgmma::fence_operands(r.dk);
   wgmma::fence_operands(r.dv);
   wgmma::fence_operands(pa);
+  wgmma::fence_operands(dsa);
+}
+
+// One key tile of kBc keys (swizzled K and V tiles kt, vt; kp: their positions) for the
+// warpgroup whose 64 queries start at q_rows and do_rows, in Q and dO tiles of kQRows
+// rows; first_query: the position of the block's first query, for the causal test.
+// after_scores() runs once S and dP have landed (the V tile is no longer read).
+template <int kQRows, int kBc, int kD, bool kBf16, class AfterScores>
+__device__ __forceinline__ void wgmma_dq_tile(float (&dq_acc)[kD / 8][4], const DqRows& rows, uint32_t q_rows,
+                                              uint32_t do_rows, uint32_t kt, uint32_t vt, const int64_t* kp,
+                                              int t, int64_t first_query, int tig, float scale_log2,
+                                              const AttnArgs& a, AfterScores&& after_scores) {
+  float s[kBc / 8][4] = {}, dp[kBc / 8][4] = {};
+  wgmma::fence_operands(s);
+  wgmma::fence_operands(dp);
+  wgmma::fence();
+#pragma unroll
+  for (int kc = 0; kc < kD / 16; ++kc) {
+    wgmma::mma_ss<kBc, kBf16>(s, wgmma::k_major<kQRows>(q_rows, kc), wgmma::k_major<kBc>(kt, kc));
+    wgmma::mma_ss<kBc, kBf16>(dp, wgmma::k_major<kQRows>(do_rows, kc), wgmma::k_major<kBc>(vt, kc));
+  }
+  wgmma::commit();
+  wgmma::wait<0>();
+  wgmma::fence_operands(s);
+  wgmma::fence_operands(dp);
+  after_scores();
+
+  const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
+  const int64_t last_key = kp[valid - 1];
+  const bool masked = valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query);
+  uint32_t dsa[kBc / 16][4];
+  form_ds<kBc, kBf16>(s, dp, rows, kp, valid, masked, tig, scale_log2, a, dsa);
+
+  wgmma::fence_operands(dq_acc);
+  wgmma::fence_operands(dsa);
+  wgmma::fence();
+#pragma unroll
+  for (int kc = 0; kc < kBc / 16; ++kc)
+    wgmma::mma_rs<kD, kBf16>(dq_acc, dsa[kc], wgmma::mn_major<kBc>(kt, kc));
+  wgmma::commit();
+  wgmma::wait<0>();
+  wgmma::fence_operands(dq_acc);
   wgmma::fence_operands(dsa);
 }
 
