@@ -13,8 +13,9 @@
 // copies the block's Q and dO tiles once, then streams the K/V tiles of 128 keys through
 // the ring of flash_kv_stream.cuh; the two consumer warpgroups own 64 queries each and run
 // the wgmma dQ step on every key tile (flash_bwd_wgmma_tile.cuh: S = QKᵀ and dP = dO Vᵀ,
-// dS in registers, dQ += dS K), freeing the V tile once S and dP are formed and the K tile
-// after the dQ product. A K/V tile thus feeds 128 queries, twice the cp.async pass's 64.
+// dS in registers, dQ += dS K), then free its stage (the producer refills a stage once
+// both tiles are free, and both are read from the first product on). A K/V tile thus
+// feeds 128 queries, twice the cp.async pass's 64.
 // Not yet in it: the forward's overlap of softmax and products, and its ping-pong.
 namespace minictx::cuda {
 namespace {
@@ -72,7 +73,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     tma::arrive_expect_bytes(kv.resident_loaded(), 2 * Shape::kQBytes);
     tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
     tma::load_tile<kRowsPerBlock, kD>(dos, &do_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
-    // V is freed once S and dP are formed, so the next V loads under the dQ product.
     kv.produce(&k_map, &v_map, tile.g, tile.b, key_tiles);
     return;
   }
@@ -90,10 +90,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int t = 0; t < key_tiles; ++t) {
     kv.wait_k(t);
     kv.wait_v(t);
-    wgmma_dq_tile<kRowsPerBlock, kKeyTile, kD, kBf16>(
-        dq_acc, rows, qs + half, dos + half, kv.k_tile(t), kv.v_tile(t), a.k_pos + int64_t(t) * kKeyTile, t,
-        tile.first_query, tig, scale_log2, a, [&] { kv.free_v(t); });
-    kv.free_k(t);  // this thread's reads of the K tile are done
+    wgmma_dq_tile<kRowsPerBlock, kKeyTile, kD, kBf16>(dq_acc, rows, qs + half, dos + half, kv.k_tile(t),
+                                                      kv.v_tile(t), a.k_pos + int64_t(t) * kKeyTile, t,
+                                                      tile.first_query, tig, scale_log2, a);
+    kv.free_k(t);  // this thread's reads of the tiles are done
+    kv.free_v(t);
   }
 
   add_dq<kD>(dq_acc, a, tile, dq, warp, group, tig);

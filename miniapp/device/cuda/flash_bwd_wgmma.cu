@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t* kp = kpos + (t & 1) * kBc;
 
     wgmma_dq_tile<kBr, kBc, kD, kBf16>(dq_acc, rows, qs, dos, kt, vt, kp, t, tile.first_query, tig,
-                                       scale_log2, a, [] {});
+                                       scale_log2, a);
   }
 
   add_dq<kD>(dq_acc, a, tile, dq, warp, group, tig);

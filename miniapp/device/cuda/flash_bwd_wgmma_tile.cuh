@@ -91,12 +91,11 @@ __device__ __forceinline__ void wgmma_dkdv_tile(WgmmaKeyRows<kD>& r, uint32_t k_
 // One key tile of kBc keys (swizzled K and V tiles kt, vt; kp: their positions) for the
 // warpgroup whose 64 queries start at q_rows and do_rows, in Q and dO tiles of kQRows
 // rows; first_query: the position of the block's first query, for the causal test.
-// after_scores() runs once S and dP have landed (the V tile is no longer read).
-template <int kQRows, int kBc, int kD, bool kBf16, class AfterScores>
+template <int kQRows, int kBc, int kD, bool kBf16>
 __device__ __forceinline__ void wgmma_dq_tile(float (&dq_acc)[kD / 8][4], const DqRows& rows, uint32_t q_rows,
                                               uint32_t do_rows, uint32_t kt, uint32_t vt, const int64_t* kp,
                                               int t, int64_t first_query, int tig, float scale_log2,
-                                              const AttnArgs& a, AfterScores&& after_scores) {
+                                              const AttnArgs& a) {
   float s[kBc / 8][4] = {}, dp[kBc / 8][4] = {};
   wgmma::fence_operands(s);
   wgmma::fence_operands(dp);
@@ -110,7 +109,6 @@ __device__ __forceinline__ void wgmma_dq_tile(float (&dq_acc)[kD / 8][4], const 
   wgmma::wait<0>();
   wgmma::fence_operands(s);
   wgmma::fence_operands(dp);
-  after_scores();
 
   const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
   const int64_t last_key = kp[valid - 1];

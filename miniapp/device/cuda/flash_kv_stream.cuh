@@ -6,8 +6,8 @@
 // The key/value side of the TMA-fed kernels that own a query tile and walk its key tiles
 // (the forward, flash_fwd_tma.cu, and the dQ pass, flash_bwd_dq_tma.cu): a ring of kStages
 // stages of one K and one V tile of kKeyTile keys, which one producer thread fills with
-// TMA and every consumer thread frees, K and V apart since the kernels are done with them
-// at different moments; and one barrier for the tiles the block loads once (its query
+// TMA and every consumer thread frees, K and V apart (the forward is done with K before
+// V); and one barrier for the tiles the block loads once (its query
 // tile, and for dQ its dO tile). Shared memory: the K tiles, then the V tiles, at 1024-byte
 // aligned addresses; the barriers go elsewhere (8-byte aligned).
 namespace minictx::cuda::tma {
