@@ -8,15 +8,15 @@
 #include "device/cuda/wgmma_fragments.cuh"
 
 // The backward's dK/dV pass with the TMA forward's division of labour (sm_90a), followed
-// by the TMA-fed dQ pass (flash_bwd_dq_tma.cu). A block of three warpgroups owns 128 keys of one KV
-// head. One warp of the producer warpgroup feeds it: its first lane copies the block's K
-// and V once, then for every query tile it visits (every query head of the group, the
-// visible tiles of kBr queries) the Q and dO tiles, with TMA; all its lanes copy the
-// tile's LSE, delta and query positions, which no TMA box can address (their rows need
-// not be 16-byte aligned). A stage is loaded when the copies' bytes have landed and the
-// 32 lanes have arrived. The two consumer warpgroups own 64 keys each and run the wgmma
-// backward's step on every query tile (flash_bwd_wgmma_tile.cuh), then free the stage.
-// A Q/dO tile thus feeds 128 keys, twice the cp.async kernel's 64.
+// by the TMA-fed dQ pass (flash_bwd_dq_tma.cu). A block of three warpgroups owns 128 keys
+// of one KV head. One warp of the producer warpgroup feeds it: its first lane copies the
+// block's K and V once, then for every query tile it visits (every query head of the
+// group, the visible tiles of kBr queries) the Q and dO tiles, with TMA; all its lanes
+// copy the tile's LSE, delta and query positions, which no TMA box can address (their
+// rows need not be 16-byte aligned). A stage is loaded when the copies' bytes have landed
+// and the 32 lanes have arrived. The two consumer warpgroups own 64 keys each and run the
+// wgmma backward's step on every query tile (flash_bwd_wgmma_tile.cuh), then free the
+// stage. A Q/dO tile thus feeds 128 keys, twice the cp.async kernel's 64.
 namespace minictx::cuda {
 namespace {
 

@@ -12,16 +12,15 @@
 // of three warpgroups owns 128 queries of one head. The producer warpgroup gives its
 // registers up and one of its threads streams the Q tile and the K/V tiles with TMA into
 // a ring of kStages stages (flash_kv_stream.cuh), each stage's arrival counted on an
-// mbarrier; the two consumer
-// warpgroups own 64 queries each and run the wgmma forward's step on every key tile
-// (flash_fwd_wgmma_tile.cuh: S = QKᵀ from shared memory, mask and online softmax in
-// registers, O += PV with P in registers), freeing the K tile once S is formed and the V
-// tile after PV, each on an mbarrier of its own, for the producer to refill. Both
-// consumers read each K/V tile once loaded, so a tile feeds 128 queries, and no consumer
-// thread spends an instruction on loads. As in FlashAttention-3, each consumer overlaps
-// one tile's softmax with its products (the scores of tile t and the PV product of tile
-// t − 1 are issued together) and the two consumers take turns at issuing (ping-pong,
-// tma::ConsumerTurns), so the other's softmax runs under one's products.
+// mbarrier; the two consumer warpgroups own 64 queries each and run the wgmma forward's
+// steps on every key tile (flash_fwd_wgmma_tile.cuh: S = QKᵀ from shared memory, mask and
+// online softmax in registers, O += PV with P in registers), freeing the K tile once S is
+// formed and the V tile after PV, each on an mbarrier of its own, for the producer to
+// refill. Both consumers read each K/V tile once loaded, so a tile feeds 128 queries, and
+// no consumer thread spends an instruction on loads. As in FlashAttention-3, each
+// consumer overlaps one tile's softmax with its products (the scores of tile t and the PV
+// product of tile t − 1 are issued together) and the two consumers take turns at issuing
+// (ping-pong, tma::ConsumerTurns), so the other's softmax runs under one's products.
 namespace minictx::cuda {
 namespace {
 

@@ -7,9 +7,9 @@
 // (the forward, flash_fwd_tma.cu, and the dQ pass, flash_bwd_dq_tma.cu): a ring of kStages
 // stages of one K and one V tile of kKeyTile keys, which one producer thread fills with
 // TMA and every consumer thread frees, K and V apart (the forward is done with K before
-// V); and one barrier for the tiles the block loads once (its query
-// tile, and for dQ its dO tile). Shared memory: the K tiles, then the V tiles, at 1024-byte
-// aligned addresses; the barriers go elsewhere (8-byte aligned).
+// V); and one barrier for the tiles the block loads once (its Q tile, and for dQ its dO
+// tile). Shared memory: the K tiles, then the V tiles, at 1024-byte aligned addresses; the
+// barriers elsewhere (8-byte aligned).
 namespace minictx::cuda::tma {
 
 template <int kStages, int kKeyTile, int kD, int kConsumerThreads>
@@ -53,7 +53,8 @@ struct KvStream {
   // The producer thread: key tiles 0..key_tiles-1 of KV head g, batch b, each stage
   // refilled once the consumers have freed its previous K, then its V (the first round
   // passes at once). Then the tail: it waits until every tile is freed before it exits, so
-  // that a consumer stuck on a copy traps here (its waits are bounded) instead of hanging.
+  // that a consumer stuck on a copy ends in this thread's trap (its waits are bounded)
+  // instead of a hang.
   __device__ void produce(const CUtensorMap* k_map, const CUtensorMap* v_map, int g, int b,
                           int key_tiles) const {
     for (int t = 0; t < key_tiles; ++t) {
