@@ -11,7 +11,7 @@
 // The backward's dQ pass with the TMA forward's division of labour (sm_90a): a block of
 // three warpgroups owns 128 queries of one head. One thread of the producer warpgroup
 // copies the block's Q and dO tiles once, then streams the K/V tiles of 128 keys through
-// the ring of flash_kv_stream.cuh; the two consumer warpgroups own 64 queries each and run
+// the forward's ring (flash_kv_stream.cuh); the two consumer warpgroups own 64 queries each and run
 // the wgmma dQ step on every key tile (flash_bwd_wgmma_tile.cuh: S = QKᵀ and dP = dO Vᵀ,
 // dS in registers, dQ += dS K), then free its stage (the producer refills a stage once
 // both tiles are free, and both are read from the first product on). A K/V tile thus
@@ -22,62 +22,41 @@ namespace {
 
 using namespace attn;
 
-constexpr int kConsumers = 2;                     // warpgroups of 64 queries
-constexpr int kRowsPerBlock = 64 * kConsumers;    // wgmma's M per consumer
-constexpr int kThreads = 128 * (kConsumers + 1);  // and the producer warpgroup
-constexpr int kStages = 2;                        // K/V tiles in flight
-// Keys per K/V tile, both head dims: dQ (kD / 2 registers a thread) beside S and dP
-// (kKeyTile / 2 each) and dS (kKeyTile / 4) fit the consumers' 240 registers (ptxas: no
-// spill), and S and dP take wgmma's widest N.
-constexpr int kKeyTile = 128;
-constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
-static_assert(tma::register_split_fits(kConsumers, kProducerRegisters, kConsumerRegisters),
-              "the consumers claim no more registers than the producer gives up");
-
+// The forward's block and ring (tma::QueryBlock). Its K/V tiles of 128 keys fit here too:
+// dQ (kD / 2 registers a thread) beside S and dP (64 each) and dS (32) fit the consumers'
+// 240 registers (ptxas: no spill), and S and dP take wgmma's widest N.
+using Block = tma::QueryBlock;
+constexpr int kRowsPerBlock = Block::kRows, kKeyTile = Block::kKeyTile;
 template <int kD>
-using Stream = tma::KvStream<kStages, kKeyTile, kD, 128 * kConsumers>;
-
+using Stream = Block::Stream<kD>;
 template <int kD>
-struct TmaDqShape {
-  static constexpr int kQBytes = kRowsPerBlock * kD * 2;  // the Q tile, and the dO tile
-  static constexpr size_t kSharedBytes = wgmma::kAlignmentSlack +
-                                         size_t(2 * kQBytes + Stream<kD>::kTileBytesAll) +
-                                         size_t(Stream<kD>::kBarriers) * 8;
-};
+constexpr int kQBytes = kRowsPerBlock* kD * 2;  // the Q tile, and the dO tile
 
 template <int kD, bool kBf16>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(Block::kThreads, 1)
     flash_bwd_dq_tma_kernel(const __grid_constant__ CUtensorMap q_map,
                             const __grid_constant__ CUtensorMap k_map,
                             const __grid_constant__ CUtensorMap v_map,
                             const __grid_constant__ CUtensorMap do_map, AttnArgs a,
                             const float* __restrict__ lse, const float* __restrict__ delta, float* dq) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Shape = TmaDqShape<kD>;
   extern __shared__ unsigned char shared[];
   unsigned char* aligned = wgmma::aligned_tiles(shared);
-  const uint32_t qs = mma::shared_address(aligned), dos = qs + Shape::kQBytes;
-  const uint32_t tiles = dos + Shape::kQBytes;
+  const uint32_t qs = mma::shared_address(aligned), dos = qs + kQBytes<kD>, tiles = dos + kQBytes<kD>;
   const Stream<kD> kv(tiles, tiles + Stream<kD>::kTileBytesAll);
 
   const QueryTile tile = query_tile<kRowsPerBlock>(a);
   if (tile.keys == 0) return;  // no visible key: dQ stays
   const int key_tiles = int((tile.keys + kKeyTile - 1) / kKeyTile);
 
-  if (threadIdx.x == 0) kv.init();
-  __syncthreads();
-
-  if (threadIdx.x < 128) {  // the producer warpgroup
-    tma::release_registers<kProducerRegisters>();
-    if (threadIdx.x != 0) return;
-    tma::arrive_expect_bytes(kv.resident_loaded(), 2 * Shape::kQBytes);
-    tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
-    tma::load_tile<kRowsPerBlock, kD>(dos, &do_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
-    kv.produce(&k_map, &v_map, tile.g, tile.b, key_tiles);
+  // The producer: the Q and dO tiles once, then the K/V tiles.
+  if (Block::produce<kD>(kv, &k_map, &v_map, tile.g, tile.b, key_tiles, [&] {
+        tma::arrive_expect_bytes(kv.resident_loaded(), 2 * kQBytes<kD>);
+        tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
+        tma::load_tile<kRowsPerBlock, kD>(dos, &do_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
+      }))
     return;
-  }
 
-  tma::claim_registers<kConsumerRegisters>();
   // Consumer warp w (0..7) holds queries 16w..16w+15 of the block, in warpgroup w / 4.
   const int warp = int(threadIdx.x) / kWarp - 4, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
@@ -106,16 +85,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 template <int kD, bool kBf16>
 void launch_dq_tma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
                    const float* lse, const float* delta, float* dq, cudaStream_t stream) {
-  using Shape = TmaDqShape<kD>;
   constexpr auto kernel = flash_bwd_dq_tma_kernel<kD, kBf16>;
-  allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_bwd_dq_tma shared memory");
+  constexpr size_t kSharedBytes = Block::shared_bytes<kD>(2 * kQBytes<kD>);
+  allow_shared_memory<kernel>(kSharedBytes, "flash_bwd_dq_tma shared memory");
   // The operands are compact [batch, len, heads, D] copies (flash_attention.hpp).
   const CUtensorMap q_map = tma::tile_map(q, kBf16, a.batch, a.q_len, a.heads, kD, kRowsPerBlock);
   const CUtensorMap do_map = tma::tile_map(dout, kBf16, a.batch, a.q_len, a.heads, kD, kRowsPerBlock);
   const CUtensorMap k_map = tma::tile_map(k, kBf16, a.batch, a.k_len, a.kv_heads, kD, kKeyTile);
   const CUtensorMap v_map = tma::tile_map(v, kBf16, a.batch, a.k_len, a.kv_heads, kD, kKeyTile);
   const dim3 grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
-  kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(q_map, k_map, v_map, do_map, a, lse, delta, dq);
+  kernel<<<grid, Block::kThreads, kSharedBytes, stream>>>(q_map, k_map, v_map, do_map, a, lse, delta, dq);
 }
 
 }  // namespace

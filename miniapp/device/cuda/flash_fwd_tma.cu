@@ -11,7 +11,7 @@
 // The forward flash kernel with FlashAttention-3's division of labour (sm_90a): a block
 // of three warpgroups owns 128 queries of one head. The producer warpgroup gives its
 // registers up and one of its threads streams the Q tile and the K/V tiles with TMA into
-// a ring of kStages stages (flash_kv_stream.cuh), each stage's arrival counted on an
+// a ring of two stages (flash_kv_stream.cuh), each stage's arrival counted on an
 // mbarrier; the two consumer warpgroups own 64 queries each and run the wgmma forward's
 // steps on every key tile (flash_fwd_wgmma_tile.cuh: S = QKᵀ from shared memory, mask and
 // online softmax in registers, O += PV with P in registers), freeing the K tile once S is
@@ -26,55 +26,35 @@ namespace {
 
 using namespace attn;
 
-constexpr int kConsumers = 2;                     // warpgroups of 64 queries
-constexpr int kRowsPerBlock = 64 * kConsumers;    // wgmma's M per consumer
-constexpr int kThreads = 128 * (kConsumers + 1);  // and the producer warpgroup
-constexpr int kStages = 2;                        // K/V tiles in flight
-constexpr int kKeyTile = 128;                     // keys per K/V tile, both head dims
-constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
-static_assert(tma::register_split_fits(kConsumers, kProducerRegisters, kConsumerRegisters),
-              "the consumers claim no more registers than the producer gives up");
-
+using Block = tma::QueryBlock;
+constexpr int kRowsPerBlock = Block::kRows, kKeyTile = Block::kKeyTile;
 template <int kD>
-using Stream = tma::KvStream<kStages, kKeyTile, kD, 128 * kConsumers>;
-
+using Stream = Block::Stream<kD>;
 template <int kD>
-struct TmaFwdShape {
-  static constexpr int kQBytes = kRowsPerBlock * kD * 2;
-  static constexpr size_t kSharedBytes = wgmma::kAlignmentSlack +
-                                         size_t(kQBytes + Stream<kD>::kTileBytesAll) +
-                                         size_t(Stream<kD>::kBarriers) * 8;
-};
+constexpr int kQBytes = kRowsPerBlock* kD * 2;
 
 template <int kD, bool kBf16>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(Block::kThreads, 1)
     flash_fwd_tma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                          const __grid_constant__ CUtensorMap v_map, AttnArgs a, float* o, float* lse) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Shape = TmaFwdShape<kD>;
   extern __shared__ unsigned char shared[];
   unsigned char* aligned = wgmma::aligned_tiles(shared);
-  const uint32_t qs = mma::shared_address(aligned);
-  const Stream<kD> kv(qs + Shape::kQBytes, qs + Shape::kQBytes + Stream<kD>::kTileBytesAll);
+  const uint32_t qs = mma::shared_address(aligned), tiles = qs + kQBytes<kD>;
+  const Stream<kD> kv(tiles, tiles + Stream<kD>::kTileBytesAll);
 
   const QueryTile tile = query_tile<kRowsPerBlock>(a);
   if (tile.keys == 0) return;  // nothing visible: the running (o, lse) stays
   const int key_tiles = int((tile.keys + kKeyTile - 1) / kKeyTile);
 
-  if (threadIdx.x == 0) kv.init();
-  __syncthreads();
-
-  if (threadIdx.x < 128) {  // the producer warpgroup
-    tma::release_registers<kProducerRegisters>();
-    if (threadIdx.x != 0) return;
-    tma::arrive_expect_bytes(kv.resident_loaded(), Shape::kQBytes);
-    tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
-    // K is freed once S is formed, so the next K loads under the PV product.
-    kv.produce(&k_map, &v_map, tile.g, tile.b, key_tiles);
+  // The producer: the Q tile once, then the K/V tiles (K is freed once S is formed, so
+  // the next K loads under the PV product).
+  if (Block::produce<kD>(kv, &k_map, &v_map, tile.g, tile.b, key_tiles, [&] {
+        tma::arrive_expect_bytes(kv.resident_loaded(), kQBytes<kD>);
+        tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
+      }))
     return;
-  }
 
-  tma::claim_registers<kConsumerRegisters>();
   // Consumer warp w (0..7) holds rows 16w..16w+15 of the block, in warpgroup w / 4.
   const int warp = int(threadIdx.x) / kWarp - 4, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
@@ -138,15 +118,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 template <int kD, bool kBf16>
 void launch_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
                     cudaStream_t stream) {
-  using Shape = TmaFwdShape<kD>;
   constexpr auto kernel = flash_fwd_tma_kernel<kD, kBf16>;
-  allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_fwd_tma shared memory");
+  constexpr size_t kSharedBytes = Block::shared_bytes<kD>(kQBytes<kD>);
+  allow_shared_memory<kernel>(kSharedBytes, "flash_fwd_tma shared memory");
   // The operands are compact [batch, len, heads, D] copies (flash_attention.hpp).
   const CUtensorMap q_map = tma::tile_map(q, kBf16, a.batch, a.q_len, a.heads, kD, kRowsPerBlock);
   const CUtensorMap k_map = tma::tile_map(k, kBf16, a.batch, a.k_len, a.kv_heads, kD, kKeyTile);
   const CUtensorMap v_map = tma::tile_map(v, kBf16, a.batch, a.k_len, a.kv_heads, kD, kKeyTile);
   const dim3 grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
-  kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(q_map, k_map, v_map, a, o, lse);
+  kernel<<<grid, Block::kThreads, kSharedBytes, stream>>>(q_map, k_map, v_map, a, o, lse);
 }
 
 }  // namespace

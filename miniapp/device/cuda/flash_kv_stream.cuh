@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "device/cuda/tma_pipeline.cuh"
+#include "device/cuda/wgmma_fragments.cuh"
 
 // The key/value side of the TMA-fed kernels that own a query tile and walk its key tiles
 // (the forward, flash_fwd_tma.cu, and the dQ pass, flash_bwd_dq_tma.cu): a ring of kStages
@@ -77,5 +78,51 @@ struct KvStream {
   __device__ void free_k(int t) const { arrive(k_free(t)); }
   __device__ void free_v(int t) const { arrive(v_free(t)); }
 };
+
+// The block of a kernel that owns a query tile and walks its key tiles through the ring:
+// a producer warpgroup, then two consumer warpgroups of 64 queries each (wgmma's M), K/V
+// tiles of 128 keys in two stages, the producer's registers handed to the consumers'
+// accumulators (setmaxnreg).
+struct QueryBlock {
+  static constexpr int kConsumers = 2;
+  static constexpr int kRows = 64 * kConsumers;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kStages = 2, kKeyTile = 128;
+  static constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
+  template <int kD>
+  using Stream = KvStream<kStages, kKeyTile, kD, 128 * kConsumers>;
+
+  // Shared memory: the block's resident tiles (resident_bytes, from the aligned start),
+  // the ring's tiles, its barriers.
+  template <int kD>
+  static constexpr size_t shared_bytes(int resident_bytes) {
+    return wgmma::kAlignmentSlack + size_t(resident_bytes + Stream<kD>::kTileBytesAll) +
+           size_t(Stream<kD>::kBarriers) * 8;
+  }
+
+  // Sets the ring's barriers, then splits the block: the producer warpgroup gives its
+  // registers up and its first thread runs load_resident() (copies that complete on
+  // kv.resident_loaded()) and streams the key tiles of KV head g, batch b; the producer's
+  // threads get true, and exit. The consumers claim the registers and get false.
+  template <int kD, class LoadResident>
+  __device__ static bool produce(const Stream<kD>& kv, const CUtensorMap* k_map, const CUtensorMap* v_map,
+                                 int g, int b, int key_tiles, LoadResident&& load_resident) {
+    if (threadIdx.x == 0) kv.init();
+    __syncthreads();
+    if (threadIdx.x >= 128) {
+      claim_registers<kConsumerRegisters>();
+      return false;
+    }
+    release_registers<kProducerRegisters>();
+    if (threadIdx.x == 0) {
+      load_resident();
+      kv.produce(k_map, v_map, g, b, key_tiles);
+    }
+    return true;
+  }
+};
+static_assert(register_split_fits(QueryBlock::kConsumers, QueryBlock::kProducerRegisters,
+                                  QueryBlock::kConsumerRegisters),
+              "the consumers claim no more registers than the producer gives up");
 
 }  // namespace minictx::cuda::tma
