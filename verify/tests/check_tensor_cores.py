@@ -5,7 +5,9 @@ each of the build's architectures, keeping the PTX: every flash kernel must hold
 m16n8k16 MMA fed by ldmatrix, and the SIMT kernels none (so the check can tell the two
 apart); the Hopper kernels (--wgmma) must hold wgmma.mma_async where the architecture is
 90a (elsewhere they are not built), spill no register, and ptxas must not serialise their
-wgmma operations for want of registers (its note C7512). Where cuobjdump is installed (a
+wgmma operations for want of registers (its note C7512); those pipelined as
+FlashAttention-3 (--pipelined) must keep a product in flight (wgmma.wait_group 1) and the
+consumers' turns (bar.arrive). Where cuobjdump is installed (a
 full CUDA toolkit) the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers
 and spills per kernel, from ptxas -v, are printed for the README.
 
@@ -90,8 +92,13 @@ parser.add_argument("--arch", action="append", required=True)
 parser.add_argument("--flash", action="append", required=True)
 parser.add_argument("--simt", action="append", required=True)
 parser.add_argument("--wgmma", action="append", default=[])
+# Hopper kernels pipelined as FlashAttention-3 (one of the --wgmma sources): a product left
+# in flight while the softmax runs (wgmma.wait_group 1) and the consumers' turns (bar.arrive).
+parser.add_argument("--pipelined", action="append", default=[])
 parser.add_argument("--work", required=True)
 args = parser.parse_args()
+if not set(args.pipelined) <= set(args.wgmma):
+    sys.exit("check_tensor_cores: a --pipelined source must be a --wgmma source")
 
 failures = []
 sass_checked = False
@@ -131,6 +138,11 @@ for arch in [a for a in args.arch if a == "90a"]:
         for name, body in entries.items():
             if "wgmma.mma_async" not in body:
                 failures.append(f"{short(name)} sm_{arch}: no wgmma.mma_async in its PTX")
+            if source in args.pipelined:
+                if "wgmma.wait_group.sync.aligned 1;" not in body:
+                    failures.append(f"{short(name)} sm_{arch}: no product left in flight (wgmma.wait_group 1)")
+                if "bar.arrive" not in body:
+                    failures.append(f"{short(name)} sm_{arch}: no consumer turns (bar.arrive)")
         sass = sass_functions(args.nvcc, cubin)
         if sass is not None:
             sass_checked = True

@@ -38,7 +38,7 @@ add_test(NAME flash_kernels_use_tensor_cores
                  --flash ${_kernels}/flash_bwd.cu --wgmma ${_kernels}/flash_fwd_wgmma.cu
                  --wgmma ${_kernels}/flash_bwd_wgmma.cu --wgmma ${_kernels}/flash_fwd_tma.cu
                  --wgmma ${_kernels}/flash_bwd_tma.cu
-                 --wgmma ${_kernels}/flash_bwd_dq_tma.cu
+                 --wgmma ${_kernels}/flash_bwd_dq_tma.cu --pipelined ${_kernels}/flash_fwd_tma.cu
                  --simt ${_kernels}/attention_kernels.cu
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
 set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES LABELS nogpu TIMEOUT 300
