@@ -53,6 +53,14 @@ bool wgmma_here() {
          cuda::flash_wgmma_available(prop.major, prop.minor);
 }
 
+// Why a test of the Hopper flash kernels cannot run here (nullptr: it can): they need a
+// GPU of compute capability 9.0, a build for sm_90a and a shape the flash kernels serve.
+const char* no_hopper_flash(DType dtype, int head_dim) {
+  if (!wgmma_here()) return "needs a GPU of compute capability 9.0 and a build for sm_90a";
+  if (dtype == DType::f32 || !cuda::flash_head_dim(head_dim)) return "not a flash shape";
+  return nullptr;
+}
+
 // Runs `check` with these flash kernels, then goes back to mma.sync.
 template <class Check>
 void with_kernels(cuda::FlashKernels kernels, Check&& check) {
@@ -123,8 +131,7 @@ TEST_P(CudaAttention, MatchesFp64Reference) { check_against_reference(GetParam()
 // flash kernels serve.
 TEST_P(CudaAttention, WgmmaMatchesFp64Reference) {
   const AttnCase c = GetParam();
-  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
-  if (c.dtype == DType::f32 || !cuda::flash_head_dim(c.head_dim)) GTEST_SKIP() << "not a flash shape";
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
   for (const HopperKernels& h : kWgmmaKernels) {
     SCOPED_TRACE(h.name);
     with_kernels(h.kernels, [&] { check_against_reference(c); });
@@ -134,14 +141,12 @@ TEST_P(CudaAttention, WgmmaMatchesFp64Reference) {
 // And with each TMA-fed pass.
 TEST_P(CudaAttention, WgmmaTmaForwardMatchesFp64Reference) {
   const AttnCase c = GetParam();
-  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
-  if (c.dtype == DType::f32 || !cuda::flash_head_dim(c.head_dim)) GTEST_SKIP() << "not a flash shape";
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
   with_kernels(kWgmmaTmaForward, [&] { check_against_reference(c); });
 }
 TEST_P(CudaAttention, WgmmaTmaBackwardMatchesFp64Reference) {
   const AttnCase c = GetParam();
-  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
-  if (c.dtype == DType::f32 || !cuda::flash_head_dim(c.head_dim)) GTEST_SKIP() << "not a flash shape";
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
   with_kernels(kWgmmaTmaBackward, [&] { check_against_reference(c); });
 }
 
@@ -217,8 +222,7 @@ TEST_P(CudaAttentionMask, PaddingAndZigzagMatchHost) { check_masks_against_host(
 
 TEST_P(CudaAttentionMask, WgmmaPaddingAndZigzagMatchHost) {
   const MaskCase c = GetParam();
-  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
-  if (c.dtype == DType::f32) GTEST_SKIP() << "not a flash shape";
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
   for (const HopperKernels& h : kWgmmaKernels) {
     SCOPED_TRACE(h.name);
     with_kernels(h.kernels, [&] { check_masks_against_host(c); });
@@ -227,14 +231,12 @@ TEST_P(CudaAttentionMask, WgmmaPaddingAndZigzagMatchHost) {
 
 TEST_P(CudaAttentionMask, WgmmaTmaForwardPaddingAndZigzagMatchHost) {
   const MaskCase c = GetParam();
-  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
-  if (c.dtype == DType::f32) GTEST_SKIP() << "not a flash shape";
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
   with_kernels(kWgmmaTmaForward, [&] { check_masks_against_host(c); });
 }
 TEST_P(CudaAttentionMask, WgmmaTmaBackwardPaddingAndZigzagMatchHost) {
   const MaskCase c = GetParam();
-  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
-  if (c.dtype == DType::f32) GTEST_SKIP() << "not a flash shape";
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
   with_kernels(kWgmmaTmaBackward, [&] { check_masks_against_host(c); });
 }
 

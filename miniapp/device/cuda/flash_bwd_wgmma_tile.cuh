@@ -45,6 +45,30 @@ __device__ __forceinline__ WgmmaKeyRows<kD> wgmma_key_rows(const AttnArgs& a, co
   return r;
 }
 
+// The two products both passes start with, from K-major swizzled tiles, waited for: S = X Yᵀ
+// and dP = Z Wᵀ, X and Z the warpgroup's 64 rows of tiles of kXRows rows, Y and W tiles of
+// kN rows (dK/dV: X = K, Z = V, Y = Q, W = dO; dQ: X = Q, Z = dO, Y = K, W = V).
+template <int kXRows, int kN, int kD, bool kBf16>
+__device__ __forceinline__ void scores_and_dp(float (&s)[kN / 8][4], float (&dp)[kN / 8][4], uint32_t x,
+                                              uint32_t y, uint32_t z, uint32_t w) {
+#pragma unroll
+  for (int n = 0; n < kN / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.0f;
+  wgmma::fence_operands(s);
+  wgmma::fence_operands(dp);
+  wgmma::fence();
+#pragma unroll
+  for (int kc = 0; kc < kD / 16; ++kc) {
+    wgmma::mma_ss<kN, kBf16>(s, wgmma::k_major<kXRows>(x, kc), wgmma::k_major<kN>(y, kc));
+    wgmma::mma_ss<kN, kBf16>(dp, wgmma::k_major<kXRows>(z, kc), wgmma::k_major<kN>(w, kc));
+  }
+  wgmma::commit();
+  wgmma::wait<0>();
+  wgmma::fence_operands(s);
+  wgmma::fence_operands(dp);
+}
+
 // One query tile of kBr rows (swizzled Q and dO tiles qt, dot; ls, dl, qp: its LSE, delta
 // and positions; tq: its rows) for the warpgroup whose 64 keys start at k_rows and v_rows,
 // in K and V tiles of kKRows rows. `masked`: whether any element may be masked.
@@ -53,19 +77,8 @@ __device__ __forceinline__ void wgmma_dkdv_tile(WgmmaKeyRows<kD>& r, uint32_t k_
                                                 uint32_t qt, uint32_t dot, const float* ls, const float* dl,
                                                 const int64_t* qp, bool masked, int tq, int tig,
                                                 float scale_log2, const AttnArgs& a) {
-  float s[kBr / 8][4] = {}, dp[kBr / 8][4] = {};
-  wgmma::fence_operands(s);
-  wgmma::fence_operands(dp);
-  wgmma::fence();
-#pragma unroll
-  for (int kc = 0; kc < kD / 16; ++kc) {
-    wgmma::mma_ss<kBr, kBf16>(s, wgmma::k_major<kKRows>(k_rows, kc), wgmma::k_major<kBr>(qt, kc));
-    wgmma::mma_ss<kBr, kBf16>(dp, wgmma::k_major<kKRows>(v_rows, kc), wgmma::k_major<kBr>(dot, kc));
-  }
-  wgmma::commit();
-  wgmma::wait<0>();
-  wgmma::fence_operands(s);
-  wgmma::fence_operands(dp);
+  float s[kBr / 8][4], dp[kBr / 8][4];
+  scores_and_dp<kKRows, kBr, kD, kBf16>(s, dp, k_rows, qt, v_rows, dot);
 
   uint32_t pa[kBr / 16][4], dsa[kBr / 16][4];
   form_pt_dst<kBr, kBf16>(s, dp, ls, dl, qp, r.kpos, masked, tq, tig, scale_log2, a, pa, dsa);
@@ -96,19 +109,8 @@ __device__ __forceinline__ void wgmma_dq_tile(float (&dq_acc)[kD / 8][4], const 
                                               uint32_t do_rows, uint32_t kt, uint32_t vt, const int64_t* kp,
                                               int t, int64_t first_query, int tig, float scale_log2,
                                               const AttnArgs& a) {
-  float s[kBc / 8][4] = {}, dp[kBc / 8][4] = {};
-  wgmma::fence_operands(s);
-  wgmma::fence_operands(dp);
-  wgmma::fence();
-#pragma unroll
-  for (int kc = 0; kc < kD / 16; ++kc) {
-    wgmma::mma_ss<kBc, kBf16>(s, wgmma::k_major<kQRows>(q_rows, kc), wgmma::k_major<kBc>(kt, kc));
-    wgmma::mma_ss<kBc, kBf16>(dp, wgmma::k_major<kQRows>(do_rows, kc), wgmma::k_major<kBc>(vt, kc));
-  }
-  wgmma::commit();
-  wgmma::wait<0>();
-  wgmma::fence_operands(s);
-  wgmma::fence_operands(dp);
+  float s[kBc / 8][4], dp[kBc / 8][4];
+  scores_and_dp<kQRows, kBc, kD, kBf16>(s, dp, q_rows, kt, do_rows, vt);
 
   const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
   const int64_t last_key = kp[valid - 1];
