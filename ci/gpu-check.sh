@@ -8,13 +8,18 @@
 # measures the opt-in wgmma and TMA-fed kernels the same way), and leaves logs and HDF5
 # results in $OUT (default outputs/gpu-check).
 #
-# Usage: ci/gpu-check.sh [stage...]   stages: deps build test sanitize bench hopper (default: all, in order)
+# Usage: ci/gpu-check.sh [stage...]
+#   stages: deps build test sanitize bench hopper (default: all, in order), and two for a
+#   short lease: kernels (the kernel tests alone, Hopper probes first) and acceptance
+#   (issue 12's grid, every kernel family beside SDPA, one table).
 # Each stage fits one device call (10 minutes; the bench stage's full grid only with the tensor-core
 # kernels: on SIMT ones set BENCH_SEQ=4096,16384) and prints its seconds; build outputs and the
 # SDPA table (kept in the build folder for the hopper stage) stay between calls on a warm
-# machine. All stages leave 8 files in $OUT (the device tool returns at most 8). DRY_RUN=1 stops after configuring (how CI-less machines check the script).
+# machine. `deps build kernels acceptance` fits one call (README, "On a GPU machine"). All
+# stages leave 8 files in $OUT (the device tool returns at most 8). DRY_RUN=1 stops after configuring (how CI-less machines check the script).
 # Environment: OUT, DEPS_PREFIX (/tmp/minictx-deps), DEBS (.gpu-debs), BUILD_DIR (build-cuda),
-#              BENCH_SEQ (4096,16384,32768,65536), BENCH_HEAD_DIMS (64,128): the bench stage's grid.
+#              BENCH_SEQ (4096,16384,32768,65536), BENCH_HEAD_DIMS (64,128; acceptance: 128): the grid,
+#              SDPA_BENCH (python3 ci/bench_torch_sdpa_gpu.py): the command that times SDPA.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -22,6 +27,7 @@ out=${OUT:-$repo/outputs/gpu-check}
 prefix=${DEPS_PREFIX:-/tmp/minictx-deps}
 debs=${DEBS:-$repo/.gpu-debs}
 build=${BUILD_DIR:-build-cuda}
+sdpa_bench=${SDPA_BENCH:-python3 ci/bench_torch_sdpa_gpu.py}
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(deps build test sanitize bench hopper)
 mkdir -p "$out"
@@ -100,6 +106,17 @@ stage_test() {
     tee "$out/ctest-gpu.log"
 }
 
+# The kernel tests alone (test_cuda_device), the Hopper probes first: each names one wgmma
+# descriptor form or TMA tile convention on its own, so a wrong one shows before the
+# attention tests built on it fail. Bounded, so that a kernel that hangs still leaves the log.
+stage_kernels() {
+  local tests=$build/verify/test_cuda_device probes='CudaWgmma.*:CudaTma.*' rc=0
+  (nvidia-smi 2>&1 || true
+    deps_env timeout 60 "$tests" --gtest_filter="$probes" --gtest_brief=1 2>&1 || rc=1
+    deps_env timeout 240 "$tests" --gtest_filter="-$probes" --gtest_brief=1 2>&1 || rc=1
+    exit $rc) | tee "$out/ctest-kernels.log"
+}
+
 # compute-sanitizer's memcheck and racecheck on kernel tests that reach every attention
 # kernel (flash forward, dK/dV and dQ at D = 64 and 128 in bf16 and fp16, GQA 8, masks by
 # padding and zigzag position; the SIMT fallback at D = 96) and the kernels that read and
@@ -141,7 +158,7 @@ stage_bench() {
   profile=$(machine_profile)
   deps_env "$m" bench --device cuda --seq "$seq" --head-dim "$dims" -o "$out/bench-kernels.h5" --force 2>&1 |
     tee "$out/bench-kernels.log" || rc=1
-  python3 ci/bench_torch_sdpa_gpu.py --seq "$seq" --head-dims "$dims" 2>&1 | tee "$out/bench-sdpa.csv" || rc=1
+  $sdpa_bench --seq "$seq" --head-dims "$dims" 2>&1 | tee "$out/bench-sdpa.csv" || rc=1
   deps_env "$m" run inputs/gpu-layer.yaml --set machine.profile="$profile" -o "$out/gpu-layer.h5" --force \
     2>&1 | tee "$out/bench-layer.log" || rc=1
   # PyTorch's eager layer beside it (appended: $OUT already holds the 8 files that come back).
@@ -152,6 +169,14 @@ stage_bench() {
   return $rc
 }
 
+is_hopper() { [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; }
+
+# One kernel family's grid, both passes on it: bench_family FAMILY SEQ DIMS LOG.
+bench_family() {
+  MINICTX_FLASH_FWD=$1 MINICTX_FLASH_BWD=$1 deps_env "$build/miniapp/minictx" bench --device cuda --seq "$2" \
+    --head-dim "$3" -o "/tmp/minictx-bench-$1.h5" --force 2>&1 | tee "$4"
+}
+
 # The opt-in Hopper kernels (compute capability 9.0 only), both passes on each family in
 # turn: the kernel grid, its table beside SDPA's (this call's bench stage's, or the one an
 # earlier call kept in the build folder), and the llama-7b layer deck, all into
@@ -159,7 +184,7 @@ stage_bench() {
 stage_hopper() {
   local m=$build/miniapp/minictx profile rc=0 family grid sdpa log=$out/bench-hopper.log
   local seq=${BENCH_SEQ:-4096,16384,32768,65536} dims=${BENCH_HEAD_DIMS:-64,128}
-  if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" != "9.0" ]; then
+  if ! is_hopper; then
     echo "gpu-check: hopper: not a compute capability 9.0 GPU, nothing to measure" | tee "$log"
     return 0
   fi
@@ -170,8 +195,7 @@ stage_hopper() {
   for family in wgmma wgmma_tma; do
     grid=/tmp/minictx-bench-$family.log
     echo "== MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family" | tee -a "$log"
-    MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family deps_env "$m" bench --device cuda --seq "$seq" \
-      --head-dim "$dims" -o "/tmp/minictx-bench-$family.h5" --force 2>&1 | tee "$grid" | tee -a "$log" || rc=1
+    bench_family "$family" "$seq" "$dims" "$grid" | tee -a "$log" || rc=1
     if [ -f "$sdpa" ]; then
       python3 ci/compare-attention-gpu.py "$grid" "$sdpa" 2>&1 | tee -a "$log" || rc=1
     else
@@ -183,6 +207,30 @@ stage_hopper() {
   return $rc
 }
 
+# Issue 12's acceptance in one job: each kernel family this GPU runs (flash-mma; on compute
+# capability 9.0 also flash-wgmma and flash-wgmma-tma, both passes on each), D = 128,
+# H = 16, bf16, S = 4k-64k, causal and full, then SDPA's backends on the same grid, and one
+# table of all of them with each family's ratios to FA2 and cuDNN (bench-acceptance.log;
+# the SDPA rows are also kept in the build folder for a later hopper stage).
+stage_acceptance() {
+  local seq=${BENCH_SEQ:-4096,16384,32768,65536} dims=${BENCH_HEAD_DIMS:-128} rc=0 family grid
+  local log=$out/bench-acceptance.log sdpa=$build/bench-sdpa-acceptance.csv families=(mma) runs=()
+  ! is_hopper || families+=(wgmma wgmma_tma)
+  : >"$log"
+  for family in "${families[@]}"; do
+    grid=/tmp/minictx-acceptance-$family.log
+    echo "== MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family" | tee -a "$log"
+    bench_family "$family" "$seq" "$dims" "$grid" | tee -a "$log" || rc=1
+    runs+=("$family=$grid")
+  done
+  echo "== $sdpa_bench" | tee -a "$log"
+  $sdpa_bench --seq "$seq" --head-dims "$dims" 2>&1 | tee "$sdpa" | tee -a "$log" || rc=1
+  [ -f "$build/bench-sdpa.csv" ] || cp "$sdpa" "$build/bench-sdpa.csv"
+  echo | tee -a "$log"
+  python3 ci/compare-attention-gpu.py "${runs[@]}" "$sdpa" 2>&1 | tee -a "$log" || rc=1
+  return $rc
+}
+
 # A failed test stage still lets the benchmarks run; the exit status reports both.
 failed=()
 for s in "${stages[@]}"; do
@@ -191,10 +239,12 @@ for s in "${stages[@]}"; do
     deps) stage_deps; [ "${DRY_RUN:-0}" = 1 ] && { echo "gpu-check: dry run, configured only"; exit 0; } ;;
     build) stage_build ;;
     test) stage_test || failed+=(test) ;;
+    kernels) stage_kernels || failed+=(kernels) ;;
     sanitize) stage_sanitize || failed+=(sanitize) ;;
     bench) stage_bench || failed+=(bench) ;;
     hopper) stage_hopper || failed+=(hopper) ;;
-    *) echo "gpu-check: unknown stage '$s' (deps build test sanitize bench hopper)"; exit 2 ;;
+    acceptance) stage_acceptance || failed+=(acceptance) ;;
+    *) echo "gpu-check: unknown stage '$s' (deps build test sanitize bench hopper kernels acceptance)"; exit 2 ;;
   esac
   echo "gpu-check: stage $s took $((SECONDS - started)) s"
 done

@@ -27,9 +27,10 @@ add_test(NAME blas_kernels COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}
                                    $<TARGET_FILE:minictx>)
 set_tests_properties(blas_kernels PROPERTIES PASS_REGULAR_EXPRESSION "blas kernels ok" SKIP_RETURN_CODE 77
                                              LABELS "bench" TIMEOUT 60)
-# ci/gpu-check.sh's hopper stage against stand-ins for nvidia-smi and minictx: both opt-in
-# Hopper families measured and compared with the kept SDPA table, failures reported.
-add_test(NAME gpu_check_hopper_stage
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_gpu_check_hopper.py ${PROJECT_SOURCE_DIR})
-set_tests_properties(gpu_check_hopper_stage PROPERTIES PASS_REGULAR_EXPRESSION "gpu-check hopper ok"
-                                                       LABELS "bench;quick" TIMEOUT 60)
+# ci/gpu-check.sh's hopper, acceptance and kernels stages against stand-ins for nvidia-smi,
+# minictx, test_cuda_device and the SDPA timer: the kernel families each runs, the joined
+# tables, the probes first, failures reported.
+add_test(NAME gpu_check_stages
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_gpu_check_stages.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(gpu_check_stages PROPERTIES PASS_REGULAR_EXPRESSION "gpu-check stages ok"
+                                                 LABELS "bench;quick" TIMEOUT 60)
