@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -41,6 +43,31 @@ inline double rel_err(const std::vector<double>& a, const std::vector<double>& b
     ref = std::max(ref, std::fabs(b[i]));
   }
   return err / ref;
+}
+
+// Where `got` differs from `want` by more than tol · max |want|, for a failing
+// expectation's message: how many elements, the first, and which 8-row bands of a
+// 64-row tile and 8-column bands of a `col_period`-column group ('#') hold them: the
+// pattern a wrong fragment layout, swizzle or tile offset leaves. Row-major, `cols` a row.
+inline std::string where_wrong(const std::vector<double>& got, const std::vector<double>& want, int64_t cols,
+                               int64_t col_period, double tol) {
+  double ref = 0;
+  for (double w : want) ref = std::max(ref, std::fabs(w));
+  std::string row_bands(8, '.'), col_bands(size_t((col_period + 7) / 8), '.');
+  int64_t wrong = 0, first = -1;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    if (!(std::fabs(got[i] - want[i]) <= tol * ref)) {
+      if (wrong++ == 0) first = int64_t(i);
+      row_bands[size_t(int64_t(i) / cols % 64 / 8)] = '#';
+      col_bands[size_t(int64_t(i) % cols % col_period / 8)] = '#';
+    }
+  }
+  if (wrong == 0) return "no element beyond the tolerance";
+  std::ostringstream m;
+  m << wrong << " of " << got.size() << " elements wrong; first at row " << first / cols << ", column "
+    << first % cols << ": " << got[size_t(first)] << " for " << want[size_t(first)] << "; rows mod 64 by 8s "
+    << row_bands << ", columns mod " << col_period << " by 8s " << col_bands;
+  return m.str();
 }
 
 // The fp64 reference's description of attention over `len` rows per batch.

@@ -122,6 +122,21 @@ TEST(AttentionMerge, LseMergeIsOverflowFree) {
   EXPECT_NEAR(download(device(), l2)[0], std::log(2.0), 1e-6);
 }
 
+// The message the CUDA kernel tests give a wrong result names the 8-row and 8-column bands
+// that hold its wrong elements: here rows 8–15 of each 64 and columns 64–71 of each 128.
+TEST(TestSupport, WhereWrongNamesTheBands) {
+  const int64_t rows = 130, cols = 256;
+  std::vector<double> want(size_t(rows * cols), 1.0), got = want;
+  EXPECT_EQ(where_wrong(got, want, cols, 128, 1e-3), "no element beyond the tolerance");
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      if (r % 64 / 8 == 1 && c % 128 / 8 == 8) got[size_t(r * cols + c)] = 1.5;
+  got[5] = 1.0005;  // within the tolerance
+  EXPECT_EQ(where_wrong(got, want, cols, 128, 1e-3),
+            "256 of 33280 elements wrong; first at row 8, column 64: 1.5 for 1; rows mod 64 by 8s .#......, "
+            "columns mod 128 by 8s ........#.......");
+}
+
 // Keys at positions >= real_len are padding: masked for every query, causal or not.
 TEST(AttentionMask, PaddingKeysAreInvisible) {
   const int64_t len = 10, real = 7;
