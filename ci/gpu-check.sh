@@ -171,9 +171,11 @@ stage_bench() {
 
 is_hopper() { [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; }
 
-# One kernel family's grid, both passes on it: bench_family FAMILY SEQ DIMS LOG.
+# One kernel family's grid, both passes on it: bench_family FAMILY SEQ DIMS LOG. Bounded
+# (4 minutes, several times what a grid should take), so that a kernel that hangs costs the
+# lease one grid, not the call.
 bench_family() {
-  MINICTX_FLASH_FWD=$1 MINICTX_FLASH_BWD=$1 deps_env "$build/miniapp/minictx" bench --device cuda --seq "$2" \
+  MINICTX_FLASH_FWD=$1 MINICTX_FLASH_BWD=$1 deps_env timeout 240 "$build/miniapp/minictx" bench --device cuda --seq "$2" \
     --head-dim "$3" -o "/tmp/minictx-bench-$1.h5" --force 2>&1 | tee "$4"
 }
 
