@@ -93,6 +93,8 @@ configure() {
 
 stage_deps() { unpack_deps; configure; }
 
+is_hopper() { [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; }
+
 stage_build() {
   [ -f "$build/CMakeCache.txt" ] || configure
   deps_env cmake --build "$build" -j "$(nproc)" 2>&1 | tail -n 40 | tee -a "$out/build.log"
@@ -108,12 +110,32 @@ stage_test() {
 
 # The kernel tests alone (test_cuda_device), the Hopper probes first: each names one wgmma
 # descriptor form or TMA tile convention on its own, so a wrong one shows before the
-# attention tests built on it fail. Bounded, so that a kernel that hangs still leaves the log.
+# attention tests built on it fail. On compute capability 9.0, then `minictx verify` of the
+# layer stack on each opt-in Hopper family (both passes), 4 ranks sharing the GPU, at the
+# points of the gpu suite whose head dims the flash kernels serve (64: ring zigzag; 128:
+# Burst with dO sent beside Q), bf16 and fp16: whether each family is VALID where the
+# backends use it. Bounded, so that a kernel that hangs still leaves the log.
 stage_kernels() {
-  local tests=$build/verify/test_cuda_device probes='CudaWgmma.*:CudaTma.*' rc=0
+  local tests=$build/verify/test_cuda_device probes='CudaWgmma.*:CudaTma.*' rc=0 family dtype points
+  local layers='run.device=cuda model.preset=tiny model.layers=2 sequence.length=1000 attention.ring_type=zigzag'
+  local d64='model.heads=4 model.kv_heads=2 model.head_dim=64 attention.backend=ring'
+  local d128='model.heads=2 model.kv_heads=1 model.head_dim=128 attention.backend=burst attention.bwd_comm=q'
+  d128+=' topology.ranks_per_node=2'
   (nvidia-smi 2>&1 || true
     deps_env timeout 60 "$tests" --gtest_filter="$probes" --gtest_brief=1 2>&1 || rc=1
     deps_env timeout 240 "$tests" --gtest_filter="-$probes" --gtest_brief=1 2>&1 || rc=1
+    if is_hopper; then
+      for family in wgmma wgmma_tma; do
+        points=()
+        for dtype in bf16 fp16; do
+          points+=(--point "$layers run.dtype=$dtype $d64"
+                   --point "$layers run.dtype=$dtype $d128")
+        done
+        echo "== minictx verify, MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family"
+        MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family deps_env timeout 120 "$prefix/usr/bin/mpiexec.hydra" \
+          -n 4 "$build/miniapp/minictx" verify "${points[@]}" 2>&1 || rc=1
+      done
+    fi
     exit $rc) | tee "$out/ctest-kernels.log"
 }
 
@@ -168,8 +190,6 @@ stage_bench() {
   python3 ci/compare-attention-gpu.py "$out/bench-kernels.log" "$out/bench-sdpa.csv" || rc=1
   return $rc
 }
-
-is_hopper() { [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; }
 
 # One kernel family's grid, both passes on it: bench_family FAMILY SEQ DIMS LOG. Bounded
 # (4 minutes, several times what a grid should take), so that a kernel that hangs costs the

@@ -2,7 +2,8 @@
 """ci/gpu-check.sh's measuring and short-lease stages on a machine without a GPU, against
 stand-ins: an nvidia-smi that reports compute capability 9.0 (then 8.0), a minictx that
 prints a `minictx bench --device cuda` table and names the kernel families it was asked
-for, a test_cuda_device that echoes its filter, and an SDPA timer that prints a CSV.
+for, a test_cuda_device that echoes its filter, an mpiexec that echoes its command line and
+the families, and an SDPA timer that prints a CSV.
 Checks that
 - hopper runs each opt-in family on both passes (grid, table beside the SDPA table an
   earlier call kept in the build folder, layer deck), writes one file to $OUT, fails when
@@ -10,7 +11,8 @@ Checks that
 - acceptance runs every family the GPU has (three on 9.0, flash-mma alone on 8.0) and SDPA
   on issue 12's grid (D = 128) and prints one table of them all, in one file, and fails
   when a run fails;
-- kernels runs the Hopper probes before the other kernel tests and fails when they fail.
+- kernels runs the Hopper probes before the other kernel tests, then (on 9.0 only)
+  `minictx verify` on each Hopper family, and fails when the tests fail.
 
   check_gpu_check_stages.py SOURCE_DIR"""
 import os
@@ -54,6 +56,10 @@ def run_stage(tmp, capability, minictx_rc=0, sdpa=True, stage="hopper", log_name
     executable(os.path.join(build, "miniapp", "minictx"),
                "#!/bin/sh\necho \"stand-in minictx $1 fwd=$MINICTX_FLASH_FWD bwd=$MINICTX_FLASH_BWD\"\n"
                f"[ \"$1\" = bench ] && cat {tmp}/bench.txt\nexit {minictx_rc}\n")
+    mpiexec_dir = os.path.join(tmp, "deps", "usr", "bin")
+    os.makedirs(mpiexec_dir, exist_ok=True)
+    executable(os.path.join(mpiexec_dir, "mpiexec.hydra"),
+               "#!/bin/sh\necho \"stand-in mpiexec fwd=$MINICTX_FLASH_FWD bwd=$MINICTX_FLASH_BWD $*\"\n")
     executable(os.path.join(build, "verify", "test_cuda_device"),
                f"#!/bin/sh\necho \"stand-in tests $*\"\nexit {tests_rc}\n")
     with open(os.path.join(tmp, "sdpa.py"), "w") as f:
@@ -122,6 +128,16 @@ with tempfile.TemporaryDirectory() as tmp:
     probes = "stand-in tests --gtest_filter=CudaWgmma.*:CudaTma.* --gtest_brief=1"
     rest = "stand-in tests --gtest_filter=-CudaWgmma.*:CudaTma.* --gtest_brief=1"
     assert probes in log and rest in log and log.index(probes) < log.index(rest), log
+    # Then minictx verify on each Hopper family, after the kernel tests: 4 ranks, two points a dtype.
+    for family in ("wgmma", "wgmma_tma"):
+        line = next(x for x in log.splitlines() if x.startswith(f"stand-in mpiexec fwd={family} bwd={family} "))
+        assert " -n 4 " in line and " verify " in line and line.count("--point") == 4, line
+        assert line.count("model.head_dim=64") == 2 and line.count("model.head_dim=128") == 2, line
+        assert "run.dtype=bf16" in line and "run.dtype=fp16" in line, line
+        assert log.index(rest) < log.index(line), log
+
+    run, _, log = run_stage(tmp, "8.0", stage="kernels", log_name="ctest-kernels.log")
+    assert run.returncode == 0 and probes in log and "stand-in mpiexec" not in log, run.stdout + log
 
     run, _, _ = run_stage(tmp, "9.0", stage="kernels", log_name="ctest-kernels.log", tests_rc=1)
     assert run.returncode != 0 and "failed stages: kernels" in run.stdout, run.stdout + run.stderr
