@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
     wgmma_dq_tile<kRowsPerBlock, kKeyTile, kD, kBf16>(dq_acc, rows, qs + half, dos + half, kv.k_tile(t),
                                                       kv.v_tile(t), a.k_pos + int64_t(t) * kKeyTile, t,
                                                       tile.first_query, tig, scale_log2, a);
-    kv.free_k(t);  // this thread's reads of the tiles are done
+    kv.free_k(t);  // this warp's reads of the tiles are done
     kv.free_v(t);
   }
 
@@ -88,6 +88,7 @@ void launch_dq_tma(const AttnArgs& a, const void* q, const void* k, const void* 
   constexpr auto kernel = flash_bwd_dq_tma_kernel<kD, kBf16>;
   constexpr size_t kSharedBytes = Block::shared_bytes<kD>(2 * kQBytes<kD>);
   allow_shared_memory<kernel>(kSharedBytes, "flash_bwd_dq_tma shared memory");
+  Block::check_registers<kernel>("flash_bwd_dq_tma registers");
   // The operands are compact [batch, len, heads, D] copies (flash_attention.hpp).
   const CUtensorMap q_map = tma::tile_map(q, kBf16, a.batch, a.q_len, a.heads, kD, kRowsPerBlock);
   const CUtensorMap do_map = tma::tile_map(dout, kBf16, a.batch, a.q_len, a.heads, kD, kRowsPerBlock);

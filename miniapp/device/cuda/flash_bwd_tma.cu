@@ -79,8 +79,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     tma::barrier_init(kv_loaded, 1);
     for (int s = 0; s < kStages; ++s) {
-      tma::barrier_init(queries_loaded(s), 1 + kWarp);  // the copies' issuer, then every lane
-      tma::barrier_init(stage_free(s), 128 * kConsumers);
+      tma::barrier_init(queries_loaded(s), 1 + kWarp);   // the copies' issuer, then every lane
+      tma::barrier_init(stage_free(s), 4 * kConsumers);  // consumer warps
     }
     tma::fence_barrier_init();
   }
@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_dkdv_tile<kKeysPerBlock, kBr, kD, kBf16>(rows, ks + key_rows, vs + key_rows, qs + s * kQBytes,
                                                    dos + s * kQBytes, lse_s + s * kBr, delta_s + s * kBr, qp,
                                                    masked, tq, tig, scale_log2, a);
-    tma::arrive(stage_free(s));  // this thread's reads of the stage are done
+    tma::arrive_for_warp(stage_free(s));  // this warp's reads of the stage are done
   }
 
   add_dk_dv<kD>(rows.dk, rows.dv, a, tile, dk, dv, warp, group, tig);
@@ -169,6 +169,8 @@ void launch_dkdv_tma(const AttnArgs& a, const void* q, const void* k, const void
   using Shape = TmaKvShape<kD, kBr>;
   constexpr auto kernel = flash_bwd_tma_kernel<kD, kBr, kBf16>;
   allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_bwd_tma shared memory");
+  tma::check_register_split<kernel>(kConsumers, kProducerRegisters, kConsumerRegisters,
+                                    "flash_bwd_tma registers");
   // The operands are compact [batch, len, heads, D] copies (flash_attention.hpp).
   const CUtensorMap q_map = tma::tile_map(q, kBf16, a.batch, a.q_len, a.heads, kD, kBr);
   const CUtensorMap do_map = tma::tile_map(dout, kBf16, a.batch, a.q_len, a.heads, kD, kBr);

@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
   issue_scores<kRowsPerBlock, kKeyTile, kD, kBf16>(s, q_rows, kv.k_tile(0));
   wgmma::wait<0>();
   wgmma::fence_operands(s[0]);
-  kv.free_k(0);  // this thread's reads of the K tile are done
+  kv.free_k(0);  // this warp's reads of the K tile are done
   score_softmax<kKeyTile, kD>(s, rows, positions(0), 0, tile.first_query, a, scale_log2, tig, hold);
   probabilities_as_a<kKeyTile, kBf16>(s, pa);  // the output is still zero: no rescale
 
@@ -121,6 +121,7 @@ void launch_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void*
   constexpr auto kernel = flash_fwd_tma_kernel<kD, kBf16>;
   constexpr size_t kSharedBytes = Block::shared_bytes<kD>(kQBytes<kD>);
   allow_shared_memory<kernel>(kSharedBytes, "flash_fwd_tma shared memory");
+  Block::check_registers<kernel>("flash_fwd_tma registers");
   // The operands are compact [batch, len, heads, D] copies (flash_attention.hpp).
   const CUtensorMap q_map = tma::tile_map(q, kBf16, a.batch, a.q_len, a.heads, kD, kRowsPerBlock);
   const CUtensorMap k_map = tma::tile_map(k, kBf16, a.batch, a.k_len, a.kv_heads, kD, kKeyTile);

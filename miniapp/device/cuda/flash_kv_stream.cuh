@@ -7,13 +7,13 @@
 // The key/value side of the TMA-fed kernels that own a query tile and walk its key tiles
 // (the forward, flash_fwd_tma.cu, and the dQ pass, flash_bwd_dq_tma.cu): a ring of kStages
 // stages of one K and one V tile of kKeyTile keys, which one producer thread fills with
-// TMA and every consumer thread frees, K and V apart (the forward is done with K before
+// TMA and every consumer warp frees, K and V apart (the forward is done with K before
 // V); and one barrier for the tiles the block loads once (its Q tile, and for dQ its dO
 // tile). Shared memory: the K tiles, then the V tiles, at 1024-byte aligned addresses; the
 // barriers elsewhere (8-byte aligned).
 namespace minictx::cuda::tma {
 
-template <int kStages, int kKeyTile, int kD, int kConsumerThreads>
+template <int kStages, int kKeyTile, int kD, int kConsumerWarps>
 struct KvStream {
   static constexpr int kTileBytes = kKeyTile * kD * 2;
   static constexpr int kTileBytesAll = 2 * kStages * kTileBytes;
@@ -45,8 +45,8 @@ struct KvStream {
     for (int s = 0; s < kStages; ++s) {
       barrier_init(k_loaded(s), 1);
       barrier_init(v_loaded(s), 1);
-      barrier_init(k_free(s), kConsumerThreads);
-      barrier_init(v_free(s), kConsumerThreads);
+      barrier_init(k_free(s), kConsumerWarps);
+      barrier_init(v_free(s), kConsumerWarps);
     }
     fence_barrier_init();
   }
@@ -72,11 +72,11 @@ struct KvStream {
     }
   }
 
-  // A consumer thread's side.
+  // A consumer thread's side (the frees by all lanes of a warp together).
   __device__ void wait_k(int t) const { wait(k_loaded(t), parity(t)); }
   __device__ void wait_v(int t) const { wait(v_loaded(t), parity(t)); }
-  __device__ void free_k(int t) const { arrive(k_free(t)); }
-  __device__ void free_v(int t) const { arrive(v_free(t)); }
+  __device__ void free_k(int t) const { arrive_for_warp(k_free(t)); }
+  __device__ void free_v(int t) const { arrive_for_warp(v_free(t)); }
 };
 
 // The block of a kernel that owns a query tile and walks its key tiles through the ring:
@@ -90,7 +90,7 @@ struct QueryBlock {
   static constexpr int kStages = 2, kKeyTile = 128;
   static constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
   template <int kD>
-  using Stream = KvStream<kStages, kKeyTile, kD, 128 * kConsumers>;
+  using Stream = KvStream<kStages, kKeyTile, kD, 4 * kConsumers>;
 
   // Shared memory: the block's resident tiles (resident_bytes, from the aligned start),
   // the ring's tiles, its barriers.
@@ -98,6 +98,12 @@ struct QueryBlock {
   static constexpr size_t shared_bytes(int resident_bytes) {
     return wgmma::kAlignmentSlack + size_t(resident_bytes + Stream<kD>::kTileBytesAll) +
            size_t(Stream<kD>::kBarriers) * 8;
+  }
+
+  // Host: that the kernel's registers at launch cover the split (check_register_split).
+  template <auto kKernel>
+  static void check_registers(const char* what) {
+    check_register_split<kKernel>(kConsumers, kProducerRegisters, kConsumerRegisters, what);
   }
 
   // Sets the ring's barriers, then splits the block: the producer warpgroup gives its

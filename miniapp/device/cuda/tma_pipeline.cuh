@@ -70,6 +70,14 @@ __device__ __forceinline__ void fence_barrier_init() {
 __device__ __forceinline__ void arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+// One arrival for the calling warp, once all its lanes are here (all call it, in step):
+// for barriers that count warps. A warp's lanes finish with a stage together (after
+// wgmma.wait_group, which is warp-aligned), and 32 arrivals on one barrier word would be
+// serialised, 256 a stage where every consumer thread arrived.
+__device__ __forceinline__ void arrive_for_warp(uint32_t bar) {
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0) arrive(bar);
+}
 // Arrives and announces `bytes` that copies completing on this barrier will bring.
 __device__ __forceinline__ void arrive_expect_bytes(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
@@ -87,16 +95,26 @@ __device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
   while (!try_wait(bar, parity)) {
   }
 }
-// The producer's wait, bounded: a phase that never completes (a wrong byte count, a lost
-// arrival) traps, which ends the kernel with an error instead of hanging it; a legitimate
-// wait is one tile's work, microseconds, far below the bound. Only the producer bounds its
-// waits: a trap in the consumers' loop costs them registers around their wgmma (ptxas
-// then serialises it), and a producer that waits for every stage to be freed before it
-// exits (its tail) catches a consumer stuck on a copy as well.
+// The producer's wait, bounded in time: a phase that never completes (a wrong byte count,
+// a lost arrival) traps after 10 s on the GPU's clock (%globaltimer, nanoseconds), which
+// ends the kernel with an error instead of hanging it; a legitimate wait is one tile's
+// work, microseconds (milliseconds under compute-sanitizer), far below the bound. A count
+// of tries would not do: how long one try_wait suspends the thread is the hardware's
+// choice. Only the producer bounds its waits: a trap in the consumers' loop costs them
+// registers around their wgmma (ptxas then serialises it), and a producer that waits for
+// every stage to be freed before it exits (its tail) catches a consumer stuck on a copy
+// as well.
+__device__ __forceinline__ uint64_t gpu_nanoseconds() {
+  uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(ns));
+  return ns;
+}
 __device__ __forceinline__ void wait_or_trap(uint32_t bar, uint32_t parity) {
-  constexpr uint32_t kMaxTries = 1u << 26;
-  for (uint32_t tries = 0; !try_wait(bar, parity); ++tries)
-    if (tries == kMaxTries) __trap();
+  constexpr uint64_t kLimitNs = 10'000'000'000ull;
+  if (try_wait(bar, parity)) return;
+  const uint64_t start = gpu_nanoseconds();
+  while (!try_wait(bar, parity))
+    if (gpu_nanoseconds() - start > kLimitNs) __trap();
 }
 
 // Copies the box at (column, head, row, batch) of `map` to `dst` (1024-byte aligned),
@@ -165,6 +183,24 @@ constexpr bool register_split_fits(int consumers, int producer, int consumer) {
   const int threads = 128 * (consumers + 1), at_launch = (65536 / threads) / 8 * 8;
   return producer % 8 == 0 && consumer % 8 == 0 && producer >= 24 && consumer <= 256 &&
          producer * 128 + consumer * 128 * consumers <= at_launch * threads;
+}
+
+// Host: the pool a block of kKernel gets at launch is its registers a thread as ptxas
+// compiled it (not the launch bounds' ceiling that register_split_fits assumes) times its
+// threads; were it short of the split, the consumers' claim would wait forever, so a
+// launcher refuses with one error line instead. Read once per kernel.
+template <auto kKernel>
+void check_register_split(int consumers, int producer, int consumer, const char* what) {
+  static const int compiled = [what] {
+    cudaFuncAttributes attr{};
+    check(cudaFuncGetAttributes(&attr, kKernel), what);
+    return attr.numRegs;
+  }();
+  const int threads = 128 * (consumers + 1), needed = producer * 128 + consumer * 128 * consumers;
+  if (compiled * threads < needed)
+    fail(rank_label() + ": " + what + ": compiled with " + std::to_string(compiled) +
+         " registers a thread, too few for the producer/consumer split (" + std::to_string(needed) +
+         " registers a block)");
 }
 
 // Hands registers between warpgroups (all threads of a warpgroup execute it): a producer
