@@ -195,8 +195,8 @@ stage_bench() {
 # (4 minutes, several times what a grid should take), so that a kernel that hangs costs the
 # lease one grid, not the call.
 bench_family() {
-  MINICTX_FLASH_FWD=$1 MINICTX_FLASH_BWD=$1 deps_env timeout 240 "$build/miniapp/minictx" bench --device cuda --seq "$2" \
-    --head-dim "$3" -o "/tmp/minictx-bench-$1.h5" --force 2>&1 | tee "$4"
+  MINICTX_FLASH_FWD=$1 MINICTX_FLASH_BWD=$1 deps_env timeout 240 "$build/miniapp/minictx" bench --device cuda \
+    --seq "$2" --head-dim "$3" -o "/tmp/minictx-bench-$1.h5" --force 2>&1 | tee "$4"
 }
 
 # The opt-in Hopper kernels (compute capability 9.0 only), both passes on each family in
