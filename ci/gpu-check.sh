@@ -114,7 +114,8 @@ stage_test() {
 # layer stack on each opt-in Hopper family (both passes), 4 ranks sharing the GPU, at the
 # points of the gpu suite whose head dims the flash kernels serve (64: ring zigzag; 128:
 # Burst with dO sent beside Q), bf16 and fp16: whether each family is VALID where the
-# backends use it. Bounded, so that a kernel that hangs still leaves the log.
+# backends use it. Probes skipped on such a GPU fail the stage (a build without 90a would
+# otherwise pass it unseen). Bounded, so that a kernel that hangs still leaves the log.
 stage_kernels() {
   local tests=$build/verify/test_cuda_device probes='CudaWgmma.*:CudaTma.*' rc=0 family dtype points
   local layers='run.device=cuda model.preset=tiny model.layers=2 sequence.length=1000 attention.ring_type=zigzag'
@@ -122,8 +123,12 @@ stage_kernels() {
   local d128='model.heads=2 model.kv_heads=1 model.head_dim=128 attention.backend=burst attention.bwd_comm=q'
   d128+=' topology.ranks_per_node=2'
   (nvidia-smi 2>&1 || true
-    deps_env timeout 60 "$tests" --gtest_filter="$probes" --gtest_brief=1 2>&1 || rc=1
+    deps_env timeout 60 "$tests" --gtest_filter="$probes" --gtest_brief=1 2>&1 | tee /tmp/minictx-probes.log || rc=1
     deps_env timeout 240 "$tests" --gtest_filter="-$probes" --gtest_brief=1 2>&1 || rc=1
+    if is_hopper && grep -q SKIPPED /tmp/minictx-probes.log; then
+      echo "gpu-check: kernels: the Hopper probes were skipped on a compute capability 9.0 GPU (a build without 90a?)"
+      rc=1
+    fi
     if is_hopper; then
       for family in wgmma wgmma_tma; do
         points=()

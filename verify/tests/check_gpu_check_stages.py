@@ -12,7 +12,8 @@ Checks that
   on issue 12's grid (D = 128) and prints one table of them all, in one file, and fails
   when a run fails;
 - kernels runs the Hopper probes before the other kernel tests, then (on 9.0 only)
-  `minictx verify` on each Hopper family, and fails when the tests fail.
+  `minictx verify` on each Hopper family, and fails when the tests fail or, on 9.0, when
+  the probes were skipped.
 
   check_gpu_check_stages.py SOURCE_DIR"""
 import os
@@ -43,7 +44,8 @@ def executable(path, text):
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
 
 
-def run_stage(tmp, capability, minictx_rc=0, sdpa=True, stage="hopper", log_name="bench-hopper.log", tests_rc=0):
+def run_stage(tmp, capability, minictx_rc=0, sdpa=True, stage="hopper", log_name="bench-hopper.log", tests_rc=0,
+              tests_say=""):
     bin_dir, build, out = (os.path.join(tmp, d) for d in ("bin", "build", "out"))
     for d in (bin_dir, os.path.join(build, "miniapp"), os.path.join(build, "verify"), out):
         os.makedirs(d, exist_ok=True)
@@ -61,7 +63,7 @@ def run_stage(tmp, capability, minictx_rc=0, sdpa=True, stage="hopper", log_name
     executable(os.path.join(mpiexec_dir, "mpiexec.hydra"),
                "#!/bin/sh\necho \"stand-in mpiexec fwd=$MINICTX_FLASH_FWD bwd=$MINICTX_FLASH_BWD $*\"\n")
     executable(os.path.join(build, "verify", "test_cuda_device"),
-               f"#!/bin/sh\necho \"stand-in tests $*\"\nexit {tests_rc}\n")
+               f"#!/bin/sh\necho \"stand-in tests $*\"\necho '{tests_say}'\nexit {tests_rc}\n")
     with open(os.path.join(tmp, "sdpa.py"), "w") as f:
         f.write(f"import sys\nprint('# stand-in sdpa', *sys.argv[1:])\nprint({SDPA!r})\n")
     kept = os.path.join(build, "bench-sdpa.csv")
@@ -141,4 +143,11 @@ with tempfile.TemporaryDirectory() as tmp:
 
     run, _, _ = run_stage(tmp, "9.0", stage="kernels", log_name="ctest-kernels.log", tests_rc=1)
     assert run.returncode != 0 and "failed stages: kernels" in run.stdout, run.stdout + run.stderr
+
+    # Skipped probes fail the stage on a Hopper GPU, not on another.
+    skipped = "[  SKIPPED ] 2 tests, listed below:"
+    run, _, log = run_stage(tmp, "9.0", stage="kernels", log_name="ctest-kernels.log", tests_say=skipped)
+    assert run.returncode != 0 and "the Hopper probes were skipped" in log, run.stdout + log
+    run, _, log = run_stage(tmp, "8.0", stage="kernels", log_name="ctest-kernels.log", tests_say=skipped)
+    assert run.returncode == 0, run.stdout + log
 print("gpu-check stages ok")

@@ -259,22 +259,36 @@ INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
                                   std::to_string(i.param.head_dim);
                          });
 
-// Hopper's warpgroup MMA in each operand form of the wgmma forward, on integers that bf16
+// Hopper's warpgroup MMA in each operand form of the Hopper kernels, through their
+// descriptor helpers, at each shape they use, in bf16 and fp16, on integers that 16 bits
 // and fp32 hold exactly: a wrong descriptor or swizzle convention fails here, by name,
-// before the attention kernel built on them.
-constexpr int kProbeM = 64, kProbeK = 128;
+// before the attention kernels built on them.
+constexpr int kProbeM = 64;
+struct ProbeShape {
+  WgmmaForm form;
+  int n, k;  // d [64, n], reduced over k
+};
+// S = QKᵀ, Sᵀ = K Qᵀ and dP: k is the head dim, n the key or query tile; O += PV, dQ += dS K
+// and dK/dV += dSᵀ Q / Pᵀ dO: n is the head dim, k the key or query tile.
+const ProbeShape kProbeShapes[] = {
+    {WgmmaForm::shared_k_major, 32, 128},     {WgmmaForm::shared_k_major, 64, 64},
+    {WgmmaForm::shared_k_major, 64, 128},     {WgmmaForm::shared_k_major, 128, 64},
+    {WgmmaForm::shared_k_major, 128, 128},    {WgmmaForm::registers_mn_major, 64, 64},
+    {WgmmaForm::registers_mn_major, 64, 128}, {WgmmaForm::registers_mn_major, 128, 32},
+    {WgmmaForm::registers_mn_major, 128, 64}, {WgmmaForm::registers_mn_major, 128, 128},
+};
 
-// One probe product on the GPU: x [64, 128] and y ([n, 128] K-major, else [128, n]) in,
-// d [64, n] out.
-std::vector<double> probe_product(WgmmaForm form, int n, const std::vector<double>& x,
+// One probe product on the GPU: x [64, k] and y ([n, k] K-major, else [k, n]) in, d [64, n]
+// out.
+std::vector<double> probe_product(const ProbeShape& p, DType dtype, const std::vector<double>& x,
                                   const std::vector<double>& y) {
-  const bool k_major = form == WgmmaForm::shared_k_major;
-  Tensor tx = upload(gpu(), x, {kProbeM, kProbeK}, DType::bf16),
-         ty = upload(gpu(), y, k_major ? std::vector<int64_t>{n, kProbeK} : std::vector<int64_t>{kProbeK, n},
-                     DType::bf16);
-  Tensor d = gpu().alloc({kProbeM, n});
+  const bool k_major = p.form == WgmmaForm::shared_k_major;
+  Tensor tx = upload(gpu(), x, {kProbeM, p.k}, dtype),
+         ty = upload(gpu(), y, k_major ? std::vector<int64_t>{p.n, p.k} : std::vector<int64_t>{p.k, p.n},
+                     dtype);
+  Tensor d = gpu().alloc({kProbeM, p.n});
   gpu().synchronize();
-  EXPECT_EQ(wgmma_probe(form, n, tx.raw(), ty.raw(), d.data()), cudaSuccess);
+  EXPECT_EQ(wgmma_probe(p.form, dtype == DType::bf16, p.n, p.k, tx.raw(), ty.raw(), d.data()), cudaSuccess);
   return download(gpu(), d);
 }
 
@@ -282,24 +296,25 @@ std::vector<double> probe_product(WgmmaForm form, int n, const std::vector<doubl
 // d's reduction) and the other labelled with its row or column index, so that each output
 // is the index of the element the hardware read. Lists the first outputs that read the
 // wrong element of y, then of x: what to compare with the descriptor's layout.
-std::string probe_read_map(WgmmaForm form, int n) {
-  const bool k_major = form == WgmmaForm::shared_k_major;
+std::string probe_read_map(const ProbeShape& p, DType dtype) {
+  const bool k_major = p.form == WgmmaForm::shared_k_major;
+  const int n = p.n, k_size = p.k;
   auto y_at = [&](int c, int k) {
-    return k_major ? size_t(c) * kProbeK + size_t(k) : size_t(k) * n + size_t(c);
+    return k_major ? size_t(c) * size_t(k_size) + size_t(k) : size_t(k) * size_t(n) + size_t(c);
   };
   std::ostringstream out;
   int listed = 0;
   // y read map: x selects k = r + offset for output row r; y holds c, then k.
-  for (int offset = 0; offset < kProbeK && listed < 8; offset += kProbeM) {
-    std::vector<double> x(size_t(kProbeM) * kProbeK, 0.0), y_c(size_t(n) * kProbeK), y_k(y_c.size());
-    for (int r = 0; r < kProbeM; ++r) x[size_t(r) * kProbeK + size_t(r + offset)] = 1;
+  for (int offset = 0; offset < k_size && listed < 8; offset += kProbeM) {
+    std::vector<double> x(size_t(kProbeM) * k_size, 0.0), y_c(size_t(n) * k_size), y_k(y_c.size());
+    for (int r = 0; r < kProbeM && r + offset < k_size; ++r) x[size_t(r) * k_size + size_t(r + offset)] = 1;
     for (int c = 0; c < n; ++c)
-      for (int k = 0; k < kProbeK; ++k) {
+      for (int k = 0; k < k_size; ++k) {
         y_c[y_at(c, k)] = c;
         y_k[y_at(c, k)] = k;
       }
-    const auto got_c = probe_product(form, n, x, y_c), got_k = probe_product(form, n, x, y_k);
-    for (int r = 0; r < kProbeM && listed < 8; ++r)
+    const auto got_c = probe_product(p, dtype, x, y_c), got_k = probe_product(p, dtype, x, y_k);
+    for (int r = 0; r < kProbeM && r + offset < k_size && listed < 8; ++r)
       for (int c = 0; c < n && listed < 8; ++c) {
         const size_t i = size_t(r) * n + size_t(c);
         if (got_c[i] != c || got_k[i] != r + offset) {
@@ -309,17 +324,17 @@ std::string probe_read_map(WgmmaForm form, int n) {
       }
   }
   // x read map: y selects k = c + offset for output column c; x holds r, then k.
-  for (int offset = 0; offset < kProbeK && listed < 16; offset += n) {
-    std::vector<double> y(size_t(n) * kProbeK, 0.0), x_r(size_t(kProbeM) * kProbeK), x_k(x_r.size());
-    for (int c = 0; c < n && c + offset < kProbeK; ++c) y[y_at(c, c + offset)] = 1;
+  for (int offset = 0; offset < k_size && listed < 16; offset += n) {
+    std::vector<double> y(size_t(n) * k_size, 0.0), x_r(size_t(kProbeM) * k_size), x_k(x_r.size());
+    for (int c = 0; c < n && c + offset < k_size; ++c) y[y_at(c, c + offset)] = 1;
     for (int r = 0; r < kProbeM; ++r)
-      for (int k = 0; k < kProbeK; ++k) {
-        x_r[size_t(r) * kProbeK + size_t(k)] = r;
-        x_k[size_t(r) * kProbeK + size_t(k)] = k;
+      for (int k = 0; k < k_size; ++k) {
+        x_r[size_t(r) * k_size + size_t(k)] = r;
+        x_k[size_t(r) * k_size + size_t(k)] = k;
       }
-    const auto got_r = probe_product(form, n, x_r, y), got_k = probe_product(form, n, x_k, y);
+    const auto got_r = probe_product(p, dtype, x_r, y), got_k = probe_product(p, dtype, x_k, y);
     for (int r = 0; r < kProbeM && listed < 16; ++r)
-      for (int c = 0; c < n && c + offset < kProbeK && listed < 16; ++c) {
+      for (int c = 0; c < n && c + offset < k_size && listed < 16; ++c) {
         const size_t i = size_t(r) * n + size_t(c);
         if (got_r[i] != r || got_k[i] != c + offset) {
           out << " x(" << r << "," << c + offset << ") read as x(" << got_r[i] << "," << got_k[i] << ");";
@@ -332,25 +347,34 @@ std::string probe_read_map(WgmmaForm form, int n) {
 
 TEST(CudaWgmma, ProbeProductsAreExact) {
   if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
-  for (WgmmaForm form : {WgmmaForm::shared_k_major, WgmmaForm::registers_mn_major})
-    for (int n : {32, 64, 128}) {
-      const bool k_major = form == WgmmaForm::shared_k_major;
-      if (n == 32 && !k_major) continue;  // the kernels take N = 32 only from shared memory
-      std::vector<double> x(size_t(kProbeM) * kProbeK), y(size_t(n) * kProbeK);
+  for (DType dtype : {DType::bf16, DType::f16})
+    for (const ProbeShape& p : kProbeShapes) {
+      const bool k_major = p.form == WgmmaForm::shared_k_major;
+      const size_t n = size_t(p.n), k_size = size_t(p.k);
+      std::vector<double> x(kProbeM * k_size), y(n * k_size);
       for (size_t i = 0; i < x.size(); ++i) x[i] = double(int(i * 7 % 9) - 4);
       for (size_t i = 0; i < y.size(); ++i) y[i] = double(int(i * 5 % 7) - 3);
-      // y is [n, kK] (K-major) or [kK, n] (MN-major); d = x · yᵀ or x · y.
-      std::vector<double> want(size_t(kProbeM) * n, 0.0);
-      for (int r = 0; r < kProbeM; ++r)
-        for (int c = 0; c < n; ++c)
-          for (int k = 0; k < kProbeK; ++k)
-            want[size_t(r) * n + c] +=
-                x[size_t(r) * kProbeK + k] * y[k_major ? size_t(c) * kProbeK + k : size_t(k) * n + c];
-      const std::vector<double> got = probe_product(form, n, x, y);
+      // y is [n, k] (K-major) or [k, n] (MN-major); d = x · yᵀ or x · y.
+      std::vector<double> want(kProbeM * n, 0.0);
+      for (size_t r = 0; r < kProbeM; ++r)
+        for (size_t c = 0; c < n; ++c)
+          for (size_t k = 0; k < k_size; ++k)
+            want[r * n + c] += x[r * k_size + k] * y[k_major ? c * k_size + k : k * n + c];
+      const std::vector<double> got = probe_product(p, dtype, x, y);
       if (got == want) continue;
-      ADD_FAILURE() << (k_major ? "shared K-major operands" : "registers · MN-major B") << ", n = " << n
-                    << ": wrong product; operand reads:" << probe_read_map(form, n);
+      ADD_FAILURE() << (k_major ? "shared K-major operands" : "registers · MN-major B") << ", "
+                    << to_string(dtype) << ", n = " << p.n << ", k = " << p.k
+                    << ": wrong product; operand reads:" << probe_read_map(p, dtype);
     }
+}
+
+// A size the probe has no kernel for is refused, not run at another size.
+TEST(CudaWgmma, ProbeRefusesOtherSizes) {
+  if (!wgmma_here()) GTEST_SKIP() << "needs a GPU of compute capability 9.0 and a build for sm_90a";
+  EXPECT_EQ(wgmma_probe(WgmmaForm::registers_mn_major, true, 32, 128, nullptr, nullptr, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(wgmma_probe(WgmmaForm::shared_k_major, false, 64, 32, nullptr, nullptr, nullptr),
+            cudaErrorInvalidValue);
 }
 
 // Hopper's TMA copying one tile as the wgmma_tma forward does, on integers that bf16

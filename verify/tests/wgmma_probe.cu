@@ -1,8 +1,9 @@
 // Single warpgroup products through wgmma_fragments.cuh, for test_cuda_device: each of the
-// two operand forms the Hopper forward kernel uses, on small integer matrices (exact in
-// bf16 and fp32), so that a wrong descriptor or swizzle convention shows up on its own,
-// named, before the attention kernel built on it is tested.
-#include <cuda_bf16.h>
+// two operand forms the Hopper kernels use, through their descriptor helpers, at the
+// shapes they use, in bf16 and fp16, on small integer matrices (exact in 16 bits and
+// fp32), so that a wrong descriptor or swizzle convention shows up on its own, named,
+// before the attention kernel built on it is tested.
+#include <type_traits>
 
 #include "device/cuda/mma_fragments.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
@@ -12,6 +13,9 @@ namespace minictx::test {
 namespace {
 
 constexpr int kM = 64, kThreads = 128;
+
+template <bool kBf16>
+using Operand = typename cuda::mma::Operand<kBf16>::type;
 
 // Writes the warpgroup's m64nN accumulator as a row-major [64, N] matrix.
 template <int kN>
@@ -31,16 +35,17 @@ __device__ void finish(float (&d)[kN / 8][4], float* out) {
   store_accumulator<kN>(d, out);
 }
 
-// Copies a row-major [rows, cols] bf16 matrix into the swizzled layout at `tile`.
-template <int kRows>
-__device__ void store_swizzled(unsigned char* tile, const __nv_bfloat16* m, int cols) {
+// Copies a row-major [rows, cols] 16-bit matrix into the swizzled layout at `tile`.
+template <int kRows, class T>
+__device__ void store_swizzled(unsigned char* tile, const T* m, int cols) {
   for (int i = int(threadIdx.x); i < kRows * cols; i += kThreads)
-    *reinterpret_cast<__nv_bfloat16*>(tile + cuda::wgmma::swizzled_offset<kRows>(i / cols, i % cols)) = m[i];
+    *reinterpret_cast<T*>(tile + cuda::wgmma::swizzled_offset<kRows>(i / cols, i % cols)) = m[i];
 }
 
-// D [64, kN] = A [64, kK] · B [kN, kK]ᵀ, both operands K-major in shared memory.
-template <int kN, int kK>
-__global__ void probe_ss_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, float* d_out) {
+// D [64, kN] = A [64, kK] · B [kN, kK]ᵀ, both operands K-major in shared memory, through
+// the kernels' descriptors (wgmma::k_major).
+template <int kN, int kK, bool kBf16>
+__global__ void probe_ss_kernel(const Operand<kBf16>* a, const Operand<kBf16>* b, float* d_out) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char shared[];
   unsigned char* tiles = cuda::wgmma::aligned_tiles(shared);
@@ -52,22 +57,19 @@ __global__ void probe_ss_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, 
   float d[kN / 8][4] = {};
   cuda::wgmma::fence_operands(d);
   cuda::wgmma::fence();
-  for (int kc = 0; kc < kK / 16; ++kc) {
-    const uint64_t da = cuda::wgmma::descriptor(
-        cuda::mma::shared_address(tiles + cuda::wgmma::swizzled_offset<kM>(0, kc * 16)), 16, 1024);
-    const uint64_t db = cuda::wgmma::descriptor(
-        cuda::mma::shared_address(bs + cuda::wgmma::swizzled_offset<kN>(0, kc * 16)), 16, 1024);
-    cuda::wgmma::mma_ss<kN, true>(d, da, db);
-  }
+  for (int kc = 0; kc < kK / 16; ++kc)
+    cuda::wgmma::mma_ss<kN, kBf16>(d, cuda::wgmma::k_major<kM>(cuda::mma::shared_address(tiles), kc),
+                                   cuda::wgmma::k_major<kN>(cuda::mma::shared_address(bs), kc));
   finish<kN>(d, d_out);
 #else
   __trap();
 #endif
 }
 
-// D [64, kN] = P [64, kK] (registers) · V [kK, kN] (MN-major in shared memory).
-template <int kN, int kK>
-__global__ void probe_rs_kernel(const __nv_bfloat16* p, const __nv_bfloat16* v, float* d_out) {
+// D [64, kN] = P [64, kK] (registers) · V [kK, kN] (MN-major in shared memory, through
+// the kernels' descriptor, wgmma::mn_major).
+template <int kN, int kK, bool kBf16>
+__global__ void probe_rs_kernel(const Operand<kBf16>* p, const Operand<kBf16>* v, float* d_out) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char shared[];
   unsigned char* vs = cuda::wgmma::aligned_tiles(shared);
@@ -81,45 +83,59 @@ __global__ void probe_rs_kernel(const __nv_bfloat16* p, const __nv_bfloat16* v, 
   for (int kc = 0; kc < kK / 16; ++kc)
     for (int r = 0; r < 4; ++r) {
       const int row = warp * 16 + group + (r % 2) * 8, col = kc * 16 + 2 * tig + (r / 2) * 8;
-      a[kc][r] =
-          cuda::mma::pack<true>(__bfloat162float(p[row * kK + col]), __bfloat162float(p[row * kK + col + 1]));
+      a[kc][r] = cuda::mma::pack<kBf16>(float(p[row * kK + col]), float(p[row * kK + col + 1]));
     }
   float d[kN / 8][4] = {};
   cuda::wgmma::fence_operands(d);
   cuda::wgmma::fence();
-  for (int kc = 0; kc < kK / 16; ++kc) {
-    const uint64_t db = cuda::wgmma::descriptor(
-        cuda::mma::shared_address(vs + cuda::wgmma::swizzled_offset<kK>(kc * 16, 0)), kK * 128, 1024);
-    cuda::wgmma::mma_rs<kN, true>(d, a[kc], db);
-  }
+  for (int kc = 0; kc < kK / 16; ++kc)
+    cuda::wgmma::mma_rs<kN, kBf16>(d, a[kc], cuda::wgmma::mn_major<kK>(cuda::mma::shared_address(vs), kc));
   finish<kN>(d, d_out);
 #else
   __trap();
 #endif
 }
 
-template <class Kernel>
-cudaError_t launch(Kernel kernel, size_t shared_bytes, const void* x, const void* y, float* d) {
+template <class T>
+cudaError_t launch(void (*kernel)(const T*, const T*, float*), size_t shared_bytes, const void* x,
+                   const void* y, float* d) {
   cudaError_t e =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes));
   if (e != cudaSuccess) return e;
-  kernel<<<1, kThreads, shared_bytes>>>(static_cast<const __nv_bfloat16*>(x),
-                                        static_cast<const __nv_bfloat16*>(y), d);
+  kernel<<<1, kThreads, shared_bytes>>>(static_cast<const T*>(x), static_cast<const T*>(y), d);
   e = cudaGetLastError();
   return e != cudaSuccess ? e : cudaDeviceSynchronize();
 }
 
+// f(v as a compile-time constant) where v is one of kValues; cudaErrorInvalidValue otherwise.
+template <int... kValues, class F>
+cudaError_t with_one_of(int v, F&& f) {
+  cudaError_t e = cudaErrorInvalidValue;
+  (void)((v == kValues && (e = f(std::integral_constant<int, kValues>{}), true)) || ...);
+  return e;
+}
+
+template <bool kBf16>
+cudaError_t probe(WgmmaForm form, int n, int k, const void* x, const void* y, float* d) {
+  if (form == WgmmaForm::shared_k_major)
+    return with_one_of<32, 64, 128>(n, [&](auto kn) {
+      return with_one_of<64, 128>(k, [&](auto kk) {
+        constexpr int kN = decltype(kn)::value, kK = decltype(kk)::value;
+        return launch(probe_ss_kernel<kN, kK, kBf16>, 1024 + (kM + kN) * kK * 2, x, y, d);
+      });
+    });
+  return with_one_of<64, 128>(n, [&](auto kn) {
+    return with_one_of<32, 64, 128>(k, [&](auto kk) {
+      constexpr int kN = decltype(kn)::value, kK = decltype(kk)::value;
+      return launch(probe_rs_kernel<kN, kK, kBf16>, 1024 + kK * kN * 2, x, y, d);
+    });
+  });
+}
+
 }  // namespace
 
-cudaError_t wgmma_probe(WgmmaForm form, int n, const void* x, const void* y, float* d) {
-  constexpr int kK = 128;  // two slabs of 64 columns: crosses a slab boundary
-  if (form == WgmmaForm::shared_k_major) {
-    if (n == 32) return launch(probe_ss_kernel<32, kK>, 1024 + (kM + 32) * kK * 2, x, y, d);
-    return n == 64 ? launch(probe_ss_kernel<64, kK>, 1024 + (kM + 64) * kK * 2, x, y, d)
-                   : launch(probe_ss_kernel<128, kK>, 1024 + (kM + 128) * kK * 2, x, y, d);
-  }
-  return n == 64 ? launch(probe_rs_kernel<64, kK>, 1024 + kK * 64 * 2, x, y, d)
-                 : launch(probe_rs_kernel<128, kK>, 1024 + kK * 128 * 2, x, y, d);
+cudaError_t wgmma_probe(WgmmaForm form, bool bf16, int n, int k, const void* x, const void* y, float* d) {
+  return bf16 ? probe<true>(form, n, k, x, y, d) : probe<false>(form, n, k, x, y, d);
 }
 
 }  // namespace minictx::test
