@@ -27,10 +27,6 @@ using namespace attn;
 // 240 registers (ptxas: no spill), and S and dP take wgmma's widest N.
 using Block = tma::QueryBlock;
 constexpr int kRowsPerBlock = Block::kRows, kKeyTile = Block::kKeyTile;
-template <int kD>
-using Stream = Block::Stream<kD>;
-template <int kD>
-constexpr int kQBytes = kRowsPerBlock* kD * 2;  // the Q tile, and the dO tile
 
 template <int kD, bool kBf16>
 __global__ void __launch_bounds__(Block::kThreads, 1)
@@ -42,8 +38,9 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char shared[];
   unsigned char* aligned = wgmma::aligned_tiles(shared);
-  const uint32_t qs = mma::shared_address(aligned), dos = qs + kQBytes<kD>, tiles = dos + kQBytes<kD>;
-  const Stream<kD> kv(tiles, tiles + Stream<kD>::kTileBytesAll);
+  const uint32_t qs = mma::shared_address(aligned), dos = qs + Block::kQueryTileBytes<kD>,
+                 tiles = dos + Block::kQueryTileBytes<kD>;
+  const Block::Stream<kD> kv(tiles, tiles + Block::Stream<kD>::kTileBytesAll);
 
   const QueryTile tile = query_tile<kRowsPerBlock>(a);
   if (tile.keys == 0) return;  // no visible key: dQ stays
@@ -51,7 +48,7 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
 
   // The producer: the Q and dO tiles once, then the K/V tiles.
   if (Block::produce<kD>(kv, &k_map, &v_map, tile.g, tile.b, key_tiles, [&] {
-        tma::arrive_expect_bytes(kv.resident_loaded(), 2 * kQBytes<kD>);
+        tma::arrive_expect_bytes(kv.resident_loaded(), 2 * Block::kQueryTileBytes<kD>);
         tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
         tma::load_tile<kRowsPerBlock, kD>(dos, &do_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
       }))
@@ -86,7 +83,7 @@ template <int kD, bool kBf16>
 void launch_dq_tma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
                    const float* lse, const float* delta, float* dq, cudaStream_t stream) {
   constexpr auto kernel = flash_bwd_dq_tma_kernel<kD, kBf16>;
-  constexpr size_t kSharedBytes = Block::shared_bytes<kD>(2 * kQBytes<kD>);
+  constexpr size_t kSharedBytes = Block::shared_bytes<kD>(2 * Block::kQueryTileBytes<kD>);
   allow_shared_memory<kernel>(kSharedBytes, "flash_bwd_dq_tma shared memory");
   Block::check_registers<kernel>("flash_bwd_dq_tma registers");
   // The operands are compact [batch, len, heads, D] copies (flash_attention.hpp).

@@ -28,10 +28,6 @@ using namespace attn;
 
 using Block = tma::QueryBlock;
 constexpr int kRowsPerBlock = Block::kRows, kKeyTile = Block::kKeyTile;
-template <int kD>
-using Stream = Block::Stream<kD>;
-template <int kD>
-constexpr int kQBytes = kRowsPerBlock* kD * 2;
 
 template <int kD, bool kBf16>
 __global__ void __launch_bounds__(Block::kThreads, 1)
@@ -40,8 +36,8 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char shared[];
   unsigned char* aligned = wgmma::aligned_tiles(shared);
-  const uint32_t qs = mma::shared_address(aligned), tiles = qs + kQBytes<kD>;
-  const Stream<kD> kv(tiles, tiles + Stream<kD>::kTileBytesAll);
+  const uint32_t qs = mma::shared_address(aligned), tiles = qs + Block::kQueryTileBytes<kD>;
+  const Block::Stream<kD> kv(tiles, tiles + Block::Stream<kD>::kTileBytesAll);
 
   const QueryTile tile = query_tile<kRowsPerBlock>(a);
   if (tile.keys == 0) return;  // nothing visible: the running (o, lse) stays
@@ -50,7 +46,7 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
   // The producer: the Q tile once, then the K/V tiles (K is freed once S is formed, so
   // the next K loads under the PV product).
   if (Block::produce<kD>(kv, &k_map, &v_map, tile.g, tile.b, key_tiles, [&] {
-        tma::arrive_expect_bytes(kv.resident_loaded(), kQBytes<kD>);
+        tma::arrive_expect_bytes(kv.resident_loaded(), Block::kQueryTileBytes<kD>);
         tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
       }))
     return;
@@ -119,7 +115,7 @@ template <int kD, bool kBf16>
 void launch_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
                     cudaStream_t stream) {
   constexpr auto kernel = flash_fwd_tma_kernel<kD, kBf16>;
-  constexpr size_t kSharedBytes = Block::shared_bytes<kD>(kQBytes<kD>);
+  constexpr size_t kSharedBytes = Block::shared_bytes<kD>(Block::kQueryTileBytes<kD>);
   allow_shared_memory<kernel>(kSharedBytes, "flash_fwd_tma shared memory");
   Block::check_registers<kernel>("flash_fwd_tma registers");
   // The operands are compact [batch, len, heads, D] copies (flash_attention.hpp).

@@ -91,6 +91,9 @@ struct QueryBlock {
   static constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
   template <int kD>
   using Stream = KvStream<kStages, kKeyTile, kD, 4 * kConsumers>;
+  // One 16-bit [kRows, kD] tile the block keeps resident (Q, and for dQ also dO).
+  template <int kD>
+  static constexpr int kQueryTileBytes = kRows* kD * 2;
 
   // Shared memory: the block's resident tiles (resident_bytes, from the aligned start),
   // the ring's tiles, its barriers.
