@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Projects the seed decks on datasheet machine profiles with `minictx project` and prints
 each published row against its projection, with the error, as the markdown tables of
-README.md (Projection). No figure of the model is fitted to these tables; the published
-values below are the published figures (docs/algorithms.md; the USP and LoongTrain tables), copied
-verbatim.
+docs/projection.md, "Against the published tables". No figure of the model is fitted to these tables; the published
+values are read from docs/published-tables.md, where the published figures are copied
+verbatim with where they were published.
 
   ci/compare-published.py [MINICTX]       (default build/miniapp/minictx; needs h5py)"""
 import os
@@ -16,40 +16,46 @@ import h5py
 MINICTX = sys.argv[1] if len(sys.argv) > 1 else "build/miniapp/minictx"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# BurstAttention README (docs/algorithms.md): tokens/s per GPU, variants A-D.
-BURST = {
-    "burst-7b-2048k-32gpu": {"A": 79.5, "B": 81.0, "C": 100.1, "D": 101.9},
-    "burst-7b-4096k-64gpu": {"A": 35.8, "B": 39.0, "C": 50.3, "D": 51.8},
-    "burst-13b-1024k-32gpu": {"A": 98.1, "B": 98.7, "C": 118.5, "D": 122.9},
-    "burst-13b-2048k-64gpu": {"A": 44.4, "B": 50.9, "C": 54.8, "D": 63.5},
-}
-# The USP table, 8 x RTX 4090D: (latency ms/iter, peak memory MB/device) by
-# (ring type, seq_len, ulysses, ring, fwd_only).
-USP = {
-    ("basic", 4096, 2, 4, True): (11.902, 240.0), ("basic", 8192, 2, 4, True): (11.785, 480.0),
-    ("basic", 16384, 2, 4, True): (22.596, 960.0), ("basic", 32768, 2, 4, True): (77.898, 1920.0),
-    ("basic", 65536, 2, 4, True): (155.191, 3841.0), ("basic", 128000, 2, 4, True): (378.174, 7518.9),
-    ("stripe", 4096, 2, 4, True): (16.767, 244.1), ("stripe", 8192, 2, 4, True): (20.638, 488.3),
-    ("stripe", 16384, 2, 4, True): (31.408, 976.7), ("stripe", 32768, 2, 4, True): (56.078, 1953.5),
-    ("stripe", 65536, 2, 4, True): (152.911, 3907.0), ("stripe", 128000, 2, 4, True): (314.057, 7638.8),
-    ("zigzag", 4096, 2, 4, True): (13.942, 240.1), ("zigzag", 8192, 2, 4, True): (22.592, 480.3),
-    ("zigzag", 16384, 2, 4, True): (31.249, 960.5), ("zigzag", 32768, 2, 4, True): (58.700, 1921.0),
-    ("zigzag", 65536, 2, 4, True): (165.935, 3842.0), ("zigzag", 128000, 2, 4, True): (320.243, 7514.0),
-    ("zigzag", 4096, 4, 2, True): (4.923, 240.1), ("zigzag", 8192, 4, 2, True): (9.768, 480.3),
-    ("zigzag", 16384, 4, 2, True): (19.518, 960.5), ("zigzag", 32768, 4, 2, True): (50.709, 1921.0),
-    ("zigzag", 65536, 4, 2, True): (116.098, 3842.0), ("zigzag", 128000, 4, 2, True): (274.807, 7514.0),
-    ("zigzag", 4096, 2, 4, False): (31.631, 240.1), ("zigzag", 8192, 2, 4, False): (49.505, 480.3),
-    ("zigzag", 16384, 2, 4, False): (95.121, 960.5), ("zigzag", 32768, 2, 4, False): (175.013, 1921.0),
-    ("zigzag", 65536, 2, 4, False): (468.519, 3842.0), ("zigzag", 128000, 2, 4, False): (854.512, 7514.0),
-}
+TABLES = os.path.join(ROOT, "docs", "published-tables.md")
+
+
+def published_tables():
+    """The rows of each table in docs/published-tables.md, as dicts by column name, keyed by
+    the (section, subsection) headings above the table."""
+    tables, heading, header = {}, ("", ""), None
+    with open(TABLES, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith(("## ", "### ")):
+                level = line.split(" ", 1)
+                heading = (level[1], "") if level[0] == "##" else (heading[0], level[1])
+                header = None
+            elif line.startswith("|"):
+                cells = [c.strip() for c in line.strip("|").split("|")]
+                if header is None:
+                    header = cells
+                    tables[heading] = []
+                elif not set(line) <= set("|:- "):
+                    tables[heading].append(dict(zip(header, cells)))
+            else:
+                header = None
+    return tables
+
+
+PUBLISHED = published_tables()
+# BurstAttention: tokens/s per GPU, variants A-D, by deck.
+BURST = {row["deck"]: {v: float(row[v]) for v in "ABCD"}
+         for row in PUBLISHED[("BurstAttention on 32 and 64 × A100", "")]}
+# The USP tables, 8 x RTX 4090D: (latency ms/iter, peak memory MB/device) by
+# (ring type, seq_len, ulysses, ring, fwd_only); the three tables share some rows.
+USP = {(row["ring type"], int(row["seq_len"]), int(row["ulysses_degree"]), int(row["ring_degree"]),
+        row["fwd_only"] == "True"): (float(row["latency(ms/iter)"]), float(row["peak memory(MB/device)"]))
+       for (section, _), rows in PUBLISHED.items() if section == "USP on 8 × RTX 4090D" for row in rows}
 # The LoongTrain table: double ring, context 8, window 4: (latency ms/iter, peak memory
 # MB/device) by (seq_len, fwd_only).
-DOUBLE_RING = {
-    (4096, True): (17.509, 228.1), (8192, True): (21.480, 456.3), (16384, True): (32.471, 912.7),
-    (32768, True): (55.610, 1825.5), (65536, True): (134.849, 3651.0), (128000, True): (305.810, 7145.8),
-    (4096, False): (34.002, 228.1), (8192, False): (54.853, 456.4), (16384, False): (92.736, 912.7),
-    (32768, False): (179.200, 1825.5), (65536, False): (563.702, 3651.0), (128000, False): (1001.561, 7145.8),
-}
+DOUBLE_RING = {(int(row["seq_len"]), row["fwd_only"] == "True"):
+               (float(row["latency(ms/iter)"]), float(row["peak memory(MB/device)"]))
+               for row in PUBLISHED[("LoongTrain double ring on 8 × RTX 4090D", "Context 8, window 4")]}
 
 
 def project(deck, machine, extra=()):
@@ -115,7 +121,7 @@ def attention_rows(deck, published, key, extra):
 def main():
     print("### BurstAttention on a100-80gb-hdr\n")
     burst_rows()
-    bf16 = ["--set", "run.dtype=bf16"]  # the seed ran 16-bit; the deck keeps the host's fp32
+    bf16 = ["--set", "run.dtype=bf16"]  # the published runs were 16-bit; the deck keeps the host's fp32
     print("### USP on rtx-4090d-pcie4\n")
     attention_rows("usp-8dev", USP, lambda l: (l["ring_type"], int(l["seq_len"]), int(l["ulysses_degree"]),
                                                 int(l["ring_degree"]), l["fwd_only"] == "true"), bf16)
