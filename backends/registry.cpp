@@ -1,5 +1,5 @@
 // The one list of backends: a new backend adds its *_backend_info() here, and nothing
-// else outside its folder names it (README, "Adding a backend").
+// else outside its folder names it (docs/architecture.md, "Adding a backend").
 #include "backends/allgather/allgather_backend.hpp"
 #include "backends/backend.hpp"
 #include "backends/burst/burst_backend.hpp"

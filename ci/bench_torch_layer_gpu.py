@@ -10,7 +10,7 @@ minictx's step computes it. Shapes are the llama-7b preset's (config/presets.cpp
 deck's batch (1); --lengths defaults to its sequence lengths.
 
 Each step is timed with CUDA events after --warmup untimed steps; the median of --iters
-steps is reported. FLOPs are minictx's MPT convention (model/flops.cpp, README "Metrics"),
+steps is reported. FLOPs are minictx's MPT convention (model/flops.cpp, docs/user-guide.md, "Metrics"),
 the attention term not halved for the causal mask. Memory is
 torch.cuda.max_memory_allocated over the timed steps (parameters and gradients included,
 as minictx's tracking allocator counts them), in GiB (2^30 bytes, as minictx's MB are

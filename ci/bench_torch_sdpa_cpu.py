@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch's CPU attention on the shapes of `minictx bench`, for the README comparison.
+"""PyTorch's CPU attention on the shapes of `minictx bench`, for the comparison in docs/performance.md, "One core against its GEMM limit".
 
 Run with the system Python and Debian's python3-torch (not a CI dependency):
     /usr/bin/python3 ci/bench_torch_sdpa_cpu.py --seq 1024,2048,4096,8192 --head-dim 64,128

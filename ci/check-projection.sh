@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The projection against this machine (README, Projection): calibrate the host (`minictx
+# The projection against this machine (docs/projection.md, "Against a measured machine"): calibrate the host (`minictx
 # bench` for the kernels and `minictx bench --comm` for the link, both on 2 ranks: the
 # kernels measured on both cores at once, as the runs load them; the attention rows at
 # the decks' heads, head dims and block lengths, both masks), run the

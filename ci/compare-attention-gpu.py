@@ -7,7 +7,7 @@
 MINICTX_LOG is the output of `minictx bench --device cuda` (its markdown table S | mask |
 D | pass | time (ms) | TFLOPS | of GEMM, and its calibration line); SDPA_CSV the output
 of ci/bench_torch_sdpa_gpu.py (one row per backend and shape; lines starting with '#'
-are its notes; lines before its header and others that are not rows are skipped). Both count FLOPs by the README's convention, so the TFLOPS compare
+are its notes; lines before its header and others that are not rows are skipped). Both count FLOPs by the convention of docs/user-guide.md, "Metrics", so the TFLOPS compare
 directly. Prints per shape and pass: minictx's TFLOPS and fraction of its GEMM
 calibration, every SDPA backend's TFLOPS, and minictx / FA2 (SDPA's flash backend) and
 minictx / cuDNN. A shape one side did not measure shows '-'. Several labelled logs (one
@@ -151,7 +151,7 @@ def main(argv):
     header, rows = table(runs, sdpa, backends)
     sys.stdout.write(render(header, rows, a.format))
     if a.format == "md":
-        convention = "TFLOPS by the README's convention (forward 4·B·S²·H·D, halved when causal; fwd+bwd 3.5×)"
+        convention = "TFLOPS by the convention of docs/user-guide.md, \"Metrics\" (forward 4·B·S²·H·D, halved when causal; fwd+bwd 3.5×)"
         if len(runs) == 1:
             print(f"\n{convention}; 'of GEMM': minictx's fraction of its {gemm_note(calibrations[0][1])}, "
                   "measured in the same run.")

@@ -15,7 +15,7 @@
 # Each stage fits one device call (10 minutes; the bench stage's full grid only with the tensor-core
 # kernels: on SIMT ones set BENCH_SEQ=4096,16384) and prints its seconds; build outputs and the
 # SDPA table (kept in the build folder for the hopper stage) stay between calls on a warm
-# machine. `deps build kernels acceptance` fits one call (README, "On a GPU machine"). All
+# machine. `deps build kernels acceptance` fits one call (docs/nvidia.md, "On a GPU machine"). All
 # stages leave 8 files in $OUT (the device tool returns at most 8). DRY_RUN=1 stops after configuring (how CI-less machines check the script).
 # Environment: OUT, DEPS_PREFIX (/tmp/minictx-deps), DEBS (.gpu-debs), BUILD_DIR (build-cuda),
 #              BENCH_SEQ (4096,16384,32768,65536), BENCH_HEAD_DIMS (64,128; acceptance: 128): the grid,

@@ -13,7 +13,7 @@ namespace minictx {
 // What `minictx bench --device cuda` measures: the attention kernels of an accelerator
 // (forward, and forward+backward) over S × mask × head dim, each whole sequence one block,
 // against a large GEMM of the same device and dtype taken in the same run: the ceiling
-// the attention's tensor-core work is measured against (README "NVIDIA path").
+// the attention's tensor-core work is measured against (docs/nvidia.md, "The cuda device").
 struct DeviceBenchOptions {
   std::vector<int64_t> seq_lens{4096, 16384, 32768, 65536};
   std::vector<int> head_dims{64, 128};

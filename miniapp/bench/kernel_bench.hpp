@@ -49,7 +49,7 @@ struct KernelBenchRow {
   int head_dim = 0;
   bool causal = false;
   double seconds = 0;             // best time of one call (one step for layer_step)
-  double gflops = 0;              // by the FLOP conventions of README "Metrics"
+  double gflops = 0;              // by the FLOP conventions of docs/user-guide.md, "Metrics"
   double calibration_gflops = 0;  // the calibration taken just before this row
   double fraction = 0;            // gflops / calibration_gflops
   double peak_tracked_bytes = 0;  // device tracker's peak during the row

@@ -23,7 +23,7 @@ struct RankMeasurements {
 // The phases every step reports (zero where a mode has none).
 const std::vector<std::string>& phase_names();
 
-// Gathers every rank's measurements and derives the metrics of README "Metrics";
+// Gathers every rank's measurements and derives the metrics of docs/user-guide.md, "Metrics";
 // the result is complete on every rank.
 PointResult gather_point(const RunConfig& cfg, Comm& world, const RankMeasurements& mine);
 

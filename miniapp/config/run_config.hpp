@@ -72,7 +72,7 @@ struct AttentionConfig {
   int window_size = 0;            // double_ring inner ring; 0 = ranks per node
   Intra intra = Intra::ring;      // burst
   BwdComm bwd_comm = BwdComm::q;  // burst: q (BurstAttention backward) | kv (ring backward)
-  int block_q = 256;              // tile sizes of the block kernel (README, Performance)
+  int block_q = 256;              // tile sizes of the block kernel (docs/nvidia.md, "Tiles")
   int block_k = 512;
 };
 

@@ -9,9 +9,9 @@ namespace minictx {
 // Memory that tensors gave back, kept by size and handed to the next request of the same
 // size, as PyTorch's caching allocator does: from its second step on, a run whose steps
 // allocate the same shapes maps no new memory. On the host that spares the page faults
-// of new pages, which glibc hands out or not depending on its own history (on this
-// project's VM a new page costs more than the kernels that fill it: README,
-// "Projection"); on CUDA, cudaFree's synchronisation of the whole device.
+// of new pages, which glibc hands out or not depending on its own history (on a VM
+// measured, a new page cost more than the kernels that fill it: docs/performance.md,
+// "Projection against a 2-core host"); on CUDA, cudaFree's synchronisation of the whole device.
 class BlockCache {
  public:
   enum class Memory { host, device };

@@ -3,7 +3,7 @@
 
 namespace minictx {
 
-// FLOPs of one step, by the conventions the seed tables use (README: Metrics).
+// FLOPs of one step, by the conventions the seed tables use (docs/user-guide.md, "Metrics").
 struct StepFlops {
   double model = 0;         // MFU numerator: MPT formula, 3× (fwd+bwd) or 1× (fwd_only)
   double hardware = 0;      // HFU numerator: counts the recompute of checkpointing

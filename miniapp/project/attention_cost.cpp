@@ -11,7 +11,7 @@ namespace minictx {
 namespace {
 
 // Bytes per element on the wire: tensor data travels in the run's dtype, softmax
-// statistics (LSE, D) in fp32 (README, Communication volume).
+// statistics (LSE, D) in fp32 (docs/user-guide.md, "Backends").
 double data_bytes(const RunConfig& cfg) { return double(element_bytes(cfg.run.dtype)); }
 constexpr double kStatBytes = 4;
 

@@ -3,7 +3,7 @@
 gradients with the reference beside them, each in its natural shape, readable with h5py
 one line per dataset; it describes itself (the resolved deck and the model's conventions
 as attributes), so a layer written from the attributes alone reproduces its outputs (the
-README's recipe, run here with numpy); and a second dump to the same name is refused
+recipe of docs/user-guide.md, "The program", run here with numpy); and a second dump to the same name is refused
 without touching the first."""
 import os
 import subprocess
@@ -73,7 +73,7 @@ with tempfile.TemporaryDirectory() as tmp:
             assert a[key], key
         assert (a["heads"], a["kv_heads"], a["head_dim"], a["causal"]) == (8, 4, 32, 1)
 
-        # The README's recipe: a layer written from the attributes reproduces the outputs
+        # The user guide's recipe: a layer written from the attributes reproduces the outputs
         # and the loss (fp64 here, so to the reference's own accuracy).
         x = f["inputs/x"][:]
         for l in range(int(a["layers"])):

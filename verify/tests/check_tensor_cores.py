@@ -9,7 +9,7 @@ wgmma operations for want of registers (its note C7512); those pipelined as
 FlashAttention-3 (--pipelined) must keep a product in flight (wgmma.wait_group 1) and the
 consumers' turns (bar.arrive). Where cuobjdump is installed (a
 full CUDA toolkit) the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers
-and spills per kernel, from ptxas -v, are printed for the README.
+and spills per kernel, from ptxas -v, are printed for docs/performance.md.
 
   check_tensor_cores.py --nvcc NVCC --include DIR --arch 80 --arch 90a \
       --flash flash_fwd.cu --flash flash_bwd.cu --wgmma flash_fwd_wgmma.cu \

@@ -804,18 +804,18 @@ TEST(DeckMachines, SearchOrder) {
       << extra;
 }
 
-// Adding a backend (README, "Adding a backend") is its folder, one registration line and
+// Adding a backend (docs/architecture.md, "Adding a backend") is its folder, one registration line and
 // its docs: a backend the docs miss, or a backend folder that is not registered, fails here.
 TEST(DeckDocs, EveryBackendIsRegisteredAndDocumented) {
-  const std::string readme = read_text(repo / "README.md");
+  const std::string guide = read_text(repo / "docs" / "user-guide.md");
   const std::string inputs = read_text(repo / "inputs" / "README.md");
   const auto backend_key_row = inputs.find("| `backend` |");
   ASSERT_NE(backend_key_row, std::string::npos) << "inputs/README.md has no row for attention.backend";
   const std::string key_row =
       inputs.substr(backend_key_row, inputs.find('\n', backend_key_row) - backend_key_row);
   for (const auto& b : backend_registry()) {
-    EXPECT_NE(readme.find("\n| `" + b.name + "` |"), std::string::npos)
-        << "README.md's backend table has no row for " << b.name;
+    EXPECT_NE(guide.find("\n| `" + b.name + "` |"), std::string::npos)
+        << "docs/user-guide.md's backend table has no row for " << b.name;
     EXPECT_NE(key_row.find("`" + b.name + "`"), std::string::npos)
         << "inputs/README.md's attention.backend row does not name " << b.name;
   }

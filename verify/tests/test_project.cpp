@@ -306,7 +306,7 @@ TEST(Project, ShortBlocksRunSlowerPerFlop) {
 
 // The sweep the issue asks for reaches 1M tokens on 1024 devices: the walk is replayed
 // step by step (1024 x 1024 active-block rules per pass), so check it stays whole there.
-// Its time (well under a second in a Release build) is in README.md, not asserted here.
+// Its time (well under a second in a Release build) is in docs/projection.md, "The model", not asserted here.
 TEST(Project, ReachesAMillionTokensOnAThousandDevices) {
   const ProjectionProfile p = a100();
   RunConfig c = attention_point(1 << 20);

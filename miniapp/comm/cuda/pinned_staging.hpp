@@ -8,7 +8,7 @@ namespace minictx {
 // Page-locked host buffers (cudaMallocHost) that a staged comm copies device data through,
 // kept and reused for the comm's lifetime. Against a fresh pageable buffer per transfer
 // they save its page faults and zero-fill and let the copies run at the link's speed
-// (measured on an H100: README, Performance, "Four ranks sharing one GPU").
+// (measured on an H100: docs/performance.md, "Four ranks sharing one GPU (staged MPI)").
 class PinnedStaging {
  public:
   // A buffer of at least `bytes` on loan; it goes back to the pool when destroyed.

@@ -15,9 +15,9 @@ namespace minictx {
 
 // The NVIDIA device: tensors are fp32 arrays in GPU memory, save the 16-bit ones that
 // travel between ranks, and the run dtype is the precision of the operands: GEMM inputs are converted to
-// bf16/fp16 for cuBLASLt and attention rounds q, k, v, dO and P to it on load, accumulating in fp32 (README:
-// NVIDIA path). Work is queued on one compute stream; rank r of a node uses GPU r mod (GPUs on the node), so
-// several ranks may share one GPU.
+// bf16/fp16 for cuBLASLt and attention rounds q, k, v, dO and P to it on load, accumulating in fp32
+// (docs/nvidia.md, "Storage dtype"). Work is queued on one compute stream; rank r of a node uses GPU r mod
+// (GPUs on the node), so several ranks may share one GPU.
 class CudaDevice final : public Device {
  public:
   CudaDevice();

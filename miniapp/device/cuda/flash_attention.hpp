@@ -20,7 +20,8 @@ namespace minictx::cuda {
 // Tiles of each kernel: query rows × key rows per thread block. A forward warp owns 32
 // query rows (two m-tiles share each K/V fragment), a backward warp 16 keys (dK/dV pass)
 // or 16 queries (dQ pass): fwd_q / 32, bwd_k / 16 and dq_q / 16 are the warps of a block.
-// Chosen on an H100 (README, "One GPU against its GEMM limit").
+// Chosen on an H100 (docs/performance.md, "One GPU against its GEMM limit"; every tile: docs/nvidia.md,
+// "Tiles").
 struct FlashTiles {
   int fwd_q, fwd_k;  // forward: a block owns fwd_q queries and walks key tiles of fwd_k
   int bwd_q, bwd_k;  // dK/dV: a block owns bwd_k keys and walks query tiles of bwd_q

@@ -15,7 +15,7 @@
 // and dK += dSᵀ Q take Pᵀ and dSᵀ as A fragments. dQ: a second kernel owns query tiles and
 // recomputes P and dP to add dQ += dS K: 7 products instead of the 5 of dQ by fp32 atomics
 // from dSᵀ staged in shared memory, yet faster on an H100 (forward+backward −1 to +2 % at
-// D = 64, +2 to +7 % at D = 128; README, "One GPU against its GEMM limit"): without dQ the
+// D = 64, +2 to +7 % at D = 128; docs/performance.md, "One GPU against its GEMM limit"): without dQ the
 // dK/dV kernel needs one barrier per query tile instead of two, no shared dSᵀ and fewer
 // registers, and the dQ kernel adds its rows once, without atomics.
 namespace minictx::cuda {
