@@ -3,11 +3,13 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 
 #include "app/agree.hpp"
 #include "app/bench_command.hpp"
 #include "app/deck_options.hpp"
+#include "app/exit_status.hpp"
 #include "app/output_path.hpp"
 #include "app/project_command.hpp"
 #include "app/run_command.hpp"
@@ -137,11 +139,28 @@ struct ReportOptions {
   bool compare = false;
 };
 
+// Intra- and inter-node bytes and times of two files compare only on the same split of
+// ranks into nodes.
+void require_same_nodes(const std::vector<std::string>& files, const ResultsFile& a, const ResultsFile& b) {
+  const auto per_node = [](const ResultsFile& r) {
+    const auto it = r.provenance.numbers.find("ranks_per_node");
+    return it == r.provenance.numbers.end() ? 0LL : std::llround(it->second);
+  };
+  const long long pa = per_node(a), pb = per_node(b);
+  if (pa > 0 && pb > 0 && pa != pb)
+    input_error("report --compare: " + files[0] + " ran " + std::to_string(pa) + " ranks per node and " +
+                files[1] + " " + std::to_string(pb) +
+                "; their intra- and inter-node figures do not compare (project with --ranks-per-node " +
+                std::to_string(pa) + ")");
+}
+
 int cmd_report(const ReportOptions& o) {
   if (world_rank() != 0) return 0;
   if (o.compare) {
     if (o.files.size() != 2) input_error("report --compare takes two files: MEASURED.h5 PROJECTED.h5");
+    for (const auto& f : o.files) require_regular_file(f, "results file");  // a FIFO would block the read
     const ResultsFile measured = read_results(o.files[0]), projected = read_results(o.files[1]);
+    require_same_nodes(o.files, measured, projected);
     std::printf(
         "%s", render(compare_table(measured.points, projected.points), parse_table_format(o.format)).c_str());
     return 0;
@@ -249,8 +268,10 @@ int cli_main(int argc, char** argv) {
     // A failure past the agreed checks may be on this rank alone: abort them all.
     std::fprintf(stderr, "minictx: error on rank %d: %s\n", world_rank(), e.what());
     std::fflush(stderr);
+    record_exit_status(3);
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
+  if (world_rank() == 0) record_exit_status(code);
   MPI_Finalize();
   return code;
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "app/agree.hpp"
 #include "app/labels.hpp"
 #include "app/output_path.hpp"
 #include "backends/backend.hpp"
@@ -177,8 +178,9 @@ ProjectCommand::ProjectCommand(CLI::App& app) {
 int ProjectCommand::run(const std::string& command_line) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  // Every rank computes the same thing and meets the same errors; only rank 0 prints.
-  try {
+  // Every rank computes the same thing; only rank 0 prints and writes, and what fails there
+  // (the output file) is shared, so every rank exits alike. No collective inside.
+  return agree([&] {
     Deck deck = Deck::from_file(deck_);
     for (const auto& s : sets_) deck.set(s);
     const std::vector<SweepPoint> points = deck.expand();
@@ -209,11 +211,9 @@ int ProjectCommand::run(const std::string& command_line) {
       std::printf("\n%s", render(bounds_table(results), TableFormat::markdown).c_str());
       if (writer) std::printf("results: %s\n", writer->path().c_str());
     }
-  } catch (const Error& e) {
-    if (rank == 0) std::fprintf(stderr, "minictx: error: %s\n", e.what());
-    return 2;
-  }
-  return 0;
+  })
+             ? 0
+             : 2;
 }
 
 }  // namespace minictx

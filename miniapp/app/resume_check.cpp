@@ -31,6 +31,10 @@ void check_resume(const std::string& path, const ResultsFile& old, const Provena
   auto differs = [&](const std::string& what, const std::string& was, const std::string& is) {
     input_error(cannot + what + " was " + was + " in that run, " + is + " in this one" + advice);
   };
+  if (text_of(old.provenance, "projected") == "true")
+    input_error(cannot +
+                "it is a projection (written by minictx project), not a run's results; a run "
+                "cannot continue it: write to another file");
   for (const char* key : kBuildKeys)
     if (text_of(old.provenance, key) != text_of(now, key))
       differs(std::string("the build's ") + key, text_of(old.provenance, key), text_of(now, key));

@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -42,6 +43,7 @@ struct RunSetup {
   std::vector<std::string> skipped;  // per point: "" if it runs on this world, else why not
   std::unique_ptr<Comm> world;
   std::unique_ptr<Device> device;
+  std::unique_ptr<OutputClaim> claim;     // rank 0 only, from the start until the writer holds it
   std::unique_ptr<ResultsWriter> writer;  // rank 0 only: serial HDF5
 };
 
@@ -104,12 +106,35 @@ int64_t dry_run_capacity(const RunConfig& cfg, const Topology& topology) {
   }
 }
 
+// Why this build cannot run on `kind` (the line make_device would give), or "".
+std::string build_refusal(DeviceKind kind) {
+  for (const auto& d : device_registry())
+    if (d.kind == kind) return "";
+  try {
+    make_device(kind);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The one error line of a launch where no point can run: a job started at the wrong rank
+// count must not look like a finished one.
+std::string nothing_runs(const std::vector<SweepPoint>& points, const std::vector<std::string>& skipped,
+                         int world_size) {
+  return "none of the deck's " + std::to_string(points.size()) + " points runs on " +
+         std::to_string(world_size) + " ranks (" + point_name(0) + ": " + skipped.front() +
+         "); nothing was run or written";
+}
+
 // `run --dry-run`: expand and check the deck, print the points; nothing runs or is written.
+// Exit 2 (on every rank) when no point would run.
 int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
   std::vector<SweepPoint> points;
   std::vector<std::string> skipped;
   Topology topology;
   int64_t capacity = -1;
+  std::string unbuilt;
   if (!agree([&] {
         if (ranks_given && o.ranks < 1)
           input_error("--ranks must be at least 1, got " + std::to_string(o.ranks));
@@ -125,28 +150,42 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
           per_node = world;
         topology = Topology{world, per_node, per_node_given ? o.ranks_per_node : world};
         skipped = skip_reasons(points, topology);
-        capacity = dry_run_capacity(points.front().config, topology);
+        unbuilt = build_refusal(points.front().config.run.device);
+        if (unbuilt.empty()) capacity = dry_run_capacity(points.front().config, topology);
       }))
     return 2;
-  if (world_rank() != 0) return 0;
-  size_t runnable = 0, refused = 0;
+  size_t runnable = 0, refused = 0, all_skipped = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     const std::string refusal = capacity < 0 ? "" : memory_refusal(p.config, topology, capacity);
-    if (skipped[i].empty() && !refusal.empty()) {
+    std::string line;
+    if (!skipped[i].empty()) {
+      ++all_skipped;
+      line = "skipped: " + skipped[i];
+    } else if (!unbuilt.empty()) {
+      line = "not runnable with this build: " + unbuilt;
+    } else if (!refusal.empty()) {
       ++refused;
-      std::printf("%s: would be refused here: %s\n", describe(p, i).c_str(), refusal.c_str());
-    } else if (skipped[i].empty()) {
-      ++runnable;
-      std::printf("%s: runs, memory estimate %lld MiB per rank\n", describe(p, i).c_str(),
-                  static_cast<long long>(estimate_memory_bytes(p.config, topology) >> 20));
+      line = "would be refused here: " + refusal;
     } else {
-      std::printf("%s: skipped: %s\n", describe(p, i).c_str(), skipped[i].c_str());
+      ++runnable;
+      line = "runs, memory estimate " + std::to_string(estimate_memory_bytes(p.config, topology) >> 20) +
+             " MiB per rank";
     }
+    if (world_rank() == 0) std::printf("%s: %s\n", describe(p, i).c_str(), line.c_str());
   }
-  std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped%s\n", points.size(), runnable,
-              topology.world_size, points.size() - runnable - refused,
-              refused ? (", " + std::to_string(refused) + " would be refused here").c_str() : "");
+  const size_t unrunnable = points.size() - runnable - refused - all_skipped;
+  if (world_rank() == 0) {
+    std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped", points.size(), runnable,
+                topology.world_size, all_skipped);
+    if (refused) std::printf(", %zu would be refused here", refused);
+    if (unrunnable) std::printf(", %zu not runnable with this build", unrunnable);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  if (unrunnable) return input_error_exit("the deck's points cannot run with this build: " + unbuilt);
+  if (all_skipped == points.size())
+    return input_error_exit(nothing_runs(points, skipped, topology.world_size));
   return 0;
 }
 
@@ -169,6 +208,8 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
         if (first.topology.ranks_per_node != 0)
           check_ranks_per_node(first.topology.ranks_per_node, mpi->size(), "topology.ranks_per_node");
         s.skipped = skip_reasons(s.points, mpi->topology());
+        if (std::all_of(s.skipped.begin(), s.skipped.end(), [](const std::string& r) { return !r.empty(); }))
+          input_error(nothing_runs(s.points, s.skipped, mpi->size()));
       }))
     return false;
 
@@ -178,10 +219,14 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
         if (mode == OnExisting::resume && path.empty())
           input_error("--resume needs the results file to continue: pass -o FILE (or set output.file)");
         if (world_rank() != 0) return;
-        if (path.empty())  // the name is taken last, once nothing else can fail; its directory now
+        if (path.empty()) {  // the name is taken last, once nothing else can fail; its directory now
           prepare_output_path(default_output_name("outputs", 1), true, "results file");
-        else
-          prepare_output_path(path, mode != OnExisting::refuse, "results file");
+          return;
+        }
+        // Claimed before it is checked, so a run racing this one is refused by its claim.
+        prepare_output_path(path, true, "results file");
+        s.claim = std::make_unique<OutputClaim>(path);
+        prepare_output_path(path, mode != OnExisting::refuse, "results file");
       }))
     return false;
 
@@ -199,7 +244,8 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
     if (world_rank() != 0) return;
     if (!path.empty()) {
       if (mode == OnExisting::resume && exists(path)) check_resume(path, read_results(path), prov, s.points);
-      s.writer = std::make_unique<ResultsWriter>(path, std::move(prov), mode);
+      s.writer = std::make_unique<ResultsWriter>(path, std::move(prov), mode, std::move(*s.claim));
+      s.claim.reset();
       return;
     }
     // A default name: created exclusively; one that another job took first is skipped.
@@ -209,6 +255,8 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
       prepare_output_path(path, true, "results file");
       try {
         s.writer = std::make_unique<ResultsWriter>(path, prov, OnExisting::refuse);
+      } catch (const OutputInUse&) {
+        if (n == attempts) throw;
       } catch (const InputError&) {
         if (!exists(path) || n == attempts) throw;
       }
@@ -269,7 +317,8 @@ PointResult run_one_point(const SweepPoint& point, const std::string& skipped, R
 }
 
 // Every point not in the file yet, in order, each committed to the file as it completes.
-void run_points(RunSetup& s) {
+// False (on every rank, the error printed) when a point could not be written.
+bool run_points(RunSetup& s) {
   const int rank = world_rank();
   const size_t total = s.points.size();
   // Which points are in the file already (--resume): rank 0 owns the writer.
@@ -304,8 +353,12 @@ void run_points(RunSetup& s) {
     PointResult result = run_one_point(s.points[i], s.skipped[i], s, peak);
     if (s.skipped[i].empty()) progress.finished(since(point_start));
     result.name = point_name(i);
+    // A write that fails (a full disk, the file replaced under the run) stops every rank.
+    if (!agree([&] {
+          if (rank == 0) s.writer->add_point(result);
+        }))
+      return false;
     if (rank == 0) {
-      s.writer->add_point(result);
       if (result.skipped_reason.empty())
         std::printf("%s\n", fom_line(result).c_str());
       else
@@ -313,6 +366,7 @@ void run_points(RunSetup& s) {
       std::fflush(stdout);
     }
   }
+  return true;
 }
 
 // The one line a stopped sweep ends with, and its exit code (128 + signal, as a shell).
@@ -369,7 +423,7 @@ int RunCommand::run(const std::string& command_line) {
   // Only a run checks for signals; every other command keeps the default (immediate) exit.
   install_interrupt_handlers();
   try {
-    run_points(s);
+    if (!run_points(s)) return 2;
   } catch (const Interrupted& stop) {
     return report_interrupt(stop, s.writer.get(), s.points.size());
   }

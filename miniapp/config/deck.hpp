@@ -63,5 +63,7 @@ std::vector<std::string> model_presets();
 // $MINICTX_DATA_DIR/machines, <deck dir>/machines, <deck dir>/../inputs/machines,
 // the source tree's inputs/machines. deck_dir may be empty (a deck given as a string).
 std::vector<std::filesystem::path> machine_profile_dirs(const std::filesystem::path& deck_dir);
+// The profile names in `dirs`, comma-separated ("none" if there are none).
+std::string list_machine_profiles(const std::vector<std::filesystem::path>& dirs);
 
 }  // namespace minictx

@@ -93,6 +93,15 @@ class Reader {
     return x;
   }
 
+  // A count (devices per node): a whole number in [1, most].
+  int count(const YAML::Node& g, const std::string& group, const std::string& key, int most) const {
+    const double x = positive(g, group, key);
+    if (x != std::floor(x) || x > most)
+      input_error(at(g[key]) + ": projection." + group + "." + key + " must be a whole number from 1 to " +
+                  std::to_string(most) + ", got " + g[key].Scalar());
+    return int(x);
+  }
+
   // A fraction in [0, 1].
   double fraction(const YAML::Node& g, const std::string& group, const std::string& key) const {
     const YAML::Node v = g[key];
@@ -159,8 +168,9 @@ fs::path find_profile(const std::string& name_or_path, const fs::path& deck_dir)
     if (fs::is_regular_file(d / (name_or_path + ".yaml"))) return d / (name_or_path + ".yaml");
     searched += (searched.empty() ? "" : ", ") + d.string();
   }
-  input_error("--machine " + name_or_path + ": profile not found (searched: " +
-              (searched.empty() ? "no profile directory exists" : searched) + ")");
+  input_error("--machine " + name_or_path +
+              ": profile not found (available: " + list_machine_profiles(machine_profile_dirs(deck_dir)) +
+              "; searched: " + (searched.empty() ? "no profile directory exists" : searched) + ")");
 }
 
 }  // namespace
@@ -175,11 +185,25 @@ ProjectionProfile load_projection_profile(const std::string& name_or_path, const
   p.name = name.Scalar();
   const YAML::Node peaks = r.root()["peak_tflops"];
   if (!peaks || !peaks.IsMap()) input_error(r.at(r.root()) + ": 'peak_tflops' is missing");
-  for (const auto& kv : peaks) p.peak_tflops[kv.first.Scalar()] = kv.second.as<double>();
+  for (const auto& kv : peaks) {
+    const std::string dtype = kv.first.Scalar();
+    double x = 0;
+    try {
+      x = kv.second.as<double>();
+    } catch (const YAML::Exception&) {
+      input_error(r.at(kv.second) + ": peak_tflops." + dtype + " must be a number, got '" +
+                  (kv.second.IsScalar() ? kv.second.Scalar() : std::string("a list or mapping")) + "'");
+    }
+    if (!(x > 0) || !std::isfinite(x))
+      input_error(r.at(kv.second) + ": peak_tflops." + dtype + " must be positive, got " +
+                  kv.second.Scalar());
+    p.peak_tflops[dtype] = x;
+  }
   r.group("peaks", p.sources);
 
   const YAML::Node nodes = r.group("node", p.sources);
-  p.gpus_per_node = int(r.positive(nodes, "node", "devices"));
+  constexpr int kMostDevicesPerNode = 1 << 16;
+  p.gpus_per_node = r.count(nodes, "node", "devices", kMostDevicesPerNode);
   const YAML::Node mem = r.group("memory", p.sources);
   p.memory_gib = r.positive(mem, "memory", "capacity_gib");
   p.hbm_gb_s = r.positive(mem, "memory", "bandwidth_gb_s");

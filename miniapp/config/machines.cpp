@@ -34,6 +34,16 @@ std::vector<fs::path> machine_profile_dirs(const fs::path& deck_dir) {
   return dirs;
 }
 
+std::string list_machine_profiles(const std::vector<fs::path>& dirs) {
+  std::set<std::string> names;
+  for (const auto& d : dirs)
+    for (const auto& f : fs::directory_iterator(d))
+      if (f.path().extension() == ".yaml") names.insert(f.path().stem().string());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace minictx
 
 namespace minictx::deck_detail {
@@ -86,16 +96,6 @@ bool is_profile_name(const std::string& s) {
   });
 }
 
-std::string list_profiles(const std::vector<fs::path>& dirs) {
-  std::set<std::string> names;
-  for (const auto& d : dirs)
-    for (const auto& f : fs::directory_iterator(d))
-      if (f.path().extension() == ".yaml") names.insert(f.path().stem().string());
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out.empty() ? "none" : out;
-}
-
 }  // namespace
 
 void resolve_machine(RunConfig& cfg, const fs::path& deck_dir, const std::string& at,
@@ -124,7 +124,8 @@ void resolve_machine(RunConfig& cfg, const fs::path& deck_dir, const std::string
     if (found == dirs.end()) {
       std::string searched;
       for (const auto& d : dirs) searched += (searched.empty() ? "" : ", ") + d.string();
-      input_error(at + ": machine profile '" + m.profile + "' not found (available: " + list_profiles(dirs) +
+      input_error(at + ": machine profile '" + m.profile +
+                  "' not found (available: " + list_machine_profiles(dirs) +
                   "; searched: " + (searched.empty() ? "no profile directory exists" : searched) + ")");
     }
     it = cache.emplace(m.profile, read_profile(*found / (m.profile + ".yaml"))).first;

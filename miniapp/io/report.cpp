@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 
@@ -68,13 +70,24 @@ std::string label_of(const PointResult& p, const std::string& key) {
   return it == p.labels.end() ? std::string(kMissing) : it->second;
 }
 
+// A numeric label (world size, batch, length); a damaged one is an Error naming it, which
+// costs its point the row, not the table.
+double number_label(const PointResult& p, const std::string& key) {
+  const std::string text = label_of(p, key);
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(x))
+    fail("label " + key + " is '" + text + "', not a number");
+  return x;
+}
+
 // A per-device metric summed over the world (world_size label), or "n/a".
 Column whole_job(std::string header, std::string key, int decimals) {
   return {std::move(header), [key = std::move(key), decimals](const PointResult& p) {
             const auto it = p.metrics.find(key);
             const std::string world = label_of(p, lk::world_size);
             if (it == p.metrics.end() || world == kMissing) return std::string(kMissing);
-            return format_number(it->second * std::stod(world), decimals);
+            return format_number(it->second * number_label(p, lk::world_size), decimals);
           }};
 }
 
@@ -87,7 +100,13 @@ Table build(const std::vector<PointResult>& points, const std::vector<Column>& c
   for (const PointResult& p : points) {
     std::vector<std::string> row;
     row.reserve(columns.size());
-    for (const Column& c : columns) row.push_back(c.cell(p));
+    try {
+      for (const Column& c : columns) row.push_back(c.cell(p));
+    } catch (const Error& e) {
+      std::fprintf(stderr, "minictx: warning: %s: %s; the point is left out of the table\n", p.name.c_str(),
+                   e.what());
+      continue;
+    }
     table.rows.push_back(std::move(row));
   }
   return table;
@@ -143,7 +162,8 @@ Table mpt_table(const std::vector<PointResult>& points) {
   const Column global_tokens{"GlobalBatchSize (T)", [](const PointResult& p) {
                                const std::string b = label_of(p, lk::batch), s = label_of(p, lk::seq_len);
                                if (b == kMissing || s == kMissing) return std::string(kMissing);
-                               return std::to_string(std::stoll(b) * std::stoll(s));
+                               return std::to_string(std::llround(number_label(p, lk::batch)) *
+                                                     std::llround(number_label(p, lk::seq_len)));
                              }};
   const Column checkpointing{"Activation Checkpointing", [](const PointResult& p) {
                                std::string c = label_of(p, lk::checkpointing);

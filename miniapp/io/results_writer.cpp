@@ -50,14 +50,6 @@ void publish_exclusive(const std::string& scratch, const std::string& path) {
   refuse_existing(path);
 }
 
-// Host and process make the name unique among jobs sharing a directory, even across
-// nodes of a shared file system.
-std::string scratch_name(const std::string& path) {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  return path + "." + host + "-" + std::to_string(::getpid()) + ".partial";
-}
-
 // A point or phase name becomes one HDF5 link name.
 void require_link_name(const std::string& name, const std::string& what) {
   if (name.empty() || name == "." || name.find('/') != std::string::npos)
@@ -79,6 +71,26 @@ std::string directory_of(const std::string& path) {
   const size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// A name the scratch file's suffix would push past the directory's limit is refused now,
+// not after the first point.
+void require_room_for_scratch(const std::string& path, const std::string& scratch) {
+  long limit = ::pathconf(directory_of(path).c_str(), _PC_NAME_MAX);
+  if (limit <= 0) limit = 255;
+  const size_t base = scratch.size() - (scratch.rfind('/') == std::string::npos ? 0 : scratch.rfind('/') + 1);
+  if (base <= static_cast<size_t>(limit)) return;
+  const size_t suffix = scratch.size() - path.size();
+  input_error("results file " + path + ": the name is too long; its scratch file adds " +
+              std::to_string(suffix) + " bytes (." + scratch.substr(path.size() + 1) +
+              ") and names in its directory hold at most " + std::to_string(limit) +
+              " bytes, so the file name may have " + std::to_string(static_cast<size_t>(limit) - suffix) +
+              " at most");
+}
+
+OutputClaim claim_of(const std::string& path) {
+  refuse_special_file(path, "results file");  // a FIFO is refused by type before a lock file is made
+  return OutputClaim(path);
 }
 
 void write_verification(hid_t point, const std::vector<VerifyRow>& rows) {
@@ -214,14 +226,28 @@ void write_provenance(hid_t file, const Provenance& prov) {
   h5::write_strings(group.get(), "hostnames", prov.hostnames);
 }
 
+std::string results_scratch_name(const std::string& path) {
+  // Host and process make the name unique among jobs sharing a directory, even across
+  // nodes of a shared file system.
+  std::string host_pid = this_process();
+  host_pid[host_pid.rfind(' ')] = '-';
+  return path + "." + host_pid + ".partial";
+}
+
 ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_existing)
-    : path_(std::move(path)), scratch_(scratch_name(path_)) {
+    : ResultsWriter(path, std::move(prov), on_existing, claim_of(path)) {}
+
+ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_existing, OutputClaim claim)
+    : claim_(std::move(claim)), path_(std::move(path)), scratch_(results_scratch_name(path_)) {
+  if (claim_.path() != path_) fail("results file " + path_ + ": written under the claim of " + claim_.path());
   for (const auto& entry : prov.numbers)
     if (prov.text.count(entry.first)) fail("provenance key '" + entry.first + "' is both text and a number");
   refuse_special_file(path_, "results file");
+  require_room_for_scratch(path_, scratch_);
   struct stat st;
   bool keep_old_file = false;
   if (::stat(path_.c_str(), &st) == 0) {
+    at_path_ = FileId{st.st_dev, st.st_ino};
     switch (on_existing) {
       case OnExisting::refuse:
         refuse_existing(path_);
@@ -266,22 +292,50 @@ void ResultsWriter::add_point(const PointResult& p) {
   }
 }
 
-void ResultsWriter::commit(bool exclusive) const {
+void ResultsWriter::commit(bool exclusive) {
   const std::string& partial = scratch_;
+  struct stat st;
   try {
     h5::QuietErrors quiet;
     h5::write_file(partial, [this](hid_t file) { write_contents(file, contents_); });  // fsynced
+    if (::stat(partial.c_str(), &st) != 0)
+      fail(std::string("cannot stat its scratch file: ") + std::strerror(errno));
   } catch (const Error& e) {
     std::remove(partial.c_str());
     throw Error("results file '" + path_ + "': " + e.what());
   }
   // The commit point: rename is atomic, so readers see the old file or the new one.
-  if (exclusive)
+  if (exclusive) {
     publish_exclusive(partial, path_);
-  else if (std::rename(partial.c_str(), path_.c_str()) != 0)
-    fail("cannot rename '" + partial + "' onto '" + path_ + "': " + std::strerror(errno));
+  } else {
+    struct stat now;
+    const bool present = ::stat(path_.c_str(), &now) == 0;
+    const std::optional<FileId> there =
+        present ? std::optional<FileId>(FileId{now.st_dev, now.st_ino}) : std::nullopt;
+    if (!(there == at_path_)) save_beside(!present);
+    if (std::rename(partial.c_str(), path_.c_str()) != 0)
+      fail("cannot rename '" + partial + "' onto '" + path_ + "': " + std::strerror(errno));
+  }
+  at_path_ = FileId{st.st_dev, st.st_ino};  // a rename or a link keeps the inode
   written_ = true;
   fsync_path(directory_of(path_), O_DIRECTORY);  // makes the rename itself durable
+}
+
+void ResultsWriter::save_beside(bool deleted) {
+  const std::string saved = scratch_.substr(0, scratch_.size() - std::string(".partial").size()) + ".saved";
+  if (std::rename(scratch_.c_str(), saved.c_str()) != 0) {
+    const int err = errno;
+    std::remove(scratch_.c_str());
+    fail("results file " + path_ + " was " + (deleted ? "deleted" : "replaced") +
+         " by someone else during this run, and its points could not be saved beside it (" + saved +
+         "): " + std::strerror(err));
+  }
+  fsync_path(directory_of(saved), O_DIRECTORY);
+  fail("results file " + path_ + " was " + (deleted ? "deleted" : "replaced") +
+       " by someone else during this run; " +
+       (deleted ? "nothing is written in its place" : "it is left as it is") + ", and this run's " +
+       std::to_string(contents_.points.size()) + " points are saved in " + saved +
+       " (rename it to continue it with --resume)");
 }
 
 }  // namespace minictx

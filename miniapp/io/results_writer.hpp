@@ -1,9 +1,12 @@
 #pragma once
 #include <hdf5.h>
+#include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "io/output_claim.hpp"
 #include "io/results.hpp"
 
 namespace minictx {
@@ -22,17 +25,24 @@ void write_provenance(hid_t file, const Provenance& prov);
 // completed point readable and never a corrupt file. Every change rewrites the whole file
 // as a scratch file of this process (`path.<host>-<pid>.partial`), fsyncs it and renames
 // it onto `path`, so `path` is always a complete file and concurrent jobs never touch
-// each other's scratch. Serial HDF5: only one rank may own a writer.
+// each other's scratch. The writer holds the file's OutputClaim for its life, and renames
+// onto `path` only while it is still the file this writer last put there (device and
+// inode): a file replaced or deleted by someone else is left alone, this writer's points
+// go to `path.<host>-<pid>.saved` and the write fails naming both. Serial HDF5: only one
+// rank may own a writer.
 class ResultsWriter {
  public:
+  // As below, claiming `path` first (OutputInUse if another run holds it).
+  ResultsWriter(std::string path, Provenance prov, OnExisting on_existing);
   // Writes the provenance-only file at once, so that a run dying before its first point
   // still leaves its provenance, except where that would replace an existing non-empty
   // file (OnExisting::replace): then nothing is written before the first point. Resume
   // loads the existing points (after them come the new ones; provenance is this run's,
   // with numbers["resumed_points"] = how many were kept); a file that cannot be read as
   // minictx results is never resumed from (Error). A path that exists but is not a
-  // regular file is refused (InputError) whatever `on_existing` says.
-  ResultsWriter(std::string path, Provenance prov, OnExisting on_existing);
+  // regular file is refused (InputError) whatever `on_existing` says, and so is a name
+  // too long for its scratch file in its directory. `claim` is `path`'s.
+  ResultsWriter(std::string path, Provenance prov, OnExisting on_existing, OutputClaim claim);
 
   const std::string& path() const { return path_; }
   // False while a replaced file still holds the old results (nothing committed yet).
@@ -46,13 +56,25 @@ class ResultsWriter {
   void add_point(const PointResult& p);
 
  private:
+  struct FileId {
+    dev_t dev;
+    ino_t ino;
+    bool operator==(const FileId& o) const { return dev == o.dev && ino == o.ino; }
+  };
   // `exclusive`: the first commit of OnExisting::refuse, which fails if `path` appeared.
-  void commit(bool exclusive) const;
+  void commit(bool exclusive);
+  // The complete scratch file renamed to the .saved name, and the Error that says so.
+  [[noreturn]] void save_beside(bool deleted);
 
+  OutputClaim claim_;
   std::string path_;
   std::string scratch_;
   ResultsFile contents_;
-  mutable bool written_ = false;
+  std::optional<FileId> at_path_;  // what `path` should be now: none while it should be absent
+  bool written_ = false;
 };
+
+// The scratch file a writer of `path` uses: `path.<host>-<pid>.partial`.
+std::string results_scratch_name(const std::string& path);
 
 }  // namespace minictx

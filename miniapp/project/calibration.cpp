@@ -1,27 +1,40 @@
 #include "project/calibration.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/file_kind.hpp"
 #include "io/hdf5_util.hpp"
 
 namespace minictx {
 namespace {
+
+// A figure the projection divides by or multiplies with: finite and positive (or, for a
+// fraction, in [0, 1]), else one line naming the file and the figure.
+double checked(double x, const std::string& path, const std::string& key, bool fraction = false) {
+  const bool ok = std::isfinite(x) && (fraction ? x >= 0 && x <= 1 : x > 0);
+  if (!ok)
+    input_error("--calibration " + path + ": " + key + " is " + std::to_string(x) + "; it must be " +
+                (fraction ? "a fraction in [0, 1]" : "a positive number"));
+  return x;
+}
 
 void apply_comm(ProjectionProfile& p, hid_t group, const std::string& path) {
   bool any = false;
   for (const auto& [name, link] : {std::pair{"intra", &p.intra}, std::pair{"inter", &p.inter}}) {
     const std::string lat = std::string(name) + "_latency_us", bw = std::string(name) + "_bandwidth_gb_s";
     if (!h5::has_attribute(group, lat)) continue;
-    link->latency_us = h5::read_double_attribute(group, lat);
-    link->bandwidth_gb_s = h5::read_double_attribute(group, bw);
+    link->latency_us = checked(h5::read_double_attribute(group, lat), path, "comm/" + lat);
+    link->bandwidth_gb_s = checked(h5::read_double_attribute(group, bw), path, "comm/" + bw);
     // Files from before the overlap was measured keep the profile's.
-    if (h5::has_attribute(group, std::string(name) + "_overlap"))
-      link->overlap = h5::read_double_attribute(group, std::string(name) + "_overlap");
+    const std::string overlap = std::string(name) + "_overlap";
+    if (h5::has_attribute(group, overlap))
+      link->overlap = checked(h5::read_double_attribute(group, overlap), path, "comm/" + overlap, true);
     p.sources[std::string(name) + "_node"] = "measured: " + path;
     any = true;
   }
@@ -34,7 +47,7 @@ struct BenchRows {
   std::vector<double> seq, dim, seconds, gflops, calibration, bytes;
   std::vector<int8_t> causal;
 
-  explicit BenchRows(hid_t group) {
+  BenchRows(hid_t group, const std::string& path) {
     kind = h5::read_strings(group, "kind");
     seq = h5::read_doubles(group, "seq_len");
     dim = h5::read_doubles(group, "head_dim");
@@ -46,6 +59,26 @@ struct BenchRows {
     const bool has_kernel = std::find(names.begin(), names.end(), "kernel") != names.end();
     kernel = has_kernel ? h5::read_strings(group, "kernel") : std::vector<std::string>(kind.size());
     bytes = has_kernel ? h5::read_doubles(group, "bytes") : std::vector<double>(kind.size(), 0.0);
+    if (kind.empty()) input_error("--calibration " + path + ": bench/kind has no rows");
+    const std::pair<const char*, size_t> columns[] = {{"seq_len", seq.size()},
+                                                      {"head_dim", dim.size()},
+                                                      {"seconds", seconds.size()},
+                                                      {"gflops", gflops.size()},
+                                                      {"calibration_gflops", calibration.size()},
+                                                      {"causal", causal.size()},
+                                                      {"kernel", kernel.size()},
+                                                      {"bytes", bytes.size()}};
+    for (const auto& [name, n] : columns)
+      if (n != kind.size())
+        input_error("--calibration " + path + ": bench/" + name + " has " + std::to_string(n) +
+                    " rows, bench/kind " + std::to_string(kind.size()) +
+                    ": the columns must be equally long");
+    for (size_t i = 0; i < kind.size(); ++i) {
+      const std::string row = "bench row " + std::to_string(i) + " (" + kind[i] + ")";
+      for (const double x : {seq[i], dim[i], seconds[i], gflops[i], calibration[i], bytes[i]})
+        if (!std::isfinite(x) || x < 0)
+          input_error("--calibration " + path + ": " + row + " has a negative or non-finite figure");
+    }
   }
   size_t size() const { return kind.size(); }
 };
@@ -82,7 +115,10 @@ std::string attention_tables(AttentionEfficiency& e, const BenchRows& r, double 
           input_error("--calibration " + path + ": no attn_fwd and attn_fwd_bwd rows at D=" +
                       std::to_string(int(d)) + ", S=" + std::to_string(int64_t(len)) +
                       (mask ? " (causal)" : " (full)") + ": the tables need every head dim at every length");
-        const double rate_f = r.gflops[i->second], t_f = r.seconds[i->second], t_fb = r.seconds[j->second];
+        const std::string at = " at D=" + std::to_string(int(d)) + ", S=" + std::to_string(int64_t(len));
+        const double rate_f = checked(r.gflops[i->second], path, "the attn_fwd rate" + at),
+                     t_f = checked(r.seconds[i->second], path, "the attn_fwd time" + at),
+                     t_fb = checked(r.seconds[j->second], path, "the attn_fwd_bwd time" + at);
         const double backward = t_fb - t_f;
         const double derived = backward > 0 ? 2.5 * rate_f * t_f / backward / peak : 0;
         f.push_back(std::min(1.0, rate_f / peak));
@@ -93,13 +129,15 @@ std::string attention_tables(AttentionEfficiency& e, const BenchRows& r, double 
 }
 
 void apply_kernels(ProjectionProfile& p, hid_t group, const std::string& path) {
-  const BenchRows r(group);
+  const BenchRows r(group, path);
   const double calibration = h5::read_double_attribute(group, "calibration_gflops");
-  if (!(calibration > 0)) input_error("--calibration " + path + ": no GEMM calibration");
+  if (!(calibration > 0) || !std::isfinite(calibration))
+    input_error("--calibration " + path + ": no GEMM calibration");
   // The peak is the highest GEMM rate the file holds (the calibration at the start, before
   // each row, at the end, the size rows): every efficiency is a measured rate over it, so
   // each kernel runs at the rate the bench measured for it, whatever the peak.
-  double peak = std::max(calibration, h5::read_double_attribute(group, "calibration_after_gflops"));
+  double peak = std::max(calibration, checked(h5::read_double_attribute(group, "calibration_after_gflops"),
+                                              path, "bench/calibration_after_gflops"));
   for (size_t i = 0; i < r.size(); ++i) {
     peak = std::max(peak, r.calibration[i]);
     if (r.kind[i] == "gemm") peak = std::max(peak, r.gflops[i]);
@@ -136,10 +174,7 @@ void apply_kernels(ProjectionProfile& p, hid_t group, const std::string& path) {
   if (elementwise) p.sources["memory"] += "; element-wise kernels measured: " + path + " (elementwise rows)";
 }
 
-}  // namespace
-
-void apply_calibration(ProjectionProfile& profile, const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) input_error("--calibration " + path + ": no such file");
+void apply_file(ProjectionProfile& profile, const std::string& path) {
   h5::Handle file = h5::open_file_readonly(path);
   const auto groups = h5::link_names(file.get());
   bool used = false;
@@ -155,6 +190,20 @@ void apply_calibration(ProjectionProfile& profile, const std::string& path) {
     }
   }
   if (!used) input_error("--calibration " + path + ": neither a `minictx bench` nor a `bench --comm` file");
+}
+
+}  // namespace
+
+void apply_calibration(ProjectionProfile& profile, const std::string& path) {
+  require_regular_file(path, "--calibration");  // a FIFO would block the read
+  h5::QuietErrors quiet;                        // one line naming the file, not HDF5's error stack
+  try {
+    apply_file(profile, path);
+  } catch (const InputError&) {
+    throw;
+  } catch (const Error& e) {
+    input_error("--calibration " + path + ": not a readable `minictx bench` file: " + e.what());
+  }
 }
 
 }  // namespace minictx

@@ -15,6 +15,19 @@ env PBS_NODEFILE="$tmp/nodefile" PBS_JOBID=4242.pbs-test PBS_O_WORKDIR="$tmp" MI
     MINICTX_ARGS="--set attention.backend=ring --set sequence.length=256 --set run.iters=1 -o $tmp/pbs.h5" \
     bash "$source/ci/minictx.pbs" | tee "$tmp/out"
 grep -q "minictx job 4242.pbs-test: 2 ranks on 1 node(s) ($host)" "$tmp/out"
+grep -q "minictx exit status: 0 (mpiexec: 0)" "$tmp/out"
+# The job's exit code is minictx's status, not the launcher's: a launcher that reports 0
+# for ranks that failed (here: the output exists) still fails the job, with their code.
+printf '#!/bin/sh\n"%s" "$@"\nexit 0\n' "$mpiexec" > "$tmp/lenient-mpiexec"
+chmod +x "$tmp/lenient-mpiexec"
+code=0
+env PBS_NODEFILE="$tmp/nodefile" PBS_JOBID=4243.pbs-test PBS_O_WORKDIR="$tmp" MINICTX="$minictx" \
+    MINICTX_MPIEXEC="$tmp/lenient-mpiexec" MINICTX_ROOT="$source" MINICTX_DECK="$source/inputs/quickstart.yaml" \
+    MINICTX_ARGS="--set attention.backend=ring --set sequence.length=256 --set run.iters=1 -o $tmp/pbs.h5" \
+    bash "$source/ci/minictx.pbs" > "$tmp/out2" 2>&1 || code=$?
+cat "$tmp/out2"
+[[ $code == 2 ]] && grep -q "minictx exit status: 2 (mpiexec: 0)" "$tmp/out2"
+[[ -s $tmp/minictx-4243.pbs-test.status ]]
 /usr/bin/python3 - "$tmp/pbs.h5" <<'PY'
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:

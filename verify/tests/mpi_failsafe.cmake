@@ -68,3 +68,22 @@ foreach(_mode resume-mismatch force-killed four-jobs special-files)
   set_tests_properties(failsafe_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "failsafe ok" LABELS "mpi;failsafe"
                        PROCESSORS 2 TIMEOUT 300)
 endforeach()
+
+# One writer per results file: racing runs and --resume, an output replaced or deleted
+# under a run (check_one_writer.py).
+foreach(_mode race-fresh race-resume replaced deleted)
+  add_test(NAME one_writer_${_mode}
+           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_one_writer.py $<TARGET_FILE:minictx>
+                   ${MPIEXEC_BIN} ${_mode})
+  set_tests_properties(one_writer_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "one writer ok"
+                       LABELS "mpi;failsafe" PROCESSORS 2 TIMEOUT 300)
+endforeach()
+
+# Hostile profiles, calibrations, labels and launches: one line, exit 2 on every rank.
+foreach(_mode profiles calibrations report launches)
+  add_test(NAME hostile_${_mode}
+           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_hostile_inputs.py $<TARGET_FILE:minictx>
+                   ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR} ${_mode})
+  set_tests_properties(hostile_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "hostile inputs ok"
+                       LABELS "mpi;failsafe" PROCESSORS 2 TIMEOUT 300)
+endforeach()
