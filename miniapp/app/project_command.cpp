@@ -27,6 +27,8 @@ namespace {
 
 namespace lk = schema::label_key;
 
+constexpr int kPerRankRecords = 1 << 16;
+
 // The seed table a deck reproduces: the column set named after its one backend, if any.
 std::string default_columns(const std::vector<SweepPoint>& points) {
   std::string b = points.front().config.attention.backend;
@@ -102,12 +104,17 @@ PointResult project_point(const SweepPoint& point, const std::string& name, cons
                                         profile.memory_gib * double(1 << 30));
   r.iters = 1;
   r.ranks = world;
-  r.iter_seconds.assign(size_t(world), s.total.seconds());
-  for (const auto& [phase, seconds] : s.phases) r.phase_seconds[phase].assign(size_t(world), seconds);
-  r.peak_memory_bytes.assign(size_t(world), s.memory_bytes);
-  r.bytes_sent_intra.assign(size_t(world), s.total.bytes_intra);
-  r.bytes_sent_inter.assign(size_t(world), s.total.bytes_inter);
-  r.metrics = derive_metrics(cfg, r);
+  // Every rank alike: the per-rank datasets repeat one figure, so past kPerRankRecords
+  // ranks (where they would take gigabytes) they stay empty and the metrics carry it.
+  if (world <= kPerRankRecords) {
+    r.iter_seconds.assign(size_t(world), s.total.seconds());
+    for (const auto& [phase, seconds] : s.phases) r.phase_seconds[phase].assign(size_t(world), seconds);
+    r.peak_memory_bytes.assign(size_t(world), s.memory_bytes);
+    r.bytes_sent_intra.assign(size_t(world), s.total.bytes_intra);
+    r.bytes_sent_inter.assign(size_t(world), s.total.bytes_inter);
+  }
+  r.metrics = uniform_metrics(cfg, world, s.total.seconds(), s.memory_bytes, s.total.bytes_intra,
+                              s.total.bytes_inter);
   for (const auto& [term, seconds] : s.terms) r.metrics[schema::projected_metric(term)] = seconds;
   r.metrics["memory_capacity_mb"] = s.memory_capacity_bytes / double(1 << 20);
   r.labels[lk::bound] = s.bound;

@@ -33,7 +33,6 @@ double max_of(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_e
 }  // namespace
 
 std::map<std::string, double> derive_metrics(const RunConfig& cfg, const PointResult& p) {
-  std::map<std::string, double> m;
   const int ranks = p.ranks;
   // A step lasts as long as its slowest rank.
   double step = 0;
@@ -44,6 +43,15 @@ std::map<std::string, double> derive_metrics(const RunConfig& cfg, const PointRe
     step += slowest;
   }
   step /= std::max(p.iters, 1);
+  return uniform_metrics(cfg, ranks, step, max_of(p.peak_memory_bytes),
+                         mean(p.bytes_sent_intra) / std::max(p.iters, 1),
+                         mean(p.bytes_sent_inter) / std::max(p.iters, 1));
+}
+
+std::map<std::string, double> uniform_metrics(const RunConfig& cfg, int ranks, double step,
+                                              double peak_memory_bytes, double bytes_intra,
+                                              double bytes_inter) {
+  std::map<std::string, double> m;
   const StepFlops f = step_flops(cfg);
   const double tokens = double(cfg.sequence.batch) * double(cfg.sequence.length);
   const double peak = cfg.machine.peak_tflops * 1e12;
@@ -63,9 +71,9 @@ std::map<std::string, double> derive_metrics(const RunConfig& cfg, const PointRe
     m[mk::mfu_causal] = f.model_causal / step / ranks / peak;
     m[mk::hfu_causal] = f.hardware_causal / step / ranks / peak;
   }
-  m[mk::peak_memory_mb] = max_of(p.peak_memory_bytes) / (1 << 20);
-  m[mk::bytes_sent_intra_per_device] = mean(p.bytes_sent_intra) / std::max(p.iters, 1);
-  m[mk::bytes_sent_inter_per_device] = mean(p.bytes_sent_inter) / std::max(p.iters, 1);
+  m[mk::peak_memory_mb] = peak_memory_bytes / (1 << 20);
+  m[mk::bytes_sent_intra_per_device] = bytes_intra;
+  m[mk::bytes_sent_inter_per_device] = bytes_inter;
   m[mk::world_size] = ranks;
   if (cfg.run.mode == Mode::model) m[mk::n_params] = double(cfg.model.n_params());
   return m;

@@ -30,4 +30,10 @@ PointResult gather_point(const RunConfig& cfg, Comm& world, const RankMeasuremen
 // The metrics from gathered per-rank data (exposed for tests).
 std::map<std::string, double> derive_metrics(const RunConfig& cfg, const PointResult& gathered);
 
+// The same metrics where every one of `ranks` ranks has the same figures (a projection):
+// the step's seconds, peak memory and bytes sent per step.
+std::map<std::string, double> uniform_metrics(const RunConfig& cfg, int ranks, double step_seconds,
+                                              double peak_memory_bytes, double bytes_intra,
+                                              double bytes_inter);
+
 }  // namespace minictx

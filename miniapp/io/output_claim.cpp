@@ -26,8 +26,8 @@ int try_lock(int fd) {
 
 bool same_file(int fd, const std::string& path) {
   struct stat open_file, named;
-  return ::fstat(fd, &open_file) == 0 && ::stat(path.c_str(), &named) == 0 && open_file.st_dev == named.st_dev &&
-         open_file.st_ino == named.st_ino;
+  return ::fstat(fd, &open_file) == 0 && ::stat(path.c_str(), &named) == 0 &&
+         open_file.st_dev == named.st_dev && open_file.st_ino == named.st_ino;
 }
 
 // "host H, pid P" as the holder wrote it, or a plain phrase while it has not yet.
@@ -75,7 +75,8 @@ OutputClaim::OutputClaim(const std::string& path) : path_(path), lock_path_(path
       continue;
     }
     if (err != 0)
-      std::fprintf(stderr, "minictx: warning: %s: the file system has no locks (%s); nothing stops a second run\n",
+      std::fprintf(stderr,
+                   "minictx: warning: %s: the file system has no locks (%s); nothing stops a second run\n",
                    lock_path_.c_str(), std::strerror(err));
     // Naming the holder is a courtesy: a full disk must not stop the run here.
     const std::string me = this_process() + "\n";
@@ -87,7 +88,9 @@ OutputClaim::OutputClaim(const std::string& path) : path_(path), lock_path_(path
 }
 
 OutputClaim::OutputClaim(OutputClaim&& other) noexcept
-    : path_(std::move(other.path_)), lock_path_(std::move(other.lock_path_)), fd_(std::exchange(other.fd_, -1)) {}
+    : path_(std::move(other.path_)),
+      lock_path_(std::move(other.lock_path_)),
+      fd_(std::exchange(other.fd_, -1)) {}
 
 OutputClaim::~OutputClaim() {
   if (fd_ < 0) return;

@@ -1,11 +1,11 @@
 #include "project/attention_cost.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <vector>
 
 #include "backends/ring/ring_blocks.hpp"
 #include "model/elementwise_work.hpp"
+#include "project/rank_geometry.hpp"
 
 namespace minictx {
 namespace {
@@ -17,47 +17,6 @@ constexpr double kStatBytes = 4;
 
 // Heads a rank of a Ulysses group of u holds (HeadExchange's split; one replica when u > heads).
 int head_share(int heads, int u) { return heads >= u ? heads / u : 1; }
-
-// The world ranks first, first + 1, ..., first + count - 1.
-std::vector<int> consecutive_ranks(int first, int count) {
-  std::vector<int> ranks(static_cast<size_t>(count));
-  std::iota(ranks.begin(), ranks.end(), first);
-  return ranks;
-}
-
-// Mean over `members` (world ranks) of how many of the other members share its node.
-struct PeerSplit {
-  double intra = 0, inter = 0;  // mean peers per rank
-  bool any_inter = false;
-};
-PeerSplit peer_split(const std::vector<int>& members, const Topology& t) {
-  PeerSplit s;
-  for (int a : members)
-    for (int b : members) {
-      if (a == b) continue;
-      const bool same = t.node_of(a) == t.node_of(b);
-      (same ? s.intra : s.inter) += 1;
-      s.any_inter = s.any_inter || !same;
-    }
-  s.intra /= double(members.size());
-  s.inter /= double(members.size());
-  return s;
-}
-
-// The peers of the Ulysses groups (u consecutive ranks), averaged over the groups: they
-// may straddle nodes unevenly. None when u is 1.
-PeerSplit ulysses_peers(int u, const Topology& t) {
-  PeerSplit peers;
-  if (u < 2) return peers;
-  const int groups = t.world_size / u;
-  for (int q = 0; q < groups; ++q) {
-    const PeerSplit s = peer_split(consecutive_ranks(q * u, u), t);
-    peers.intra += s.intra / groups;
-    peers.inter += s.inter / groups;
-    peers.any_inter = peers.any_inter || s.any_inter;
-  }
-  return peers;
-}
 
 // An all-to-all-like exchange sending `bytes_per_peer` to every peer: the intra- and
 // inter-node parts go at once; the slower one is the time.
@@ -71,83 +30,9 @@ Cost exchange_cost(double bytes_per_peer, const PeerSplit& peers, const LinkRate
   return c;
 }
 
-// The ring engine's walk over C = W·w ranks of one group (ring rank j = world rank
-// j·u + g). Payload P and accumulator A bytes per block as in ring_engine.cpp.
-class RingWalkModel {
- public:
-  RingWalkModel(const AttentionPlan& plan, const Topology& t) : u_(plan.degrees.ulysses) {
-    c_ = plan.degrees.context;
-    w_ = plan.degrees.window;
-    windows_ = c_ / w_;
-    // Edges of rank j: inner to the next rank of its window, outer to the same index of
-    // the next window (either direction crosses the same number of node boundaries).
-    int inner_cross = 0, outer_cross = 0, edges = 0;
-    for (int g = 0; g < u_; ++g)
-      for (int j = 0; j < c_; ++j) {
-        const int x = j / w_, k = j % w_;
-        const int in = x * w_ + (k + 1) % w_, out = ((x + 1) % windows_) * w_ + k;
-        inner_cross += t.node_of(j * u_ + g) != t.node_of(in * u_ + g);
-        outer_cross += t.node_of(j * u_ + g) != t.node_of(out * u_ + g);
-        ++edges;
-      }
-    inner_inter_ = double(inner_cross) / edges;
-    outer_inter_ = double(outer_cross) / edges;
-  }
-
-  // Source of ring rank j's block at round o, inner step i (RingWalk::source).
-  int source(int j, int o, int i) const {
-    const int x = j / w_, k = j % w_;
-    return ((x - o + windows_) % windows_) * w_ + (k - i + w_) % w_;
-  }
-  int ranks() const { return c_; }
-
-  // step_seconds(o, i): the slowest ring rank's kernel time at that step.
-  template <class StepSeconds>
-  Cost walk(double payload, double accumulator, const StepSeconds& step_seconds,
-            const LinkRates& links) const {
-    const LinkRate& in_link = inner_inter_ > 0 ? links.inter : links.intra;
-    const LinkRate& out_link = outer_inter_ > 0 ? links.inter : links.intra;
-    const Bound in_bound = inner_inter_ > 0 ? Bound::inter : Bound::intra;
-    const Bound out_bound = outer_inter_ > 0 ? Bound::inter : Bound::intra;
-    Cost total;
-    for (int o = 0; o < windows_; ++o) {
-      // The outer hop of the block this round began with (not in the last round) and of
-      // the previous round's accumulators runs under the whole inner round.
-      const double outer_bytes = (o < windows_ - 1 ? payload : 0) + (o > 0 ? accumulator : 0);
-      const double t_outer = windows_ > 1 ? out_link.seconds(outer_bytes) : 0;
-      Cost round;
-      for (int i = 0; i < w_; ++i) {
-        // The next block (not after the last step) and the accumulator trailing it.
-        const double bytes = (i < w_ - 1 ? payload : 0) + (i > 0 ? accumulator : 0);
-        round +=
-            overlapped(step_seconds(o, i), w_ > 1 ? in_link.seconds(bytes) : 0, in_bound, in_link.overlap);
-      }
-      if (w_ > 1 && accumulator > 0) round += cost_of(in_bound, in_link.seconds(accumulator));  // home hop
-      // The outer transfer, posted at the round's start, under the round as far as it overlaps.
-      const double under = out_link.overlap * t_outer;
-      if (under > round.seconds()) round = cost_of(out_bound, under);
-      round += cost_of(out_bound, t_outer - under);
-      total += round;
-    }
-    if (windows_ > 1 && accumulator > 0) total += cost_of(out_bound, out_link.seconds(accumulator));
-    // Bytes as RingEngine sends them: a level of size 1 sends nothing.
-    const double inner = w_ > 1 ? windows_ * ((w_ - 1) * payload + w_ * accumulator) : 0;
-    const double outer = windows_ > 1 ? ((windows_ - 1) * payload + windows_ * accumulator) : 0;
-    total.bytes_intra = inner * (1 - inner_inter_) + outer * (1 - outer_inter_);
-    total.bytes_inter = inner * inner_inter_ + outer * outer_inter_;
-    return total;
-  }
-
- private:
-  int u_, c_, w_, windows_;
-  double inner_inter_ = 0, outer_inter_ = 0;
-};
-
 // The kernel time of one active block: FLOPs (FlashAttention convention) of its whole
 // rows, or half of them under the causal mask's diagonal (a causal diagonal block, every
-// causal stripe block), at the efficiency of the block's length and mask. The walk asks
-// for the same few shapes over and over (C² blocks per pass at C ring ranks), so the
-// times are kept by shape.
+// causal stripe block), at the efficiency of the block's length and mask, kept by shape.
 class BlockTimes {
  public:
   BlockTimes(const KernelRates& rates, bool backward, int head_dim, double per_pair)
@@ -255,25 +140,23 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
 
   const bool backward = pass == AttentionPass::backward;
   Cost total = head_exchanges(cfg, topology, plan, backward, rates, links);
-  RingWalkModel walk(plan, topology);
-  const int c = walk.ranks();
+  const RingWalkModel walk(u, plan.degrees.context, plan.degrees.window, topology);
   BlockTimes blocks(rates, backward, m.head_dim, per_pair);
-  auto slowest = [&](int o, int i) {
-    double worst = 0;
-    for (int j = 0; j < c; ++j) {
-      const int src = walk.source(j, o, i);
-      const bool masked = causal && (j == src || kind == LayoutKind::stripe);
-      ActiveRows a;
-      if (!backward)
-        a = active_rows(kind, causal, j, src, q_rows, k_rows);
-      else if (plan.traffic == BackwardTraffic::kv)
-        a = active_rows(kind, causal, j, src, rows, rows);
-      else
-        a = active_rows(kind, causal, src, j, rows, rows);
-      worst = std::max(worst, blocks.seconds(a, masked));
-    }
-    return worst;
+  // A block's active rows depend only on whether its source is the computing ring rank,
+  // an earlier or a later one (active_rows): ring ranks 0 and 1 stand for every pair.
+  auto block_seconds = [&](int j, int src) {
+    const bool masked = causal && (j == src || kind == LayoutKind::stripe);
+    ActiveRows a;
+    if (!backward)
+      a = active_rows(kind, causal, j, src, q_rows, k_rows);
+    else if (plan.traffic == BackwardTraffic::kv)
+      a = active_rows(kind, causal, j, src, rows, rows);
+    else
+      a = active_rows(kind, causal, src, j, rows, rows);
+    return blocks.seconds(a, masked);
   };
+  const RingWalkModel::StepSeconds steps{block_seconds(0, 0),
+                                         std::max(block_seconds(1, 0), block_seconds(0, 1))};
   const double n = b * double(rows) * kv_heads * d;  // one of K, V
   const double mq = b * double(rows) * heads * d;    // one of Q, dO
   double payload = 2 * n, accumulator = 0;
@@ -288,7 +171,7 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   const double payload_bytes = backward && plan.traffic == BackwardTraffic::q
                                    ? 2 * mq * e + 2 * b * double(rows) * heads * kStatBytes
                                    : payload * e;
-  total += walk.walk(payload_bytes, accumulator * e, slowest, links);
+  total += walk.walk(payload_bytes, accumulator * e, steps, links.intra, links.inter);
   total += ring_engine_elementwise(pass, plan.traffic, walk.ranks(), payload, accumulator,
                                    b * double(q_rows) * heads * d, b * double(q_rows) * heads, 2 * n, rates);
 
@@ -301,7 +184,7 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
   const int p = topology.world_size;
   const double b = cfg.sequence.batch, d = m.head_dim;
   const double len = double(plan.layout.local_len()), all = double(plan.layout.padded_len());
-  const PeerSplit peers = peer_split(consecutive_ranks(0, p), topology);
+  const PeerSplit peers = consecutive_peers(0, p, topology);
   const double n_bytes = b * len * m.kv_heads * d * data_bytes(cfg);  // one of K, V per rank
   Cost total;
   const bool backward = pass == AttentionPass::backward;
@@ -336,7 +219,7 @@ Cost all_reduce_cost(double floats, double bytes_per_float, int calls, const Top
                      const LinkRates& links) {
   const int p = topology.world_size;
   if (p < 2) return {};
-  const PeerSplit peers = peer_split(consecutive_ranks(0, p), topology);
+  const PeerSplit peers = consecutive_peers(0, p, topology);
   // Comm counts 2(P−1)/P of the buffer, spread evenly over the P−1 peers.
   const double per_peer = 2.0 * floats * bytes_per_float / p;
   Cost c;

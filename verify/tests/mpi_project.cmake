@@ -68,3 +68,10 @@ sys.exit(got.keys() != want.keys() or any(abs(got[s] - want[s]) > 1e-12 * want[s
   set_tests_properties(torch_layer_flops_match_minictx PROPERTIES FIXTURES_REQUIRED project_gpu_layer
                        LABELS "project" TIMEOUT 60)
 endif()
+
+# `project` at 10^3 ... 10^9 ranks: the time per point in a table, under a second at 10^9.
+add_test(NAME project_scales_to_a_billion_ranks
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_project_scale.py $<TARGET_FILE:minictx>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(project_scales_to_a_billion_ranks PROPERTIES PASS_REGULAR_EXPRESSION "project scale ok"
+                     LABELS "project" TIMEOUT 120)
