@@ -19,46 +19,11 @@ import time
 
 import h5py
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from job_support import points_in, rank_pids  # noqa: E402
+
 minictx, mpiexec, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 POLL_LIMIT_S = 300  # a generous bound for a loaded machine, never the pass criterion
-
-
-def points_in(path):
-    """Point names of a results file; the file is only ever replaced by rename, so a
-    reader sees a complete file or none."""
-    if not os.path.exists(path):
-        return []
-    with h5py.File(path, "r") as f:
-        return sorted(f["points"].keys()) if "points" in f else []
-
-
-def rank_pids(results_path):
-    """The minictx processes of this test's run: their command line names our file."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"minictx") and results_path.encode() in argv:
-            pids.append(int(entry))
-    return pids
-
-
-# The variable that carries a rank's number: MPICH's hydra (and Slurm's PMI) set
-# PMI_RANK, Open MPI sets OMPI_COMM_WORLD_RANK, PMIx launchers PMIX_RANK.
-RANK_VARIABLES = (b"PMI_RANK=", b"OMPI_COMM_WORLD_RANK=", b"PMIX_RANK=")
-
-
-def rank_of(pid):
-    with open(f"/proc/{pid}/environ", "rb") as f:
-        for kv in f.read().split(b"\0"):
-            if kv.startswith(RANK_VARIABLES):
-                return int(kv.split(b"=", 1)[1])
-    return -1
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -82,9 +47,9 @@ with tempfile.TemporaryDirectory() as tmp:
     if mode == "term-mpiexec":
         run.send_signal(signal.SIGTERM)
     elif mode == "term-one-rank":
-        os.kill(next(p for p in ranks if rank_of(p) == 1), signal.SIGTERM)
+        os.kill(ranks[1], signal.SIGTERM)
     elif mode == "kill":
-        for pid in ranks:
+        for pid in ranks.values():
             os.kill(pid, signal.SIGKILL)
         run.send_signal(signal.SIGKILL)
     else:

@@ -10,7 +10,6 @@ the test does not run as root (slurmd's requirement here).
   check_slurm.py MINICTX SOURCE_DIR"""
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +29,9 @@ if os.geteuid() != 0:
 
 import h5py  # noqa: E402  (after the skip: the skip must not need it)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from job_support import INTERRUPTIBLE_SWEEP, points_in, slurm_conf, stop_daemons  # noqa: E402
+
 LIMIT_S = 300  # bound on every wait on a loaded machine, never a pass criterion
 
 
@@ -46,45 +48,18 @@ def wait_for(what, check):
         time.sleep(0.1)
 
 
-def points_in(path):
-    if not os.path.exists(path):
-        return []
-    with h5py.File(path, "r") as f:
-        return sorted(f["points"].keys()) if "points" in f else []
-
-
 tmp = tempfile.mkdtemp(prefix="minictx_slurm_")
 node = socket.gethostname().split(".")[0]
 user = subprocess.run(["id", "-un"], capture_output=True, text=True, check=True).stdout.strip()
 conf = os.path.join(tmp, "slurm.conf")
-for d in ("state", "spool", "jobs"):
+for d in ("state", "spool-" + node, "jobs"):
     os.makedirs(os.path.join(tmp, d))
 with open(conf, "w") as f:
-    f.write(f"""ClusterName=minictx-test
-SlurmctldHost={node}
-SlurmctldPort={free_port()}
-SlurmdPort={free_port()}
-AuthType=auth/none
-CredType=cred/none
-SlurmUser={user}
-SlurmdUser={user}
-StateSaveLocation={tmp}/state
-SlurmdSpoolDir={tmp}/spool
-SlurmctldPidFile={tmp}/slurmctld.pid
-SlurmdPidFile={tmp}/slurmd.pid
-SlurmctldLogFile={tmp}/slurmctld.log
-SlurmdLogFile={tmp}/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-ReturnToService=2
-NodeName={node} CPUs={os.cpu_count()} State=UNKNOWN
-PartitionName=test Nodes={node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
-""")
+    f.write(slurm_conf(tmp, "minictx-test", node, [f"NodeName={node} CPUs={os.cpu_count()} State=UNKNOWN"],
+                       f"PartitionName=test Nodes={node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4",
+                       user))
+    # Free ports: the test may run beside a Slurm of this machine's.
+    f.write(f"SlurmctldPort={free_port()}\nSlurmdPort={free_port()}\n")
 env = dict(os.environ, SLURM_CONF=conf)
 for k in [k for k in env if k.startswith("SLURM_") and k != "SLURM_CONF"]:
     del env[k]  # a test run inside a Slurm job must not leak that job into ours
@@ -98,7 +73,7 @@ def slurm(*args):
 
 def log_tail():
     out = ""
-    for name in ("slurmctld.log", "slurmd.log"):
+    for name in ("slurmctld.log", f"slurmd-{node}.log"):
         path = os.path.join(tmp, name)
         if os.path.exists(path):
             out += f"--- {name}\n" + "".join(open(path).readlines()[-20:])
@@ -110,11 +85,7 @@ try:
 
     deck = os.path.join(tmp, "sweep.yaml")
     with open(deck, "w") as f:
-        f.write("""run: {mode: attention, warmup: 0, iters: [1, 30, 1]}
-attention: {backend: ring}
-sequence: {length: [256, 1024, 256]}
-sweep: {zip: [sequence.length, run.iters]}
-""")
+        f.write(INTERRUPTIBLE_SWEEP)
     results = os.path.join(tmp, "results.h5")
     sbatch = ["sbatch", "--parsable", "-n", "2", "-J", "minictx-test", "-D", tmp, "-o", tmp + "/jobs/%j.out",
               "--export=ALL,MINICTX=" + minictx + ",MINICTX_ROOT=" + source,
@@ -166,11 +137,5 @@ except AssertionError:
     print(log_tail())
     raise
 finally:
-    for d in daemons:
-        d.send_signal(signal.SIGTERM)
-    for d in daemons:
-        try:
-            d.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            d.kill()
+    stop_daemons(daemons)
     shutil.rmtree(tmp, ignore_errors=True)

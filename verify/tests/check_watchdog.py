@@ -7,13 +7,13 @@ completed first point stays readable, and --resume finishes the sweep.
   check_watchdog.py MINICTX MPIEXEC"""
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-import h5py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from job_support import points_in, rank_pids, stop_rank_and_wait  # noqa: E402
 
 minictx, mpiexec = sys.argv[1], sys.argv[2]
 LIMIT_S = 5
@@ -21,33 +21,6 @@ LIMIT_S = 5
 # loaded machine and is far below the run's own length.
 END_WITHIN_S = LIMIT_S + 25
 POLL_LIMIT_S = 300
-
-
-def points_in(path):
-    if not os.path.exists(path):
-        return []
-    with h5py.File(path, "r") as f:
-        return sorted(f["points"].keys()) if "points" in f else []
-
-
-def rank_pids(results_path):
-    """rank -> pid of this test's minictx processes (their command line names our file)."""
-    ranks = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"minictx") and results_path.encode() in argv:
-            rank = env.get(b"PMI_RANK", env.get(b"OMPI_COMM_WORLD_RANK"))
-            if rank is not None:
-                ranks[int(rank)] = int(entry)
-    return ranks
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -60,7 +33,6 @@ with tempfile.TemporaryDirectory() as tmp:
                "run.warmup=0", "--set", "sweep.zip=[sequence.length,run.iters]", "--set",
                f"run.watchdog_seconds={LIMIT_S}", "-o", results]
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    stopped = None
     try:
         deadline = time.monotonic() + POLL_LIMIT_S
         while not points_in(results):
@@ -70,17 +42,8 @@ with tempfile.TemporaryDirectory() as tmp:
         time.sleep(1)  # into the second point's iterations, past its set-up
         ranks = rank_pids(results)
         assert sorted(ranks) == [0, 1], ranks
-        stopped = ranks[1]
-        os.kill(stopped, signal.SIGSTOP)
-        t0 = time.monotonic()
-        output = run.communicate(timeout=POLL_LIMIT_S)[0]
-        ended = time.monotonic() - t0
+        output, ended = stop_rank_and_wait(run, ranks[1], POLL_LIMIT_S)
     finally:
-        if stopped is not None:
-            try:
-                os.kill(stopped, signal.SIGKILL)  # never leave a stopped process behind
-            except ProcessLookupError:
-                pass
         if run.poll() is None:
             run.kill()
     print(output)

@@ -1,5 +1,5 @@
 # The batch scripts in ci/: Slurm for real (a one-node cluster the test starts; skipped
-# when the Slurm programs are absent), PBS through the environment a PBS job sets, and
+# when the Slurm programs are absent), on several hosts (below), PBS through the environment a PBS job sets, and
 # the one-GPU-per-rank binding.
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 add_test(NAME batch_slurm_sbatch
@@ -7,6 +7,19 @@ add_test(NAME batch_slurm_sbatch
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(batch_slurm_sbatch PROPERTIES PASS_REGULAR_EXPRESSION "slurm ok" SKIP_RETURN_CODE 77
                      LABELS "mpi;batch" PROCESSORS 2 TIMEOUT 600 RUN_SERIAL TRUE)
+# Both MPI implementations across the hosts of a cluster in a box (network namespaces), and
+# Slurm with one slurmd per host; skipped without root or ip netns. The other
+# implementation's binary is its preset's build directory's, checked when it exists.
+if(MPIEXEC_BIN MATCHES "openmpi")
+  set(_box_binaries --mpich ${CMAKE_SOURCE_DIR}/build/miniapp/minictx --openmpi $<TARGET_FILE:minictx>)
+else()
+  set(_box_binaries --mpich $<TARGET_FILE:minictx> --openmpi ${CMAKE_SOURCE_DIR}/build-openmpi/miniapp/minictx)
+endif()
+add_test(NAME batch_cluster_box
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_cluster_box.py ${_box_binaries}
+                 --source ${CMAKE_SOURCE_DIR})
+set_tests_properties(batch_cluster_box PROPERTIES PASS_REGULAR_EXPRESSION "cluster box ok" SKIP_RETURN_CODE 77
+                     LABELS "mpi;batch" PROCESSORS 2 TIMEOUT 300 RUN_SERIAL TRUE)
 add_test(NAME batch_pbs_script
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_pbs.sh $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR} ${MPIEXEC_BIN})
 set_tests_properties(batch_pbs_script PROPERTIES PASS_REGULAR_EXPRESSION "pbs ok" LABELS "mpi;batch"

@@ -1,0 +1,104 @@
+"""What the batch and MPI checks share about a running minictx job: the points its
+results file holds, its ranks' processes, the daemons it ran under."""
+import os
+import signal
+import subprocess
+import time
+
+
+def points_in(path):
+    """The points written to the results file so far (none before it exists)."""
+    import h5py  # here, so that a check can skip before it needs h5py
+    if not os.path.exists(path):
+        return []
+    with h5py.File(path, "r") as f:
+        return sorted(f["points"].keys()) if "points" in f else []
+
+
+def rank_pids(results_path):
+    """rank -> pid of the minictx processes writing RESULTS_PATH (their command line names
+    the file). The rank is the launcher's variable: MPICH's hydra and Slurm's PMI set
+    PMI_RANK, Open MPI OMPI_COMM_WORLD_RANK, PMIx launchers PMIX_RANK."""
+    ranks = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"minictx") and results_path.encode() in argv:
+            rank = env.get(b"PMI_RANK", env.get(b"OMPI_COMM_WORLD_RANK", env.get(b"PMIX_RANK")))
+            if rank is not None:
+                ranks[int(rank)] = int(entry)
+    return ranks
+
+
+def stop_daemons(daemons):
+    """SIGTERM to each, then SIGKILL to any still there after 30 s."""
+    for d in daemons:
+        d.terminate()
+    for d in daemons:
+        try:
+            d.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            d.wait()
+
+
+def stop_rank_and_wait(job, pid, limit_s):
+    """SIGSTOPs PID, a rank of JOB (a Popen with its output piped), and waits for JOB to
+    end: (its output, seconds from the stop to the end). The stopped rank is killed
+    after, whatever happened: no stopped process is left behind."""
+    try:
+        os.kill(pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        output = job.communicate(timeout=limit_s)[0]
+        return output, time.monotonic() - t0
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def slurm_conf(tmp, cluster, controller, nodes, partition, user):
+    """slurm.conf of a test cluster whose files all live in TMP: no authentication
+    (auth/none), no cgroups, accounting or CPU binding; one spool directory, pid and log
+    file per node (%n: the node's name; TMP/spool-NODE must exist). CONTROLLER and each
+    line of NODES and PARTITION are given as Slurm writes them."""
+    node_lines = "".join(line + "\n" for line in nodes)
+    return f"""ClusterName={cluster}
+SlurmctldHost={controller}
+AuthType=auth/none
+CredType=cred/none
+SlurmUser={user}
+SlurmdUser={user}
+StateSaveLocation={tmp}/state
+SlurmdSpoolDir={tmp}/spool-%n
+SlurmctldPidFile={tmp}/slurmctld.pid
+SlurmdPidFile={tmp}/slurmd-%n.pid
+SlurmctldLogFile={tmp}/slurmctld.log
+SlurmdLogFile={tmp}/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+{node_lines}{partition}
+"""
+
+
+# A 3-point sweep whose first point ends fast and whose second (30 iterations of 1024
+# tokens) is still running when a test signals the job after the first point.
+INTERRUPTIBLE_SWEEP = """run: {mode: attention, warmup: 0, iters: [1, 30, 1]}
+attention: {backend: ring}
+sequence: {length: [256, 1024, 256]}
+sweep: {zip: [sequence.length, run.iters]}
+"""
