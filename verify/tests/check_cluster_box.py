@@ -3,17 +3,18 @@
 namespaces with their own addresses, a bridge between them and their own hostnames, one
 shared filesystem).
 
-MPI across the hosts, for MPICH (hydra) and, when its build is given, Open MPI, each
+MPI across the hosts, for Open MPI (when its build is given) and MPICH (hydra), each
 launching through its own remote-shell mechanism (an ssh stand-in that enters the host's
 namespaces): a 4-point deck (ring, usp, double_ring, burst) on 2 hosts of 2 ranks must find
 2 ranks per node from MPI_COMM_TYPE_SHARED, put each rank on the host the launcher chose,
 send per rank exactly the intra- and inter-node bytes of the formulas (README, Backends) and
-of the emulated run of the same deck on one host (topology.ranks_per_node: 2), carry the
-inter-node bytes over the veths and keep the intra-node ones off TCP (the loopback carries
-a small fraction of them: shared memory), and verify VALID at every point as the emulated
-run does. The watchdog: rank 1, on the second host, is stopped (SIGSTOP); rank 0 must name
-it within the limit and the job end; the results file keeps its completed point and
---resume finishes it across the hosts.
+of the emulated run of the same deck on one host (topology.ranks_per_node: 2), keep the
+intra-node bytes off TCP (the loopback carries a small fraction of them: shared memory),
+and verify VALID at every point as the emulated run does. Open MPI's hosts have their own
+IPC namespaces and its inter-node bytes must cross the veths; MPICH's share the machine's
+(Mpi explains why), and its inter-node bytes go through shared memory. The watchdog: rank 1,
+alone on the second host, is stopped (SIGSTOP); rank 0 must name it, the job end within
+the limit, and the results file keep its completed point, readable by the report.
 
 Slurm across the hosts: slurmctld and one slurmd per host (own NodeName, NodeAddr, spool,
 pid and log file), ci/minictx.sbatch with --nodes=2 --ntasks-per-node=2 (srun --mpi=pmi2),
@@ -49,8 +50,8 @@ END_WITHIN_S = WATCHDOG_S + 25
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 # The deck's problem: the tiny model's attention (H = 8 query heads, Hkv = 4, D = 32),
-# B = 1, 1000 tokens (a multiple of 2·RANKS, so zigzag pads nothing: L = 1000 / 4 = 250).
-B, S, H, HKV, D = 1, 1000, 8, 4, 32
+# B = 1, 512 tokens (a multiple of 2·RANKS, so zigzag pads nothing: L = 512 / 4 = 128).
+B, S, H, HKV, D = 1, 512, 8, 4, 32
 BACKENDS = ["ring", "usp", "double_ring", "burst"]
 DECK = f"""run: {{mode: attention, warmup: 0, iters: 1}}
 sequence: {{length: {S}, batch: {B}}}
@@ -235,9 +236,6 @@ def check_watchdog(box, mpi, tmp):
     assert points_in(results) == ["point_0000"], points_in(results)
     report = run([mpi.minictx, "report", results, "--format", "csv"])
     assert len(report.strip().splitlines()) == 2, report
-    resumed = run(mpi.across(box, 1, argv + ["--resume"]))
-    assert resumed.count("FOM") == 2, resumed
-    assert points_in(results) == ["point_0000", "point_0001", "point_0002"], points_in(results)
 
 
 def check_slurm(box, minictx, source, tmp):
@@ -377,6 +375,12 @@ def hold(minictx, tmp):
     time.sleep(LIMIT_S)
 
 
+def timed(what, check, *args):
+    t0 = time.monotonic()
+    check(*args)
+    print(f"{what}: {time.monotonic() - t0:.0f} s")
+
+
 def main():
     if sys.argv[1:] == ["--cleanup"]:
         print("removed:", cluster_box.cleanup_stale() or "nothing")
@@ -406,16 +410,16 @@ def main():
         print(f"open mpi: not checked (no minictx of the openmpi preset at {args.get('--openmpi')})")
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="minictx_box_") as tmp:
-        check_forced_kill(minictx, tmp)
+        timed("forced kill", check_forced_kill, minictx, tmp)
         for own_ipc in (True, False):
             work = os.path.join(tmp, "own-ipc" if own_ipc else "shared-ipc")
             os.makedirs(work)
             with cluster_box.Cluster(HOSTS, work, own_ipc=own_ipc) as box:
                 for mpi in [m for m in mpis if m.own_ipc == own_ipc]:
-                    check_bytes_and_verdicts(box, mpi, work)
-                    check_watchdog(box, mpi, work)
+                    timed(f"{mpi.name} bytes and verdicts", check_bytes_and_verdicts, box, mpi, work)
+                    timed(f"{mpi.name} watchdog", check_watchdog, box, mpi, work)
                 if not own_ipc:  # Slurm launches the MPICH binary (srun --mpi=pmi2)
-                    check_slurm(box, minictx, source, work)
+                    timed("slurm", check_slurm, box, minictx, source, work)
             left = cluster_box.leftovers(box.prefix)
             assert not left, "left behind: " + ", ".join(left)
     print(f"cluster box ok ({', '.join(m.name for m in mpis)}, slurm) in {time.monotonic() - t0:.0f} s")
