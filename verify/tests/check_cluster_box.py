@@ -7,9 +7,9 @@ MPI across the hosts, for Open MPI (when its build is given) and MPICH (hydra), 
 launching through its own remote-shell mechanism (an ssh stand-in that enters the host's
 namespaces): a 4-point deck (ring, usp, double_ring, burst) on 2 hosts of 2 ranks must find
 2 ranks per node from MPI_COMM_TYPE_SHARED, put each rank on the host the launcher chose,
-send per rank exactly the intra- and inter-node bytes of the formulas (README, Backends) and
-of the emulated run of the same deck on one host (topology.ranks_per_node: 2), keep the
-intra-node bytes off TCP (the loopback carries a small fraction of them: shared memory),
+send per rank exactly the intra- and inter-node bytes of the formulas (docs/user-guide.md,
+"Backends") and of the emulated run of the same deck on one host
+(topology.ranks_per_node: 2), keep the intra-node bytes off TCP (the loopback carries a small fraction of them: shared memory),
 and verify VALID at every point as the emulated run does. Open MPI's hosts have their own
 IPC namespaces and its inter-node bytes must cross the veths; MPICH's share the machine's
 (Mpi explains why), and its inter-node bytes go through shared memory. The watchdog: rank 1,
@@ -34,7 +34,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -64,8 +63,8 @@ sweep: {{zip: [attention.backend, attention.ulysses_degree]}}
 
 
 def expected_bytes(backend):
-    """(intra, inter) bytes each rank sends in one step, from the formulas of the README's
-    Backends table, for RANKS ranks in nodes of PER_HOST."""
+    """(intra, inter) bytes each rank sends in one step, from the formulas of
+    docs/user-guide.md, "Backends", for RANKS ranks in nodes of PER_HOST."""
     L = S // RANKS
     n = B * L * HKV * D  # one K (or V) block, floats
     ring_total = lambda p: (8 * (p - 1) + 16 * p - 8)  # noqa: E731  forward + backward, ×n
@@ -299,6 +298,7 @@ def check_slurm(box, minictx, source, tmp):
         print(out)
         assert f"minictx job {first}: {RANKS} ranks on {HOSTS} node(s) (box[0-1])" in out, out
         assert "interrupted by SIGTERM: sweep interrupted with 1 of 3 points" in out, out
+        assert "minictx exit status: 143" in out, out
         assert points_in(results) == ["point_0000"]
 
         resume = slurm(*(sbatch + ["--resume"]))
@@ -308,6 +308,7 @@ def check_slurm(box, minictx, source, tmp):
         out = job_output(second)
         print(out)
         assert out.count("FOM") == 2 and "in the file already (--resume)" in out, out + logs()
+        assert "minictx exit status: 0" in out, out
         points, prov, hosts = read_results(results)
         assert sorted(points) == ["point_0000", "point_0001", "point_0002"], sorted(points)
         assert prov["env.SLURM_JOB_ID"] == second, prov
@@ -327,7 +328,7 @@ def check_slurm(box, minictx, source, tmp):
         array_id = array.stdout.strip().split(";")[0]
         wait_for("the array to end", lambda: finished(array_id), step=0.25)
         outputs = os.path.join(tmp, "outputs")
-        files = sorted(os.listdir(outputs)) if os.path.isdir(outputs) else []
+        files = sorted(f for f in os.listdir(outputs) if f.endswith(".h5")) if os.path.isdir(outputs) else []
         assert len(files) == 2, (files, [job_output(f"{array_id}_{t}") for t in (0, 1)], logs())
         assert sorted(re.search(r"-job\d+_(\d)\.h5$", f).group(1) for f in files) == ["0", "1"], files
         nodes = sorted(read_results(os.path.join(outputs, f))[2][0] for f in files)
@@ -340,11 +341,11 @@ def check_slurm(box, minictx, source, tmp):
         stop_daemons(daemons)
 
 
-def check_forced_kill(minictx, tmp):
+def check_forced_kill(minictx):
     """A run killed by SIGKILL while an MPI job spans the hosts leaves nothing behind."""
-    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--hold", minictx, tmp],
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--hold", minictx],
                              stdout=subprocess.PIPE, text=True, env=dict(os.environ, **ROOT_ENV))
-    prefix = f"mx{child.pid}-"
+    prefix = cluster_box.run_prefix(child.pid)
     try:
         line = child.stdout.readline()
         assert line.startswith("holding"), line
@@ -363,9 +364,9 @@ def check_forced_kill(minictx, tmp):
     print(f"forced kill: nothing of {prefix} left {time.monotonic() - t0:.1f} s after SIGKILL of the test")
 
 
-def hold(minictx, tmp):
+def hold(minictx):
     """The victim of check_forced_kill: a cluster and a job across it, until killed."""
-    box = cluster_box.Cluster(HOSTS, tempfile.mkdtemp(dir=tmp), own_ipc=False)
+    box = cluster_box.Cluster(HOSTS, cluster_box.scratch_dir(), own_ipc=False)
     box.up()
     results = os.path.join(box.workdir, "held.h5")
     subprocess.Popen(Mpi("mpich", minictx).across(box, PER_HOST, [
@@ -386,7 +387,7 @@ def main():
         print("removed:", cluster_box.cleanup_stale() or "nothing")
         return 0
     if sys.argv[1] == "--hold":
-        hold(sys.argv[2], sys.argv[3])
+        hold(sys.argv[2])
         return 0
     why = cluster_box.usable()
     if why:
@@ -409,8 +410,9 @@ def main():
     else:
         print(f"open mpi: not checked (no minictx of the openmpi preset at {args.get('--openmpi')})")
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="minictx_box_") as tmp:
-        timed("forced kill", check_forced_kill, minictx, tmp)
+    tmp = cluster_box.scratch_dir()
+    try:
+        timed("forced kill", check_forced_kill, minictx)
         for own_ipc in (True, False):
             work = os.path.join(tmp, "own-ipc" if own_ipc else "shared-ipc")
             os.makedirs(work)
@@ -420,8 +422,10 @@ def main():
                     timed(f"{mpi.name} watchdog", check_watchdog, box, mpi, work)
                 if not own_ipc:  # Slurm launches the MPICH binary (srun --mpi=pmi2)
                     timed("slurm", check_slurm, box, minictx, source, work)
-            left = cluster_box.leftovers(box.prefix)
+            left = [l for l in cluster_box.leftovers(box.prefix) if l != "directory " + tmp]
             assert not left, "left behind: " + ", ".join(left)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"cluster box ok ({', '.join(m.name for m in mpis)}, slurm) in {time.monotonic() - t0:.0f} s")
     return 0
 

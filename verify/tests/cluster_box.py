@@ -3,7 +3,8 @@ address (a veth pair into a bridge that lives in a switch namespace of its own) 
 hostname (a UTS namespace), optionally its own IPC namespace, all sharing the filesystem
 as cluster nodes share one.
 
-Every object is named with the prefix mx<PID>-, PID the creating process's, so that
+Every object (and the run's scratch directories) is named with the prefix mx<PID>-, PID
+the creating process's, so that
 leftovers of a run that died are recognised (their PID is gone) and removed by
 cleanup_stale(). A reaper process, detached from the test's process tree, waits on a pipe
 the test holds and tears the cluster down when the test ends on any path, SIGKILL
@@ -16,8 +17,10 @@ included. The addresses are 10.77.0.0/24 and exist only inside the namespaces cr
 import os
 import re
 import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 SUBNET = "10.77.0"
@@ -54,6 +57,21 @@ def namespaces(prefix):
     return sorted(n for n in os.listdir(NETNS_DIR) if n.startswith(prefix))
 
 
+def run_prefix(pid=None):
+    """The prefix of every object a run (PID, default this process) creates."""
+    return f"mx{pid or os.getpid()}-"
+
+
+def scratch_dir():
+    """A temporary directory of this run, removed with its cluster if the run dies."""
+    return tempfile.mkdtemp(prefix=run_prefix())
+
+
+def _scratch_dirs(prefix):
+    top = tempfile.gettempdir()
+    return [os.path.join(top, n) for n in os.listdir(top) if n.startswith(prefix)]
+
+
 def leftovers(prefix):
     """Everything named PREFIX that exists: namespaces, links in this namespace, mounts,
     /etc/netns entries, processes inside the namespaces. Empty once torn down."""
@@ -65,7 +83,7 @@ def leftovers(prefix):
     if os.path.isdir(ETC_NETNS):
         found += [ETC_NETNS + "/" + n for n in os.listdir(ETC_NETNS) if n.startswith(prefix)]
     found += [f"process {pid} ({comm})" for pid, comm in _processes_named(prefix)]
-    return found
+    return found + ["directory " + d for d in _scratch_dirs(prefix)]
 
 
 def _processes_named(prefix):
@@ -94,10 +112,11 @@ def _processes_named(prefix):
     return found
 
 
-def cleanup(prefix):
+def cleanup(prefix, scratch=True):
     """Removes every PREFIX object: kills the processes in its namespaces, deletes the
     namespaces (their veths go with them), links left in this namespace, /etc/netns
-    entries. Safe on a partial or stale state; returns what could not be removed."""
+    entries and (SCRATCH) the run's scratch directories. Safe on a partial or stale
+    state; returns what could not be removed."""
     for _ in range(50):
         procs = _processes_named(prefix)
         if not procs:
@@ -121,12 +140,19 @@ def cleanup(prefix):
                 for f in os.listdir(d):
                     os.unlink(os.path.join(d, f))
                 os.rmdir(d)
+    if scratch:
+        for d in _scratch_dirs(prefix):
+            shutil.rmtree(d, ignore_errors=True)
     # A namespace's processes can take a moment to leave after SIGKILL (zombies of a
     # dead parent): wait for the list to empty before reporting.
     deadline = time.monotonic() + 10
-    while leftovers(prefix) and time.monotonic() < deadline:
+    while _cluster_left(prefix) and time.monotonic() < deadline:
         time.sleep(0.1)
     return leftovers(prefix)
+
+
+def _cluster_left(prefix):
+    return [l for l in leftovers(prefix) if not l.startswith("directory ")]
 
 
 def cleanup_stale():
@@ -143,8 +169,9 @@ def cleanup_stale():
 
 def _start_reaper(prefix):
     """A process outside the test's tree (double fork, own session) that tears the
-    cluster down when the write end of its pipe closes: at Cluster.down() or when the
-    test dies, however it dies. Returns the write end."""
+    cluster down when the write end of its pipe closes: at Cluster.down(), which first
+    writes a byte (the run goes on: its scratch directories stay), or when the test
+    dies, however it dies (they go too). Returns the write end."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -159,9 +186,13 @@ def _start_reaper(prefix):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         try:
-            while os.read(read_end, 64):
-                pass
-            cleanup(prefix)
+            orderly = False
+            while True:
+                data = os.read(read_end, 64)
+                if not data:
+                    break
+                orderly = True
+            cleanup(prefix, scratch=not orderly)
         finally:
             os._exit(0)
     os.close(read_end)
@@ -177,7 +208,7 @@ class Cluster:
         # others, as a real node's is; without it the hosts share the machine's.
         self.own_ipc = own_ipc
         self.workdir = workdir
-        self.prefix = prefix or f"mx{os.getpid()}-"
+        self.prefix = prefix or run_prefix()
         self.holders = []
         self.ssh = os.path.join(workdir, "ssh")
         self._reaper = None
@@ -282,6 +313,7 @@ exec ip netns exec "$ns" nsenter $enter -- sh -c "$*"
     def down(self):
         if self._reaper is None:
             return
+        os.write(self._reaper, b"d")
         os.close(self._reaper)  # the reaper tears down; this waits for it
         self._reaper = None
         for h in self.holders:
@@ -290,9 +322,9 @@ exec ip netns exec "$ns" nsenter $enter -- sh -c "$*"
             except subprocess.TimeoutExpired:
                 pass
         deadline = time.monotonic() + 60
-        while leftovers(self.prefix) and time.monotonic() < deadline:
+        while _cluster_left(self.prefix) and time.monotonic() < deadline:
             time.sleep(0.1)
-        left = leftovers(self.prefix)
+        left = _cluster_left(self.prefix)
         if left:
             print("cluster_box: left behind: " + ", ".join(left), file=sys.stderr)
 
@@ -304,7 +336,7 @@ def usable():
     for tool in ("ip", "unshare", "nsenter"):
         if subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode != 0:
             return f"no {tool} (iproute2, util-linux)"
-    probe = f"mx{os.getpid()}-probe"
+    probe = run_prefix() + "probe"
     made = _ip("netns", "add", probe, check=False)
     if made.returncode != 0:
         return "ip netns add fails: " + made.stderr.strip()
