@@ -3,7 +3,8 @@
 #   1. Release (preset default) with -Werror: every ctest label (quick and full);
 #   2. clang-tidy (ci/tidy.sh) over the default build's compile database: no finding;
 #   3. Debug with ASan and UBSan (preset debug): the quick label;
-#   4. Release against Open MPI (preset openmpi): the quick label;
+#   4. Release against Open MPI (preset openmpi): the quick label, and Open MPI across the
+#      hosts of the cluster in a box (batch_cluster_box: skipped where it cannot run);
 #   5. where the CUDA toolkit is installed, the cuda preset (compile and link: no GPU
 #      here) and its tests that need no GPU (label nogpu).
 # The release builds treat warnings as errors.
@@ -42,6 +43,7 @@ fi
 if step openmpi; then
   build openmpi -DMINICTX_WERROR=ON
   ctest --preset openmpi -j "$jobs" -L '^quick$'
+  ctest --preset openmpi -R '^batch_cluster_box$'
 fi
 
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}

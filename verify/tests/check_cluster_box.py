@@ -24,11 +24,11 @@ point and --resume, then a 2-task array, one task per node, writing distinct fil
 Teardown: a run killed by SIGKILL (what a ctest timeout sends) while an MPI job runs across
 the hosts leaves no namespace, link, mount or process behind.
 
-  check_cluster_box.py --mpich MINICTX --openmpi MINICTX --source SOURCE_DIR
+  check_cluster_box.py [--mpich MINICTX] [--openmpi MINICTX] --source SOURCE_DIR
   check_cluster_box.py --cleanup      removes the clusters of runs that died
-The Open MPI half runs when its binary (the openmpi preset's) exists.
-Exits 77 (ctest SKIP_RETURN_CODE) where namespaces cannot be made (not root, no ip netns)
-or a program is missing."""
+Each implementation is checked when its binary is given and exists; Slurm needs the MPICH
+one. Exits 77 (ctest SKIP_RETURN_CODE) where namespaces cannot be made (not root, no ip
+netns) or no binary exists."""
 import os
 import re
 import shutil
@@ -341,9 +341,9 @@ def check_slurm(box, minictx, source, tmp):
         stop_daemons(daemons)
 
 
-def check_forced_kill(minictx):
+def check_forced_kill(mpi):
     """A run killed by SIGKILL while an MPI job spans the hosts leaves nothing behind."""
-    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--hold", minictx],
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--hold", mpi.name, mpi.minictx],
                              stdout=subprocess.PIPE, text=True, env=dict(os.environ, **ROOT_ENV))
     prefix = cluster_box.run_prefix(child.pid)
     try:
@@ -364,12 +364,12 @@ def check_forced_kill(minictx):
     print(f"forced kill: nothing of {prefix} left {time.monotonic() - t0:.1f} s after SIGKILL of the test")
 
 
-def hold(minictx):
+def hold(mpi):
     """The victim of check_forced_kill: a cluster and a job across it, until killed."""
-    box = cluster_box.Cluster(HOSTS, cluster_box.scratch_dir(), own_ipc=False)
+    box = cluster_box.Cluster(HOSTS, cluster_box.scratch_dir(), own_ipc=mpi.own_ipc)
     box.up()
     results = os.path.join(box.workdir, "held.h5")
-    subprocess.Popen(Mpi("mpich", minictx).across(box, PER_HOST, [
+    subprocess.Popen(mpi.across(box, PER_HOST, [
         "run", "--set", "run.mode=attention", "--set", "sequence.length=256", "--set", "run.iters=100000", "-o",
         results]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     print("holding", results, flush=True)
@@ -382,51 +382,66 @@ def timed(what, check, *args):
     print(f"{what}: {time.monotonic() - t0:.0f} s")
 
 
+def implementations(args):
+    """The MPI implementations to check: those whose binary was given and exists (the
+    other preset's build directory may not be built yet), each with its launcher."""
+    mpis = []
+    for name in ("mpich", "openmpi"):
+        binary = args.get("--" + name)
+        if binary and os.path.exists(binary) and shutil.which("mpiexec." + name):
+            mpis.append(Mpi(name, binary))
+        elif binary:
+            print(f"{name}: not checked (no minictx of its preset at {binary}, or no mpiexec.{name})")
+    return mpis
+
+
 def main():
     if sys.argv[1:] == ["--cleanup"]:
         print("removed:", cluster_box.cleanup_stale() or "nothing")
         return 0
     if sys.argv[1] == "--hold":
-        hold(sys.argv[2])
+        hold(Mpi(sys.argv[2], sys.argv[3]))
         return 0
     why = cluster_box.usable()
     if why:
         print("skipping: " + why)
         return 77
-    missing = [p for p in ("mpiexec.mpich", "slurmctld", "slurmd", "sbatch", "srun") if shutil.which(p) is None]
-    if missing:
-        print("skipping: no " + ", ".join(missing))
-        return 77
     args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
-    minictx, source = args["--mpich"], args["--source"]
-    if not os.path.exists(minictx):
-        print(f"skipping: no MPICH build of minictx at {minictx} (hydra and Slurm's pmi2 need it)")
+    source = args["--source"]
+    mpis = implementations(args)
+    mpich = next((m for m in mpis if m.name == "mpich"), None)
+    slurm_missing = [p for p in ("slurmctld", "slurmd", "sbatch", "srun") if shutil.which(p) is None]
+    if not mpis:
+        print("skipping: no MPI build of minictx to run")
         return 77
+    if slurm_missing or not mpich:
+        # Slurm launches the MPICH build (srun --mpi=pmi2, what Debian's MPICH speaks).
+        print("slurm: not checked (" + ("no " + ", ".join(slurm_missing) if slurm_missing else "no MPICH build") + ")")
     # The machine profiles, wherever the ranks start (a batch job's directory, say).
     os.environ.setdefault("MINICTX_DATA_DIR", os.path.join(source, "inputs"))
-    mpis = [Mpi("mpich", minictx)]
-    if os.path.exists(args.get("--openmpi", "")) and shutil.which("mpiexec.openmpi"):
-        mpis.append(Mpi("openmpi", args["--openmpi"]))
-    else:
-        print(f"open mpi: not checked (no minictx of the openmpi preset at {args.get('--openmpi')})")
     t0 = time.monotonic()
     tmp = cluster_box.scratch_dir()
     try:
-        timed("forced kill", check_forced_kill, minictx)
+        timed("forced kill", check_forced_kill, mpis[0])
         for own_ipc in (True, False):
+            here = [m for m in mpis if m.own_ipc == own_ipc]
+            slurm = not own_ipc and mpich and not slurm_missing
+            if not here and not slurm:
+                continue
             work = os.path.join(tmp, "own-ipc" if own_ipc else "shared-ipc")
             os.makedirs(work)
             with cluster_box.Cluster(HOSTS, work, own_ipc=own_ipc) as box:
-                for mpi in [m for m in mpis if m.own_ipc == own_ipc]:
+                for mpi in here:
                     timed(f"{mpi.name} bytes and verdicts", check_bytes_and_verdicts, box, mpi, work)
                     timed(f"{mpi.name} watchdog", check_watchdog, box, mpi, work)
-                if not own_ipc:  # Slurm launches the MPICH binary (srun --mpi=pmi2)
-                    timed("slurm", check_slurm, box, minictx, source, work)
+                if slurm:
+                    timed("slurm", check_slurm, box, mpich.minictx, source, work)
             left = [l for l in cluster_box.leftovers(box.prefix) if l != "directory " + tmp]
             assert not left, "left behind: " + ", ".join(left)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"cluster box ok ({', '.join(m.name for m in mpis)}, slurm) in {time.monotonic() - t0:.0f} s")
+    checked = [m.name for m in mpis] + (["slurm"] if mpich and not slurm_missing else [])
+    print(f"cluster box ok ({', '.join(checked)}) in {time.monotonic() - t0:.0f} s")
     return 0
 
 
