@@ -17,6 +17,7 @@ packages=(
   clang-format clang-tidy
   python3 python3-h5py python3-numpy python3-matplotlib
   slurmctld slurmd slurm-client
+  jube
 )
 
 SUDO=""

@@ -27,6 +27,7 @@
 #include "io/compare.hpp"
 #include "io/report.hpp"
 #include "io/results_reader.hpp"
+#include "io/submission_report.hpp"
 #include "io/table.hpp"
 
 namespace minictx {
@@ -137,6 +138,8 @@ struct ReportOptions {
   std::string format = "md";
   std::string columns = "summary";
   bool compare = false;
+  bool submission = false;
+  std::string csv;  // with --submission: also write the CSV worksheet here
 };
 
 // Intra- and inter-node bytes and times of two files compare only on the same split of
@@ -154,8 +157,30 @@ void require_same_nodes(const std::vector<std::string>& files, const ResultsFile
                 std::to_string(pa) + ")");
 }
 
+// `report --submission`: the document on stdout, the worksheet to --csv when asked.
+int cmd_submission(const ReportOptions& o) {
+  if (!o.csv.empty()) prepare_output_path(o.csv, false, "--csv");
+  std::vector<SubmissionFile> files;
+  for (const auto& f : o.files) {
+    require_regular_file(f, "results file");
+    files.push_back({f, read_results(f)});
+    for (const auto& line : files.back().results.unreadable)
+      std::fprintf(stderr, "minictx: warning: %s: %s\n", f.c_str(), line.c_str());
+  }
+  std::printf("%s", submission_report(files, parse_table_format(o.format)).c_str());
+  if (!o.csv.empty()) {
+    std::FILE* out = std::fopen(o.csv.c_str(), "w");
+    if (!out) input_error("--csv " + o.csv + ": cannot be written");
+    const std::string text = submission_report(files, TableFormat::csv);
+    const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+    if (std::fclose(out) != 0 || !ok) input_error("--csv " + o.csv + ": write failed");
+  }
+  return 0;
+}
+
 int cmd_report(const ReportOptions& o) {
   if (world_rank() != 0) return 0;
+  if (o.submission) return cmd_submission(o);
   if (o.compare) {
     if (o.files.size() != 2) input_error("report --compare takes two files: MEASURED.h5 PROJECTED.h5");
     for (const auto& f : o.files) require_regular_file(f, "results file");  // a FIFO would block the read
@@ -221,6 +246,13 @@ int dispatch(int argc, char** argv) {
   report_cmd->add_option("--columns", report.columns, "column set: " + sets);
   report_cmd->add_flag("--compare", report.compare,
                        "MEASURED.h5 PROJECTED.h5: measured/projected ratios per point");
+  auto* submission_flag = report_cmd->add_flag("--submission", report.submission,
+                                               "one benchmark submission document: system, each class's FOM, "
+                                               "verification and deviations from the class "
+                                               "deck (docs/benchmark.md)");
+  report_cmd->add_option("--csv", report.csv, "with --submission: also write the CSV worksheet to this file")
+      ->needs(submission_flag);
+  submission_flag->excludes(report_cmd->get_option("--compare"));
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
   BenchCommand bench(app);
   ProjectCommand project(app);

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <vector>
 
+#include "app/system_info.hpp"
 #include "build_info.hpp"
 
 extern char** environ;
@@ -18,6 +19,8 @@ Provenance collect_provenance(const Comm& world, const Device& device, const std
   p.text["git_sha"] = build::git_sha;
   p.text["git_dirty"] = build::git_dirty ? "true" : "false";
   p.text["compiler"] = build::compiler;
+  p.text["c_compiler"] = build::c_compiler;
+  if (*build::cuda_compiler) p.text["cuda_compiler"] = build::cuda_compiler;
   p.text["cxx_flags"] = build::cxx_flags;
   p.text["build_type"] = build::build_type;
   char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -28,6 +31,8 @@ Provenance collect_provenance(const Comm& world, const Device& device, const std
   p.text["mpi_version"] = mpi_text;
   p.text["device"] = device.name();
   p.text["device_config"] = device.description();
+  for (const auto& [key, value] : host_system_facts()) p.text[key] = value;
+  for (const auto& [key, value] : device.system_facts()) p.text[key] = value;
   p.text["command_line"] = command_line;
   p.text["deck"] = deck_yaml;
   char date[64];

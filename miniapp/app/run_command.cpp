@@ -272,19 +272,38 @@ double measured_peak(Comm& world, Device& device) {
   return tflops / world.size();
 }
 
-std::string fom_line(const PointResult& p) {
+// What the verdict ending a FOM line stands for: a check in this run, a class
+// measurement whose verification is a run of its own, or timing only.
+std::string verdict_note(const PointResult& p, const RunConfig& cfg) {
+  const BenchmarkConfig& b = cfg.benchmark;
+  if (b.role == "verification")
+    return p.verdict + " (verification run of class " + b.class_name + " at " +
+           std::to_string(cfg.sequence.length) + " tokens, " + std::to_string(cfg.model.layers) +
+           " layers, against " + p.reference + "; report --submission joins it to the class's measurement)";
+  if (!p.reference.empty()) return p.verdict + " (verified in this run against " + p.reference + ")";
+  if (!b.class_name.empty())
+    return p.verdict +
+           " (measurement; its verification: the same command with --set benchmark.role=verification)";
+  return p.verdict + " (timing only: run.verify is off)";
+}
+
+std::string fom_line(const PointResult& p, const RunConfig& cfg) {
   namespace mk = schema::metric_key;
   namespace lk = schema::label_key;
   auto metric = [&](const char* key, int decimals, double scale = 1.0) {
     const auto it = p.metrics.find(key);
     return it == p.metrics.end() ? std::string("n/a") : format_number(it->second * scale, decimals);
   };
+  const BenchmarkConfig& b = cfg.benchmark;
   std::ostringstream s;
-  s << "FOM backend=" << p.labels.at(lk::backend) << " ring_type=" << p.labels.at(lk::ring_type)
+  s << (b.role == "verification" ? "VERIFICATION" : "FOM");
+  if (!b.class_name.empty()) s << " class=" << b.class_name;
+  s << " backend=" << p.labels.at(lk::backend) << " ring_type=" << p.labels.at(lk::ring_type)
     << " world=" << p.labels.at(lk::world_size) << " seq=" << p.labels.at(lk::seq_len)
-    << " tokens/s=" << metric(mk::tokens_per_s, 1) << " TFLOPS/device=" << metric(mk::tflops_per_device, 4)
-    << " MFU=" << metric(mk::mfu, 2, 100.0) << "% peak_MB=" << metric(mk::peak_memory_mb, 1) << " "
-    << p.verdict;
+    << " tokens/s=" << metric(mk::tokens_per_s, 1)
+    << " tokens/s/device=" << metric(mk::tokens_per_s_per_device, 1)
+    << " TFLOPS/device=" << metric(mk::tflops_per_device, 4) << " MFU=" << metric(mk::mfu, 2, 100.0)
+    << "% peak_MB=" << metric(mk::peak_memory_mb, 1) << " " << verdict_note(p, cfg);
   return s.str();
 }
 
@@ -360,7 +379,7 @@ bool run_points(RunSetup& s) {
       return false;
     if (rank == 0) {
       if (result.skipped_reason.empty())
-        std::printf("%s\n", fom_line(result).c_str());
+        std::printf("%s\n", fom_line(result, s.points[i].config).c_str());
       else
         std::printf("skipped: %s\n", result.skipped_reason.c_str());
       std::fflush(stdout);

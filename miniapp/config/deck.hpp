@@ -1,6 +1,6 @@
 #pragma once
 // The input deck: a YAML file of sections (model, sequence, attention, run, machine,
-// topology, output, sweep), command-line overrides, and the sweep points it expands
+// topology, benchmark, output, sweep), command-line overrides, and the sweep points it expands
 // to. Every error is an InputError with one line that starts with where it is.
 // The reference for users is inputs/README.md.
 #include <filesystem>
@@ -60,7 +60,8 @@ std::vector<std::string> deck_keys();
 std::vector<std::string> model_presets();
 
 // Directories searched for machine profiles NAME.yaml, in order (only existing ones):
-// $MINICTX_DATA_DIR/machines, <deck dir>/machines, <deck dir>/../inputs/machines,
+// $MINICTX_DATA_DIR/machines, <deck dir>/machines, <deck dir>/../machines,
+// <deck dir>/../inputs/machines,
 // the source tree's inputs/machines. deck_dir may be empty (a deck given as a string).
 std::vector<std::filesystem::path> machine_profile_dirs(const std::filesystem::path& deck_dir);
 // The profile names in `dirs`, comma-separated ("none" if there are none).

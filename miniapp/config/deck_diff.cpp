@@ -41,22 +41,30 @@ const std::string* find(const Flat& flat, const std::string& key) {
 
 }  // namespace
 
-std::optional<KeyDifference> first_difference(const std::string& old_yaml, const std::string& new_yaml,
-                                              const std::vector<std::string>& ignore) {
+std::vector<KeyDifference> all_differences(const std::string& old_yaml, const std::string& new_yaml,
+                                           const std::vector<std::string>& ignore) {
   const Flat old_keys = flatten(old_yaml, "the old");
   const Flat new_keys = flatten(new_yaml, "the new");
   const auto ignored = [&](const std::string& key) {
     const std::string section = key.substr(0, key.find('.'));
     return std::find(ignore.begin(), ignore.end(), section) != ignore.end();
   };
+  std::vector<KeyDifference> out;
   for (const auto& [key, value] : new_keys) {
     if (ignored(key)) continue;
     const std::string* old = find(old_keys, key);
-    if (!old || *old != value) return KeyDifference{key, old ? *old : "(absent)", value};
+    if (!old || *old != value) out.push_back({key, old ? *old : "(absent)", value});
   }
   for (const auto& [key, value] : old_keys)
-    if (!ignored(key) && !find(new_keys, key)) return KeyDifference{key, value, "(absent)"};
-  return std::nullopt;
+    if (!ignored(key) && !find(new_keys, key)) out.push_back({key, value, "(absent)"});
+  return out;
+}
+
+std::optional<KeyDifference> first_difference(const std::string& old_yaml, const std::string& new_yaml,
+                                              const std::vector<std::string>& ignore) {
+  auto all = all_differences(old_yaml, new_yaml, ignore);
+  if (all.empty()) return std::nullopt;
+  return all.front();
 }
 
 }  // namespace minictx

@@ -149,6 +149,12 @@ std::vector<KeySpec> make_schema() {
   k.push_back(integer("topology.ranks_per_node", &R::topology, &TopologyConfig::ranks_per_node, 0));
   k.push_back(integer("topology.world_size", &R::topology, &TopologyConfig::world_size, 0));
 
+  k.push_back(member_key("benchmark.class", &R::benchmark, &BenchmarkConfig::class_name, Kind::text));
+  k.push_back(member_key("benchmark.role", &R::benchmark, &BenchmarkConfig::role, Kind::choice,
+                         {"measurement", "verification"}));
+  k.push_back(integer("benchmark.verify_length", &R::benchmark, &BenchmarkConfig::verify_length, 0));
+  k.push_back(integer("benchmark.verify_layers", &R::benchmark, &BenchmarkConfig::verify_layers, 0));
+
   k.push_back(member_key("output.file", &R::output, &OutputConfig::file, Kind::text));
   k.push_back(member_key("output.overwrite", &R::output, &OutputConfig::overwrite, Kind::boolean));
 

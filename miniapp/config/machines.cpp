@@ -18,10 +18,12 @@ std::vector<fs::path> machine_profile_dirs(const fs::path& deck_dir) {
     candidates.push_back(fs::path(data) / "machines");
   if (!deck_dir.empty()) {
     candidates.push_back(deck_dir / "machines");
+    candidates.push_back(deck_dir / ".." / "machines");  // inputs/benchmark/ beside inputs/machines/
     candidates.push_back(deck_dir / ".." / "inputs" / "machines");
   }
-  // The source tree this file was compiled from: a build that was never installed.
-  candidates.push_back(fs::path(__FILE__).parent_path() / ".." / ".." / "inputs" / "machines");
+  // The source tree this file was compiled from: a build that was never installed. Its
+  // absolute path from CMake: __FILE__ is relative to the build directory under ccache.
+  candidates.push_back(fs::path(MINICTX_SOURCE_DIR) / "inputs" / "machines");
 
   std::vector<fs::path> dirs;
   std::set<fs::path> seen;

@@ -115,6 +115,16 @@ struct TopologyConfig {
   int world_size = 0;      // the ranks the deck is written for (run refuses others, project uses it); 0 = any
 };
 
+// The benchmark size class a deck belongs to (docs/benchmark.md). `role: verification`
+// turns a class deck into its verification run: the same ranks, backend and kernels at
+// the class's verification scale, checked against the reference (config/benchmark.hpp).
+struct BenchmarkConfig {
+  std::string class_name;            // "" = not a class run
+  std::string role = "measurement";  // measurement | verification
+  int64_t verify_length = 0;         // the verification run's sequence.length
+  int verify_layers = 0;             // the verification run's model.layers (0 = the deck's)
+};
+
 struct OutputConfig {
   std::string file;  // empty = outputs/minictx-<date>-<time>.h5
   bool overwrite = false;
@@ -127,6 +137,7 @@ struct RunConfig {
   RunSettings run;
   MachineConfig machine;
   TopologyConfig topology;
+  BenchmarkConfig benchmark;
   OutputConfig output;
 };
 

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "config/backend_catalog.hpp"
+#include "config/benchmark.hpp"
 #include "config/deck_schema.hpp"
 #include "core/error.hpp"
 
@@ -184,6 +185,7 @@ SweepPoint make_point(const std::vector<DeckEntry>& entries, const std::vector<s
       if (const DeckEntry* e = find_entry(entries, k)) return e->where + point;
     return "deck " + deck_name + point;
   };
+  apply_benchmark_role(c, at({"benchmark.role"}));
   check_backend_options(entries, pick, c, point);
   check_point(c, at);
   resolve_machine(c, deck_dir, at({"machine.profile", "machine.peak_tflops"}), profiles);

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,10 @@ class Device {
   virtual DeviceKind kind() const = 0;
   std::string name() const { return to_string(kind()); }
   virtual std::string description() const = 0;  // library versions and configuration
+  // The hardware facts a submission's system description needs, as provenance keys
+  // (the cuda device: gpu_name, gpu_count, gpu_memory_mib, gpu_driver, cuda_runtime);
+  // none on the host, whose CPU the provenance names itself.
+  virtual std::map<std::string, std::string> system_facts() const { return {}; }
 
   // Uninitialised, fp32 unless a 16-bit dtype is asked for.
   Tensor alloc(std::vector<int64_t> shape, DType dtype = DType::f32) {

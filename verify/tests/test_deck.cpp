@@ -12,6 +12,7 @@
 
 #include "backends/backend.hpp"
 #include "config/backend_catalog.hpp"
+#include "config/benchmark.hpp"
 #include "config/deck.hpp"
 #include "config/deck_diff.hpp"
 #include "config/deck_schema.hpp"
@@ -882,4 +883,50 @@ TEST(DeckDiff, IgnoredSectionsAndAbsentKeys) {
   EXPECT_EQ(removed->key, "output.gone");
   EXPECT_EQ(removed->new_value, "(absent)");
   EXPECT_THROW(first_difference("[1, 2]", new_deck, {}), Error);
+}
+
+TEST(Benchmark, VerificationRoleTakesTheClassScaleAndVerifies) {
+  const std::string cls =
+      "benchmark: {class: c, verify_length: 512, verify_layers: 1}\nmodel: {preset: tiny, layers: 4}\n"
+      "sequence: {length: 8192}\n";
+  const RunConfig measured = deck(cls).resolve();
+  EXPECT_EQ(measured.sequence.length, 8192);
+  EXPECT_EQ(measured.model.layers, 4);
+  EXPECT_FALSE(measured.run.verify);
+  Deck v = deck(cls);
+  v.set("benchmark.role=verification");
+  const RunConfig verification = v.resolve();
+  EXPECT_EQ(verification.sequence.length, 512);
+  EXPECT_EQ(verification.model.layers, 1);
+  EXPECT_TRUE(verification.run.verify);
+  EXPECT_NE(resolve_error("benchmark: {role: verification}\n").find("needs a class deck"), std::string::npos);
+  EXPECT_NE(resolve_error("benchmark: {class: c, role: verification}\n").find("benchmark.verify_length"),
+            std::string::npos);
+  EXPECT_NE(resolve_error("benchmark: {role: verify}\n").find("measurement"), std::string::npos);
+}
+
+TEST(Benchmark, RunRulesFixTheProblemAndFreeTheImplementation) {
+  for (const char* fixed : {"model.layers", "model.d_model", "model.preset", "sequence.length",
+                            "sequence.batch", "attention.causal", "run.dtype", "run.mode", "run.fwd_only",
+                            "benchmark.class", "benchmark.verify_length", "some.future_key"})
+    EXPECT_FALSE(run_rule(fixed).allowed) << fixed;
+  for (const char* free :
+       {"attention.backend", "attention.ring_type", "attention.ulysses_degree", "attention.block_q",
+        "run.comm", "run.device", "run.checkpointing", "run.iters", "topology.ranks_per_node",
+        "topology.world_size", "machine.profile", "output.file"})
+    EXPECT_TRUE(run_rule(free).allowed) << free;
+  EXPECT_TRUE(verification_may_differ("sequence.length"));
+  EXPECT_TRUE(verification_may_differ("model.layers"));
+  EXPECT_FALSE(verification_may_differ("attention.backend"));
+  EXPECT_FALSE(verification_may_differ("run.dtype"));
+  EXPECT_FALSE(verification_may_differ("model.heads"));
+}
+
+TEST(DeckDiff, AllDifferencesInOrder) {
+  const auto d = all_differences("a: {x: 1, y: 2}\nb: {z: 3}\n", "a: {x: 1, y: 5}\nb: {z: 4, w: 0}\n", {});
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].key, "a.y");
+  EXPECT_EQ(d[1].key, "b.z");
+  EXPECT_EQ(d[2].key, "b.w");
+  EXPECT_EQ(d[2].old_value, "(absent)");
 }

@@ -144,6 +144,21 @@ std::string CudaDevice::description() const {
   return s.str();
 }
 
+std::map<std::string, std::string> CudaDevice::system_facts() const {
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, gpu_);
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  const auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
+  return {{"gpu_name", prop.name},
+          {"gpu_count", std::to_string(gpu_count_)},
+          {"gpu_memory_mib", std::to_string(prop.totalGlobalMem >> 20)},
+          {"gpu_compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
+          {"gpu_driver", version(driver)},
+          {"cuda_runtime", version(runtime)}};
+}
+
 void* CudaDevice::acquire(int64_t bytes) {
   if (void* kept = blocks_.take(bytes)) return kept;
   void* p = nullptr;

@@ -1,7 +1,9 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "device/block_cache.hpp"
@@ -27,6 +29,7 @@ class CudaDevice final : public Device {
 
   DeviceKind kind() const override { return DeviceKind::cuda; }
   std::string description() const override;
+  std::map<std::string, std::string> system_facts() const override;
 
   int64_t capacity_bytes() const override;
   void release_cached_memory() override;

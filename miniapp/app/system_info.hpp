@@ -1,0 +1,12 @@
+#pragma once
+#include <map>
+#include <string>
+
+namespace minictx {
+
+// What this process runs on and was linked with, as provenance keys: cpu_model,
+// cpu_cores (online), os (uname: system, release, version, machine), hdf5_version,
+// kokkos_version. A fact the system does not give is left out, never guessed.
+std::map<std::string, std::string> host_system_facts();
+
+}  // namespace minictx
