@@ -166,6 +166,7 @@ constexpr SystemField system_fields[] = {
     {"kokkos_version", "Kokkos"},
     {"version", "minictx version"},
     {"git_sha", "minictx git revision"},
+    {"git_dirty", "tracked files differ from that revision"},
 };
 
 std::string distinct(const std::vector<SubmissionFile>& files, const char* key) {
@@ -198,9 +199,10 @@ Table fom_table(const std::vector<Assessed>& runs) {
       "run"};
   for (const auto& a : runs) {
     const auto& p = *a.run.point;
-    t.rows.push_back({a.run.keys.class_name, fom(p), p.labels.at(lk::world_size),
-                      format_number(number_of(a.run.file->results.provenance, "nodes"), 0),
-                      p.labels.at(lk::backend), a.verification, a.compliance, a.run.where()});
+    t.rows.push_back(
+        {a.run.keys.class_name, fom(p), p.labels.at(lk::world_size),
+         std::to_string(static_cast<long long>(number_of(a.run.file->results.provenance, "nodes"))),
+         p.labels.at(lk::backend), a.verification, a.compliance, a.run.where()});
   }
   return t;
 }
