@@ -6,8 +6,10 @@
 #   ci/benchmark-reference.sh OUTDIR [MINICTX]
 #
 # Writes OUTDIR/<twin>.h5, OUTDIR/<twin>-verify.h5, OUTDIR/twins.md (and .csv): the
-# submission report over all twins; OUTDIR/projected-<class>-<machine>.h5 and
-# OUTDIR/projections.md: each class's projected step, bound and memory.
+# submission report over all twins; OUTDIR/projected-<class>-<machine>.h5,
+# OUTDIR/projections.md (each projection's tables) and OUTDIR/projections-table.md (one
+# row per class and machine: step, FOM, MFU, bound, memory). Needs h5py in $PYTHON
+# (default python3).
 set -euo pipefail
 out=${1:?usage: ci/benchmark-reference.sh OUTDIR [MINICTX]}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,4 +48,18 @@ for class in tiny small medium large xl; do
     } >> "$out/projections.md"
   done
 done
+"${PYTHON:-python3}" - "$out" > "$out/projections-table.md" <<'PY'
+import sys
+import h5py
+text = lambda x: x.decode() if isinstance(x, bytes) else x
+print("| class | machine | step (s) | tokens/s per GPU (FOM) | MFU, causal count (%) | bound | memory (MiB/GPU) | fits 80 GB |")
+print("|---|---|---:|---:|---:|---|---:|---|")
+for c in "tiny small medium large xl".split():
+    for m in ("a100-80gb-hdr", "h100-sxm-ndr"):
+        with h5py.File(f"{sys.argv[1]}/projected-{c}-{m}.h5", "r") as f:
+            met, lab = f["points/point_0000/metrics"].attrs, f["points/point_0000/labels"].attrs
+            print(f"| {c} | {m} | {met['step_seconds']:.1f} | {met['tokens_per_s_per_device']:.1f} | "
+                  f"{100 * met['mfu_causal']:.1f} | {text(lab['bound'])} | {met['peak_memory_mb']:.0f} | "
+                  f"{text(lab['fits'])} |")
+PY
 echo "reference results in $out"
