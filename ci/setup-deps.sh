@@ -5,6 +5,7 @@ set -euo pipefail
 
 # Open MPI is the second MPI that CI builds against (preset openmpi); MPICH stays the
 # machine's default mpicc/mpiexec. clang-format and clang-tidy: ci/format-check.sh, ci/tidy.sh.
+# jube: the benchmark definition jube/minictx.xml and its test (benchmark_jube).
 packages=(
   build-essential cmake pkg-config git
   mpich libmpich-dev

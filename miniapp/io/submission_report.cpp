@@ -261,6 +261,7 @@ std::string submission_report(const std::vector<SubmissionFile>& files, TableFor
         (c.keys.role == "verification" ? verifications : measurements).push_back(c);
     }
   std::vector<Assessed> runs;
+  runs.reserve(measurements.size());
   for (const auto& m : measurements) runs.push_back(assess(m, verifications));
   if (format == TableFormat::csv) return render(csv_table(runs), format);
 
