@@ -73,9 +73,10 @@ std::string directory_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// A name the scratch file's suffix would push past the directory's limit is refused now,
-// not after the first point.
-void require_room_for_scratch(const std::string& path, const std::string& scratch) {
+}  // namespace
+
+void require_room_for_scratch(const std::string& path) {
+  const std::string scratch = results_scratch_name(path);
   long limit = ::pathconf(directory_of(path).c_str(), _PC_NAME_MAX);
   if (limit <= 0) limit = 255;
   const size_t base = scratch.size() - (scratch.rfind('/') == std::string::npos ? 0 : scratch.rfind('/') + 1);
@@ -88,8 +89,11 @@ void require_room_for_scratch(const std::string& path, const std::string& scratc
               " at most");
 }
 
+namespace {
+
 OutputClaim claim_of(const std::string& path) {
   refuse_special_file(path, "results file");  // a FIFO is refused by type before a lock file is made
+  require_room_for_scratch(path);
   return OutputClaim(path);
 }
 
@@ -234,7 +238,7 @@ std::string results_scratch_name(const std::string& path) {
   return path + "." + host_pid + ".partial";
 }
 
-ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_existing)
+ResultsWriter::ResultsWriter(const std::string& path, Provenance prov, OnExisting on_existing)
     : ResultsWriter(path, std::move(prov), on_existing, claim_of(path)) {}
 
 ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_existing, OutputClaim claim)
@@ -243,7 +247,7 @@ ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_ex
   for (const auto& entry : prov.numbers)
     if (prov.text.count(entry.first)) fail("provenance key '" + entry.first + "' is both text and a number");
   refuse_special_file(path_, "results file");
-  require_room_for_scratch(path_, scratch_);
+  require_room_for_scratch(path_);
   struct stat st;
   bool keep_old_file = false;
   if (::stat(path_.c_str(), &st) == 0) {

@@ -33,7 +33,7 @@ void write_provenance(hid_t file, const Provenance& prov);
 class ResultsWriter {
  public:
   // As below, claiming `path` first (OutputInUse if another run holds it).
-  ResultsWriter(std::string path, Provenance prov, OnExisting on_existing);
+  ResultsWriter(const std::string& path, Provenance prov, OnExisting on_existing);
   // Writes the provenance-only file at once, so that a run dying before its first point
   // still leaves its provenance, except where that would replace an existing non-empty
   // file (OnExisting::replace): then nothing is written before the first point. Resume
@@ -76,5 +76,9 @@ class ResultsWriter {
 
 // The scratch file a writer of `path` uses: `path.<host>-<pid>.partial`.
 std::string results_scratch_name(const std::string& path);
+
+// InputError (one line: the bytes the scratch suffix adds and the directory's limit) when
+// the scratch name of `path` would be longer than a name in its directory may be.
+void require_room_for_scratch(const std::string& path);
 
 }  // namespace minictx

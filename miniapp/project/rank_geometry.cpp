@@ -53,7 +53,8 @@ int64_t crossing_edges(int64_t start, int64_t len, int64_t stride, int64_t n, in
   if (len <= 0 || n <= 0 || d <= 0) return 0;
   if (d >= rpn) return len * n;  // every edge leaves its node
   // a and a + d lie on different nodes exactly when a mod R ≥ R − d.
-  return int64_t(high_ranks_below(start + len, stride, n, d, rpn) - high_ranks_below(start, stride, n, d, rpn));
+  return int64_t(high_ranks_below(start + len, stride, n, d, rpn) -
+                 high_ranks_below(start, stride, n, d, rpn));
 }
 
 PeerSplit consecutive_peers(int64_t first, int64_t count, const Topology& t) {
@@ -88,9 +89,9 @@ PeerSplit ulysses_peers(int u, const Topology& t) {
   std::vector<PeerSplit> one(size_t(period), PeerSplit{});
   for (int64_t q = 0; q < period; ++q) one[size_t(q)] = consecutive_peers(q * u, u, t);
   for (int64_t q = 0; q < period; ++q) {
-    const double times = double(groups / period + (q < groups % period ? 1 : 0));
-    peers.intra += one[size_t(q)].intra * times / double(groups);
-    peers.inter += one[size_t(q)].inter * times / double(groups);
+    const int64_t times = groups / period + (q < groups % period ? 1 : 0);  // groups starting where q does
+    peers.intra += one[size_t(q)].intra * double(times) / double(groups);
+    peers.inter += one[size_t(q)].inter * double(times) / double(groups);
     peers.any_inter = peers.any_inter || one[size_t(q)].any_inter;
   }
   return peers;
@@ -103,8 +104,8 @@ RingWalkModel::RingWalkModel(int ulysses, int context, int window, const Topolog
   // Inner edges: index k < w − 1 to k + 1 (d = u), and the last index back to the first;
   // outer edges: window x < W − 1 to x + 1 (d = w·u), and the last window back to the first.
   // A backward edge a → a − D crosses as the forward edge a − D → a does.
-  const int64_t inner = crossing_edges(0, (w - 1) * u, block, W, u, rpn) +
-                        crossing_edges(0, u, block, W, (w - 1) * u, rpn);
+  const int64_t inner =
+      crossing_edges(0, (w - 1) * u, block, W, u, rpn) + crossing_edges(0, u, block, W, (w - 1) * u, rpn);
   const int64_t outer = crossing_edges(0, (W - 1) * block, block, 1, block, rpn) +
                         crossing_edges(0, block, block, 1, (W - 1) * block, rpn);
   const double edges = double(u) * double(c_);
@@ -137,7 +138,8 @@ Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& 
       // The next block (not after the last step) and the accumulator trailing it.
       const double bytes = (i < w_ - 1 ? payload : 0) + (i > 0 ? accumulator : 0);
       const double kernel = o == 0 && i == 0 ? step.first : step.other;
-      round += overlapped(kernel, w_ > 1 ? in_link.seconds(bytes) : 0, in_bound, in_link.overlap).times(steps);
+      round +=
+          overlapped(kernel, w_ > 1 ? in_link.seconds(bytes) : 0, in_bound, in_link.overlap).times(steps);
     }
     if (w_ > 1 && accumulator > 0) round += cost_of(in_bound, in_link.seconds(accumulator));  // home hop
     // The outer transfer, posted at the round's start, under the round as far as it overlaps.

@@ -28,7 +28,8 @@ PeerSplit ulysses_peers(int u, const Topology& t);
 
 // Ranks a in the union over i < n of [start + i·stride, start + i·stride + len) whose
 // node differs from that of a + d (d ≥ 0).
-int64_t crossing_edges(int64_t start, int64_t len, int64_t stride, int64_t n, int64_t d, int64_t ranks_per_node);
+int64_t crossing_edges(int64_t start, int64_t len, int64_t stride, int64_t n, int64_t d,
+                       int64_t ranks_per_node);
 
 // The ring engine's walk over C = W·w ranks of each of u groups (ring rank j of group g =
 // world rank j·u + g): window x = j / w, index k = j % w; an inner step passes a block to

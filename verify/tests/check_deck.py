@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Every deck in inputs/ expands and every point of it runs at the scale the deck says:
-`minictx run DECK --dry-run --ranks N` must exit 0 with no point skipped. N is the rank
+`minictx run DECK --dry-run --ranks N` must exit 0 with no point skipped, or, for a deck
+whose run.device this build lacks (a CUDA deck on a host-only build), exit 2 with every
+point listed as not runnable with this build and none skipped. N is the rank
 count of the deck's own usage line ("mpiexec -n N", or "--ntasks-per-node=N" times "-N
 NODES", which also sets the ranks per node), 1 when it has none.
 
@@ -21,8 +23,13 @@ elif m := re.search(r"--ntasks-per-node=(\d+)", text):
 run = subprocess.run([minictx, "run", deck, "--dry-run", "--ranks", str(ranks)] + per_node,
                      capture_output=True, text=True)
 print(run.stdout + run.stderr)
-assert run.returncode == 0, run.returncode
 summary = re.search(r"dry run: (\d+) points, (\d+) run on (\d+) ranks, (\d+) skipped", run.stdout)
 assert summary, "no summary line"
 assert summary.group(4) == "0", "points skipped at the deck's own scale"
+unbuilt = re.search(r", (\d+) not runnable with this build$", run.stdout, re.M)
+if unbuilt:
+    assert run.returncode == 2 and unbuilt.group(1) == summary.group(1), (run.returncode, unbuilt.group(0))
+    assert "minictx: error: the deck's points cannot run with this build" in run.stderr, run.stderr
+else:
+    assert run.returncode == 0, run.returncode
 print(f"deck ok: {deck} ({summary.group(1)} points on {ranks} ranks)")

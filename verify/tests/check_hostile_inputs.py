@@ -10,8 +10,8 @@ calibrations: columns of different lengths, a negative bandwidth or latency, no 
 report: a damaged label costs its point the row with one warning; --compare of a FIFO or
   a non-HDF5 file is refused at once; --compare of files with different ranks per node is
   refused; --resume of a projection says it is one.
-launches: a run or dry run where no point runs on this many ranks, and a dry run of a
-  device this build lacks, exit 2 with one line.
+launches: a run or dry run where no point runs on this many ranks, a dry run of a device
+  this build lacks, and an output name too long for its scratch file, exit 2 with one line.
 Each launch is wrapped so that every rank's own exit status is checked."""
 import os
 import re
@@ -195,6 +195,12 @@ def launches(tmp):
     assert not os.path.exists(out), "a run where nothing runs wrote a file"
     listing = refused(["run", deck, "--dry-run", "--ranks", "16"], "none of the deck's 72 points runs on 16 ranks")
     assert "72 skipped" in listing, listing
+    # A legal name that leaves no room for the scratch suffix: refused before any point,
+    # saying how long a name may be here.
+    long_name = os.path.join(tmp, "r" * 247 + ".h5")
+    refused(["run", DECK, "-o", long_name] + RING, "the name is too long; its scratch file adds",
+            "names in its directory hold at most 255 bytes")
+    assert os.listdir(tmp) == [], os.listdir(tmp)
     if "cuda" not in subprocess.run([minictx, "list"], capture_output=True, text=True).stdout.split("comms:")[0]:
         listing = refused(["run", DECK, "--dry-run", "--set", "run.device=cuda"] + RING,
                           "cannot run with this build", "device 'cuda' is not compiled into this build")

@@ -36,7 +36,8 @@ TEST(RankGeometry, PeerSplitsMatchAWalkOverPairs) {
     for (int world = 1; world <= 64; ++world) {
       const Topology t{world, rpn};
       for (int first = 0; first < world; first += 3) {
-        const PeerSplit w = walked_peers(first, world - first, t), c = consecutive_peers(first, world - first, t);
+        const PeerSplit w = walked_peers(first, world - first, t),
+                        c = consecutive_peers(first, world - first, t);
         expect_near(w.intra, c.intra, "intra");
         expect_near(w.inter, c.inter, "inter");
         EXPECT_EQ(w.any_inter, c.any_inter);
