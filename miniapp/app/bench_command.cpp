@@ -97,6 +97,9 @@ BenchCommand::BenchCommand(CLI::App& app) {
   heads_opt_ = cmd_->add_option("--heads", opt_.heads, "attention heads (= kv heads)");
   cmd_->add_option("--dtype", dtype_,
                    "with --device cuda: bf16 | fp16 | fp32, attention and calibration GEMM");
+  cmd_->add_option("--kernels", kernels_,
+                   "with --device cuda: the flash kernel family, as the deck's attention.kernels "
+                   "(auto | sm80 | sm90)");
   cmd_->add_option("--calibration-size", calibration_side_,
                    "with --device cuda: side of the square calibration GEMM");
   cmd_->add_option("--block-q", opt_.block_q, "query tile of the kernel");
@@ -167,6 +170,8 @@ DeviceBenchOptions BenchCommand::device_options() const {
   if (mask_ == "causal") o.causal = {true};
   if (mask_ == "full") o.causal = {false};
   if (!parse_enum(dtype_, o.dtype)) input_error("--dtype must be bf16, fp16 or fp32, not '" + dtype_ + "'");
+  if (!parse_enum(kernels_, o.kernels))
+    input_error("--kernels must be auto, sm80 or sm90, not '" + kernels_ + "'");
   o.calibration_side = calibration_side_;
   return o;
 }
@@ -193,7 +198,11 @@ int BenchCommand::run_device(const std::string& command_line) {
     return input_error_exit(e.what());
   }
   // The device may fail on one rank only (no GPU there): every rank learns it.
-  if (!agree([&] { device = make_device(kind); })) return 2;
+  if (!agree([&] {
+        device = make_device(kind);
+        device->set_attention_kernels(opt.kernels);
+      }))
+    return 2;
   if (!agree([&] { check_device_bench_memory(opt, *world, *device); })) return 2;
   Provenance prov;
   try {
@@ -247,7 +256,7 @@ int BenchCommand::run_device(const std::string& command_line) {
 int BenchCommand::run(const std::string& command_line) {
   if (comm_) return run_comm(command_line);
   if (device_ != "kokkos") return run_device(command_line);
-  for (const char* name : {"--dtype", "--calibration-size"})
+  for (const char* name : {"--dtype", "--kernels", "--calibration-size"})
     if (cmd_->count(name)) return input_error_exit(std::string(name) + " applies to --device cuda only");
   int world_size = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);

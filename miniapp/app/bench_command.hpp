@@ -29,6 +29,7 @@ class BenchCommand {
   std::vector<double> comm_sizes_{8, 4096, 262144, 4194304, 33554432};
   std::string device_ = "kokkos";
   std::string dtype_ = "bf16";
+  std::string kernels_ = "auto";
   int64_t calibration_side_ = DeviceBenchOptions{}.calibration_side;
   // The options both benches take, whose defaults differ: the device bench keeps its own
   // unless one is given.

@@ -117,6 +117,7 @@ int cmd_verify(const VerifyOptions& o) {
       world_of = &p.config;
     }
     device->set_precision(p.config.run.dtype);
+    device->set_attention_kernels(p.config.attention.kernels);
     const Verification v =
         verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml, &references);
     all_valid = all_valid && v.valid;
@@ -207,7 +208,7 @@ int cmd_list() {
   std::printf("backends:\n");
   for (const auto& b : backend_registry()) std::printf("  %-12s %s\n", b.name.c_str(), b.summary.c_str());
   std::printf("devices:\n");
-  for (const auto& d : device_registry()) std::printf("  %-12s %s\n", to_string(d.kind), d.attention);
+  for (const auto& d : device_registry()) std::printf("  %-12s %s\n", to_string(d.kind), d.attention.c_str());
   std::printf("comms:\n");
   for (const auto& c : comm_registry()) std::printf("  %s\n", to_string(c.kind));
   std::printf("model presets:\n");

@@ -268,7 +268,7 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
 // The peak FLOP/s of this device when the deck says `machine.profile: measure`: each
 // rank calibrates its own core; the mean is used.
 double measured_peak(Comm& world, Device& device) {
-  double tflops = measure_gemm_tflops(device);
+  double tflops = measure_peak_tflops(device);
   world.all_reduce_sum(&tflops, 1);
   return tflops / world.size();
 }
@@ -313,6 +313,7 @@ std::string fom_line(const PointResult& p, const RunConfig& cfg) {
 PointResult run_one_point(const SweepPoint& point, const std::string& skipped, RunSetup& s, double& peak) {
   RunConfig cfg = point.config;
   s.device->set_precision(cfg.run.dtype);
+  s.device->set_attention_kernels(cfg.attention.kernels);
   if (cfg.machine.measures_peak() && cfg.machine.peak_tflops <= 0) {
     if (peak <= 0) peak = measured_peak(*s.world, *s.device);
     cfg.machine.peak_tflops = peak;

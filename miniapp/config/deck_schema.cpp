@@ -127,6 +127,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(enumeration("attention.bwd_comm", &R::attention, &AttentionConfig::bwd_comm));
   k.push_back(integer("attention.block_q", &R::attention, &AttentionConfig::block_q, 1));
   k.push_back(integer("attention.block_k", &R::attention, &AttentionConfig::block_k, 1));
+  k.push_back(enumeration("attention.kernels", &R::attention, &AttentionConfig::kernels));
 
   k.push_back(enumeration("run.mode", &R::run, &RunSettings::mode));
   k.push_back(member_key("run.fwd_only", &R::run, &RunSettings::fwd_only, Kind::boolean));
@@ -135,6 +136,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(enumeration("run.checkpointing", &R::run, &RunSettings::checkpointing));
   k.push_back(enumeration("run.grad_reduce", &R::run, &RunSettings::grad_reduce));
   k.push_back(enumeration("run.dtype", &R::run, &RunSettings::dtype));
+  k.push_back(real("run.loss_scale", &R::run, &RunSettings::loss_scale, 0, false));
   k.push_back(enumeration("run.device", &R::run, &RunSettings::device));
   k.push_back(enumeration("run.comm", &R::run, &RunSettings::comm));
   k.push_back(integer("run.seed", &R::run, &RunSettings::seed, 0));

@@ -113,6 +113,23 @@ const char* to_string(Reference r) {
   return "?";
 }
 
+const char* to_string(AttentionKernels k) {
+  switch (k) {
+    case AttentionKernels::automatic:
+      return "auto";
+    case AttentionKernels::sm80:
+      return "sm80";
+    case AttentionKernels::sm90:
+      return "sm90";
+  }
+  return "?";
+}
+
+double RunConfig::loss_scale() const {
+  if (run.loss_scale > 0) return run.loss_scale;
+  return run.dtype == DType::f16 ? 65536.0 : 1.0;
+}
+
 bool MachineConfig::measures_peak() const { return profile == measure_profile; }
 
 int64_t ModelShape::n_params() const {

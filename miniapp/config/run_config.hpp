@@ -16,6 +16,10 @@ enum class BwdComm { q, kv };                       // burst: what travels in th
 enum class DeviceKind { kokkos, cuda };
 enum class CommKind { mpi, nccl };
 enum class Reference { fp64, single_device };
+// The flash attention kernels on a GPU, one family per architecture as FlashAttention-3
+// pairs an sm80 and an sm90 mainloop: auto takes the one measured fastest and VALID on the
+// GPU at hand (docs of the NVIDIA path, "Kernel families").
+enum class AttentionKernels { automatic, sm80, sm90 };
 
 // The deck's spellings ("single-device"), so printed values paste back into a deck.
 const char* to_string(Mode);
@@ -28,6 +32,7 @@ const char* to_string(BwdComm);
 const char* to_string(DeviceKind);
 const char* to_string(CommKind);
 const char* to_string(Reference);
+const char* to_string(AttentionKernels);
 
 // How many values each enum has (its values are 0..n-1), for parsing by name.
 constexpr int enum_size(Mode) { return 2; }
@@ -40,6 +45,7 @@ constexpr int enum_size(BwdComm) { return 2; }
 constexpr int enum_size(DeviceKind) { return 2; }
 constexpr int enum_size(CommKind) { return 2; }
 constexpr int enum_size(Reference) { return 2; }
+constexpr int enum_size(AttentionKernels) { return 3; }
 
 // Shape of the decoder layer stack (Llama style, GQA).
 struct ModelShape {
@@ -74,6 +80,7 @@ struct AttentionConfig {
   BwdComm bwd_comm = BwdComm::q;  // burst: q (BurstAttention backward) | kv (ring backward)
   int block_q = 256;              // tile sizes of the block kernel (docs/nvidia.md, "Tiles")
   int block_k = 512;
+  AttentionKernels kernels = AttentionKernels::automatic;  // the cuda device's flash kernels
 };
 
 struct RunSettings {
@@ -87,6 +94,11 @@ struct RunSettings {
   // backward is done (LayerStack::step).
   GradReduce grad_reduce = GradReduce::overlap;
   DType dtype = DType::f32;
+  // The loss is multiplied by this before the backward, so that fp16 gradients stay above
+  // fp16's smallest normal (6.1e-5), as fp16 training's loss scaling does; a power of two,
+  // so that scaling and unscaling are exact. 0 = automatic: 65536 (the initial scale of
+  // PyTorch's GradScaler) in fp16, 1 in fp32 and bf16, whose exponent range is fp32's.
+  double loss_scale = 0;
   DeviceKind device = DeviceKind::kokkos;
   CommKind comm = CommKind::mpi;
   uint64_t seed = 1234;
@@ -139,6 +151,9 @@ struct RunConfig {
   TopologyConfig topology;
   BenchmarkConfig benchmark;
   OutputConfig output;
+
+  // run.loss_scale with automatic resolved.
+  double loss_scale() const;
 };
 
 }  // namespace minictx

@@ -1,6 +1,8 @@
 // Sweep expansion: the deck's lists become points (a cartesian product in deck order,
 // zipped keys moving together), each resolved to a RunConfig and validated.
+#include <cmath>
 #include <set>
+#include <sstream>
 
 #include "config/backend_catalog.hpp"
 #include "config/benchmark.hpp"
@@ -13,6 +15,12 @@ namespace {
 // Far more points than any benchmark campaign runs; a typo like a 1000-long list in
 // each of three keys would otherwise build a billion configurations.
 constexpr std::size_t max_points = 10000;
+
+// x = 2^e exactly: frexp's mantissa of a power of two is 0.5.
+bool is_power_of_two(double x) {
+  int e = 0;
+  return std::frexp(x, &e) == 0.5;
+}
 
 const DeckEntry* find_entry(const std::vector<DeckEntry>& entries, const std::string& key) {
   for (const auto& e : entries)
@@ -72,6 +80,16 @@ void check_point(const RunConfig& c,
     input_error(at({"attention.block_q", "attention.block_k", "run.device"}) +
                 ": attention.block_q/block_k are the host kernel's tiles; run.device cuda chooses its "
                 "own per head dim (the results' device_config names them)");
+  if (c.run.loss_scale != 0 && (c.run.loss_scale < 1 || !is_power_of_two(c.run.loss_scale))) {
+    std::ostringstream got;
+    got << c.run.loss_scale;
+    input_error(at({"run.loss_scale"}) + ": run.loss_scale must be 0 (automatic) or a power of two of at least 1 "
+                "(so that scaling the loss and unscaling its gradients are exact), got " + got.str());
+  }
+  if (c.run.device != DeviceKind::cuda && a.kernels != AttentionKernels::automatic)
+    input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " + to_string(a.kernels) +
+                " picks the cuda device's flash kernels; run.device " + to_string(c.run.device) +
+                " has one attention kernel (leave attention.kernels at auto)");
 }
 
 // A backend option the deck sets for a backend that does not read it would be silently

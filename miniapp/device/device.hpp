@@ -87,6 +87,9 @@ class Device {
   // (the host device computes in fp32 whatever the dtype).
   virtual void set_precision(DType dtype) { precision_ = dtype; }
   DType precision() const { return precision_; }
+  // The deck's attention.kernels: a device with kernel families (cuda) takes the one it
+  // names; the host device has one attention kernel, and the deck check keeps others away.
+  virtual void set_attention_kernels(AttentionKernels) {}
   // Whether the model's kernels below (the *_kernel members) read and write 16-bit
   // tensors themselves; the host's take fp32 only.
   virtual bool reads_16bit() const { return false; }
@@ -192,7 +195,7 @@ inline int64_t matrix_rows(const Tensor& t) { return matrix_cols(t) ? t.numel() 
 struct DeviceInfo {
   DeviceKind kind;
   std::unique_ptr<Device> (*create)();
-  const char* attention;  // which attention kernels serve which shapes (minictx list)
+  std::string attention;  // which attention kernels serve which shapes (minictx list)
 };
 const std::vector<DeviceInfo>& device_registry();
 std::unique_ptr<Device> make_device(DeviceKind kind);  // InputError if not compiled in

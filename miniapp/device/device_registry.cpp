@@ -22,10 +22,9 @@ const std::vector<DeviceInfo>& device_registry() {
        "attention: tiled flash kernel, CBLAS GEMMs on attention.block_q x block_k tiles, fp32"},
 #ifdef MINICTX_HAVE_CUDA
       {DeviceKind::cuda, create<CudaDevice>,
-       "attention: flash-mma (tensor cores, sm_80+) for head dims 64 and 128 in bf16/fp16, "
-       "on Hopper's wgmma with MINICTX_FLASH_FWD/MINICTX_FLASH_BWD=wgmma (sm_90a), fed by TMA "
-       "with =wgmma_tma; "
-       "SIMT kernel for fp32 and other head dims (up to 128)"},
+       "attention: flash kernels on tensor cores for head dims 64 and 128 in bf16/fp16, by "
+       "attention.kernels (auto: sm90 where it runs, else sm80) among " +
+           cuda::kernel_families_summary() + "; SIMT kernel for fp32 and other head dims (up to 128)"},
 #endif
   };
   return devices;

@@ -7,12 +7,14 @@ apart); the Hopper kernels (--wgmma) must hold wgmma.mma_async where the archite
 90a (elsewhere they are not built), spill no register, and ptxas must not serialise their
 wgmma operations for want of registers (its note C7512); those pipelined as
 FlashAttention-3 (--pipelined) must keep a product in flight (wgmma.wait_group 1) and the
-consumers' turns (bar.arrive). Where cuobjdump is installed (a
+consumers' turns (bar.arrive). An mma.sync kernel may spill only what --known-spill lists
+for it (by kernel and architecture, at most that many bytes), so a new spill fails. Where
+cuobjdump is installed (a
 full CUDA toolkit) the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers
 and spills per kernel, from ptxas -v, are printed for docs/performance.md.
 
   check_tensor_cores.py --nvcc NVCC --include DIR --arch 80 --arch 90a \
-      --flash flash_fwd.cu --flash flash_bwd.cu --wgmma flash_fwd_wgmma.cu \
+      --flash flash_fwd.cu --flash flash_bwd.cu --wgmma flash_fwd_tma.cu \
       --simt attention_kernels.cu --work DIR
 """
 import argparse
@@ -95,10 +97,20 @@ parser.add_argument("--wgmma", action="append", default=[])
 # Hopper kernels pipelined as FlashAttention-3 (one of the --wgmma sources): a product left
 # in flight while the softmax runs (wgmma.wait_group 1) and the consumers' turns (bar.arrive).
 parser.add_argument("--pipelined", action="append", default=[])
+# KERNEL@ARCH=BYTES: a spill of the mma.sync kernels measured and accepted, e.g.
+# "flash_fwd_kernel<128, 4, 32, 2, false>@90a=28".
+parser.add_argument("--known-spill", action="append", default=[])
 parser.add_argument("--work", required=True)
 args = parser.parse_args()
 if not set(args.pipelined) <= set(args.wgmma):
     sys.exit("check_tensor_cores: a --pipelined source must be a --wgmma source")
+
+known_spill = {}
+for entry in args.known_spill:
+    m = re.fullmatch(r"(.+)@(\w+)=(\d+)", entry)
+    if not m:
+        sys.exit(f"check_tensor_cores: --known-spill takes KERNEL@ARCH=BYTES, got '{entry}'")
+    known_spill[(m.group(1), m.group(2))] = int(m.group(3))
 
 failures = []
 sass_checked = False
@@ -124,6 +136,10 @@ for arch in args.arch:
                     failures.append(f"{short(name)} sm_{arch}: HMMA {'missing from' if tensor_cores else 'in'} its SASS")
         for name, (regs, spill) in resources(log).items():
             print(f"| {short(name)} | sm_{arch} | {regs} | {spill} |")
+            allowed = known_spill.get((short(name), arch), 0)
+            if tensor_cores and spill > allowed:
+                failures.append(f"{short(name)} sm_{arch}: {spill} bytes of register spills "
+                                f"({allowed} known)")
 
 for arch in [a for a in args.arch if a == "90a"]:
     for source in args.wgmma:

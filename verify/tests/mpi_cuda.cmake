@@ -32,14 +32,20 @@ foreach(_arch ${CMAKE_CUDA_ARCHITECTURES})
   string(REGEX REPLACE "-.*" "" _arch ${_arch})
   list(APPEND _archs --arch ${_arch})
 endforeach()
+# The mma.sync kernels' spills as ptxas (CUDA 13.0) reports them: D = 128's forward (its
+# 32-query warps hold two m-tiles of O) and, on sm_90a, its dK/dV step. Any other spill fails.
+set(_known_spills "")
+foreach(_causal false true)
+  list(APPEND _known_spills --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_causal}>@80=60"
+       --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_causal}>@90a=28"
+       --known-spill "flash_bwd_kernel<128, 8, 32, ${_causal}>@90a=8")
+endforeach()
 add_test(NAME flash_kernels_use_tensor_cores
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_tensor_cores.py --nvcc ${CMAKE_CUDA_COMPILER}
                  --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd.cu
-                 --flash ${_kernels}/flash_bwd.cu --wgmma ${_kernels}/flash_fwd_wgmma.cu
-                 --wgmma ${_kernels}/flash_bwd_wgmma.cu --wgmma ${_kernels}/flash_fwd_tma.cu
-                 --wgmma ${_kernels}/flash_bwd_tma.cu
-                 --wgmma ${_kernels}/flash_bwd_dq_tma.cu --pipelined ${_kernels}/flash_fwd_tma.cu
-                 --simt ${_kernels}/attention_kernels.cu
+                 --flash ${_kernels}/flash_bwd.cu --wgmma ${_kernels}/flash_fwd_tma.cu
+                 --wgmma ${_kernels}/flash_bwd_wgmma.cu --pipelined ${_kernels}/flash_fwd_tma.cu
+                 --simt ${_kernels}/attention_kernels.cu ${_known_spills}
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
 set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES LABELS nogpu TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "tensor cores ok")
@@ -51,7 +57,7 @@ set_tests_properties(ring_timeline_cuda PROPERTIES PASS_REGULAR_EXPRESSION "ring
                      TIMEOUT 300)
 add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
 set_tests_properties(cuda_listed PROPERTIES LABELS nogpu TIMEOUT 60
-                     PASS_REGULAR_EXPRESSION "devices:\n  kokkos +[^\n]*\n  cuda +attention: flash-mma[^\n]*\ncomms:\n  mpi\n  nccl\n")
+                     PASS_REGULAR_EXPRESSION "devices:\n  kokkos +[^\n]*\n  cuda +attention: flash kernels[^\n]*sm80: fwd flash-mma[^\n]*sm90: fwd flash-wgmma-tma[^\n]*\ncomms:\n  mpi\n  nccl\n")
 
 function(minictx_gpu_verify_test name ranks)
   minictx_verify_test(${name} ${ranks} GPU --set run.device=cuda ${ARGN})
@@ -106,12 +112,6 @@ add_test(NAME memory_estimate_covers_peak_cuda
                  $<TARGET_FILE:minictx> --set run.device=cuda)
 set_tests_properties(memory_estimate_covers_peak_cuda PROPERTIES LABELS gpu TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "estimates cover the peaks")
-
-# The flash kernels' family comes from the environment: an unknown one is refused.
-minictx_error_test(cuda_flash_bwd_unknown 1 "MINICTX_FLASH_BWD is 'fast'; it takes mma, wgmma or wgmma_tma" verify
-                   --set run.device=cuda --set run.dtype=bf16)
-set_tests_properties(error_cuda_flash_bwd_unknown PROPERTIES ENVIRONMENT MINICTX_FLASH_BWD=fast)
-set_property(TEST error_cuda_flash_bwd_unknown APPEND PROPERTY LABELS gpu)
 
 # Two ranks on a machine with one GPU: NCCL refuses, every rank says so once.
 minictx_error_test(cuda_nccl_shared_gpu 2 "comm nccl needs one GPU per rank" verify --set run.device=cuda

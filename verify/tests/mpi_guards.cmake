@@ -10,6 +10,11 @@ minictx_error_test(tile_cap 2 "attention.block_q = 2147483647 exceeds 65536" run
                    --set model.layers=1
                    --set model.d_model=64 --set model.heads=4 --set model.kv_heads=2 --set model.ffn_hidden=128
                    --set sequence.length=256 --set attention.block_q=2147483647 --set attention.block_k=2147483647)
+# attention.kernels picks the cuda device's kernel family: on the host device, refused.
+minictx_error_test(kernels_on_host 1 "attention.kernels sm90 picks the cuda device's flash kernels; run.device kokkos"
+                   run --set attention.kernels=sm90)
+minictx_error_test(loss_scale_power_of_two 1 "run.loss_scale must be 0 \\(automatic\\) or a power of two of at least 1"
+                   run --set run.loss_scale=1000)
 minictx_error_test(bench_memory_rows 1 "bench row at S=200000000, D=64: memory estimate .* exceeds" bench
                    --memory-seq 200000000)
 

@@ -53,35 +53,22 @@ bool wgmma_here() {
          cuda::flash_wgmma_available(prop.major, prop.minor);
 }
 
-// Why a test of the Hopper flash kernels cannot run here (nullptr: it can): they need a
-// GPU of compute capability 9.0, a build for sm_90a and a shape the flash kernels serve.
+// Why a test of the sm90 kernel family cannot run here (nullptr: it can): it needs a GPU
+// of compute capability 9.0, a build for sm_90a and a shape the flash kernels serve.
 const char* no_hopper_flash(DType dtype, int head_dim) {
   if (!wgmma_here()) return "needs a GPU of compute capability 9.0 and a build for sm_90a";
   if (dtype == DType::f32 || !cuda::flash_head_dim(head_dim)) return "not a flash shape";
   return nullptr;
 }
 
-// Runs `check` with these flash kernels, then goes back to mma.sync.
+// Runs `check` on this kernel family, then goes back to the sm80 family, which the tests
+// without a family in their name use on every GPU.
 template <class Check>
-void with_kernels(cuda::FlashKernels kernels, Check&& check) {
-  gpu().set_flash_kernels(kernels);
+void with_family(AttentionKernels family, Check&& check) {
+  gpu().set_attention_kernels(family);
   check();
-  gpu().set_flash_kernels({});
+  gpu().set_attention_kernels(AttentionKernels::sm80);
 }
-
-// The wgmma kernels, one pass at a time beside mma.sync in the other. The TMA-fed passes
-// have tests of their own: a trap (a barrier that never completes) ends the test's
-// process, and the failure is then named apart from the others.
-struct HopperKernels {
-  const char* name;
-  cuda::FlashKernels kernels;
-};
-const HopperKernels kWgmmaKernels[] = {
-    {"wgmma forward", {cuda::FlashFamily::wgmma, cuda::FlashFamily::mma}},
-    {"wgmma backward", {cuda::FlashFamily::mma, cuda::FlashFamily::wgmma}},
-};
-const cuda::FlashKernels kWgmmaTmaForward{cuda::FlashFamily::wgmma_tma, cuda::FlashFamily::mma};
-const cuda::FlashKernels kWgmmaTmaBackward{cuda::FlashFamily::mma, cuda::FlashFamily::wgmma_tma};
 
 void check_against_reference(const AttnCase& c) {
   gpu().set_precision(c.dtype);
@@ -132,29 +119,16 @@ void check_against_reference(const AttnCase& c) {
   gpu().set_precision(DType::f32);
 }
 
-TEST_P(CudaAttention, MatchesFp64Reference) { check_against_reference(GetParam()); }
-
-// The same with the forward, then the backward, on Hopper's warpgroup MMA, where the
-// flash kernels serve.
-TEST_P(CudaAttention, WgmmaMatchesFp64Reference) {
-  const AttnCase c = GetParam();
-  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
-  for (const HopperKernels& h : kWgmmaKernels) {
-    SCOPED_TRACE(h.name);
-    with_kernels(h.kernels, [&] { check_against_reference(c); });
-  }
+TEST_P(CudaAttention, MatchesFp64Reference) {
+  with_family(AttentionKernels::sm80, [&] { check_against_reference(GetParam()); });
 }
 
-// And with each TMA-fed pass.
-TEST_P(CudaAttention, WgmmaTmaForwardMatchesFp64Reference) {
+// The same on the sm90 family (the TMA-fed forward, the wgmma backward), where the flash
+// kernels serve.
+TEST_P(CudaAttention, Sm90MatchesFp64Reference) {
   const AttnCase c = GetParam();
   if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
-  with_kernels(kWgmmaTmaForward, [&] { check_against_reference(c); });
-}
-TEST_P(CudaAttention, WgmmaTmaBackwardMatchesFp64Reference) {
-  const AttnCase c = GetParam();
-  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
-  with_kernels(kWgmmaTmaBackward, [&] { check_against_reference(c); });
+  with_family(AttentionKernels::sm90, [&] { check_against_reference(c); });
 }
 
 std::vector<AttnCase> attention_cases() {
@@ -229,26 +203,14 @@ void check_masks_against_host(const MaskCase& c) {
         << names[j] << ": " << where_wrong(out[0][j], out[1][j], cols[j], d, tol);
 }
 
-TEST_P(CudaAttentionMask, PaddingAndZigzagMatchHost) { check_masks_against_host(GetParam()); }
-
-TEST_P(CudaAttentionMask, WgmmaPaddingAndZigzagMatchHost) {
-  const MaskCase c = GetParam();
-  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
-  for (const HopperKernels& h : kWgmmaKernels) {
-    SCOPED_TRACE(h.name);
-    with_kernels(h.kernels, [&] { check_masks_against_host(c); });
-  }
+TEST_P(CudaAttentionMask, PaddingAndZigzagMatchHost) {
+  with_family(AttentionKernels::sm80, [&] { check_masks_against_host(GetParam()); });
 }
 
-TEST_P(CudaAttentionMask, WgmmaTmaForwardPaddingAndZigzagMatchHost) {
+TEST_P(CudaAttentionMask, Sm90PaddingAndZigzagMatchHost) {
   const MaskCase c = GetParam();
   if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
-  with_kernels(kWgmmaTmaForward, [&] { check_masks_against_host(c); });
-}
-TEST_P(CudaAttentionMask, WgmmaTmaBackwardPaddingAndZigzagMatchHost) {
-  const MaskCase c = GetParam();
-  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
-  with_kernels(kWgmmaTmaBackward, [&] { check_masks_against_host(c); });
+  with_family(AttentionKernels::sm90, [&] { check_masks_against_host(c); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
@@ -424,34 +386,27 @@ TEST(CudaTma, ProbeTileHoldsTheTensorsRows) {
 }
 
 // Which kernel serves which head dim: the flash kernels for 64 and 128 in bf16/fp16 on
-// sm_80 and later, the SIMT kernel otherwise.
+// sm_80 and later, the SIMT kernel otherwise; auto is the sm90 family where it can run.
 TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
   cudaDeviceProp prop{};
   ASSERT_EQ(cudaGetDeviceProperties(&prop, gpu().gpu()), cudaSuccess);
   gpu().set_precision(DType::bf16);
   const bool tensor_cores = prop.major >= 8;
-  EXPECT_EQ(gpu().attention_kernel(128).rfind("fwd flash-mma 128x32, bwd flash-mma", 0) == 0, tensor_cores);
-  EXPECT_EQ(gpu().attention_kernel(64).rfind("fwd flash-mma 128x64, bwd flash-mma", 0) == 0, tensor_cores);
-  EXPECT_EQ(gpu().attention_kernel(96), "simt");
-  // The wgmma kernels where they can run; elsewhere asking for them is refused.
+  with_family(AttentionKernels::sm80, [&] {
+    EXPECT_EQ(gpu().attention_kernel(128), tensor_cores ? "fwd flash-mma 128x32, bwd flash-mma dk/dv 32x128 dq 64x32"
+                                                        : "simt");
+    EXPECT_EQ(gpu().attention_kernel(64).rfind("fwd flash-mma 128x64, bwd flash-mma", 0) == 0, tensor_cores);
+    EXPECT_EQ(gpu().attention_kernel(96), "simt");
+  });
   if (wgmma_here()) {
-    with_kernels(kWgmmaKernels[0].kernels, [&] {
-      EXPECT_EQ(gpu().attention_kernel(128).rfind("fwd flash-wgmma 64x64, bwd flash-mma", 0), 0u);
-    });
-    with_kernels(kWgmmaKernels[1].kernels, [&] {
-      EXPECT_EQ(gpu().attention_kernel(128), "fwd flash-mma 128x32, bwd flash-wgmma dk/dv 32x64 dq 64x64");
-    });
-    with_kernels(kWgmmaTmaForward, [&] {
-      EXPECT_EQ(gpu().attention_kernel(64).rfind("fwd flash-wgmma-tma 128x128, bwd flash-mma", 0), 0u);
-    });
-    with_kernels(kWgmmaTmaBackward, [&] {
-      EXPECT_EQ(gpu().attention_kernel(128),
-                "fwd flash-mma 128x32, bwd flash-wgmma-tma dk/dv 32x128 dq 128x128");
+    with_family(AttentionKernels::automatic, [&] {
+      EXPECT_EQ(gpu().attention_kernel(128), "fwd flash-wgmma-tma 128x128, bwd flash-wgmma dk/dv 32x64 dq 64x64");
+      EXPECT_EQ(gpu().attention_kernel(64).rfind("fwd flash-wgmma-tma 128x128, bwd flash-wgmma", 0), 0u);
     });
   } else {
-    EXPECT_THROW(gpu().set_flash_kernels({cuda::FlashFamily::mma, cuda::FlashFamily::wgmma}), InputError);
-    EXPECT_THROW(gpu().set_flash_kernels(kWgmmaTmaForward), InputError);
-    EXPECT_THROW(gpu().set_flash_kernels(kWgmmaTmaBackward), InputError);
+    with_family(AttentionKernels::automatic,
+                [&] { EXPECT_EQ(gpu().kernel_family().id, AttentionKernels::sm80); });
+    EXPECT_THROW(gpu().set_attention_kernels(AttentionKernels::sm90), InputError);
   }
   gpu().set_precision(DType::f32);
   EXPECT_EQ(gpu().attention_kernel(128), "simt");

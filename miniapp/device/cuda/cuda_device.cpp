@@ -3,7 +3,7 @@
 #include <mpi.h>
 
 #include <cmath>
-#include <cstdlib>
+#include <cstdint>
 #include <limits>
 #include <sstream>
 
@@ -43,18 +43,6 @@ cuda::Precision precision_of(DType t) {
 // A tensor as the kernels that take any dtype get it.
 cuda::In in(const Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
 cuda::Out out(Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
-
-// The flash kernel family an environment variable names: mma (also when unset), wgmma or
-// wgmma_tma.
-cuda::FlashFamily family_from_environment(const char* variable) {
-  const char* value = std::getenv(variable);
-  if (!value) return cuda::FlashFamily::mma;
-  const std::string name = value;
-  if (name == "mma") return cuda::FlashFamily::mma;
-  if (name == "wgmma") return cuda::FlashFamily::wgmma;
-  if (name == "wgmma_tma") return cuda::FlashFamily::wgmma_tma;
-  input_error(std::string(variable) + " is '" + name + "'; it takes mma, wgmma or wgmma_tma");
-}
 
 // Launch errors (bad configuration, missing kernel image) surface here, naming the op.
 void check_launch(const char* op) { cuda::check(cudaGetLastError(), op); }
@@ -100,20 +88,11 @@ CudaDevice::CudaDevice() : blocks_([](void* p) { cudaFree(p); }, BlockCache::Mem
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaMalloc(&dot_result_, sizeof(double)));
   gemm_ = std::make_unique<cuda::LtGemm>(stream_, memory());
-  cuda::FlashKernels kernels;
-  kernels.forward = family_from_environment("MINICTX_FLASH_FWD");
-  kernels.backward = family_from_environment("MINICTX_FLASH_BWD");
-  set_flash_kernels(kernels);
+  set_attention_kernels(AttentionKernels::automatic);
 }
 
-void CudaDevice::set_flash_kernels(cuda::FlashKernels kernels) {
-  const bool wgmma = kernels.forward != cuda::FlashFamily::mma || kernels.backward != cuda::FlashFamily::mma;
-  if (wgmma && !cuda::flash_wgmma_available(sm_major_, sm_minor_))
-    input_error(
-        "the wgmma flash kernels need a GPU of compute capability 9.0 and a build for CUDA "
-        "architecture 90a; this is sm_" +
-        std::to_string(sm_major_) + std::to_string(sm_minor_));
-  flash_kernels_ = kernels;
+void CudaDevice::set_attention_kernels(AttentionKernels kernels) {
+  family_ = &cuda::kernel_family(kernels, sm_major_, sm_minor_);
 }
 
 CudaDevice::~CudaDevice() {
@@ -140,7 +119,7 @@ std::string CudaDevice::description() const {
     << (total_bytes >> 20) << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000 << "."
     << (runtime % 1000) / 10 << ", driver " << driver / 1000 << "." << (driver % 1000) / 10 << ", cuBLASLt "
     << gemm_->version()
-    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_, flash_kernels_);
+    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_, *family_);
   return s.str();
 }
 
@@ -342,14 +321,24 @@ bool CudaDevice::flash(const AttnShape& s) const {
 }
 
 std::string CudaDevice::attention_kernel(int head_dim) const {
-  return cuda::attention_kernel_name(head_dim, precision_, sm_major_, shared_optin_, flash_kernels_);
+  return cuda::attention_kernel_name(head_dim, precision_, sm_major_, shared_optin_, *family_);
 }
 
 Tensor CudaDevice::flash_operand(const SeqBlock& blk, const AttnShape& s, int heads) {
   const Tensor& t = *blk.tensor;
   const int64_t width = int64_t(heads) * s.head_dim, rows = rows_per_batch(t, s, heads);
   if (t.dtype() == precision()) {
-    if (blk.begin == 0 && blk.len == rows) return t;
+    if (blk.begin == 0 && blk.len == rows) {
+      // Read in place: the kernels load 16 bytes at a time (cp.async, TMA), so the operand
+      // must start on a 16-byte boundary. A tensor packed into a ring block sits at an
+      // offset that the packing order keeps aligned; a packing that broke it would
+      // otherwise be a misaligned-address fault in the kernel.
+      if (reinterpret_cast<uintptr_t>(t.raw()) % 16 != 0)
+        fail(cuda::rank_label() + ": a 16-bit attention operand read in place starts at " +
+             std::to_string(reinterpret_cast<uintptr_t>(t.raw()) % 16) +
+             " bytes past a 16-byte boundary (the flash kernels load 16 bytes at a time)");
+      return t;
+    }
     Tensor part = alloc({int64_t(s.batch) * blk.len * width}, t.dtype());
     for (int64_t b = 0; b < s.batch; ++b)
       copy_rows(part, b * blk.len * width, width, t, (b * rows + blk.begin) * width, width, blk.len, width);
@@ -390,10 +379,7 @@ void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   // cache) once queued, which the stream orders after the kernel.
   const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
                v = flash_operand(blk.v, s, s.kv_heads);
-  const auto forward = flash_kernels_.forward == cuda::FlashFamily::wgmma_tma ? cuda::flash_fwd_tma
-                       : flash_kernels_.forward == cuda::FlashFamily::wgmma   ? cuda::flash_fwd_wgmma
-                                                                              : cuda::flash_fwd;
-  forward(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
+  family_->forward(a, q.raw(), k.raw(), v.raw(), blk.o->data(), blk.lse->data(), stream_);
   check_launch("attn_fwd");
 }
 
@@ -420,10 +406,7 @@ void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
   const SeqBlock dout{blk.dout, blk.q.begin, blk.q.len, blk.q.positions};
   const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
                v = flash_operand(blk.v, s, s.kv_heads), d = flash_operand(dout, s, s.heads);
-  const auto backward = flash_kernels_.backward == cuda::FlashFamily::wgmma_tma ? cuda::flash_bwd_tma
-                        : flash_kernels_.backward == cuda::FlashFamily::wgmma   ? cuda::flash_bwd_wgmma
-                                                                                : cuda::flash_bwd;
-  backward(a, q.raw(), k.raw(), v.raw(), d.raw(), blk.lse->data(), blk.delta->data(), blk.dq->data(),
+  family_->backward(a, q.raw(), k.raw(), v.raw(), d.raw(), blk.lse->data(), blk.delta->data(), blk.dq->data(),
            blk.dk->data(), blk.dv->data(), stream_);
   check_launch("attn_bwd");
 }

@@ -9,6 +9,7 @@
 #include "device/block_cache.hpp"
 #include "device/cuda/attention_kernels.hpp"
 #include "device/cuda/flash_attention.hpp"
+#include "device/cuda/kernel_families.hpp"
 #include "device/cuda/lt_gemm.hpp"
 #include "device/cuda/precision.hpp"
 #include "device/device.hpp"
@@ -54,12 +55,10 @@ class CudaDevice final : public Device {
 
   // Which attention kernel serves this head dim at the current precision (provenance).
   std::string attention_kernel(int head_dim) const;
-  // The flash kernels' family per pass: mma.sync by default, Hopper's wgmma with
-  // MINICTX_FLASH_FWD=wgmma / MINICTX_FLASH_BWD=wgmma in the environment, wgmma fed by TMA
-  // with =wgmma_tma (neither has yet run on a GPU). Refuses the Hopper families where
-  // flash_wgmma_available() says no.
-  void set_flash_kernels(cuda::FlashKernels);
-  cuda::FlashKernels flash_kernels() const { return flash_kernels_; }
+  // The flash kernel family (kernel_families.hpp) the deck's attention.kernels names;
+  // InputError where this GPU or build cannot run it.
+  void set_attention_kernels(AttentionKernels) override;
+  const cuda::KernelFamily& kernel_family() const { return *family_; }
   int gpu() const { return gpu_; }
   cudaStream_t stream() const { return stream_; }
 
@@ -98,7 +97,7 @@ class CudaDevice final : public Device {
   int gpu_ = 0;
   int gpu_count_ = 0;
   int sm_major_ = 0, sm_minor_ = 0;
-  cuda::FlashKernels flash_kernels_;
+  const cuda::KernelFamily* family_ = nullptr;
   int shared_optin_ = 0;  // opt-in shared memory per block, bytes
   cudaStream_t stream_ = nullptr;
   cuda::Precision precision_ = cuda::Precision::f32;

@@ -40,6 +40,8 @@ size_t flash_bwd_shared_bytes(int head_dim);
 
 void flash_fwd(const AttnArgs&, const void* q, const void* k, const void* v, float* o, float* lse,
                cudaStream_t);
+void flash_bwd(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
+               const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
 
 // Calls f(head dim, bf16) with the call's served head dim (64 or 128) and operand type as
 // compile-time constants (std::integral_constant), for launchers templated on both.
@@ -61,43 +63,17 @@ void for_flash_shape(const AttnArgs& a, F&& f) {
   }
 }
 
-// The kernel family of each pass where the flash kernels serve: mma.sync (flash_fwd.cu,
-// flash_bwd.cu; sm_80 and later), Hopper's warpgroup MMA (flash_fwd_wgmma.cu,
-// flash_bwd_wgmma.cu; sm_90a), or warpgroup MMA fed by TMA from a producer warpgroup
-// (flash_fwd_tma.cu, flash_bwd_tma.cu and flash_bwd_dq_tma.cu; sm_90a).
-enum class FlashFamily { mma, wgmma, wgmma_tma };
-struct FlashKernels {
-  FlashFamily forward = FlashFamily::mma, backward = FlashFamily::mma;
-};
-// Whether the wgmma (and wgmma_tma) kernels can run here: the build holds sm_90a code
-// (CUDA architecture 90a) and the GPU is compute capability 9.0.
+// Whether Hopper's kernels (flash_fwd_tma.cu, flash_bwd_wgmma.cu) can run here: the build
+// holds sm_90a code (CUDA architecture 90a) and the GPU is compute capability 9.0.
 bool flash_wgmma_available(int sm_major, int sm_minor);
-FlashTiles flash_fwd_wgmma_tiles(int head_dim);
-FlashTiles flash_bwd_wgmma_tiles(int head_dim);
-void flash_fwd_wgmma(const AttnArgs&, const void* q, const void* k, const void* v, float* o, float* lse,
-                     cudaStream_t);
+// The TMA-fed forward on warpgroup MMA, and its tiles (the other passes' are flash_tiles').
 FlashTiles flash_fwd_tma_tiles(int head_dim);
 void flash_fwd_tma(const AttnArgs&, const void* q, const void* k, const void* v, float* o, float* lse,
                    cudaStream_t);
+// The backward on warpgroup MMA (a dK/dV pass, then a dQ pass), and its tiles.
+FlashTiles flash_bwd_wgmma_tiles(int head_dim);
 void flash_bwd_wgmma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
                      const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
-// The TMA-fed backward's second pass, dQ, and `t` with its tiles.
-void flash_bwd_dq_tma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
-                      const float* lse, const float* delta, float* dq, cudaStream_t);
-FlashTiles with_dq_tma_tiles(FlashTiles t);
-FlashTiles flash_bwd_tma_tiles(int head_dim);
-void flash_bwd_tma(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
-                   const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
-
-// The kernels that serve (head_dim, precision): "simt", or the flash family of each pass
-// with its tiles.
-std::string attention_kernel_name(int head_dim, Precision, int sm_major, int shared_bytes_optin,
-                                  FlashKernels);
-// Which kernels this GPU uses for each head dim in bf16/fp16, for the provenance
-// (device_config); fp32 always takes the SIMT kernel.
-std::string attention_kernels_summary(int sm_major, int shared_bytes_optin, FlashKernels);
-void flash_bwd(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
-               const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
 
 // dst[b, r, :] = src[b, begin + r, :] for r < len, rounded to 16 bits (bf16 or fp16):
 // src has src_rows rows of `width` floats per batch, dst len rows.

@@ -5,9 +5,7 @@
 #include "device/cuda/flash_rows.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
 
-// The backward's per-tile work on Hopper's warpgroup MMA, each step shared by the kernel
-// that loads its tiles with cp.async (flash_bwd_wgmma.cu) and the one fed by TMA
-// (flash_bwd_tma.cu, flash_bwd_dq_tma.cu).
+// The backward's per-tile work on Hopper's warpgroup MMA (flash_bwd_wgmma.cu).
 // - dK/dV, one query tile for a warpgroup's 64 keys: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ from shared
 //   memory, Pᵀ and dSᵀ formed and rounded in registers, then dV += Pᵀ dO and dK += dSᵀ Q
 //   with the same Q and dO tiles read transposed.

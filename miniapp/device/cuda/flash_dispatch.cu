@@ -39,33 +39,6 @@ bool flash_wgmma_available(int sm_major, int sm_minor) {
 #endif
 }
 
-std::string attention_kernel_name(int head_dim, Precision p, int sm_major, int shared_bytes_optin,
-                                  FlashKernels kernels) {
-  if (!flash_serves(head_dim, p, sm_major, shared_bytes_optin)) return "simt";
-  auto tile = [](int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); };
-  auto family = [](FlashFamily f) {
-    return f == FlashFamily::wgmma_tma ? "flash-wgmma-tma"
-           : f == FlashFamily::wgmma   ? "flash-wgmma"
-                                       : "flash-mma";
-  };
-  const FlashTiles f = kernels.forward == FlashFamily::wgmma_tma ? flash_fwd_tma_tiles(head_dim)
-                       : kernels.forward == FlashFamily::wgmma   ? flash_fwd_wgmma_tiles(head_dim)
-                                                                 : flash_tiles(head_dim);
-  const FlashTiles b = kernels.backward == FlashFamily::wgmma_tma ? flash_bwd_tma_tiles(head_dim)
-                       : kernels.backward == FlashFamily::wgmma   ? flash_bwd_wgmma_tiles(head_dim)
-                                                                  : flash_tiles(head_dim);
-  return std::string("fwd ") + family(kernels.forward) + " " + tile(f.fwd_q, f.fwd_k) + ", bwd " +
-         family(kernels.backward) + " dk/dv " + tile(b.bwd_q, b.bwd_k) + " dq " + tile(b.dq_q, b.dq_k);
-}
-
-std::string attention_kernels_summary(int sm_major, int shared_bytes_optin, FlashKernels kernels) {
-  std::string s = "bf16/fp16 ";
-  for (int d : kFlashHeadDims)
-    s += "head_dim " + std::to_string(d) + " " +
-         attention_kernel_name(d, Precision::bf16, sm_major, shared_bytes_optin, kernels) + "; ";
-  return s + "other head dims simt; fp32 simt";
-}
-
 void to_16bit(const float* src, int batch, int64_t src_rows, int64_t begin, int64_t len, int64_t width,
               Precision p, void* dst, cudaStream_t stream) {
   const int64_t width4 = width / 4, total4 = int64_t(batch) * len * width4;

@@ -8,9 +8,8 @@
 #include "device/cuda/wgmma_fragments.cuh"
 
 // The forward's work on one key tile for a warpgroup's 64 queries on Hopper's warpgroup
-// MMA, shared by the kernel that loads its tiles with cp.async (flash_fwd_wgmma.cu) and
-// the one fed by TMA (flash_fwd_tma.cu): S = QKᵀ from shared memory, the mask and the
-// online softmax in registers, O += PV with P in registers and V from shared memory.
+// MMA (flash_fwd_tma.cu): S = QKᵀ from shared memory, the mask and the online softmax in
+// registers, O += PV with P in registers and V from shared memory.
 namespace minictx::cuda::attn {
 
 // A thread's two query rows (group and group + 8 of its warp's 16): their positions, the
@@ -43,9 +42,9 @@ __device__ __forceinline__ WgmmaForwardRows<kD> wgmma_forward_rows(const AttnArg
 }
 
 // The steps of one key tile t (kBc keys) for the warpgroup whose 64 query rows start at
-// q_rows in a Q tile of kQRows rows. A kernel either runs them in order on each tile
-// (wgmma_forward_tile) or, as FlashAttention-3 does, issues tile t's scores and tile
-// t − 1's PV product together and runs tile t's softmax while the PV product is in flight.
+// q_rows in a Q tile of kQRows rows. As FlashAttention-3 does, the kernel issues tile t's
+// scores and tile t − 1's PV product together and runs tile t's softmax while the PV
+// product is in flight.
 
 // Issues S = QKᵀ against the swizzled K tile kt, as one committed wgmma group; S is the
 // warpgroup's to read once that group is waited for.
@@ -100,26 +99,6 @@ __device__ __forceinline__ void issue_values(float (&acc)[1][kD / 8][4], uint32_
   for (int kc = 0; kc < kBc / 16; ++kc)
     wgmma::mma_rs<kD, kBf16>(acc[0], pa[kc], wgmma::mn_major<kBc>(vt, kc));
   wgmma::commit();
-}
-
-// The steps in order on key tile t at swizzled K and V tiles kt, vt, each product waited
-// for before the next step.
-template <int kQRows, int kBc, int kD, bool kBf16>
-__device__ __forceinline__ void wgmma_forward_tile(WgmmaForwardRows<kD>& r, uint32_t q_rows, uint32_t kt,
-                                                   uint32_t vt, const int64_t* kp, int t, int64_t first_query,
-                                                   const AttnArgs& a, float scale_log2, int tig) {
-  float s[1][kBc / 8][4];
-  issue_scores<kQRows, kBc, kD, kBf16>(s, q_rows, kt);
-  wgmma::wait<0>();
-  wgmma::fence_operands(s[0]);
-  score_softmax<kBc, kD>(s, r, kp, t, first_query, a, scale_log2, tig,
-                         [&](int rr, float factor) { rescale_row<1, kD>(r.acc, rr, factor); });
-  uint32_t pa[kBc / 16][4];
-  probabilities_as_a<kBc, kBf16>(s, pa);
-  issue_values<kBc, kD, kBf16>(r.acc, pa, vt);
-  wgmma::wait<0>();
-  wgmma::fence_operands(r.acc[0]);
-  wgmma::fence_operands(pa);
 }
 
 }  // namespace minictx::cuda::attn

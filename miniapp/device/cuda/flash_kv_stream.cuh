@@ -4,12 +4,11 @@
 #include "device/cuda/tma_pipeline.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
 
-// The key/value side of the TMA-fed kernels that own a query tile and walk its key tiles
-// (the forward, flash_fwd_tma.cu, and the dQ pass, flash_bwd_dq_tma.cu): a ring of kStages
-// stages of one K and one V tile of kKeyTile keys, which one producer thread fills with
-// TMA and every consumer warp frees, K and V apart (the forward is done with K before
-// V); and one barrier for the tiles the block loads once (its Q tile, and for dQ its dO
-// tile). Shared memory: the K tiles, then the V tiles, at 1024-byte aligned addresses; the
+// The key/value side of the TMA-fed forward (flash_fwd_tma.cu), which owns a query tile
+// and walks its key tiles: a ring of kStages stages of one K and one V tile of kKeyTile
+// keys, which one producer thread fills with TMA and every consumer warp frees, K and V
+// apart (the forward is done with K before V); and one barrier for the tile the block
+// loads once (its Q tile). Shared memory: the K tiles, then the V tiles, at 1024-byte aligned addresses; the
 // barriers elsewhere (8-byte aligned).
 namespace minictx::cuda::tma {
 
@@ -91,7 +90,7 @@ struct QueryBlock {
   static constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
   template <int kD>
   using Stream = KvStream<kStages, kKeyTile, kD, 4 * kConsumers>;
-  // One 16-bit [kRows, kD] tile the block keeps resident (Q, and for dQ also dO).
+  // One 16-bit [kRows, kD] tile the block keeps resident (its Q tile).
   template <int kD>
   static constexpr int kQueryTileBytes = kRows* kD * 2;
 

@@ -11,7 +11,7 @@
 // 2t, 2t + 1) in elements 0, 1 and (row group + 8, same columns) in elements 2, 3
 // (group = lane / 4, t = lane % 4). A thread's rows are numbered rr = 2·m-tile + (0: group,
 // 1: group + 8). The kernels on mma.sync (flash_fwd.cu, flash_bwd.cu) and on wgmma
-// (flash_fwd_wgmma.cu, flash_bwd_wgmma.cu) call these.
+// (flash_fwd_tma.cu, flash_bwd_wgmma.cu) call these.
 namespace minictx::cuda::attn {
 
 // What a block of kBr queries (forward, dQ pass) owns: batch b, query head h and its KV head g, the
