@@ -43,7 +43,8 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
       backend_(backend),
       timer_(timer),
       timeline_(timeline),
-      store_(cfg.run.dtype) {
+      store_(cfg.run.dtype),
+      grad_scale_(cfg.loss_scale()) {
   const ModelShape& m = cfg.model;
   const SequenceLayout& layout = backend.layout();
   shape_ = attention_shape(cfg, layout);
@@ -66,11 +67,12 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
   }
   x0_ = alloc_rows(m.d_model);
   fill_shard(dev_, x0_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, tensor_id::input_x);
-  // dL/dy is the loss coefficient over B·S real tokens; padded rows carry zero.
+  // dL/dy is the loss coefficient over B·S real tokens, times the loss scale (the
+  // backward's seed); padded rows carry zero.
   loss_coef_ = dev_.alloc({rows_, m.d_model});
   const double tokens = double(cfg.sequence.batch) * double(layout.real_len());
   fill_shard(dev_, loss_coef_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed,
-             tensor_id::loss_weight, 1.0 / tokens);
+             tensor_id::loss_weight, grad_scale_ / tokens);
   saved_.resize(size_t(m.layers));
 }
 
@@ -236,7 +238,7 @@ double LayerStack::step(bool with_backward) {
     }
   }
   y_ = x;
-  double loss = dev_.dot(loss_coef_, y_);
+  double loss = dev_.dot(loss_coef_, y_) / grad_scale_;
   comm_.all_reduce_sum(&loss, 1);
   if (!with_backward) return loss;
 

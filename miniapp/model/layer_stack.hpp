@@ -15,7 +15,8 @@ namespace minictx {
 
 // The Llama-style decoder stack on this rank's tokens:
 //   x → RMSNorm → QKV → RoPE → attention (the backend) → out-proj → +x
-//     → RMSNorm → SwiGLU MLP → + ; loss = (1/(B·S)) Σ c ∘ y over real tokens.
+//     → RMSNorm → SwiGLU MLP → + ; loss = (1/(B·S)) Σ c ∘ y over real tokens, scaled by
+//     the run's loss scale for the backward.
 // Weights, their gradients and the activations are stored in the run's dtype (16 bits
 // in a bf16/fp16 run, as a 16-bit training step keeps them); RMSNorm's 1/rms, the LSE
 // and the attention's accumulators (its output as the backend merges it, dq, dk, dv)
@@ -34,8 +35,11 @@ class LayerStack {
   double step(bool with_backward);
 
   const Tensor& output() const { return y_; }
+  // The gradients of the scaled loss (RunConfig::loss_scale()): grad_scale() times dL/d·,
+  // as a training step leaves them for its optimiser to unscale.
   const Tensor& input_grad() const { return dx_; }
   const Tensor& weight_grad(int layer, Weight w) const { return layers_[size_t(layer)].grad[size_t(w)]; }
+  double grad_scale() const { return grad_scale_; }
   int layers() const { return int(layers_.size()); }
   // Query rows (this rank's, over all layers) the distributed attention forward ran over
   // in the last step, recompute included: checkpointing's cost in attention.
@@ -84,6 +88,7 @@ class LayerStack {
   RingTimeline* timeline_;
   AttnShape shape_;
   DType store_;  // the storage type of weights, gradients and activations
+  double grad_scale_;
   std::vector<int64_t> positions_;
   int64_t rows_ = 0;        // B · local length
   int64_t first_half_ = 0;  // local rows per batch whose attention selective_half recomputes

@@ -124,11 +124,16 @@ Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
   const double loss = model.step(true);
   out.push_back({"outputs/loss", {1}, {loss}});
   out.push_back({"outputs/y", {batch, seq, dm}, rows(model.output())});
-  out.push_back({"grads/x", {batch, seq, dm}, rows(model.input_grad())});
+  // The gradients unscaled (exactly: the scale is a power of two).
+  auto unscaled = [&](std::vector<double> g) {
+    for (double& x : g) x /= model.grad_scale();
+    return g;
+  };
+  out.push_back({"grads/x", {batch, seq, dm}, unscaled(rows(model.input_grad()))});
   for (int l = 0; l < model.layers(); ++l)
     for (int w = 0; w < int(Weight::count); ++w) {
       const Tensor& g = model.weight_grad(l, Weight(w));
-      out.push_back({grad_name(l, Weight(w)), g.shape(), download(dev, g)});
+      out.push_back({grad_name(l, Weight(w)), g.shape(), unscaled(download(dev, g))});
     }
   return out;
 }

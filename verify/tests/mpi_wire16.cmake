@@ -34,3 +34,9 @@ foreach(_dtype bf16 fp16)
   minictx_verify_test(wire16_ring_model_p4_${_dtype} 4 ${_model} ${_dt} --set attention.backend=ring
                       --set attention.ring_type=zigzag --set sequence.length=201 --set sequence.batch=2)
 endforeach()
+# fp16 gradients of 2 × 1000 tokens at head dim 128: with the loss unscaled (run.loss_scale
+# 1), the softmax backward's gradients fall below fp16's smallest normal and dK misses its
+# tolerance; the automatic scale keeps them in range.
+minictx_verify_test(fp16_loss_scaled_model_p4 4 ${_model} --set run.dtype=fp16 --set model.heads=4
+                    --set model.kv_heads=2 --set model.head_dim=128 --set sequence.batch=2
+                    --set sequence.length=1000 --set attention.backend=ring)

@@ -132,6 +132,28 @@ TEST(LayerStack, HalfRecomputeChangesNeitherLossNorGradients) {
   }
 }
 
+// The loss scale multiplies the backward's seed and so every gradient, exactly (a power of
+// two, in fp32), and leaves the loss as it is; automatic is 65536 in fp16 alone.
+TEST(LayerStack, LossScaleScalesTheGradientsExactly) {
+  RunConfig cfg = tiny(45, true);
+  const Grads plain = run(cfg);
+  cfg.run.loss_scale = 1024;
+  const Grads scaled = run(cfg);
+  EXPECT_EQ(scaled.loss, plain.loss);
+  EXPECT_EQ(scaled.y, plain.y);
+  ASSERT_EQ(scaled.dwq.size(), plain.dwq.size());
+  for (size_t i = 0; i < plain.dwq.size(); ++i) ASSERT_EQ(scaled.dwq[i], 1024 * plain.dwq[i]) << i;
+  for (size_t i = 0; i < plain.dx.size(); ++i) ASSERT_EQ(scaled.dx[i], 1024 * plain.dx[i]) << i;
+  RunConfig automatic;
+  EXPECT_EQ(automatic.loss_scale(), 1.0);
+  automatic.run.dtype = DType::bf16;
+  EXPECT_EQ(automatic.loss_scale(), 1.0);
+  automatic.run.dtype = DType::f16;
+  EXPECT_EQ(automatic.loss_scale(), 65536.0);
+  automatic.run.loss_scale = 8;
+  EXPECT_EQ(automatic.loss_scale(), 8.0);
+}
+
 // The MPT counts: model = 3·(dense + attention) whatever the policy; the hardware count
 // adds the recompute (dense once, attention all, none or half of it; causal-exact: a
 // quarter, since the first half's queries see only the first half's keys).
