@@ -29,4 +29,14 @@ double measure_gemm_tflops(Device& device, int n, int repeats, BenchClock clock)
   return 2.0 * double(n) * n * n / best / 1e12;
 }
 
+double measure_peak_tflops(Device& device) {
+  constexpr int kLargest = 8192;
+  constexpr double kEnoughSeconds = 0.02;
+  for (int n = 1024;; n *= 2) {
+    const double tflops = measure_gemm_tflops(device, n);
+    const double seconds = 2.0 * double(n) * n * n / (tflops * 1e12);
+    if (n >= kLargest || seconds >= kEnoughSeconds) return tflops;
+  }
+}
+
 }  // namespace minictx
