@@ -11,7 +11,7 @@ are its notes; lines before its header and others that are not rows are skipped)
 directly. Prints per shape and pass: minictx's TFLOPS and fraction of its GEMM
 calibration, every SDPA backend's TFLOPS, and minictx / FA2 (SDPA's flash backend) and
 minictx / cuDNN. A shape one side did not measure shows '-'. Several labelled logs (one
-per kernel family, say, each run with its MINICTX_FLASH_FWD/BWD) give one table with each
+per kernel family, say, each run with its --kernels) give one table with each
 one's TFLOPS and ratios, the calibrations in the note below it. Standard library only.
 """
 import argparse

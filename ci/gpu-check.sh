@@ -2,24 +2,34 @@
 # The NVIDIA path on a GPU machine that has nvcc, CMake and python3 with PyTorch but none
 # of minictx's other dependencies: unpacks the Debian packages ci/fetch-gpu-debs.sh
 # downloaded into .gpu-debs (carried along), builds the cuda preset against them, runs
-# the gpu-labelled ctest suite (kernel tests; `minictx verify` of every backend at 1 and 4
-# ranks on the one GPU, bf16 and fp16) and the benchmarks (the bench stage ends with the
-# table of minictx's attention beside SDPA's; the hopper stage, on compute capability 9.0,
-# measures the opt-in wgmma and TMA-fed kernels the same way), and leaves logs and HDF5
-# results in $OUT (default outputs/gpu-check).
+# the gpu-labelled ctest suite, the layer-stack grid on each kernel family, the
+# sanitizers and the benchmarks beside PyTorch's, and leaves logs and HDF5 results in
+# $OUT (default outputs/gpu-check).
 #
 # Usage: ci/gpu-check.sh [stage...]
-#   stages: deps build test sanitize bench hopper (default: all, in order), and two for a
-#   short lease: kernels (the kernel tests alone, Hopper probes first) and acceptance
-#   (issue 12's grid, every kernel family beside SDPA, one table).
-# Each stage fits one device call (10 minutes; the bench stage's full grid only with the tensor-core
-# kernels: on SIMT ones set BENCH_SEQ=4096,16384) and prints its seconds; build outputs and the
-# SDPA table (kept in the build folder for the hopper stage) stay between calls on a warm
-# machine. `deps build kernels acceptance` fits one call (docs/nvidia.md, "On a GPU machine"). All
-# stages leave 8 files in $OUT (the device tool returns at most 8). DRY_RUN=1 stops after configuring (how CI-less machines check the script).
+#   deps        unpack the packages, configure the cuda preset
+#   build       build it
+#   kernels     the kernel tests alone (test_cuda_device), the Hopper probes first
+#   grid        `minictx verify` of inputs/gpu-flash-grid.yaml (every backend and layout,
+#               D 64 and 128, bf16 and fp16, each checkpointing policy, 4 ranks) and of
+#               `local` on 1 rank, once per kernel family the GPU runs
+#   acceptance  every kernel family's attention beside SDPA's backends (D = 128, H = 16,
+#               bf16, S 4k-64k, causal and full), one table
+#   test        the gpu-labelled ctest suite and the tensor-core check
+#   sanitize    compute-sanitizer memcheck and racecheck on the kernel tests
+#   layer       the llama-7b layer deck on each family beside eager PyTorch, one table
+#   bench       the default family's grid (D 64 and 128) beside SDPA, and the layer deck
+# Default: deps build test sanitize bench. For a 15-minute lease, two calls:
+#   ci/gpu-check.sh deps build kernels grid acceptance     (about 6 minutes)
+#   ci/gpu-check.sh test sanitize layer                    (about 5 minutes)
+# (docs/nvidia.md, "On a GPU machine").
+# Each stage prints its seconds, ends with a summary a person reads in a minute, and
+# writes at most 8 files to $OUT (the device tool returns at most 8). DRY_RUN=1 stops
+# after configuring (how CI-less machines check the script).
 # Environment: OUT, DEPS_PREFIX (/tmp/minictx-deps), DEBS (.gpu-debs), BUILD_DIR (build-cuda),
 #              BENCH_SEQ (4096,16384,32768,65536), BENCH_HEAD_DIMS (64,128; acceptance: 128): the grid,
-#              SDPA_BENCH (python3 ci/bench_torch_sdpa_gpu.py): the command that times SDPA.
+#              SDPA_BENCH (python3 ci/bench_torch_sdpa_gpu.py): the command that times SDPA,
+#              TORCH_LAYER (python3 ci/bench_torch_layer_gpu.py): the command that times the layer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -28,8 +38,9 @@ prefix=${DEPS_PREFIX:-/tmp/minictx-deps}
 debs=${DEBS:-$repo/.gpu-debs}
 build=${BUILD_DIR:-build-cuda}
 sdpa_bench=${SDPA_BENCH:-python3 ci/bench_torch_sdpa_gpu.py}
+torch_layer=${TORCH_LAYER:-python3 ci/bench_torch_layer_gpu.py}
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(deps build test sanitize bench hopper)
+[ ${#stages[@]} -gt 0 ] || stages=(deps build test sanitize bench)
 mkdir -p "$out"
 lib=$prefix/usr/lib/x86_64-linux-gnu
 
@@ -95,6 +106,9 @@ stage_deps() { unpack_deps; configure; }
 
 is_hopper() { [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; }
 
+# The kernel families (attention.kernels) this GPU runs: sm80 everywhere, sm90 on Hopper.
+families() { if is_hopper; then echo sm80 sm90; else echo sm80; fi; }
+
 stage_build() {
   [ -f "$build/CMakeCache.txt" ] || configure
   deps_env cmake --build "$build" -j "$(nproc)" 2>&1 | tail -n 40 | tee -a "$out/build.log"
@@ -110,18 +124,11 @@ stage_test() {
 
 # The kernel tests alone (test_cuda_device), the Hopper probes first: each names one wgmma
 # descriptor form or TMA tile convention on its own, so a wrong one shows before the
-# attention tests built on it fail. On compute capability 9.0, then `minictx verify` of the
-# layer stack on each opt-in Hopper family (both passes), 4 ranks sharing the GPU, at the
-# points of the gpu suite whose head dims the flash kernels serve (64: ring zigzag; 128:
-# Burst with dO sent beside Q), bf16 and fp16: whether each family is VALID where the
-# backends use it. Probes skipped on such a GPU fail the stage (a build without 90a would
-# otherwise pass it unseen). Bounded, so that a kernel that hangs still leaves the log.
+# attention tests built on it fail. Probes skipped on a compute capability 9.0 GPU fail the
+# stage (a build without 90a would otherwise pass it unseen). Bounded, so that a kernel
+# that hangs still leaves the log.
 stage_kernels() {
-  local tests=$build/verify/test_cuda_device probes='CudaWgmma.*:CudaTma.*' rc=0 family dtype points
-  local layers='run.device=cuda model.preset=tiny model.layers=2 sequence.length=1000 attention.ring_type=zigzag'
-  local d64='model.heads=4 model.kv_heads=2 model.head_dim=64 attention.backend=ring'
-  local d128='model.heads=2 model.kv_heads=1 model.head_dim=128 attention.backend=burst attention.bwd_comm=q'
-  d128+=' topology.ranks_per_node=2'
+  local tests=$build/verify/test_cuda_device probes='CudaWgmma.*:CudaTma.*' rc=0
   (nvidia-smi 2>&1 || true
     deps_env timeout 60 "$tests" --gtest_filter="$probes" --gtest_brief=1 2>&1 | tee /tmp/minictx-probes.log || rc=1
     deps_env timeout 240 "$tests" --gtest_filter="-$probes" --gtest_brief=1 2>&1 || rc=1
@@ -129,39 +136,49 @@ stage_kernels() {
       echo "gpu-check: kernels: the Hopper probes were skipped on a compute capability 9.0 GPU (a build without 90a?)"
       rc=1
     fi
-    if is_hopper; then
-      for family in wgmma wgmma_tma; do
-        points=()
-        for dtype in bf16 fp16; do
-          points+=(--point "$layers run.dtype=$dtype $d64"
-                   --point "$layers run.dtype=$dtype $d128")
-        done
-        echo "== minictx verify, MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family"
-        MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family deps_env timeout 120 "$prefix/usr/bin/mpiexec.hydra" \
-          -n 4 "$build/miniapp/minictx" verify "${points[@]}" 2>&1 || rc=1
-      done
-    fi
     exit $rc) | tee "$out/ctest-kernels.log"
 }
 
+# The layer stack on the flash kernels, once per family: inputs/gpu-flash-grid.yaml at 4
+# ranks sharing the GPU (every backend and ring layout, D 64 and 128, bf16 and fp16, batch
+# 2, a length no tile divides, each checkpointing policy), then `local` on 1 rank. Each
+# launch bounded; the summary counts VALID and INVALID points per family and launch, and
+# a launch's exit status is checked apart from its verdicts.
+stage_grid() {
+  local rc=0 family log=$out/verify-grid.log mpiexec=$prefix/usr/bin/mpiexec.hydra m=$build/miniapp/minictx
+  local local_sets=(--set attention.backend=local --set attention.ring_type=basic --set attention.ulysses_degree=1
+                    --set "run.checkpointing=[none,selective,selective_half]" --set "sweep.zip=[]"
+                    --set topology.ranks_per_node=0)
+  : >"$log"
+  for family in $(families); do
+    echo "== attention.kernels=$family: inputs/gpu-flash-grid.yaml, 4 ranks" | tee -a "$log"
+    deps_env timeout 240 "$mpiexec" -n 4 "$m" verify inputs/gpu-flash-grid.yaml \
+      --set attention.kernels="$family" >>"$log" 2>&1 || { rc=1; echo "exit status: failed" >>"$log"; }
+    echo "== attention.kernels=$family: local, 1 rank" | tee -a "$log"
+    deps_env timeout 120 "$mpiexec" -n 1 "$m" verify inputs/gpu-flash-grid.yaml --set attention.kernels="$family" \
+      "${local_sets[@]}" >>"$log" 2>&1 || { rc=1; echo "exit status: failed" >>"$log"; }
+  done
+  python3 ci/summarize-verify.py "$log" || rc=1
+  return $rc
+}
+
 # compute-sanitizer's memcheck and racecheck on kernel tests that reach every attention
-# kernel (flash forward, dK/dV and dQ at D = 64 and 128 in bf16 and fp16, GQA 8, masks by
-# padding and zigzag position; the SIMT fallback at D = 96) and the kernels that read and
-# write 16-bit tensors in place (flash operands, GEMM, element-wise and row kernels): each
-# must report no error. (The TMA backward hands the query vectors from producer lanes to
-# consumers through an mbarrier alone; should racecheck report a hazard on them, check
-# first whether it models mbarrier arrive/wait as synchronisation.)
+# kernel of every family (flash forward, dK/dV and dQ at D = 64 and 128 in bf16 and fp16,
+# GQA 8, masks by padding and zigzag position; the SIMT fallback at D = 96) and the kernels
+# that read and write 16-bit tensors in place (flash operands, GEMM, element-wise and row
+# kernels): each must report no error.
 stage_sanitize() {
   local filter='*bf16_h4kv2_d64_len1000_causal*:*bf16_h8kv1_d128_len515_causal*:*fp16_h4kv4_d128_len777_full*'
   filter+=':*fp16_h2kv2_d96_len200_causal*:*PaddingAndZigzagMatchHost/bf16_d64:*PaddingAndZigzagMatchHost/fp16_d128'
-  filter+=':CudaFlashOperands.*:CudaElementWise.ModelOperationsOn16BitTensorsMatchHost'
-  filter+=':CudaWgmma.*:CudaTma.*:*WgmmaPaddingAndZigzagMatchHost*:*WgmmaTma*PaddingAndZigzagMatchHost*'
+  filter+=':CudaFlashOperands.*:CudaElementWise.ModelOperationsOn16BitTensorsMatchHost:CudaWgmma.*:CudaTma.*'
   local tool log=/tmp/minictx-sanitize.log failed=0
   for tool in memcheck racecheck; do
-    echo "== compute-sanitizer --tool $tool" | tee -a "$out/ctest-gpu.log"
+    echo "== compute-sanitizer --tool $tool" | tee -a "$out/sanitize.log"
     deps_env timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/verify/test_cuda_device" \
       --gtest_filter="$filter" --gtest_brief=1 >"$log" 2>&1 || failed=1
-    tail -n 6 "$log" | tee -a "$out/ctest-gpu.log"
+    # The kernels with a report, by name, and the summary lines.
+    grep -oE '(Read|Write) access at [^(]*' "$log" | sort | uniq -c | sed 's/^/  /' | tee -a "$out/sanitize.log"
+    grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$log" | tee -a "$out/sanitize.log"
   done
   return $failed
 }
@@ -170,91 +187,71 @@ stage_sanitize() {
 machine_profile() {
   case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" in
     *H100*) echo h100-80gb ;;
+    *H200*) echo h200-141gb ;;
     *) echo measure ;;
   esac
 }
 
-# The attention kernels against their limit, in one job: `minictx bench --device cuda`
-# (forward and forward+backward over S × mask × head dim beside a bf16 cuBLASLt GEMM
-# calibration) and PyTorch SDPA's backends on the same grid, then the llama-7b layer deck;
-# last, ci/compare-attention-gpu.py prints the two side by side with the ratios (rebuilt
-# from bench-kernels.log and bench-sdpa.csv at will; not a file of its own).
-stage_bench() {
-  local m=$build/miniapp/minictx profile rc=0
-  local seq=${BENCH_SEQ:-4096,16384,32768,65536} dims=${BENCH_HEAD_DIMS:-64,128}
-  profile=$(machine_profile)
-  deps_env "$m" bench --device cuda --seq "$seq" --head-dim "$dims" -o "$out/bench-kernels.h5" --force 2>&1 |
-    tee "$out/bench-kernels.log" || rc=1
-  $sdpa_bench --seq "$seq" --head-dims "$dims" 2>&1 | tee "$out/bench-sdpa.csv" || rc=1
-  deps_env "$m" run inputs/gpu-layer.yaml --set machine.profile="$profile" -o "$out/gpu-layer.h5" --force \
-    2>&1 | tee "$out/bench-layer.log" || rc=1
-  # PyTorch's eager layer beside it (appended: $OUT already holds the 8 files that come back).
-  python3 ci/bench_torch_layer_gpu.py 2>&1 | tee -a "$out/bench-layer.log" || rc=1
-  cp "$out/bench-sdpa.csv" "$build/bench-sdpa.csv" 2>/dev/null || true  # for a later call's hopper stage
-  echo
-  python3 ci/compare-attention-gpu.py "$out/bench-kernels.log" "$out/bench-sdpa.csv" || rc=1
-  return $rc
-}
-
-# One kernel family's grid, both passes on it: bench_family FAMILY SEQ DIMS LOG. Bounded
-# (4 minutes, several times what a grid should take), so that a kernel that hangs costs the
-# lease one grid, not the call.
+# One kernel family's attention grid, both passes on it: bench_family FAMILY SEQ DIMS LOG.
+# Bounded (4 minutes, several times what a grid should take), so that a kernel that hangs
+# costs the lease one grid, not the call.
 bench_family() {
-  MINICTX_FLASH_FWD=$1 MINICTX_FLASH_BWD=$1 deps_env timeout 240 "$build/miniapp/minictx" bench --device cuda \
-    --seq "$2" --head-dim "$3" -o "/tmp/minictx-bench-$1.h5" --force 2>&1 | tee "$4"
+  deps_env timeout 240 "$build/miniapp/minictx" bench --device cuda --kernels "$1" --seq "$2" --head-dim "$3" \
+    -o "/tmp/minictx-bench-$1.h5" --force 2>&1 | tee "$4"
 }
 
-# The opt-in Hopper kernels (compute capability 9.0 only), both passes on each family in
-# turn: the kernel grid, its table beside SDPA's (this call's bench stage's, or the one an
-# earlier call kept in the build folder), and the llama-7b layer deck, all into
-# bench-hopper.log.
-stage_hopper() {
-  local m=$build/miniapp/minictx profile rc=0 family grid sdpa log=$out/bench-hopper.log
-  local seq=${BENCH_SEQ:-4096,16384,32768,65536} dims=${BENCH_HEAD_DIMS:-64,128}
-  if ! is_hopper; then
-    echo "gpu-check: hopper: not a compute capability 9.0 GPU, nothing to measure" | tee "$log"
-    return 0
-  fi
-  profile=$(machine_profile)
-  sdpa=$out/bench-sdpa.csv
-  [ -f "$sdpa" ] || sdpa=$build/bench-sdpa.csv
-  : >"$log"
-  for family in wgmma wgmma_tma; do
-    grid=/tmp/minictx-bench-$family.log
-    echo "== MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family" | tee -a "$log"
-    bench_family "$family" "$seq" "$dims" "$grid" | tee -a "$log" || rc=1
-    if [ -f "$sdpa" ]; then
-      python3 ci/compare-attention-gpu.py "$grid" "$sdpa" 2>&1 | tee -a "$log" || rc=1
-    else
-      echo "gpu-check: hopper: no SDPA table (run the bench stage first) for the comparison" | tee -a "$log"
-    fi
-    MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family deps_env "$m" run inputs/gpu-layer.yaml \
-      --set machine.profile="$profile" -o "/tmp/minictx-gpu-layer-$family.h5" --force 2>&1 | tee -a "$log" || rc=1
-  done
+# The default family's attention against its limit, in one job: `minictx bench --device
+# cuda` (forward and forward+backward over S × mask × head dim beside a bf16 cuBLASLt GEMM
+# calibration) and PyTorch SDPA's backends on the same grid, side by side with the ratios
+# (ci/compare-attention-gpu.py, rebuilt from bench-kernels.log and bench-sdpa.csv at will),
+# then the layer stage.
+stage_bench() {
+  local rc=0 seq=${BENCH_SEQ:-4096,16384,32768,65536} dims=${BENCH_HEAD_DIMS:-64,128}
+  bench_family auto "$seq" "$dims" "$out/bench-kernels.log" || rc=1
+  $sdpa_bench --seq "$seq" --head-dims "$dims" 2>&1 | tee "$out/bench-sdpa.csv" || rc=1
+  echo
+  python3 ci/compare-attention-gpu.py "auto=$out/bench-kernels.log" "$out/bench-sdpa.csv" || rc=1
+  stage_layer || rc=1
   return $rc
 }
 
-# Issue 12's acceptance in one job: each kernel family this GPU runs (flash-mma; on compute
-# capability 9.0 also flash-wgmma and flash-wgmma-tma, both passes on each), D = 128,
-# H = 16, bf16, S = 4k-64k, causal and full, then SDPA's backends on the same grid, and one
-# table of all of them with each family's ratios to FA2 and cuDNN (bench-acceptance.log;
-# the SDPA rows are also kept in the build folder for a later hopper stage).
+# The acceptance grid in one job: each kernel family this GPU runs, D = 128, H = 16, bf16,
+# S = 4k-64k, causal and full, then SDPA's backends on the same grid, and one table of all
+# of them with each family's ratios to FA2 and cuDNN (bench-acceptance.log).
 stage_acceptance() {
   local seq=${BENCH_SEQ:-4096,16384,32768,65536} dims=${BENCH_HEAD_DIMS:-128} rc=0 family grid
-  local log=$out/bench-acceptance.log sdpa=$build/bench-sdpa-acceptance.csv families=(mma) runs=()
-  ! is_hopper || families+=(wgmma wgmma_tma)
+  local log=$out/bench-acceptance.log sdpa=/tmp/minictx-sdpa-acceptance.csv runs=()
   : >"$log"
-  for family in "${families[@]}"; do
+  for family in $(families); do
     grid=/tmp/minictx-acceptance-$family.log
-    echo "== MINICTX_FLASH_FWD=$family MINICTX_FLASH_BWD=$family" | tee -a "$log"
+    echo "== attention.kernels=$family" | tee -a "$log"
     bench_family "$family" "$seq" "$dims" "$grid" | tee -a "$log" || rc=1
     runs+=("$family=$grid")
   done
   echo "== $sdpa_bench" | tee -a "$log"
   $sdpa_bench --seq "$seq" --head-dims "$dims" 2>&1 | tee "$sdpa" | tee -a "$log" || rc=1
-  [ -f "$build/bench-sdpa.csv" ] || cp "$sdpa" "$build/bench-sdpa.csv"
   echo | tee -a "$log"
   python3 ci/compare-attention-gpu.py "${runs[@]}" "$sdpa" 2>&1 | tee -a "$log" || rc=1
+  return $rc
+}
+
+# The llama-7b layer deck (16k and 32k tokens, bf16, 16-bit storage) on each kernel family
+# beside eager PyTorch's layer (ci/bench_torch_layer_gpu.py): one table of step time,
+# MFU and peak memory with the ratios to PyTorch (bench-layer.log).
+stage_layer() {
+  local rc=0 family profile log=$out/bench-layer.log runs=()
+  profile=$(machine_profile)
+  : >"$log"
+  for family in $(families); do
+    echo "== attention.kernels=$family" | tee -a "$log"
+    deps_env timeout 120 "$build/miniapp/minictx" run inputs/gpu-layer.yaml --set machine.profile="$profile" \
+      --set attention.kernels="$family" -o "/tmp/minictx-layer-$family.h5" --force 2>&1 | tee -a "$log" || rc=1
+    runs+=("$family=/tmp/minictx-layer-$family.h5")
+  done
+  echo "== $torch_layer" | tee -a "$log"
+  $torch_layer 2>&1 | tee /tmp/minictx-torch-layer.csv | tee -a "$log" || rc=1
+  echo | tee -a "$log"
+  python3 ci/compare-layer-gpu.py "${runs[@]}" /tmp/minictx-torch-layer.csv 2>&1 | tee -a "$log" || rc=1
   return $rc
 }
 
@@ -267,11 +264,12 @@ for s in "${stages[@]}"; do
     build) stage_build ;;
     test) stage_test || failed+=(test) ;;
     kernels) stage_kernels || failed+=(kernels) ;;
+    grid) stage_grid || failed+=(grid) ;;
+    layer) stage_layer || failed+=(layer) ;;
     sanitize) stage_sanitize || failed+=(sanitize) ;;
     bench) stage_bench || failed+=(bench) ;;
-    hopper) stage_hopper || failed+=(hopper) ;;
     acceptance) stage_acceptance || failed+=(acceptance) ;;
-    *) echo "gpu-check: unknown stage '$s' (deps build test sanitize bench hopper kernels acceptance)"; exit 2 ;;
+    *) echo "gpu-check: unknown stage '$s' (deps build kernels grid acceptance test sanitize layer bench)"; exit 2 ;;
   esac
   echo "gpu-check: stage $s took $((SECONDS - started)) s"
 done

@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
-"""ci/gpu-check.sh's measuring and short-lease stages on a machine without a GPU, against
-stand-ins: an nvidia-smi that reports compute capability 9.0 (then 8.0), a minictx that
-prints a `minictx bench --device cuda` table and names the kernel families it was asked
-for, a test_cuda_device that echoes its filter, an mpiexec that echoes its command line and
-the families, and an SDPA timer that prints a CSV.
+"""ci/gpu-check.sh's short-lease stages on a machine without a GPU, against stand-ins: an
+nvidia-smi that reports compute capability 9.0 (then 8.0), a minictx that prints a
+`minictx bench --device cuda` table, answers `verify` with a VALID (or INVALID) point and
+writes a results file for `run`, each naming the kernel family it was asked for, a
+test_cuda_device that echoes its filter, an mpiexec that runs its command, and SDPA and
+PyTorch-layer timers that print their CSVs.
 Checks that
-- hopper runs each opt-in family on both passes (grid, table beside the SDPA table an
-  earlier call kept in the build folder, layer deck), writes one file to $OUT, fails when
-  a run fails, says so when no SDPA table is there, and does nothing on another GPU;
-- acceptance runs every family the GPU has (three on 9.0, flash-mma alone on 8.0) and SDPA
-  on issue 12's grid (D = 128) and prints one table of them all, in one file, and fails
-  when a run fails;
-- kernels runs the Hopper probes before the other kernel tests, then (on 9.0 only)
-  `minictx verify` on each Hopper family, and fails when the tests fail or, on 9.0, when
-  the probes were skipped.
+- acceptance measures every family the GPU runs (sm80 and sm90 on 9.0, sm80 alone on 8.0)
+  and SDPA on the acceptance grid (D = 128) and prints one table of them all, in one file,
+  and fails when a run fails;
+- kernels runs the Hopper probes before the other kernel tests, and fails when the tests
+  fail or, on 9.0, when the probes were skipped;
+- grid verifies inputs/gpu-flash-grid.yaml at 4 ranks and `local` at 1 rank once per
+  family, prints the count of VALID points per launch, and fails on an INVALID point;
+- layer runs the layer deck on each family beside PyTorch's layer and prints one table
+  with the ratios.
 
   check_gpu_check_stages.py SOURCE_DIR"""
 import os
@@ -44,36 +45,62 @@ def executable(path, text):
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
 
 
-def run_stage(tmp, capability, minictx_rc=0, sdpa=True, stage="hopper", log_name="bench-hopper.log", tests_rc=0,
-              tests_say=""):
+MINICTX = """#!/bin/sh
+family=$(echo "$*" | sed -n 's/.*--kernels \\([a-z0-9]*\\).*/\\1/p;s/.*attention.kernels=\\([a-z0-9]*\\).*/\\1/p')
+echo "stand-in minictx $1 kernels=$family"
+case "$1" in
+  bench) cat {tmp}/bench.txt ;;
+  verify) echo "verify model backend=ring world=4 against fp64 at model.head_dim=64"
+          echo "| grads/layer0/wq | 0.1 | 0.1 | 0.1 | 0.005 | {verdict_row} |"
+          echo "{verdict}" ;;
+  run) out=$(echo "$*" | sed -n 's/.* -o \\([^ ]*\\).*/\\1/p')
+       {python} -c "
+import h5py, sys
+with h5py.File(sys.argv[1], 'w') as f:
+    f.attrs['format'] = 'minictx-results'
+    for i, (s, ms) in enumerate([(16384, 60.0), (32768, 160.0)]):
+        g = f.create_group(f'points/point_{{i}}')
+        g.attrs['index'] = i
+        g.attrs['skipped_reason'] = ''
+        g.create_group('labels').attrs['seq_len'] = str(s)
+        m = g.create_group('metrics').attrs
+        m['latency_ms'], m['mfu'], m['peak_memory_mb'] = ms, 0.5, 5000.0
+" "$out" ;;
+esac
+exit {rc}
+"""
+TORCH_LAYER = "seq_len,ms,tflops_mpt,mfu_mpt,peak_mem_gb\n16384,50.00,600.0,0.6000,4.50\n32768,128.00,680.0,0.6800,8.00"
+
+
+def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench-acceptance.log", tests_rc=0,
+              tests_say="", invalid=False):
     bin_dir, build, out = (os.path.join(tmp, d) for d in ("bin", "build", "out"))
     for d in (bin_dir, os.path.join(build, "miniapp"), os.path.join(build, "verify"), out):
         os.makedirs(d, exist_ok=True)
     for f in os.listdir(out):
         os.remove(os.path.join(out, f))
+    # The scripts' python3 is this test's (the one with h5py), as on the GPU machine.
+    executable(os.path.join(bin_dir, "python3"), f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
     executable(os.path.join(bin_dir, "nvidia-smi"),
                f"#!/bin/sh\ncase \"$*\" in *compute_cap*) echo {capability} ;; *name*) echo 'NVIDIA H100 80GB HBM3' ;; esac\n")
     with open(os.path.join(tmp, "bench.txt"), "w") as f:
         f.write(BENCH)
     executable(os.path.join(build, "miniapp", "minictx"),
-               "#!/bin/sh\necho \"stand-in minictx $1 fwd=$MINICTX_FLASH_FWD bwd=$MINICTX_FLASH_BWD\"\n"
-               f"[ \"$1\" = bench ] && cat {tmp}/bench.txt\nexit {minictx_rc}\n")
+               MINICTX.format(tmp=tmp, rc=minictx_rc, python=sys.executable,
+                              verdict="INVALID" if invalid else "VALID", verdict_row="NO" if invalid else "yes"))
     mpiexec_dir = os.path.join(tmp, "deps", "usr", "bin")
     os.makedirs(mpiexec_dir, exist_ok=True)
     executable(os.path.join(mpiexec_dir, "mpiexec.hydra"),
-               "#!/bin/sh\necho \"stand-in mpiexec fwd=$MINICTX_FLASH_FWD bwd=$MINICTX_FLASH_BWD $*\"\n")
+               "#!/bin/sh\necho \"stand-in mpiexec $*\"\nshift 2\nexec \"$@\"\n")
     executable(os.path.join(build, "verify", "test_cuda_device"),
                f"#!/bin/sh\necho \"stand-in tests $*\"\necho '{tests_say}'\nexit {tests_rc}\n")
     with open(os.path.join(tmp, "sdpa.py"), "w") as f:
         f.write(f"import sys\nprint('# stand-in sdpa', *sys.argv[1:])\nprint({SDPA!r})\n")
-    kept = os.path.join(build, "bench-sdpa.csv")
-    if sdpa:
-        with open(kept, "w") as f:
-            f.write(SDPA)
-    elif os.path.exists(kept):
-        os.remove(kept)
+    with open(os.path.join(tmp, "layer.py"), "w") as f:
+        f.write(f"print({TORCH_LAYER!r})\n")
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], OUT=out, BUILD_DIR=build,
-               DEPS_PREFIX=os.path.join(tmp, "deps"), SDPA_BENCH=f"{sys.executable} {tmp}/sdpa.py")
+               DEPS_PREFIX=os.path.join(tmp, "deps"), SDPA_BENCH=f"{sys.executable} {tmp}/sdpa.py",
+               TORCH_LAYER=f"{sys.executable} {tmp}/layer.py")
     run = subprocess.run(["bash", script, stage], capture_output=True, text=True, env=env, cwd=source)
     log_path = os.path.join(out, log_name)
     log = open(log_path).read() if os.path.exists(log_path) else ""
@@ -83,45 +110,21 @@ def run_stage(tmp, capability, minictx_rc=0, sdpa=True, stage="hopper", log_name
 with tempfile.TemporaryDirectory() as tmp:
     run, files, log = run_stage(tmp, "9.0")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert files == ["bench-hopper.log"], files
-    for family in ("wgmma", "wgmma_tma"):
-        assert f"== MINICTX_FLASH_FWD={family} MINICTX_FLASH_BWD={family}" in log, log
-        assert f"stand-in minictx bench fwd={family} bwd={family}" in log, log
-        assert f"stand-in minictx run fwd={family} bwd={family}" in log, log
-    # Each grid's table beside the kept SDPA table: 200 / 400 (FA2) and 200 / 500 (cuDNN).
-    assert log.count("| 4096 | causal | 128 | fwd | 200.0 | 0.364 | 400.0 | 500.0 | 0.500 | 0.400 |") == 2, log
-    assert "gpu-check: stage hopper took" in run.stdout, run.stdout
-
-    run, _, log = run_stage(tmp, "9.0", sdpa=False)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert log.count("no SDPA table (run the bench stage first)") == 2, log
-
-    run, _, _ = run_stage(tmp, "9.0", minictx_rc=1)
-    assert run.returncode != 0 and "failed stages: hopper" in run.stdout, run.stdout + run.stderr
-
-    run, files, log = run_stage(tmp, "8.0")
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "not a compute capability 9.0 GPU" in log and "stand-in" not in log, log
-
-    families = ("mma", "wgmma", "wgmma_tma")
-    run, files, log = run_stage(tmp, "9.0", stage="acceptance", log_name="bench-acceptance.log")
-    assert run.returncode == 0, run.stdout + run.stderr
     assert files == ["bench-acceptance.log"], files
-    for family in families:
-        assert f"stand-in minictx bench fwd={family} bwd={family}" in log, log
+    for family in ("sm80", "sm90"):
+        assert f"stand-in minictx bench kernels={family}" in log, log
     assert "# stand-in sdpa --seq 4096,16384,32768,65536 --head-dims 128" in log, log
-    assert ("| S | mask | D | pass | mma TFLOPS | wgmma TFLOPS | wgmma_tma TFLOPS | SDPA flash | SDPA cudnn "
-            "| mma / FA2 | mma / cuDNN | wgmma / FA2 | wgmma / cuDNN | wgmma_tma / FA2 | wgmma_tma / cuDNN |") in log, log
-    assert ("| 4096 | causal | 128 | fwd | 200.0 | 200.0 | 200.0 | 400.0 | 500.0 "
-            "| 0.500 | 0.400 | 0.500 | 0.400 | 0.500 | 0.400 |") in log, log
+    assert ("| S | mask | D | pass | sm80 TFLOPS | sm90 TFLOPS | SDPA flash | SDPA cudnn "
+            "| sm80 / FA2 | sm80 / cuDNN | sm90 / FA2 | sm90 / cuDNN |") in log, log
+    assert "| 4096 | causal | 128 | fwd | 200.0 | 200.0 | 400.0 | 500.0 | 0.500 | 0.400 | 0.500 | 0.400 |" in log, log
     assert "gpu-check: stage acceptance took" in run.stdout, run.stdout
 
-    run, _, log = run_stage(tmp, "8.0", stage="acceptance", log_name="bench-acceptance.log")
+    run, _, log = run_stage(tmp, "8.0")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "fwd=mma bwd=mma" in log and "fwd=wgmma" not in log, log
+    assert "kernels=sm80" in log and "kernels=sm90" not in log, log
     assert "| 4096 | causal | 128 | fwd | 200.0 | 0.364 | 400.0 | 500.0 | 0.500 | 0.400 |" in log, log
 
-    run, _, _ = run_stage(tmp, "9.0", minictx_rc=1, stage="acceptance", log_name="bench-acceptance.log")
+    run, _, _ = run_stage(tmp, "9.0", minictx_rc=1)
     assert run.returncode != 0 and "failed stages: acceptance" in run.stdout, run.stdout + run.stderr
 
     run, files, log = run_stage(tmp, "9.0", stage="kernels", log_name="ctest-kernels.log")
@@ -130,16 +133,6 @@ with tempfile.TemporaryDirectory() as tmp:
     probes = "stand-in tests --gtest_filter=CudaWgmma.*:CudaTma.* --gtest_brief=1"
     rest = "stand-in tests --gtest_filter=-CudaWgmma.*:CudaTma.* --gtest_brief=1"
     assert probes in log and rest in log and log.index(probes) < log.index(rest), log
-    # Then minictx verify on each Hopper family, after the kernel tests: 4 ranks, two points a dtype.
-    for family in ("wgmma", "wgmma_tma"):
-        line = next(x for x in log.splitlines() if x.startswith(f"stand-in mpiexec fwd={family} bwd={family} "))
-        assert " -n 4 " in line and " verify " in line and line.count("--point") == 4, line
-        assert line.count("model.head_dim=64") == 2 and line.count("model.head_dim=128") == 2, line
-        assert "run.dtype=bf16" in line and "run.dtype=fp16" in line, line
-        assert log.index(rest) < log.index(line), log
-
-    run, _, log = run_stage(tmp, "8.0", stage="kernels", log_name="ctest-kernels.log")
-    assert run.returncode == 0 and probes in log and "stand-in mpiexec" not in log, run.stdout + log
 
     run, _, _ = run_stage(tmp, "9.0", stage="kernels", log_name="ctest-kernels.log", tests_rc=1)
     assert run.returncode != 0 and "failed stages: kernels" in run.stdout, run.stdout + run.stderr
@@ -150,4 +143,28 @@ with tempfile.TemporaryDirectory() as tmp:
     assert run.returncode != 0 and "the Hopper probes were skipped" in log, run.stdout + log
     run, _, log = run_stage(tmp, "8.0", stage="kernels", log_name="ctest-kernels.log", tests_say=skipped)
     assert run.returncode == 0, run.stdout + log
+
+    # The grid: per family, the deck at 4 ranks and local at 1 rank, then the count table.
+    run, files, log = run_stage(tmp, "9.0", stage="grid", log_name="verify-grid.log")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert files == ["verify-grid.log"], files
+    for family in ("sm80", "sm90"):
+        assert f"| attention.kernels={family}: inputs/gpu-flash-grid.yaml, 4 ranks | 1 | 1 | 0 | ok |" in run.stdout
+        assert f"| attention.kernels={family}: local, 1 rank | 1 | 1 | 0 | ok |" in run.stdout, run.stdout
+    assert "stand-in mpiexec -n 4 " in log and "stand-in mpiexec -n 1 " in log, log
+    run, _, _ = run_stage(tmp, "8.0", stage="grid", log_name="verify-grid.log")
+    assert run.returncode == 0 and "sm90" not in run.stdout, run.stdout
+    run, _, _ = run_stage(tmp, "9.0", stage="grid", log_name="verify-grid.log", invalid=True)
+    assert run.returncode != 0 and "failed stages: grid" in run.stdout, run.stdout + run.stderr
+    assert "INVALID [attention.kernels=sm80: inputs/gpu-flash-grid.yaml, 4 ranks] model.head_dim=64" in run.stdout
+    assert "| grads/layer0/wq | 0.1 | 0.1 | 0.1 | 0.005 | NO |" in run.stdout, run.stdout
+
+    # The layer: each family's results beside PyTorch's, with the ratios.
+    run, files, log = run_stage(tmp, "9.0", stage="layer", log_name="bench-layer.log")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert files == ["bench-layer.log"], files
+    for family in ("sm80", "sm90"):
+        assert f"stand-in minictx run kernels={family}" in log, log
+        assert f"| 16384 | {family} | 60.00 | 50.0 % | 5000 | 50.00 | 60.0 % | 4608 | 1.200 | 1.085 |" in log, log
+        assert f"| 32768 | {family} | 160.00 | 50.0 % | 5000 | 128.00 | 68.0 % | 8192 | 1.250 | 0.610 |" in log, log
 print("gpu-check stages ok")

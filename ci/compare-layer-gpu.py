@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""minictx's layer step beside eager PyTorch's, measured in the same job: one table.
+
+  ci/compare-layer-gpu.py LABEL=RESULTS.h5 [LABEL=RESULTS.h5...] TORCH_CSV
+
+RESULTS.h5 is `minictx run inputs/gpu-layer.yaml` (one point per sequence length; the
+label names its kernel family, say); TORCH_CSV the output of ci/bench_torch_layer_gpu.py
+(seq_len,ms,tflops_mpt,mfu_mpt,peak_mem_gb; lines that are not rows are skipped). Both
+count FLOPs by minictx's MPT convention and memory in units of 2^20 bytes (PyTorch's GiB
+times 1024), so the columns compare directly. Prints per length and run: step time, MFU
+and peak memory, and their ratios to PyTorch's (time and memory: lower is better).
+Needs h5py.
+"""
+import csv
+import sys
+
+import h5py
+
+
+def read_minictx(path):
+    """{seq_len: (ms, mfu, peak MiB)} of the points that ran."""
+    rows = {}
+    with h5py.File(path, "r") as f:
+        if f.attrs.get("format") != "minictx-results":
+            sys.exit(f"compare-layer-gpu: {path} is not a minictx results file")
+        for g in f["points"].values() if "points" in f else []:
+            if g.attrs["skipped_reason"]:
+                continue
+            m = g["metrics"].attrs
+            rows[int(g["labels"].attrs["seq_len"])] = (float(m["latency_ms"]), float(m["mfu"]),
+                                                       float(m["peak_memory_mb"]))
+    return rows
+
+
+def read_torch(path):
+    """{seq_len: (ms, mfu, peak MiB)} from the CSV rows."""
+    rows = {}
+    with open(path) as f:
+        for r in csv.reader(f):
+            if len(r) == 5 and r[0].isdigit():
+                rows[int(r[0])] = (float(r[1]), float(r[3]), float(r[4]) * 1024)
+    return rows
+
+
+def main():
+    if len(sys.argv) < 3 or any("=" not in a for a in sys.argv[1:-1]):
+        sys.exit(__doc__)
+    runs = [(a.split("=", 1)[0], read_minictx(a.split("=", 1)[1])) for a in sys.argv[1:-1]]
+    torch = read_torch(sys.argv[-1])
+    print("| S | run | step (ms) | MFU | peak (MiB) | PyTorch step (ms) | PyTorch MFU | PyTorch peak (MiB) "
+          "| step / PyTorch | peak / PyTorch |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for s in sorted({s for _, rows in runs for s in rows} | set(torch)):
+        t = torch.get(s)
+        for label, rows in runs:
+            r = rows.get(s)
+            if r is None:
+                continue
+            ours = f"{r[0]:.2f} | {100 * r[1]:.1f} % | {r[2]:.0f}"
+            theirs = f"{t[0]:.2f} | {100 * t[1]:.1f} % | {t[2]:.0f} | {r[0] / t[0]:.3f} | {r[2] / t[2]:.3f}" \
+                if t else "- | - | - | - | -"
+            print(f"| {s} | {label} | {ours} | {theirs} |")
+
+
+main()
