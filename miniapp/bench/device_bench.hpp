@@ -21,7 +21,7 @@ struct DeviceBenchOptions {
   int heads = 16;  // query heads = kv heads, batch 1: the shapes of inputs/gpu-attention.yaml
   DType dtype = DType::bf16;
   AttentionKernels kernels = AttentionKernels::automatic;  // the flash kernel family
-  int64_t calibration_side = 8192;  // the square GEMM of the calibration
+  int64_t calibration_side = 8192;                         // the square GEMM of the calibration
   // Each row: one untimed call, then the best of at least min_reps calls and until
   // min_seconds were spent.
   double min_seconds = 1.0;

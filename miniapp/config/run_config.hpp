@@ -18,7 +18,7 @@ enum class CommKind { mpi, nccl };
 enum class Reference { fp64, single_device };
 // The flash attention kernels on a GPU, one family per architecture as FlashAttention-3
 // pairs an sm80 and an sm90 mainloop: auto takes the one measured fastest and VALID on the
-// GPU at hand (docs of the NVIDIA path, "Kernel families").
+// GPU at hand (docs/nvidia.md, "Kernel families").
 enum class AttentionKernels { automatic, sm80, sm90 };
 
 // The deck's spellings ("single-device"), so printed values paste back into a deck.

@@ -83,8 +83,10 @@ void check_point(const RunConfig& c,
   if (c.run.loss_scale != 0 && (c.run.loss_scale < 1 || !is_power_of_two(c.run.loss_scale))) {
     std::ostringstream got;
     got << c.run.loss_scale;
-    input_error(at({"run.loss_scale"}) + ": run.loss_scale must be 0 (automatic) or a power of two of at least 1 "
-                "(so that scaling the loss and unscaling its gradients are exact), got " + got.str());
+    input_error(at({"run.loss_scale"}) +
+                ": run.loss_scale must be 0 (automatic) or a power of two of at least 1 "
+                "(so that scaling the loss and unscaling its gradients are exact), got " +
+                got.str());
   }
   if (c.run.device != DeviceKind::cuda && a.kernels != AttentionKernels::automatic)
     input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " + to_string(a.kernels) +

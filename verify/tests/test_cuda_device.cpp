@@ -393,14 +393,15 @@ TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
   gpu().set_precision(DType::bf16);
   const bool tensor_cores = prop.major >= 8;
   with_family(AttentionKernels::sm80, [&] {
-    EXPECT_EQ(gpu().attention_kernel(128), tensor_cores ? "fwd flash-mma 128x32, bwd flash-mma dk/dv 32x128 dq 64x32"
-                                                        : "simt");
+    EXPECT_EQ(gpu().attention_kernel(128),
+              tensor_cores ? "fwd flash-mma 128x32, bwd flash-mma dk/dv 32x128 dq 64x32" : "simt");
     EXPECT_EQ(gpu().attention_kernel(64).rfind("fwd flash-mma 128x64, bwd flash-mma", 0) == 0, tensor_cores);
     EXPECT_EQ(gpu().attention_kernel(96), "simt");
   });
   if (wgmma_here()) {
     with_family(AttentionKernels::automatic, [&] {
-      EXPECT_EQ(gpu().attention_kernel(128), "fwd flash-wgmma-tma 128x128, bwd flash-wgmma dk/dv 32x64 dq 64x64");
+      EXPECT_EQ(gpu().attention_kernel(128),
+                "fwd flash-wgmma-tma 128x128, bwd flash-wgmma dk/dv 32x64 dq 64x64");
       EXPECT_EQ(gpu().attention_kernel(64).rfind("fwd flash-wgmma-tma 128x128, bwd flash-wgmma", 0), 0u);
     });
   } else {

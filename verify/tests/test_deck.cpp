@@ -443,7 +443,8 @@ TEST(DeckErrors, MachineProfiles) {
   const std::string missing = resolve_error("machine:\n  profile: h100\n");
   EXPECT_EQ(missing.rfind(
                 "deck t.yaml line 2: machine profile 'h100' not found (available: a100-80gb, a100-80gb-hdr, "
-                "a800-80gb, generic-cpu, h100-80gb, h100-sxm-ndr, h200-141gb, h800-80gb, rtx-4090d, rtx-4090d-pcie4; "
+                "a800-80gb, generic-cpu, h100-80gb, h100-sxm-ndr, h200-141gb, h800-80gb, rtx-4090d, "
+                "rtx-4090d-pcie4; "
                 "searched: ",
                 0),
             0u)

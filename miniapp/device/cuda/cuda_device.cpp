@@ -407,7 +407,7 @@ void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
   const Tensor q = flash_operand(blk.q, s, s.heads), k = flash_operand(blk.k, s, s.kv_heads),
                v = flash_operand(blk.v, s, s.kv_heads), d = flash_operand(dout, s, s.heads);
   family_->backward(a, q.raw(), k.raw(), v.raw(), d.raw(), blk.lse->data(), blk.delta->data(), blk.dq->data(),
-           blk.dk->data(), blk.dv->data(), stream_);
+                    blk.dk->data(), blk.dv->data(), stream_);
   check_launch("attn_bwd");
 }
 

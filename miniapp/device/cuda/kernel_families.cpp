@@ -30,14 +30,16 @@ const std::vector<KernelFamily>& kernel_families() {
 
 const KernelFamily& kernel_family(AttentionKernels kernels, int sm_major, int sm_minor) {
   const bool hopper = flash_wgmma_available(sm_major, sm_minor);
-  const AttentionKernels id =
-      kernels != AttentionKernels::automatic ? kernels : hopper ? AttentionKernels::sm90 : AttentionKernels::sm80;
+  const AttentionKernels id = kernels != AttentionKernels::automatic ? kernels
+                              : hopper                               ? AttentionKernels::sm90
+                                                                     : AttentionKernels::sm80;
   for (const KernelFamily& f : kernel_families()) {
     if (f.id != id) continue;
     if (f.needs_sm90a && !hopper)
-      input_error(std::string("attention.kernels ") + to_string(id) +
-                  " needs a GPU of compute capability 9.0 and a build for CUDA architecture 90a; this is sm_" +
-                  std::to_string(sm_major) + std::to_string(sm_minor));
+      input_error(
+          std::string("attention.kernels ") + to_string(id) +
+          " needs a GPU of compute capability 9.0 and a build for CUDA architecture 90a; this is sm_" +
+          std::to_string(sm_major) + std::to_string(sm_minor));
     return f;
   }
   fail(std::string("attention.kernels ") + to_string(id) + " has no kernel family");
@@ -63,7 +65,8 @@ std::string kernel_families_summary() {
   std::string s;
   for (const KernelFamily& f : kernel_families())
     s += std::string(s.empty() ? "" : "; ") + to_string(f.id) + ": fwd " + f.forward_name + ", bwd " +
-         f.backward_name + (f.needs_sm90a ? " (compute capability 9.0, build for 90a)" : " (sm_80 and later)");
+         f.backward_name +
+         (f.needs_sm90a ? " (compute capability 9.0, build for 90a)" : " (sm_80 and later)");
   return s;
 }
 
