@@ -60,7 +60,11 @@ class Comm {
 
   // Post a non-blocking send of `bytes` to `dst` and a receive into `recv` from `src`;
   // both complete in wait(). Posting both before waiting makes any ring deadlock-free,
-  // whatever its size.
+  // whatever its size. Until wait() returns, both buffers belong to the transfer: the
+  // caller frees neither, writes neither, and no kernel it issues in between reads
+  // `recv`. On a GPU the transfer runs on a stream of its own beside those kernels (NCCL's
+  // comm stream; the staged comm's copy back into `recv`), ordered with the compute
+  // stream only at shift_start and wait.
   virtual ShiftHandle shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) = 0;
   virtual void wait(ShiftHandle& handle) = 0;
 

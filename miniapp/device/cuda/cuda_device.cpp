@@ -171,7 +171,12 @@ Tensor CudaDevice::allocate(std::vector<int64_t> shape, DType dtype) {
   memory_.add(bytes);
   // Every freed block is kept, as before the host shared the cache: freeing one during a
   // step would be a cudaFree, which waits for the whole device. acquire() gives the kept
-  // blocks back when the GPU is full.
+  // blocks back when the GPU is full. A kept block goes to the next allocation of its
+  // size at once, with no event: safe because every kernel and copy on device tensors is
+  // queued on the one compute stream, in order, and the other streams (NCCL's comm
+  // stream, the staged comm's copy stream) use a tensor only between a comm's start and
+  // its wait, which joins them to the compute stream before the tensor can be released
+  // (Comm::shift_start's rule).
   std::shared_ptr<void> storage(p, [this, bytes](void* q) {
     blocks_.keep(q, bytes, std::numeric_limits<int64_t>::max());
     memory_.remove(bytes);
