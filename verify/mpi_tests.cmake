@@ -150,11 +150,15 @@ foreach(_suite ${_mpi_suites})
   minictx_flush_verify_tests(${_name})
 endforeach()
 
-# Every test not in `quick` is in `full` (the gtest cases are labelled where discovered).
+# Every test not in `quick` is in `full` (the gtest cases are labelled where discovered);
+# without a GPU the gpu-labelled tests (tests/mpi_cuda.cmake) are skipped, not failed.
 get_property(_tests DIRECTORY PROPERTY TESTS)
 foreach(_test ${_tests})
   get_test_property(${_test} LABELS _labels)
   if(NOT _labels MATCHES "(^|;)quick(;|$)")
     set_property(TEST ${_test} APPEND PROPERTY LABELS full)
+  endif()
+  if(_labels MATCHES "(^|;)gpu(;|$)")
+    set_property(TEST ${_test} PROPERTY SKIP_REGULAR_EXPRESSION "device cuda: no usable GPU")
   endif()
 endforeach()
