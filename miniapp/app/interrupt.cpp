@@ -26,8 +26,6 @@ void install_interrupt_handlers() {
   sigaction(SIGINT, &action, nullptr);
 }
 
-int received_signal() { return g_signal; }
-
 void stop_if_interrupted() {
   int mine = g_signal, any = 0;
   MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

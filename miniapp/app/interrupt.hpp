@@ -22,9 +22,6 @@ class Interrupted : public Error {
 // default action, so a user can still force the exit.
 void install_interrupt_handlers();
 
-// The signal this rank received so far, 0 if none.
-int received_signal();
-
 // Collective over MPI_COMM_WORLD: throws Interrupted on every rank if any rank received a
 // signal. Cheap (one integer all-reduce); call it between points and iterations.
 void stop_if_interrupted();
