@@ -102,6 +102,9 @@ struct RunSettings {
   DeviceKind device = DeviceKind::kokkos;
   CommKind comm = CommKind::mpi;
   uint64_t seed = 1234;
+  // Multiplies the generated inputs (attention mode q, k, v, dO; model mode x), a power of
+  // two: large values make large attention logits (core/synthetic_data.hpp, input_value).
+  double input_scale = 1.0;
   bool verify = false;
   Reference reference = Reference::fp64;
   // A rank waiting longer than this in one communication call aborts the job (0 = never;

@@ -42,4 +42,15 @@ inline double data_value(uint64_t seed, uint64_t tensor, uint64_t index) {
   return CounterRng(seed, tensor).uniform(index);
 }
 
+// An input (model x; attention q, k, v, dO) at input scale `scale`, a power of two: at 1
+// exactly data_value; otherwise scale · m/128, m the integer nearest 128·U(-1,1). Such a
+// value has at most 8 significant bits, so bf16, fp16 and fp32 store it exactly and the
+// fp64 reference sees the app's inputs: at a large scale a rounded input would move a
+// logit by more than the error being measured.
+inline double input_value(uint64_t seed, uint64_t tensor, uint64_t index, double scale) {
+  const double u = data_value(seed, tensor, index);
+  if (scale == 1.0) return u;
+  return scale * std::round(128.0 * u) / 128.0;
+}
+
 }  // namespace minictx

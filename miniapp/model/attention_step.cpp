@@ -29,7 +29,7 @@ AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBack
                 kvd = int64_t(shape_.kv_heads) * shape_.head_dim;
   auto make = [&](int64_t width, uint64_t id) {
     Tensor t = dev_.alloc({rows, width});
-    fill_shard(dev_, t, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, id);
+    fill_shard(dev_, t, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, id, cfg.run.input_scale);
     return t;
   };
   q_ = make(qd, tensor_id::attn_q);

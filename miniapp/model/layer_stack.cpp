@@ -66,13 +66,14 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
     }
   }
   x0_ = alloc_rows(m.d_model);
-  fill_shard(dev_, x0_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, tensor_id::input_x);
+  fill_shard(dev_, x0_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, tensor_id::input_x,
+             cfg.run.input_scale);
   // dL/dy is the loss coefficient over B·S real tokens, times the loss scale (the
   // backward's seed); padded rows carry zero.
   loss_coef_ = dev_.alloc({rows_, m.d_model});
   const double tokens = double(cfg.sequence.batch) * double(layout.real_len());
   fill_shard(dev_, loss_coef_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed,
-             tensor_id::loss_weight, grad_scale_ / tokens);
+             tensor_id::loss_weight, 1.0, grad_scale_ / tokens);
   saved_.resize(size_t(m.layers));
 }
 

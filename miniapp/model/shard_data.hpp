@@ -10,7 +10,8 @@ namespace minictx {
 
 // Fill this rank's shard [B·L, width] of a generated global tensor [B, S, width]:
 // row (b, r) holds global token layout.global_position(part, r); padded rows are zero.
+// Each value is factor · input_value(seed, tensor, index, input_scale).
 void fill_shard(Device& device, Tensor& shard, const SequenceLayout& layout, int part, int batch,
-                uint64_t seed, uint64_t tensor, double scale = 1.0);
+                uint64_t seed, uint64_t tensor, double input_scale, double factor = 1.0);
 
 }  // namespace minictx

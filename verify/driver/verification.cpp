@@ -72,6 +72,7 @@ reference::Problem problem_of(const RunConfig& c) {
   p.rms_eps = c.model.rms_eps;
   p.rope_theta = c.model.rope_theta;
   p.seed = c.run.seed;
+  p.input_scale = c.run.input_scale;
   return p;
 }
 
@@ -89,7 +90,7 @@ Fp64Result compute_fp64(const RunConfig& cfg) {
 ReferenceCache::Key key_of(const RunConfig& cfg) {
   const reference::Problem p = problem_of(cfg);
   return {int(cfg.run.mode), p.batch,      p.seq_len, p.layers,  p.d_model,    p.heads, p.kv_heads,
-          p.head_dim,        p.ffn_hidden, p.causal,  p.rms_eps, p.rope_theta, p.seed};
+          p.head_dim,        p.ffn_hidden, p.causal,  p.rms_eps, p.rope_theta, p.seed,  p.input_scale};
 }
 
 std::string grad_name(int layer, Weight w) {
@@ -174,7 +175,7 @@ Arrays global_inputs(const RunConfig& cfg) {
   const int64_t b = p.batch, s = p.seq_len;
   auto generated = [&](uint64_t id, int64_t width) {
     std::vector<double> v(size_t(b * s * width));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = data_value(p.seed, id, i);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = input_value(p.seed, id, i, p.input_scale);
     return v;
   };
   if (cfg.run.mode == Mode::attention) {
@@ -248,6 +249,7 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   a.numbers["rope_theta"] = m.rope_theta;
   a.numbers["causal"] = cfg.attention.causal ? 1 : 0;
   a.numbers["seed"] = double(cfg.run.seed);
+  a.numbers["input_scale"] = cfg.run.input_scale;
   return a;
 }
 

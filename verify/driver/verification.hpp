@@ -37,7 +37,8 @@ class ReferenceCache {
   std::shared_ptr<const Fp64Result> take(const RunConfig& cfg);
 
   // Everything the reference reads from a deck: equal keys, equal references.
-  using Key = std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t>;
+  using Key =
+      std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t, double>;
 
  private:
   struct Entry {

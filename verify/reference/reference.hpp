@@ -16,6 +16,7 @@ struct Problem {
   bool causal = true;
   double rms_eps = 1e-5, rope_theta = 10000.0;
   uint64_t seed = 0;
+  double input_scale = 1.0;  // of the generated inputs: input_value()
 };
 
 struct AttentionResult {
@@ -32,7 +33,7 @@ struct ModelResult {
   Weights weight_grads;    // [layer][int(Weight)] flattened like the weight
 };
 
-// Attention mode: q, k, v, dO from tensor_id::attn_q/k/v/do, positions 0..S-1; forward
+// Attention mode: q, k, v, dO from tensor_id::attn_q/k/v/do at p.input_scale, positions 0..S-1; forward
 // and backward with dO as the upstream gradient (the "loss" is Σ dO∘O).
 AttentionResult attention(const Problem&);
 // Full layer stack, forward and backward of L = (1/(B·S)) Σ c∘y.
@@ -48,7 +49,7 @@ AttentionResult attention_on(const Problem&, const std::vector<double>& q, const
                              const std::vector<int64_t>& positions);
 double model_loss(const Problem&, const Weights& weights, const std::vector<double>& x);
 Weights make_weights(const Problem&);                   // from weight_value()
-std::vector<double> make_input(const Problem&);         // x [B,S,d] from tensor_id::input_x
+std::vector<double> make_input(const Problem&);         // x [B,S,d] from tensor_id::input_x, scaled
 std::vector<double> make_loss_weights(const Problem&);  // c [B,S,d] from tensor_id::loss_weight
 
 }  // namespace minictx::reference

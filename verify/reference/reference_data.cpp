@@ -6,9 +6,9 @@
 namespace minictx::reference {
 namespace {
 
-std::vector<double> generate(uint64_t seed, uint64_t tensor, size_t n) {
+std::vector<double> generate(uint64_t seed, uint64_t tensor, size_t n, double scale) {
   std::vector<double> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = data_value(seed, tensor, i);
+  for (size_t i = 0; i < n; ++i) t[i] = input_value(seed, tensor, i, scale);
   return t;
 }
 
@@ -37,11 +37,11 @@ std::pair<int64_t, int64_t> weight_shape(const Problem& p, Weight w) {
 }  // namespace
 
 std::vector<double> make_input(const Problem& p) {
-  return generate(p.seed, tensor_id::input_x, size_t(p.batch) * p.seq_len * p.d_model);
+  return generate(p.seed, tensor_id::input_x, size_t(p.batch) * p.seq_len * p.d_model, p.input_scale);
 }
 
 std::vector<double> make_loss_weights(const Problem& p) {
-  return generate(p.seed, tensor_id::loss_weight, size_t(p.batch) * p.seq_len * p.d_model);
+  return generate(p.seed, tensor_id::loss_weight, size_t(p.batch) * p.seq_len * p.d_model, 1.0);
 }
 
 Weights make_weights(const Problem& p) {

@@ -78,7 +78,7 @@ TEST(ShardData, ShardsEqualSlicesOfTheGlobalTensor) {
     const SequenceLayout layout(c.kind, c.len, c.outer, c.inner);
     for (int p = 0; p < layout.parts(); ++p) {
       Tensor shard = dev.alloc({batch * layout.local_len(), width});
-      fill_shard(dev, shard, layout, p, batch, seed, tensor_id::input_x);
+      fill_shard(dev, shard, layout, p, batch, seed, tensor_id::input_x, 1.0);
       std::vector<float> host(size_t(shard.numel()));
       dev.download(shard, host.data());
       for (int b = 0; b < batch; ++b)
