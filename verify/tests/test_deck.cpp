@@ -908,9 +908,10 @@ TEST(Benchmark, VerificationRoleTakesTheClassScaleAndVerifies) {
 }
 
 TEST(Benchmark, RunRulesFixTheProblemAndFreeTheImplementation) {
-  for (const char* fixed : {"model.layers", "model.d_model", "model.preset", "sequence.length",
-                            "sequence.batch", "attention.causal", "run.dtype", "run.mode", "run.fwd_only",
-                            "benchmark.class", "benchmark.verify_length", "some.future_key"})
+  for (const char* fixed :
+       {"model.layers", "model.d_model", "model.preset", "sequence.length", "sequence.batch",
+        "attention.causal", "run.dtype", "run.mode", "run.fwd_only", "run.input_scale", "benchmark.class",
+        "benchmark.verify_length", "some.future_key"})
     EXPECT_FALSE(run_rule(fixed).allowed) << fixed;
   for (const char* free :
        {"attention.backend", "attention.ring_type", "attention.ulysses_degree", "attention.block_q",

@@ -46,7 +46,7 @@ TEST(ReferenceCache, AnotherProblemHasItsOwn) {
   for (auto change :
        {+[](RunConfig& c) { c.sequence.length = 17; }, +[](RunConfig& c) { c.attention.causal = false; },
         +[](RunConfig& c) { c.model.kv_heads = c.model.heads; }, +[](RunConfig& c) { c.run.seed = 7; },
-        +[](RunConfig& c) { c.run.mode = Mode::model; }}) {
+        +[](RunConfig& c) { c.run.mode = Mode::model; }, +[](RunConfig& c) { c.run.input_scale = 64; }}) {
     RunConfig a = attention_point(16), b = a;
     change(b);
     cache.expect(a);
