@@ -141,7 +141,6 @@ std::vector<KeySpec> make_schema() {
   k.push_back(enumeration("run.comm", &R::run, &RunSettings::comm));
   k.push_back(integer("run.seed", &R::run, &RunSettings::seed, 0));
   k.push_back(real("run.input_scale", &R::run, &RunSettings::input_scale, 0, true));
-  k.back().power_of_two = true;  // scaled inputs stay exact in every dtype (core/synthetic_data.hpp)
   k.push_back(member_key("run.verify", &R::run, &RunSettings::verify, Kind::boolean));
   k.push_back(real("run.watchdog_seconds", &R::run, &RunSettings::watchdog_seconds, -1, false));
   k.push_back(member_key("run.ring_timeline", &R::run, &RunSettings::ring_timeline, Kind::boolean));
@@ -298,14 +297,11 @@ DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::stri
     }
     case Kind::real: {
       double v = 0;
-      int exponent = 0;
       if (!parse_real(t, v)) bad(where, s, "must be a number, got '" + t + "'");
       if (s.min_exclusive ? v <= s.min_real : v < s.min_real)
         bad(where, s,
             std::string(s.min_exclusive ? "must be greater than " : "must be at least ") +
                 format_value(s.min_real) + ", got " + t);
-      if (s.power_of_two && std::frexp(v, &exponent) != 0.5)
-        bad(where, s, "must be a power of two (0.5, 1, 2, 4, ...), got " + t);
       return v;
     }
     case Kind::boolean:

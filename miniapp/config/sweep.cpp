@@ -88,6 +88,14 @@ void check_point(const RunConfig& c,
                 "(so that scaling the loss and unscaling its gradients are exact), got " +
                 got.str());
   }
+  if (!is_power_of_two(c.run.input_scale)) {
+    std::ostringstream got;
+    got << c.run.input_scale;
+    input_error(at({"run.input_scale"}) +
+                ": run.input_scale must be a power of two (so that the scaled inputs are exact in every "
+                "dtype), got " +
+                got.str());
+  }
   if (c.run.device != DeviceKind::cuda && a.kernels != AttentionKernels::automatic)
     input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " + to_string(a.kernels) +
                 " picks the cuda device's flash kernels; run.device " + to_string(c.run.device) +
