@@ -22,6 +22,13 @@ bool is_power_of_two(double x) {
   return std::frexp(x, &e) == 0.5;
 }
 
+// A number as an error line shows it (6 significant digits).
+std::string number_text(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
 const DeckEntry* find_entry(const std::vector<DeckEntry>& entries, const std::string& key) {
   for (const auto& e : entries)
     if (e.key == key) return &e;
@@ -80,22 +87,16 @@ void check_point(const RunConfig& c,
     input_error(at({"attention.block_q", "attention.block_k", "run.device"}) +
                 ": attention.block_q/block_k are the host kernel's tiles; run.device cuda chooses its "
                 "own per head dim (the results' device_config names them)");
-  if (c.run.loss_scale != 0 && (c.run.loss_scale < 1 || !is_power_of_two(c.run.loss_scale))) {
-    std::ostringstream got;
-    got << c.run.loss_scale;
+  if (c.run.loss_scale != 0 && (c.run.loss_scale < 1 || !is_power_of_two(c.run.loss_scale)))
     input_error(at({"run.loss_scale"}) +
                 ": run.loss_scale must be 0 (automatic) or a power of two of at least 1 "
                 "(so that scaling the loss and unscaling its gradients are exact), got " +
-                got.str());
-  }
-  if (!is_power_of_two(c.run.input_scale)) {
-    std::ostringstream got;
-    got << c.run.input_scale;
+                number_text(c.run.loss_scale));
+  if (!is_power_of_two(c.run.input_scale))
     input_error(at({"run.input_scale"}) +
                 ": run.input_scale must be a power of two (so that the scaled inputs are exact in every "
                 "dtype), got " +
-                got.str());
-  }
+                number_text(c.run.input_scale));
   if (c.run.device != DeviceKind::cuda && a.kernels != AttentionKernels::automatic)
     input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " + to_string(a.kernels) +
                 " picks the cuda device's flash kernels; run.device " + to_string(c.run.device) +
