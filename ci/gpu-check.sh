@@ -19,7 +19,7 @@
 #   sanitize    compute-sanitizer memcheck and racecheck on the kernel tests
 #   layer       the llama-7b layer deck on each family beside eager PyTorch, one table
 #   bench       the default family's grid (D 64 and 128) beside SDPA, and the layer deck
-# Default: deps build test sanitize bench. For a 15-minute lease, two calls:
+# Default: deps build test sanitize bench. For a 15-minute GPU allocation, two calls:
 #   ci/gpu-check.sh deps build kernels grid acceptance     (about 6 minutes)
 #   ci/gpu-check.sh test sanitize layer                    (about 5 minutes)
 # (docs/nvidia.md, "On a GPU machine").
@@ -194,7 +194,7 @@ machine_profile() {
 
 # One kernel family's attention grid, both passes on it: bench_family FAMILY SEQ DIMS LOG.
 # Bounded (4 minutes, several times what a grid should take), so that a kernel that hangs
-# costs the lease one grid, not the call.
+# costs one grid, not the whole call.
 bench_family() {
   deps_env timeout 240 "$build/miniapp/minictx" bench --device cuda --kernels "$1" --seq "$2" --head-dim "$3" \
     -o "/tmp/minictx-bench-$1.h5" --force 2>&1 | tee "$4"

@@ -38,7 +38,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_box  # noqa: E402
-from job_support import INTERRUPTIBLE_SWEEP, points_in, rank_pids, slurm_conf, stop_daemons, stop_rank_and_wait  # noqa: E402
+from job_support import INTERRUPTIBLE_SWEEP, interrupt_after_first_point, points_in, rank_pids, slurm_conf, stop_daemons, stop_rank_and_wait  # noqa: E402
 
 HOSTS, PER_HOST = 2, 2
 RANKS = HOSTS * PER_HOST
@@ -286,15 +286,7 @@ def check_slurm(box, minictx, source, tmp):
         script = os.path.join(source, "ci", "minictx.sbatch")
         sbatch = ["sbatch", "--parsable", f"--nodes={HOSTS}", f"--ntasks-per-node={PER_HOST}", "-J", "minictx-box",
                   "-D", tmp, "-o", tmp + "/jobs/%j.out", export, script, deck, "-o", results]
-        submit = slurm(*sbatch)
-        assert submit.returncode == 0, submit.stderr
-        first = submit.stdout.strip().split(";")[0]
-        wait_for("the first point", lambda: points_in(results) or finished(first))
-        assert points_in(results) == ["point_0000"], (points_in(results), job_output(first))
-        cancel = slurm("scancel", "--signal=TERM", first)
-        assert cancel.returncode == 0, cancel.stderr
-        wait_for("the job to end", lambda: finished(first), step=0.25)
-        out = job_output(first)
+        first, out = interrupt_after_first_point(slurm, sbatch, results, finished, job_output, wait_for)
         print(out)
         assert f"minictx job {first}: {RANKS} ranks on {HOSTS} node(s) (box[0-1])" in out, out
         assert "interrupted by SIGTERM: sweep interrupted with 1 of 3 points" in out, out

@@ -30,7 +30,7 @@ if os.geteuid() != 0:
 import h5py  # noqa: E402  (after the skip: the skip must not need it)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from job_support import INTERRUPTIBLE_SWEEP, points_in, slurm_conf, stop_daemons  # noqa: E402
+from job_support import INTERRUPTIBLE_SWEEP, interrupt_after_first_point, points_in, slurm_conf, stop_daemons  # noqa: E402
 
 LIMIT_S = 300  # bound on every wait on a loaded machine, never a pass criterion
 
@@ -98,15 +98,7 @@ try:
         with open(os.path.join(tmp, "jobs", job + ".out")) as f:
             return f.read()
 
-    submit = slurm(*sbatch)
-    assert submit.returncode == 0, submit.stderr
-    first_job = submit.stdout.strip().split(";")[0]
-    wait_for("the first point", lambda: points_in(results) or finished(first_job))
-    assert points_in(results) == ["point_0000"], (points_in(results), job_output(first_job))
-    cancel = slurm("scancel", "--signal=TERM", first_job)
-    assert cancel.returncode == 0, cancel.stderr
-    wait_for("the job to end", lambda: finished(first_job))
-    out = job_output(first_job)
+    first_job, out = interrupt_after_first_point(slurm, sbatch, results, finished, job_output, wait_for)
     print(out)
     assert "minictx job " + first_job + ": 2 ranks on 1 node(s)" in out, out
     assert "interrupted by SIGTERM: sweep interrupted with 1 of 3 points" in out, out

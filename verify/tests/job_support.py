@@ -102,3 +102,18 @@ attention: {backend: ring}
 sequence: {length: [256, 1024, 256]}
 sweep: {zip: [sequence.length, run.iters]}
 """
+
+
+def interrupt_after_first_point(slurm, sbatch, results, finished, job_output, wait_for):
+    """Submits `sbatch` (its arguments, --parsable), waits until the job has written its
+    first point to `results`, sends it SIGTERM and waits for it to end; returns the job id
+    and its output."""
+    submit = slurm(*sbatch)
+    assert submit.returncode == 0, submit.stderr
+    job = submit.stdout.strip().split(";")[0]
+    wait_for("the first point", lambda: points_in(results) or finished(job))
+    assert points_in(results) == ["point_0000"], (points_in(results), job_output(job))
+    cancel = slurm("scancel", "--signal=TERM", job)
+    assert cancel.returncode == 0, cancel.stderr
+    wait_for("the job to end", lambda: finished(job))
+    return job, job_output(job)
