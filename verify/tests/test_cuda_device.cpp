@@ -339,7 +339,7 @@ TEST(CudaWgmma, ProbeRefusesOtherSizes) {
             cudaErrorInvalidValue);
 }
 
-// Hopper's TMA copying one tile as the wgmma_tma forward does, on integers that bf16
+// Hopper's TMA copying one tile as the sm90 family's TMA-fed forward does, on integers that bf16
 // holds exactly: every element must land where the swizzled layout puts it, rows past the
 // tensor's end as zeros. A wrong tensor map or box placement fails here, by name, before
 // the kernel built on it.

@@ -1,5 +1,5 @@
 // A single TMA tile load through tma_pipeline.cuh, for test_cuda_device: the copy the
-// wgmma_tma forward issues for each Q, K and V tile, waited for on its mbarrier, then read
+// sm90 family's forward issues for each Q, K and V tile, waited for on its mbarrier, then read
 // through wgmma::swizzled_offset, so that a wrong tensor map, box placement or swizzle
 // shows up on its own, named, before the kernel built on it is tested.
 #include <cuda_bf16.h>
