@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/parallel_degrees.hpp"
-#include "backends/sequence_layout.hpp"
+#include "backends/engine/parallel_degrees.hpp"
+#include "backends/engine/sequence_layout.hpp"
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 #include "core/ring_timeline.hpp"

@@ -7,7 +7,7 @@
 // In bf16/fp16 everything moves, and is summed, in 16 bits: half of the above.
 #include "backends/allgather/allgather_backend.hpp"
 
-#include "backends/buffer_estimate.hpp"
+#include "backends/engine/buffer_estimate.hpp"
 #include "core/saturating.hpp"
 
 namespace minictx {

@@ -7,14 +7,14 @@
 //   bwd_comm: q     the Burst backward: Q, dO, LSE, D and dQ travel; K, V, dK, dV stay.
 //   bwd_comm: kv    the ring backward instead, for comparison.
 // Bytes per rank per step are the ring engine's two-level formulas
-// (backends/ring/ring_engine.cpp) with W = world/N windows of w = N ranks (intra: ring),
+// (backends/engine/ring_engine.cpp) with W = world/N windows of w = N ranks (intra: ring),
 // or W = 1 window of the world/N nodes plus the Ulysses exchange of
 // backends/usp/usp_backend.cpp with u = N (intra: ulysses).
 #include "backends/burst/burst_backend.hpp"
 
-#include "backends/buffer_estimate.hpp"
-#include "backends/ulysses/head_exchange.hpp"
-#include "backends/usp/ulysses_ring.hpp"
+#include "backends/engine/buffer_estimate.hpp"
+#include "backends/engine/head_exchange.hpp"
+#include "backends/engine/ulysses_ring.hpp"
 #include "core/error.hpp"
 
 namespace minictx {

@@ -6,16 +6,16 @@
 // travel), dK/dV crossing windows on their own communicator.
 //
 // Bytes per rank per step: the Ulysses exchange as in backends/usp/usp_backend.cpp,
-// plus the ring engine's two-level formula (backends/ring/ring_engine.cpp) with
+// plus the ring engine's two-level formula (backends/engine/ring_engine.cpp) with
 // W = C/w windows of w ranks and n = B·u·L·s·D (s = KV heads per rank after the
 // exchange): inner 8·W·(w−1)·n + 4·W·(4w−2)·n, outer 8·(W−1)·n + 4·(4W−2)·n (none when
 // W = 1; no inner traffic when w = 1). A window that fits a node keeps the inner ring
 // intra-node; only the outer ring crosses nodes.
 #include "backends/double_ring/double_ring_backend.hpp"
 
-#include "backends/buffer_estimate.hpp"
-#include "backends/ulysses/head_exchange.hpp"
-#include "backends/usp/ulysses_ring.hpp"
+#include "backends/engine/buffer_estimate.hpp"
+#include "backends/engine/head_exchange.hpp"
+#include "backends/engine/ulysses_ring.hpp"
 #include "core/error.hpp"
 
 namespace minictx {

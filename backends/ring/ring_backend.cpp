@@ -1,7 +1,7 @@
 #include "backends/ring/ring_backend.hpp"
 
-#include "backends/buffer_estimate.hpp"
-#include "backends/ring/ring_engine.hpp"
+#include "backends/engine/buffer_estimate.hpp"
+#include "backends/engine/ring_engine.hpp"
 #include "core/error.hpp"
 
 namespace minictx {

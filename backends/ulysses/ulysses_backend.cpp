@@ -7,8 +7,8 @@
 // In bf16/fp16 the ·D terms take 2 bytes an element, the LSE's H/P terms still 4.
 #include "backends/ulysses/ulysses_backend.hpp"
 
-#include "backends/buffer_estimate.hpp"
-#include "backends/ulysses/head_exchange.hpp"
+#include "backends/engine/buffer_estimate.hpp"
+#include "backends/engine/head_exchange.hpp"
 #include "core/error.hpp"
 
 namespace minictx {

@@ -13,9 +13,9 @@
 // In bf16/fp16 every term takes 2 bytes an element but the LSE's H/u terms.
 #include "backends/usp/usp_backend.hpp"
 
-#include "backends/buffer_estimate.hpp"
-#include "backends/ulysses/head_exchange.hpp"
-#include "backends/usp/ulysses_ring.hpp"
+#include "backends/engine/buffer_estimate.hpp"
+#include "backends/engine/head_exchange.hpp"
+#include "backends/engine/ulysses_ring.hpp"
 #include "core/error.hpp"
 
 namespace minictx {

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "backends/parallel_degrees.hpp"
+#include "backends/engine/parallel_degrees.hpp"
 #include "io/results_schema.hpp"
 
 namespace minictx {

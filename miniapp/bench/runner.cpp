@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "backends/backend.hpp"
-#include "backends/buffer_estimate.hpp"
+#include "backends/engine/buffer_estimate.hpp"
 #include "bench/metrics.hpp"
 #include "bench/ring_timeline_gather.hpp"
 #include "comm/watchdog.hpp"

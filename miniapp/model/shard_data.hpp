@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/sequence_layout.hpp"
+#include "backends/engine/sequence_layout.hpp"
 #include "core/tensor.hpp"
 #include "device/device.hpp"
 

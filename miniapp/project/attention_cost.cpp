@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/ring/ring_blocks.hpp"
+#include "backends/engine/ring_blocks.hpp"
 #include "model/elementwise_work.hpp"
 #include "project/rank_geometry.hpp"
 

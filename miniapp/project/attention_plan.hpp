@@ -2,9 +2,9 @@
 // What the projection needs to know about the deck's attention backend: the one place
 // that reads the backend's settings (names, ring_type, bwd_comm), so the model follows
 // the run's own choices (parallel_degrees, SequenceLayout, BackwardTraffic).
-#include "backends/parallel_degrees.hpp"
-#include "backends/ring/ring_engine.hpp"
-#include "backends/sequence_layout.hpp"
+#include "backends/engine/parallel_degrees.hpp"
+#include "backends/engine/ring_engine.hpp"
+#include "backends/engine/sequence_layout.hpp"
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 

@@ -3,7 +3,7 @@
 of the tiny model: the only extra traffic is the recompute's ring forward over the first
 half of every rank's rows. Under a causal mask those queries see only the first half of
 every rank's K/V, so per rank and layer it sends 8·(P−1)·B·(L/2)·Hkv·D bytes (the ring
-forward's formula, backends/ring/ring_engine.cpp, for half the rows); without a mask all
+forward's formula, backends/engine/ring_engine.cpp, for half the rows); without a mask all
 of K/V travels, 8·(P−1)·B·L·Hkv·D. The four steps (two policies, causal and not) are the
 points of one sweep, each with its own byte counts."""
 import os

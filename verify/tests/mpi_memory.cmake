@@ -1,4 +1,4 @@
-# The per-rank memory estimate (bench/runner.cpp + backends/buffer_estimate.cpp) against
+# The per-rank memory estimate (bench/runner.cpp + backends/engine/buffer_estimate.cpp) against
 # the peak each backend then allocates.
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 add_test(NAME memory_estimate_covers_peak

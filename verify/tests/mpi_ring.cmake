@@ -66,7 +66,7 @@ minictx_error_test(ring_ulysses_degree 2 "attention.ulysses_degree does not appl
 minictx_error_test(ring_ring_degree 2 "attention.ring_degree does not apply to attention.backend ring \\(it applies to usp, double_ring\\)" verify --set attention.backend=ring
                    --set attention.ring_degree=4)
 
-# Bytes sent per rank against the formulas in backends/ring/ring_engine.cpp (one window:
+# Bytes sent per rank against the formulas in backends/engine/ring_engine.cpp (one window:
 # forward 8·(P−1)·n, backward (16P−8)·n, n = B·L·Hkv·D), with the intra/inter-node split
 # of emulated nodes: everything goes to ring rank r+1.
 # P=4, 2 per node, zigzag 100 → 104, L=26, n = 2·26·4·32 = 6656: 80·n = 532480, sent

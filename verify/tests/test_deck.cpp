@@ -824,7 +824,7 @@ TEST(DeckDocs, EveryBackendIsRegisteredAndDocumented) {
   }
   std::size_t folders = 0;
   for (const auto& entry : fs::directory_iterator(repo / "backends")) {
-    if (!entry.is_directory()) continue;
+    if (!entry.is_directory() || entry.path().filename() == "engine") continue;
     ++folders;
     const std::string name = entry.path().filename().string();
     const auto& r = backend_registry();
@@ -832,6 +832,48 @@ TEST(DeckDocs, EveryBackendIsRegisteredAndDocumented) {
         << "backends/" << name << "/ is not registered in backends/registry.cpp";
   }
   EXPECT_EQ(folders, backend_registry().size());
+}
+
+namespace {
+
+// The paths under backends/ that `file` includes.
+std::vector<std::string> backend_includes(const fs::path& file) {
+  std::vector<std::string> found;
+  std::istringstream text(read_text(file));
+  const std::string prefix = "#include \"backends/";
+  for (std::string line; std::getline(text, line);)
+    if (line.rfind(prefix, 0) == 0)
+      found.push_back(line.substr(prefix.size(), line.find('"', prefix.size()) - prefix.size()));
+  return found;
+}
+
+}  // namespace
+
+// Adding a backend touches its folder and the registry only (docs/architecture.md, "Adding
+// a backend"): a backend reads the interface, the shared engine and its own folder; the
+// engine reads no backend; nothing in miniapp/ or backends/ but the registry includes a
+// backend's folder.
+TEST(BackendFolders, IncludeOnlyTheEngineTheInterfaceAndTheirOwn) {
+  std::size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(repo / "backends")) {
+    if (!entry.is_regular_file()) continue;
+    const fs::path relative = fs::relative(entry.path(), repo / "backends");
+    const std::string folder = relative.has_parent_path() ? relative.begin()->string() : "";
+    ++files;
+    for (const auto& include : backend_includes(entry.path())) {
+      const bool allowed = include == "backend.hpp" || include.rfind("engine/", 0) == 0 ||
+                           (!folder.empty() && include.rfind(folder + "/", 0) == 0) ||
+                           relative == "registry.cpp";
+      EXPECT_TRUE(allowed) << "backends/" << relative.string() << " includes backends/" << include;
+    }
+  }
+  EXPECT_GT(files, backend_registry().size());
+  for (const auto& entry : fs::recursive_directory_iterator(repo / "miniapp")) {
+    if (!entry.is_regular_file()) continue;
+    for (const auto& include : backend_includes(entry.path()))
+      EXPECT_TRUE(include == "backend.hpp" || include.rfind("engine/", 0) == 0)
+          << entry.path().lexically_relative(repo).string() << " includes backends/" << include;
+  }
 }
 
 TEST(DeckDocs, ReadmeDescribesEveryKeyAndPreset) {

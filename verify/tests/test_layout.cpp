@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "backends/sequence_layout.hpp"
+#include "backends/engine/sequence_layout.hpp"
 #include "core/synthetic_data.hpp"
 #include "device/kokkos_device.hpp"
 #include "model/shard_data.hpp"

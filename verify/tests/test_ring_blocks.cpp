@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "backends/ring/ring_blocks.hpp"
+#include "backends/engine/ring_blocks.hpp"
 
 using namespace minictx;
 

@@ -1,4 +1,4 @@
-#include "backends/ulysses/head_exchange.hpp"
+#include "backends/engine/head_exchange.hpp"
 
 #include "core/error.hpp"
 

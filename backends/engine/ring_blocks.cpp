@@ -1,4 +1,4 @@
-#include "backends/ring/ring_blocks.hpp"
+#include "backends/engine/ring_blocks.hpp"
 
 #include "core/error.hpp"
 

@@ -1,8 +1,8 @@
 #pragma once
 #include <cstdint>
 
-#include "backends/parallel_degrees.hpp"
-#include "backends/ring/ring_engine.hpp"
+#include "backends/engine/parallel_degrees.hpp"
+#include "backends/engine/ring_engine.hpp"
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 

@@ -1,4 +1,4 @@
-#include "backends/ring/ring_walk.hpp"
+#include "backends/engine/ring_walk.hpp"
 
 #include <utility>
 

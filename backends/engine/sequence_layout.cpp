@@ -1,4 +1,4 @@
-#include "backends/sequence_layout.hpp"
+#include "backends/engine/sequence_layout.hpp"
 
 #include "core/error.hpp"
 

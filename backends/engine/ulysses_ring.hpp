@@ -2,8 +2,8 @@
 #include <memory>
 
 #include "backends/backend.hpp"
-#include "backends/parallel_degrees.hpp"
-#include "backends/ring/ring_engine.hpp"
+#include "backends/engine/parallel_degrees.hpp"
+#include "backends/engine/ring_engine.hpp"
 
 namespace minictx {
 

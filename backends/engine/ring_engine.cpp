@@ -20,11 +20,11 @@
 // In bf16/fp16 every element above takes 2 bytes, save the q backward's LSE and D (the
 // 2·B·L·H): those stay fp32.
 
-#include "backends/ring/ring_engine.hpp"
+#include "backends/engine/ring_engine.hpp"
 
 #include <algorithm>
 
-#include "backends/ring/ring_blocks.hpp"
+#include "backends/engine/ring_blocks.hpp"
 #include "core/error.hpp"
 #include "core/saturating.hpp"
 #include "device/sequence_slices.hpp"

@@ -2,8 +2,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/ring/ring_walk.hpp"
-#include "backends/sequence_layout.hpp"
+#include "backends/engine/ring_walk.hpp"
+#include "backends/engine/sequence_layout.hpp"
 #include "comm/comm.hpp"
 #include "device/device.hpp"
 

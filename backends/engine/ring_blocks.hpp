@@ -1,7 +1,7 @@
 #pragma once
 #include <cstdint>
 
-#include "backends/sequence_layout.hpp"
+#include "backends/engine/sequence_layout.hpp"
 
 namespace minictx {
 

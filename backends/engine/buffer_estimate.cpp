@@ -1,4 +1,4 @@
-#include "backends/buffer_estimate.hpp"
+#include "backends/engine/buffer_estimate.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
-#include "backends/usp/ulysses_ring.hpp"
+#include "backends/engine/ulysses_ring.hpp"
 
-#include "backends/ulysses/head_exchange.hpp"
+#include "backends/engine/head_exchange.hpp"
 #include "core/error.hpp"
 
 namespace minictx {
