@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/phase_names.hpp"
 #include "io/results_schema.hpp"
 #include "model/flops.hpp"
 
@@ -11,9 +12,9 @@ namespace minictx {
 namespace mk = schema::metric_key;
 
 const std::vector<std::string>& phase_names() {
-  static const std::vector<std::string> names = {schema::phase::forward,       schema::phase::backward,
-                                                 schema::phase::attention_fwd, schema::phase::attention_bwd,
-                                                 schema::phase::recompute,     schema::phase::grad_allreduce};
+  static const std::vector<std::string> names = {phase::forward,       phase::backward,
+                                                 phase::attention_fwd, phase::attention_bwd,
+                                                 phase::recompute,     phase::grad_allreduce};
   return names;
 }
 

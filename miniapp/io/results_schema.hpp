@@ -35,17 +35,6 @@ inline constexpr const char* loss = "loss";
 inline constexpr const char* real_tokens_counted = "real_tokens_counted";
 }  // namespace metric_key
 
-// The phases a step times (/points/<name>/phase_seconds), as the model's PhaseTimer
-// scopes name them.
-namespace phase {
-inline constexpr const char* forward = "forward";
-inline constexpr const char* backward = "backward";
-inline constexpr const char* attention_fwd = "attention_fwd";
-inline constexpr const char* attention_bwd = "attention_bwd";
-inline constexpr const char* recompute = "recompute";
-inline constexpr const char* grad_allreduce = "grad_allreduce";
-}  // namespace phase
-
 // The terms of a projected step (project/step_model.cpp), each written as the metric
 // projected_<term>_s (projected_metric) and read back by the projection's term table.
 namespace projected_term {

@@ -1,7 +1,7 @@
 #include "model/attention_step.hpp"
 
+#include "core/phase_names.hpp"
 #include "core/synthetic_data.hpp"
-#include "io/results_schema.hpp"
 #include "model/shard_data.hpp"
 
 namespace minictx {
@@ -46,12 +46,12 @@ AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBack
 void AttentionStep::step(bool with_backward) {
   {
     if (timeline_) timeline_->set_walk(0, WalkPass::forward);
-    auto t = timer_.scope(schema::phase::attention_fwd);
+    auto t = timer_.scope(phase::attention_fwd);
     backend_.forward(shape_, q_, k_, v_, o_, lse_);
   }
   if (!with_backward) return;
   if (timeline_) timeline_->set_walk(0, WalkPass::backward);
-  auto t = timer_.scope(schema::phase::attention_bwd);
+  auto t = timer_.scope(phase::attention_bwd);
   backend_.backward(shape_, q_, k_, v_, o_, lse_, dout_, dq_, dk_, dv_);
 }
 

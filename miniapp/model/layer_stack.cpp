@@ -1,7 +1,7 @@
 #include "model/layer_stack.hpp"
 
+#include "core/phase_names.hpp"
 #include "device/sequence_slices.hpp"
-#include "io/results_schema.hpp"
 #include "model/attention_step.hpp"
 #include "model/shard_data.hpp"
 
@@ -98,7 +98,7 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention atten
     Tensor o = dev_.alloc({rows_, qd});  // the backend merges into it in fp32
     s.lse = dev_.alloc({int64_t(cfg_.sequence.batch), int64_t(m.heads), backend_.layout().local_len()});
     {
-      auto t = timer_.scope(schema::phase::attention_fwd);
+      auto t = timer_.scope(phase::attention_fwd);
       backend_.forward(shape_, s.q, s.k, s.v, o, s.lse);
     }
     if (store_ == DType::f32) {
@@ -158,7 +158,7 @@ void LayerStack::recompute_first_half(Activations& s) {
     Tensor o_first = dev_.alloc({b * n, matrix_cols(s.q)});
     Tensor lse_first = dev_.alloc({b, h, n});
     {
-      auto t = timer_.scope(schema::phase::attention_fwd);
+      auto t = timer_.scope(phase::attention_fwd);
       backend_.forward_query_prefix(shape_, q_first, s.k, s.v, o_first, lse_first);
     }
     attention_query_rows_ += b * n;
@@ -197,7 +197,7 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
   // The backend accumulates the gradients in fp32.
   Tensor dq = dev_.alloc({rows_, qd}), dk = dev_.alloc({rows_, kvd}), dv = dev_.alloc({rows_, kvd});
   {
-    auto t = timer_.scope(schema::phase::attention_bwd);
+    auto t = timer_.scope(phase::attention_bwd);
     backend_.backward(shape_, s.q, s.k, s.v, s.o, s.lse, dout, dq, dk, dv);
   }
   dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
@@ -224,7 +224,7 @@ double LayerStack::step(bool with_backward) {
   attention_query_rows_ = 0;
   Tensor x = x0_;
   {
-    auto t = timer_.scope(schema::phase::forward);
+    auto t = timer_.scope(phase::forward);
     for (int l = 0; l < layers(); ++l) {
       Activations& s = saved_[size_t(l)];
       s = Activations{};
@@ -243,7 +243,7 @@ double LayerStack::step(bool with_backward) {
   comm_.all_reduce_sum(&loss, 1);
   if (!with_backward) return loss;
 
-  auto t = timer_.scope(schema::phase::backward);
+  auto t = timer_.scope(phase::backward);
   for (auto& layer : layers_)
     for (auto& grad : layer.grad) dev_.fill(grad, 0.0f);
   const Attention recompute_attention = ckpt == Checkpointing::full        ? Attention::compute
@@ -255,7 +255,7 @@ double LayerStack::step(bool with_backward) {
   for (int l = layers() - 1; l >= 0; --l) {
     Activations& s = saved_[size_t(l)];
     if (ckpt != Checkpointing::none) {
-      auto r = timer_.scope(schema::phase::recompute);
+      auto r = timer_.scope(phase::recompute);
       label_walks(l, WalkPass::recompute);
       Tensor unused;
       forward_layer(l, s, unused, recompute_attention);
@@ -270,7 +270,7 @@ double LayerStack::step(bool with_backward) {
   dx_ = dy;
   // What the sums cost beyond the backward they overlapped: a group of one sums nothing,
   // and the phase stays in the results (at about zero) so that tables keep their columns.
-  auto r = timer_.scope(schema::phase::grad_allreduce);
+  auto r = timer_.scope(phase::grad_allreduce);
   if (!overlap)
     for (int l = layers() - 1; l >= 0; --l) sums.push_back(start_grad_sum(l));
   for (SumHandle& h : sums) grad_comm_->wait_sum(h);

@@ -3,13 +3,14 @@
 #include <algorithm>
 
 #include "bench/runner.hpp"
+#include "core/phase_names.hpp"
 #include "io/results_schema.hpp"
 #include "project/attention_plan.hpp"
 
 namespace minictx {
 namespace {
 
-namespace ph = schema::phase;
+namespace ph = phase;
 namespace pt = schema::projected_term;
 
 // The GEMMs of one layer on `rows` rows (LayerStack: wq, wk, wv, wo, w1, w3, w2); the
