@@ -14,7 +14,6 @@
 #include "app/project_command.hpp"
 #include "app/run_command.hpp"
 #include "backends/backend.hpp"
-#include "bench/runner.hpp"
 #include "build_info.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/mpi_comm.hpp"
@@ -29,6 +28,7 @@
 #include "io/results_reader.hpp"
 #include "io/submission_report.hpp"
 #include "io/table.hpp"
+#include "model/memory_estimate.hpp"
 
 namespace minictx {
 namespace {
@@ -87,7 +87,11 @@ int cmd_verify(const VerifyOptions& o) {
         if (!o.dump.empty() && world_rank() == 0) prepare_output_path(o.dump, false, "--dump");
       }))
     return 2;
-  if (!agree([&] { device = make_device(points.front().config.run.device); })) return 2;
+  if (!agree([&] {
+        const RunConfig& first = points.front().config;
+        device = make_device(first.run.device, MpiComm::world(first.topology.ranks_per_node)->topology());
+      }))
+    return 2;
   if (!agree([&] {
         for (const auto& p : points) {
           if (p.config.run.device != points.front().config.run.device)

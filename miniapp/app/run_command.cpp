@@ -31,6 +31,7 @@
 #include "io/results_schema.hpp"
 #include "io/results_writer.hpp"
 #include "io/table.hpp"
+#include "model/memory_estimate.hpp"
 
 namespace minictx {
 namespace {
@@ -100,7 +101,7 @@ std::string describe(const SweepPoint& p, size_t i) {
 // deck's device: the real run here would refuse what exceeds it.
 int64_t dry_run_capacity(const RunConfig& cfg, const Topology& topology) {
   try {
-    return capacity_per_rank(*make_device(cfg.run.device), topology);
+    return capacity_per_rank(*make_device(cfg.run.device, topology), topology);
   } catch (const Error&) {
     return -1;
   }
@@ -111,7 +112,7 @@ std::string build_refusal(DeviceKind kind) {
   for (const auto& d : device_registry())
     if (d.kind == kind) return "";
   try {
-    make_device(kind);
+    make_device(kind, Topology{});
   } catch (const InputError& e) {
     return e.what();
   }
@@ -231,7 +232,7 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
       }))
     return false;
 
-  if (!agree([&] { s.device = make_device(first.run.device); })) return false;
+  if (!agree([&] { s.device = make_device(first.run.device, mpi->topology()); })) return false;
   if (!agree([&] {
         // MPI decides the ranks; the comm run.comm names wraps it once the device exists.
         s.world = make_world_comm(first.run.comm, std::move(mpi), *s.device);

@@ -13,7 +13,7 @@ namespace minictx {
 Tensor generated_tensor(Device& device, std::vector<int64_t> shape, uint64_t id, DType dtype = DType::f32);
 
 // The attention-mode point a bench row measures (one rank, batch 1, heads = kv heads), for
-// its FLOPs (model/flops.hpp) and its memory estimate (bench/runner.hpp).
+// its FLOPs (model/flops.hpp) and its memory estimate (model/memory_estimate.hpp).
 RunConfig attention_bench_config(int64_t seq_len, int heads, int head_dim, bool causal, int block_q,
                                  int block_k);
 

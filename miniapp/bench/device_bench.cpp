@@ -2,9 +2,9 @@
 
 #include "bench/attn_problem.hpp"
 #include "bench/lockstep.hpp"
-#include "bench/runner.hpp"
 #include "core/error.hpp"
 #include "model/flops.hpp"
+#include "model/memory_estimate.hpp"
 
 namespace minictx {
 namespace {

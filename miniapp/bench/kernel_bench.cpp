@@ -15,6 +15,7 @@
 #include "io/results_schema.hpp"
 #include "model/elementwise_work.hpp"
 #include "model/flops.hpp"
+#include "model/memory_estimate.hpp"
 
 namespace minictx {
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/topology.hpp"
 
 namespace minictx {
 
@@ -14,17 +15,6 @@ struct ByteCounter {
   double intra = 0;
   double inter = 0;
   void reset() { intra = inter = 0; }
-};
-
-// Which node each world rank is on: world_rank / ranks_per_node (which a deck may set
-// to emulate nodes). ranks_here is the real count: this job's ranks on this rank's
-// physical node (MPI_COMM_TYPE_SHARED), by which the memory guard divides the node.
-struct Topology {
-  int world_size = 1;
-  int ranks_per_node = 1;
-  int ranks_here = 1;
-  int node_of(int world_rank) const { return world_rank / ranks_per_node; }
-  int nodes() const { return (world_size + ranks_per_node - 1) / ranks_per_node; }
 };
 
 // A started ring shift; complete it with Comm::wait.
@@ -110,7 +100,9 @@ class Comm {
   const Topology& topology() const { return topology_; }
   // This group's size with the world's ranks per node: what a backend run on this group
   // splits (a sub-group's topology() still describes the whole world).
-  Topology group_topology() const { return {size(), topology_.ranks_per_node, topology_.ranks_here}; }
+  Topology group_topology() const {
+    return {size(), topology_.ranks_per_node, topology_.ranks_here, topology_.rank_here};
+  }
   ByteCounter& bytes() { return *bytes_; }
   bool same_node(int rank_a, int rank_b) const {
     return topology_.node_of(world_rank_of(rank_a)) == topology_.node_of(world_rank_of(rank_b));

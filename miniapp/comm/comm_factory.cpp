@@ -10,7 +10,7 @@ namespace {
 
 std::unique_ptr<Comm> create_mpi(std::unique_ptr<MpiComm> world, [[maybe_unused]] Device& device) {
 #ifdef MINICTX_HAVE_CUDA
-  if (device.kind() == DeviceKind::cuda) return make_gpu_world_comm(CommKind::mpi, *world, device);
+  if (device.gpu_memory()) return make_gpu_world_comm(CommKind::mpi, *world, device);
 #endif
   return world;
 }
@@ -18,8 +18,7 @@ std::unique_ptr<Comm> create_mpi(std::unique_ptr<MpiComm> world, [[maybe_unused]
 #ifdef MINICTX_HAVE_CUDA
 std::unique_ptr<Comm> create_nccl(std::unique_ptr<MpiComm> world, Device& device) {
   // The deck refuses nccl without run.device cuda; a caller that skips the deck gets this.
-  if (device.kind() != DeviceKind::cuda)
-    input_error("run.comm nccl needs run.device cuda: NCCL moves GPU memory");
+  if (!device.gpu_memory()) input_error("run.comm nccl needs run.device cuda: NCCL moves GPU memory");
   return make_gpu_world_comm(CommKind::nccl, *world, device);
 }
 #endif

@@ -150,14 +150,15 @@ std::unique_ptr<MpiComm> MpiComm::world(int ranks_per_node) {
   MPI_Comm_size(comm, &size);
   MPI_Comm node;
   check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-  int here = 1;
+  int here = 1, rank_here = 0;
   MPI_Comm_size(node, &here);
+  MPI_Comm_rank(node, &rank_here);
   MPI_Comm_free(&node);
   if (ranks_per_node <= 0) {
     // Nodes of unequal size: take the smallest so no two nodes are merged.
     check_mpi(MPI_Allreduce(&here, &ranks_per_node, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
   }
-  Topology topo{size, ranks_per_node, here};
+  Topology topo{size, ranks_per_node, here, rank_here};
   return std::make_unique<MpiComm>(comm, topo, std::make_shared<ByteCounter>(), false);
 }
 

@@ -8,6 +8,7 @@
 #include "config/run_config.hpp"
 #include "core/host_step_clock.hpp"
 #include "core/tensor.hpp"
+#include "core/topology.hpp"
 
 namespace minictx {
 
@@ -81,6 +82,8 @@ class Device {
   // Whether every rank on a node shares capacity_bytes() (host memory), rather than each
   // rank having that much of its own (a GPU per rank).
   virtual bool capacity_shared_by_node() const { return true; }
+  // Whether its tensors live in GPU memory, which the world comm must move (comm_factory).
+  virtual bool gpu_memory() const { return false; }
   // The run's dtype. Tensors that travel between ranks (ring blocks, all-to-all and
   // all-gather buffers) and the layer stack's weights, gradients and activations are
   // stored in it; a device that computes in bf16/fp16 also rounds its operands to it
@@ -194,10 +197,12 @@ inline int64_t matrix_rows(const Tensor& t) { return matrix_cols(t) ? t.numel() 
 // `minictx list` and make_device read it.
 struct DeviceInfo {
   DeviceKind kind;
-  std::unique_ptr<Device> (*create)();
+  std::unique_ptr<Device> (*create)(const Topology& topology);
   std::string attention;  // which attention kernels serve which shapes (minictx list)
 };
 const std::vector<DeviceInfo>& device_registry();
-std::unique_ptr<Device> make_device(DeviceKind kind);  // InputError if not compiled in
+// The device of `kind` for this rank, which `topology` places on its node (a device with
+// several GPUs per node takes the one of topology.rank_here). InputError if not compiled in.
+std::unique_ptr<Device> make_device(DeviceKind kind, const Topology& topology);
 
 }  // namespace minictx

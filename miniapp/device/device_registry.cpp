@@ -9,19 +9,22 @@ namespace minictx {
 
 namespace {
 
-template <class D>
-std::unique_ptr<Device> create() {
-  return std::make_unique<D>();
+std::unique_ptr<Device> create_kokkos(const Topology&) { return std::make_unique<KokkosDevice>(); }
+
+#ifdef MINICTX_HAVE_CUDA
+std::unique_ptr<Device> create_cuda(const Topology& topology) {
+  return std::make_unique<CudaDevice>(topology);
 }
+#endif
 
 }  // namespace
 
 const std::vector<DeviceInfo>& device_registry() {
   static const std::vector<DeviceInfo> devices = {
-      {DeviceKind::kokkos, create<KokkosDevice>,
+      {DeviceKind::kokkos, create_kokkos,
        "attention: tiled flash kernel, CBLAS GEMMs on attention.block_q x block_k tiles, fp32"},
 #ifdef MINICTX_HAVE_CUDA
-      {DeviceKind::cuda, create<CudaDevice>,
+      {DeviceKind::cuda, create_cuda,
        "attention: flash kernels on tensor cores for head dims 64 and 128 in bf16/fp16, by "
        "attention.kernels (auto: sm90 where it runs, else sm80) among " +
            cuda::kernel_families_summary() + "; SIMT kernel for fp32 and other head dims (up to 128)"},
@@ -30,10 +33,10 @@ const std::vector<DeviceInfo>& device_registry() {
   return devices;
 }
 
-std::unique_ptr<Device> make_device(DeviceKind kind) {
+std::unique_ptr<Device> make_device(DeviceKind kind, const Topology& topology) {
   std::string available;
   for (const auto& d : device_registry()) {
-    if (d.kind == kind) return d.create();
+    if (d.kind == kind) return d.create(topology);
     available += (available.empty() ? "" : ", ") + std::string(to_string(d.kind));
   }
   // Every device but the host one is built by a preset of its own (CMakePresets.json).

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "bench/runner.hpp"
 #include "core/phase_names.hpp"
 #include "io/results_schema.hpp"
+#include "model/memory_estimate.hpp"
 #include "project/attention_plan.hpp"
 
 namespace minictx {

@@ -1,5 +1,5 @@
-# The per-rank memory estimate (bench/runner.cpp + backends/engine/buffer_estimate.cpp) against
-# the peak each backend then allocates.
+# The per-rank memory estimate (model/memory_estimate.cpp, with device/device_footprint.cpp
+# and backends/engine/buffer_estimate.cpp) against the peak each backend then allocates.
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 add_test(NAME memory_estimate_covers_peak
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_memory_estimate.py ${MPIEXEC_BIN}

@@ -25,7 +25,7 @@ using namespace minictx::test;
 namespace {
 
 CudaDevice& gpu() {
-  static CudaDevice dev;  // first use, not static initialisation: test listing needs no GPU
+  static CudaDevice dev{Topology{}};  // first use, not static initialisation: test listing needs no GPU
   return dev;
 }
 KokkosDevice& host() {

@@ -7,10 +7,10 @@
 #include <fstream>
 
 #include "bench/kernel_bench_writer.hpp"
-#include "bench/runner.hpp"
 #include "config/machine_profile.hpp"
 #include "core/error.hpp"
 #include "model/flops.hpp"
+#include "model/memory_estimate.hpp"
 #include "project/calibration.hpp"
 #include "project/step_model.hpp"
 

@@ -35,12 +35,7 @@ NcclComm::~NcclComm() {
 std::unique_ptr<NcclComm> NcclComm::over(const MpiComm& world, cudaStream_t compute) {
   // NCCL needs a GPU of its own per rank; every rank of the node sees the same counts,
   // so they all fail together here instead of hanging in ncclCommInitRank.
-  MPI_Comm node;
-  check_mpi(MPI_Comm_split_type(world.handle(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
-            "MPI_Comm_split_type");
-  int local_ranks = 1;
-  MPI_Comm_size(node, &local_ranks);
-  MPI_Comm_free(&node);
+  const int local_ranks = world.topology().ranks_here;
   int gpus = 0;
   CUDA_CHECK(cudaGetDeviceCount(&gpus));
   if (local_ranks > gpus)

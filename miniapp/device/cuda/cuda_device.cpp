@@ -1,7 +1,5 @@
 #include "device/cuda/cuda_device.hpp"
 
-#include <mpi.h>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -16,19 +14,6 @@
 
 namespace minictx {
 namespace {
-
-// This rank's index among the ranks of its node (0 without MPI).
-int node_local_rank() {
-  int initialised = 0;
-  MPI_Initialized(&initialised);
-  if (!initialised) return 0;
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local = 0;
-  MPI_Comm_rank(node, &local);
-  MPI_Comm_free(&node);
-  return local;
-}
 
 void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
   require(a.numel() == b.numel(), std::string(op) + ": tensor sizes differ");
@@ -75,12 +60,13 @@ cuda::AttnArgs attn_args(const AttnShape& s, const SeqBlock& q, const SeqBlock& 
 
 }  // namespace
 
-CudaDevice::CudaDevice() : blocks_([](void* p) { cudaFree(p); }, BlockCache::Memory::device) {
+CudaDevice::CudaDevice(const Topology& topology)
+    : blocks_([](void* p) { cudaFree(p); }, BlockCache::Memory::device) {
   const cudaError_t found = cudaGetDeviceCount(&gpu_count_);
   if (found != cudaSuccess || gpu_count_ == 0)
     fail(cuda::rank_label() + ": device cuda: no usable GPU (cudaGetDeviceCount: " +
          (found != cudaSuccess ? std::string(cudaGetErrorString(found)) : std::string("0 devices")) + ")");
-  gpu_ = node_local_rank() % gpu_count_;
+  gpu_ = topology.rank_here % gpu_count_;
   CUDA_CHECK(cudaSetDevice(gpu_));
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_major_, cudaDevAttrComputeCapabilityMajor, gpu_));
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_minor_, cudaDevAttrComputeCapabilityMinor, gpu_));

@@ -23,7 +23,8 @@ namespace minictx {
 // (GPUs on the node), so several ranks may share one GPU.
 class CudaDevice final : public Device {
  public:
-  CudaDevice();
+  // Takes GPU topology.rank_here modulo the GPUs this node shows.
+  explicit CudaDevice(const Topology& topology);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
@@ -35,6 +36,7 @@ class CudaDevice final : public Device {
   int64_t capacity_bytes() const override;
   void release_cached_memory() override;
   bool capacity_shared_by_node() const override { return false; }  // one GPU per rank
+  bool gpu_memory() const override { return true; }
   void set_precision(DType dtype) override;
   bool reads_16bit() const override { return true; }
   void synchronize() override;

@@ -1,0 +1,13 @@
+#pragma once
+#include "config/run_config.hpp"
+
+namespace minictx {
+
+// Bytes a device of `kind` holds for a point beside the tensors every device keeps: the
+// copies its kernels make of their operands and its workspaces, for `rows` sequence rows
+// per rank. Known for every kind, built into this binary or not, so that `minictx
+// project` and a dry run size a deck for a device this build lacks
+// (model/memory_estimate.hpp).
+long double device_footprint_bytes(DeviceKind kind, const RunConfig& cfg, long double rows);
+
+}  // namespace minictx
