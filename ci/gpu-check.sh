@@ -128,7 +128,7 @@ stage_test() {
 # stage (a build without 90a would otherwise pass it unseen). Bounded, so that a kernel
 # that hangs still leaves the log.
 stage_kernels() {
-  local tests=$build/verify/test_cuda_device probes='CudaWgmma.*:CudaTma.*' rc=0
+  local tests=$build/tests/test_cuda_device probes='CudaWgmma.*:CudaTma.*' rc=0
   (nvidia-smi 2>&1 || true
     deps_env timeout 60 "$tests" --gtest_filter="$probes" --gtest_brief=1 2>&1 | tee /tmp/minictx-probes.log || rc=1
     deps_env timeout 240 "$tests" --gtest_filter="-$probes" --gtest_brief=1 2>&1 || rc=1
@@ -174,7 +174,7 @@ stage_sanitize() {
   local tool log=/tmp/minictx-sanitize.log failed=0
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool" | tee -a "$out/sanitize.log"
-    deps_env timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/verify/test_cuda_device" \
+    deps_env timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/tests/test_cuda_device" \
       --gtest_filter="$filter" --gtest_brief=1 >"$log" 2>&1 || failed=1
     # The kernels with a report, by name, and the summary lines.
     grep -oE '(Read|Write) access at [^(]*' "$log" | sort | uniq -c | sed 's/^/  /' | tee -a "$out/sanitize.log"

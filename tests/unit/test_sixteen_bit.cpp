@@ -11,7 +11,7 @@
 #include "core/error.hpp"
 #include "core/half_float.hpp"
 #include "device/kokkos_device.hpp"
-#include "tests/device_test_support.hpp"
+#include "tests/unit/device_test_support.hpp"
 
 using namespace minictx;
 using namespace minictx::test;

@@ -29,7 +29,7 @@ if os.geteuid() != 0:
 
 import h5py  # noqa: E402  (after the skip: the skip must not need it)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))  # job_support
 from job_support import INTERRUPTIBLE_SWEEP, interrupt_after_first_point, points_in, slurm_conf, stop_daemons  # noqa: E402
 
 LIMIT_S = 300  # bound on every wait on a loaded machine, never a pass criterion

@@ -7,7 +7,7 @@
 #include "device/cuda/mma_fragments.cuh"
 #include "device/cuda/tma_pipeline.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
-#include "tests/tma_probe.hpp"
+#include "tests/cuda/tma_probe.hpp"
 
 namespace minictx::test {
 namespace {

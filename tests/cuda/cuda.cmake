@@ -23,7 +23,7 @@ minictx_error_test(bench_cuda_no_gpu 1 "minictx: error: rank 0: device cuda: no 
 set_property(TEST error_bench_cuda_no_gpu APPEND PROPERTY LABELS nogpu)
 set_property(TEST error_bench_cuda_no_gpu PROPERTY SKIP_REGULAR_EXPRESSION "minictx bench on CUDA GPU")
 # `minictx bench --device cuda` on a tiny grid: its table, file and the comparison script.
-add_test(NAME bench_cuda COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_bench_cuda.py
+add_test(NAME bench_cuda COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_bench_cuda.py
                                  $<TARGET_FILE:minictx> ${PROJECT_SOURCE_DIR}/ci/compare-attention-gpu.py)
 set_tests_properties(bench_cuda PROPERTIES PASS_REGULAR_EXPRESSION "bench cuda ok" LABELS gpu TIMEOUT 120)
 # The flash kernels hold tensor-core MMAs (PTX here, SASS too where cuobjdump is), the
@@ -44,7 +44,7 @@ foreach(_causal false true)
        --known-spill "flash_bwd_kernel<128, 8, 32, ${_causal}>@90a=8")
 endforeach()
 add_test(NAME flash_kernels_use_tensor_cores
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_tensor_cores.py --nvcc ${CMAKE_CUDA_COMPILER}
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_tensor_cores.py --nvcc ${CMAKE_CUDA_COMPILER}
                  --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd.cu
                  --flash ${_kernels}/flash_bwd.cu --wgmma ${_kernels}/flash_fwd_tma.cu
                  --wgmma ${_kernels}/flash_bwd_wgmma.cu --pipelined ${_kernels}/flash_fwd_tma.cu
@@ -54,7 +54,7 @@ set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES LABELS nogpu TIME
                      PASS_REGULAR_EXPRESSION "tensor cores ok")
 # The ring timeline on the CUDA event clock: 4 ranks sharing the GPU (comm mpi, staged).
 add_test(NAME ring_timeline_cuda
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_ring_timeline.py $<TARGET_FILE:minictx>
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_ring_timeline.py $<TARGET_FILE:minictx>
                  ${MPIEXEC_BIN} run.device=cuda run.dtype=bf16)
 set_tests_properties(ring_timeline_cuda PROPERTIES PASS_REGULAR_EXPRESSION "ring timeline ok" LABELS gpu
                      TIMEOUT 300)
@@ -111,7 +111,7 @@ endforeach()
 # The memory estimate covers what a CUDA run holds (tensors, cuBLASLt's workspace and
 # conversion buffers, the attention operands' copies), 4 ranks sharing the GPU.
 add_test(NAME memory_estimate_covers_peak_cuda
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_memory_estimate.py ${MPIEXEC_BIN}
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_memory_estimate.py ${MPIEXEC_BIN}
                  $<TARGET_FILE:minictx> --set run.device=cuda)
 set_tests_properties(memory_estimate_covers_peak_cuda PROPERTIES LABELS gpu TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "estimates cover the peaks")

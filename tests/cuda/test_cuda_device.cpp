@@ -15,9 +15,9 @@
 #include "device/cuda/cuda_footprint.hpp"
 #include "device/kokkos_device.hpp"
 #include "reference/reference.hpp"
-#include "tests/device_test_support.hpp"
-#include "tests/tma_probe.hpp"
-#include "tests/wgmma_probe.hpp"
+#include "tests/cuda/tma_probe.hpp"
+#include "tests/cuda/wgmma_probe.hpp"
+#include "tests/unit/device_test_support.hpp"
 
 using namespace minictx;
 using namespace minictx::test;

@@ -4,7 +4,7 @@
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(_h5py_python)
   add_test(NAME project_bytes_and_memory_match_run
-           COMMAND ${_h5py_python} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_projection_bytes.py ${MPIEXEC_BIN}
+           COMMAND ${_h5py_python} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_projection_bytes.py ${MPIEXEC_BIN}
                    $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR})
   set_tests_properties(project_bytes_and_memory_match_run PROPERTIES LABELS "mpi;project" PROCESSORS 4 TIMEOUT 300)
 endif()
@@ -71,7 +71,7 @@ endif()
 
 # `project` at 10^3 ... 10^9 ranks: the time per point in a table, under a second at 10^9.
 add_test(NAME project_scales_to_a_billion_ranks
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_project_scale.py $<TARGET_FILE:minictx>
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_project_scale.py $<TARGET_FILE:minictx>
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(project_scales_to_a_billion_ranks PROPERTIES PASS_REGULAR_EXPRESSION "project scale ok"
                      LABELS "project" TIMEOUT 120)

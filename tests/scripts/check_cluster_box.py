@@ -37,6 +37,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))  # job_support
 import cluster_box  # noqa: E402
 from job_support import INTERRUPTIBLE_SWEEP, interrupt_after_first_point, points_in, rank_pids, slurm_conf, stop_daemons, stop_rank_and_wait  # noqa: E402
 

@@ -1,6 +1,6 @@
 // What a ring step computes, without MPI: the active-block rules miss no visible pair
 // and compute no row without one. The messages and their bytes are checked under
-// mpiexec (tests/mpi_*.cmake, bytes_* tests).
+// mpiexec (tests/mpi/*.cmake, bytes_* tests).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -93,7 +93,7 @@ minictx_bytes_test(ring_basic_p1 1 0 0 --set attention.backend=ring --set sequen
 minictx_unit_test(test_ring_blocks minictx_core)
 if(_h5py_python)
   add_test(NAME bytes_ring_selective_half_recompute
-           COMMAND ${_h5py_python} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_half_recompute_bytes.py
+           COMMAND ${_h5py_python} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_half_recompute_bytes.py
                    $<TARGET_FILE:minictx> ${MPIEXEC_BIN})
   set_tests_properties(bytes_ring_selective_half_recompute PROPERTIES PASS_REGULAR_EXPRESSION "half recompute bytes ok"
                        LABELS "mpi;bytes" PROCESSORS 4 TIMEOUT 120)

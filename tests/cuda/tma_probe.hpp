@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-// One tile copied by Hopper's TMA (verify/tests/tma_probe.cu) the way the sm90 family's
+// One tile copied by Hopper's TMA (tests/cuda/tma_probe.cu) the way the sm90 family's
 // forward loads Q, K and V, read back element by element through the swizzled layout
 // the wgmma descriptors describe, so that test_cuda_device can check the tensor map,
 // the box placement, the zero fill past the end and the barrier's byte count on their

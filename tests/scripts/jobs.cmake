@@ -3,7 +3,7 @@
 # the one-GPU-per-rank binding.
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 add_test(NAME batch_slurm_sbatch
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_slurm.py $<TARGET_FILE:minictx>
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_slurm.py $<TARGET_FILE:minictx>
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(batch_slurm_sbatch PROPERTIES PASS_REGULAR_EXPRESSION "slurm ok" SKIP_RETURN_CODE 77
                      LABELS "mpi;batch" PROCESSORS 2 TIMEOUT 600 RUN_SERIAL TRUE)
@@ -17,12 +17,12 @@ else()
   set(_box_binaries --mpich $<TARGET_FILE:minictx> --openmpi ${CMAKE_SOURCE_DIR}/build-openmpi/miniapp/minictx)
 endif()
 add_test(NAME batch_cluster_box
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_cluster_box.py ${_box_binaries}
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_cluster_box.py ${_box_binaries}
                  --source ${CMAKE_SOURCE_DIR})
 set_tests_properties(batch_cluster_box PROPERTIES PASS_REGULAR_EXPRESSION "cluster box ok" SKIP_RETURN_CODE 77
                      LABELS "mpi;batch" PROCESSORS 2 TIMEOUT 300 RUN_SERIAL TRUE)
 add_test(NAME batch_pbs_script
-         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_pbs.sh $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR} ${MPIEXEC_BIN})
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_pbs.sh $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR} ${MPIEXEC_BIN})
 set_tests_properties(batch_pbs_script PROPERTIES PASS_REGULAR_EXPRESSION "pbs ok" LABELS "mpi;batch"
                      PROCESSORS 2 TIMEOUT 300)
 add_test(NAME batch_bind_gpu_picks_the_local_rank

@@ -1,7 +1,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-// One warpgroup product on Hopper's wgmma (verify/tests/wgmma_probe.cu), in each operand
+// One warpgroup product on Hopper's wgmma (tests/cuda/wgmma_probe.cu), in each operand
 // form the Hopper kernels use, so that test_cuda_device can check the descriptor and
 // swizzle conventions on their own.
 namespace minictx::test {

@@ -3,18 +3,11 @@
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 foreach(_mode term-mpiexec term-one-rank kill)
   add_test(NAME sweep_interrupt_${_mode}
-           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_interrupt.py
+           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_interrupt.py
                    $<TARGET_FILE:minictx> ${MPIEXEC_BIN} ${_mode})
   set_tests_properties(sweep_interrupt_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "interrupt ok"
                        LABELS "mpi;sweep" PROCESSORS 2 TIMEOUT 600)
 endforeach()
-
-# outputs/plot.py on a small real sweep (lines) and on burst-variant points (bars).
-add_test(NAME plot_script
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_plot.py $<TARGET_FILE:minictx>
-                 ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR})
-set_tests_properties(plot_script PROPERTIES PASS_REGULAR_EXPRESSION "plot ok" LABELS "mpi;plot" PROCESSORS 2
-                     TIMEOUT 300)
 
 # run --dry-run: a sweep lists its skipped points with the reason; a single point that
 # cannot run at the given scale is an error, as in a real run.

@@ -1,7 +1,7 @@
 # `minictx bench`: a tiny grid end to end (HDF5 contents checked by check_bench.py), and
 # its one-line errors. Timings are never asserted.
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-add_test(NAME bench_command COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_bench.py
+add_test(NAME bench_command COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_bench.py
                                     $<TARGET_FILE:minictx>)
 set_tests_properties(bench_command PROPERTIES PASS_REGULAR_EXPRESSION "bench ok" LABELS "bench" TIMEOUT 120)
 # On two ranks every rank measures the same rows at once (the load of a 2-rank run).
@@ -17,21 +17,7 @@ minictx_error_test(bench_bad_device 1 "--device must be kokkos or cuda, not 'aba
 minictx_error_test(bench_host_option_on_device 1 "--memory-seq applies to the host bench, not --device cuda" bench
                    --device cuda --memory-seq 64)
 minictx_error_test(bench_device_option_on_host 1 "--dtype applies to --device cuda only" bench --dtype fp16)
-# The table that joins `minictx bench --device cuda` and the SDPA script (ci/gpu-check.sh), on fixtures.
-add_test(NAME compare_attention_gpu
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_compare_attention_gpu.py
-                 ${PROJECT_SOURCE_DIR}/ci/compare-attention-gpu.py)
-set_tests_properties(compare_attention_gpu PROPERTIES PASS_REGULAR_EXPRESSION "compare attention ok"
-                                                      LABELS "bench;quick" TIMEOUT 60)
-add_test(NAME blas_kernels COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_blas_kernels.py
+add_test(NAME blas_kernels COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_blas_kernels.py
                                    $<TARGET_FILE:minictx>)
 set_tests_properties(blas_kernels PROPERTIES PASS_REGULAR_EXPRESSION "blas kernels ok" SKIP_RETURN_CODE 77
                                              LABELS "bench" TIMEOUT 60)
-# ci/gpu-check.sh's acceptance, kernels, grid and layer stages against stand-ins for
-# nvidia-smi, minictx, mpiexec, test_cuda_device and the SDPA and layer timers: the kernel
-# families each runs, the joined tables, the probes first, failures reported (about 15 s:
-# many short processes, hence not in `quick`).
-add_test(NAME gpu_check_stages
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_gpu_check_stages.py ${PROJECT_SOURCE_DIR})
-set_tests_properties(gpu_check_stages PROPERTIES PASS_REGULAR_EXPRESSION "gpu-check stages ok"
-                                                 LABELS bench TIMEOUT 180)

@@ -4,6 +4,6 @@ file(GLOB _decks CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/inputs/*.yaml)
 foreach(_deck ${_decks})
   get_filename_component(_name ${_deck} NAME_WE)
   add_test(NAME deck_${_name}
-           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_deck.py $<TARGET_FILE:minictx> ${_deck})
+           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_deck.py $<TARGET_FILE:minictx> ${_deck})
   set_tests_properties(deck_${_name} PROPERTIES PASS_REGULAR_EXPRESSION "deck ok" LABELS "decks;quick" TIMEOUT 60)
 endforeach()

@@ -13,7 +13,7 @@
 #include "device/block_cache.hpp"
 #include "device/kokkos_device.hpp"
 #include "reference/reference.hpp"
-#include "tests/device_test_support.hpp"
+#include "tests/unit/device_test_support.hpp"
 
 using namespace minictx;
 using namespace minictx::test;

@@ -7,7 +7,7 @@
 
 #include "device/cuda/mma_fragments.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
-#include "tests/wgmma_probe.hpp"
+#include "tests/cuda/wgmma_probe.hpp"
 
 namespace minictx::test {
 namespace {

@@ -75,7 +75,7 @@ TORCH_LAYER = "seq_len,ms,tflops_mpt,mfu_mpt,peak_mem_gb\n16384,50.00,600.0,0.60
 def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench-acceptance.log", tests_rc=0,
               tests_say="", invalid=False):
     bin_dir, build, out = (os.path.join(tmp, d) for d in ("bin", "build", "out"))
-    for d in (bin_dir, os.path.join(build, "miniapp"), os.path.join(build, "verify"), out):
+    for d in (bin_dir, os.path.join(build, "miniapp"), os.path.join(build, "tests"), out):
         os.makedirs(d, exist_ok=True)
     for f in os.listdir(out):
         os.remove(os.path.join(out, f))
@@ -92,7 +92,7 @@ def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench
     os.makedirs(mpiexec_dir, exist_ok=True)
     executable(os.path.join(mpiexec_dir, "mpiexec.hydra"),
                "#!/bin/sh\necho \"stand-in mpiexec $*\"\nshift 2\nexec \"$@\"\n")
-    executable(os.path.join(build, "verify", "test_cuda_device"),
+    executable(os.path.join(build, "tests", "test_cuda_device"),
                f"#!/bin/sh\necho \"stand-in tests $*\"\necho '{tests_say}'\nexit {tests_rc}\n")
     with open(os.path.join(tmp, "sdpa.py"), "w") as f:
         f.write(f"import sys\nprint('# stand-in sdpa', *sys.argv[1:])\nprint({SDPA!r})\n")

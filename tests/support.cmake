@@ -1,6 +1,7 @@
-# MPI suites: `minictx verify`, `minictx run` and the error paths under mpiexec, on 1 to 8
-# ranks (more ranks than cores: the launcher oversubscribes). Each backend adds its cases
-# in tests/mpi_<backend>.cmake. Every test is labelled `quick` (a few minutes at most
+# What the suites share: the launch of minictx under mpiexec on 1 to 8 ranks (more ranks
+# than cores: the launcher oversubscribes), `minictx verify` cases, the one-line errors and
+# byte counts; then every suite file (mpi/NAME.cmake, scripts/NAME.cmake, cuda/cuda.cmake:
+# each backend adds its cases in mpi/<backend>.cmake). Every test is labelled `quick` (a few minutes at most
 # under the sanitizers: every backend and layout once, the errors, the unit tests) or
 # `full` (the rest); `ctest -L quick` is the short run.
 #
@@ -10,7 +11,7 @@
 find_program(MPIEXEC_BIN NAMES mpiexec.mpich mpiexec REQUIRED)
 set(MPIEXEC_PREFLAGS "" CACHE STRING "launcher flags placed before the program")
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
-set(_check_launch ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_launch.py)
+set(_check_launch ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_launch.py)
 separate_arguments(_mpiexec_preflags UNIX_COMMAND "${MPIEXEC_PREFLAGS}")
 # The sanitizers slow a verify point several times over.
 set(_timeout_scale 1)
@@ -142,16 +143,16 @@ sys.exit(got != want)" ${_h5} ${intra} ${inter})
   set_tests_properties(bytes_${name} PROPERTIES FIXTURES_REQUIRED bytes_${name} LABELS "mpi;bytes" TIMEOUT 60)
 endfunction()
 
-file(GLOB _mpi_suites CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/mpi_*.cmake)
-foreach(_suite ${_mpi_suites})
+file(GLOB _suites CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/*.cmake ${CMAKE_CURRENT_SOURCE_DIR}/scripts/*.cmake
+     ${CMAKE_CURRENT_SOURCE_DIR}/cuda/*.cmake)
+foreach(_suite ${_suites})
   include(${_suite})
   get_filename_component(_name ${_suite} NAME_WE)
-  string(REGEX REPLACE "^mpi_" "" _name ${_name})
   minictx_flush_verify_tests(${_name})
 endforeach()
 
 # Every test not in `quick` is in `full` (the gtest cases are labelled where discovered);
-# without a GPU the gpu-labelled tests (tests/mpi_cuda.cmake) are skipped, not failed.
+# without a GPU the gpu-labelled tests (cuda/cuda.cmake) are skipped, not failed.
 get_property(_tests DIRECTORY PROPERTY TESTS)
 foreach(_test ${_tests})
   get_test_property(${_test} LABELS _labels)

@@ -63,7 +63,7 @@ minictx_error_test(resume_default_name 2 "minictx: error: --resume needs the res
 
 foreach(_mode resume-mismatch force-killed four-jobs special-files)
   add_test(NAME failsafe_${_mode}
-           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_failsafe.py $<TARGET_FILE:minictx>
+           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_failsafe.py $<TARGET_FILE:minictx>
                    ${MPIEXEC_BIN} ${_mode})
   set_tests_properties(failsafe_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "failsafe ok" LABELS "mpi;failsafe"
                        PROCESSORS 2 TIMEOUT 300)
@@ -73,7 +73,7 @@ endforeach()
 # under a run (check_one_writer.py).
 foreach(_mode race-fresh race-resume replaced deleted)
   add_test(NAME one_writer_${_mode}
-           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_one_writer.py $<TARGET_FILE:minictx>
+           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_one_writer.py $<TARGET_FILE:minictx>
                    ${MPIEXEC_BIN} ${_mode})
   set_tests_properties(one_writer_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "one writer ok"
                        LABELS "mpi;failsafe" PROCESSORS 2 TIMEOUT 300)
@@ -82,7 +82,7 @@ endforeach()
 # Hostile profiles, calibrations, labels and launches: one line, exit 2 on every rank.
 foreach(_mode profiles calibrations report launches)
   add_test(NAME hostile_${_mode}
-           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_hostile_inputs.py $<TARGET_FILE:minictx>
+           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_hostile_inputs.py $<TARGET_FILE:minictx>
                    ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR} ${_mode})
   set_tests_properties(hostile_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "hostile inputs ok"
                        LABELS "mpi;failsafe" PROCESSORS 2 TIMEOUT 300)
