@@ -212,6 +212,7 @@ int ProjectCommand::run(const std::string& command_line) {
         writer->add_point(results.back());
       }
     }
+    if (writer) writer->finish();
     if (rank == 0) {
       std::printf("projected on %s (%s)\n%s", profile.name.c_str(), profile.file.c_str(),
                   render(make_table(columns, results), TableFormat::markdown).c_str());

@@ -388,12 +388,20 @@ bool run_points(RunSetup& s) {
       std::fflush(stdout);
     }
   }
-  return true;
+  // The points appended during the sweep join the file's HDF5 part.
+  return agree([&] {
+    if (rank == 0) s.writer->finish();
+  });
 }
 
 // The one line a stopped sweep ends with, and its exit code (128 + signal, as a shell).
-int report_interrupt(const Interrupted& stop, const ResultsWriter* writer, size_t total) {
+int report_interrupt(const Interrupted& stop, ResultsWriter* writer, size_t total) {
   if (world_rank() == 0) {
+    try {
+      writer->finish();
+    } catch (const Error& e) {  // the points are in the file all the same
+      std::fprintf(stderr, "minictx: warning: %s\n", e.what());
+    }
     if (writer->written())
       std::fprintf(stderr,
                    "minictx: %s: sweep interrupted with %zu of %zu points in %s; run the same command with "

@@ -18,7 +18,9 @@
 
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
+#include "io/point_record.hpp"
 #include "io/results_schema.hpp"
+#include "io/results_tail.hpp"
 
 namespace minictx {
 namespace {
@@ -178,9 +180,9 @@ void check_format(hid_t f) {
       h5::read_string_attribute(f, "format") != schema::kFormat)
     fail(std::string("not a minictx results file (no root attribute format = \"") + schema::kFormat + "\")");
   const int64_t version = h5::read_int_attribute(f, "format_version");
-  if (version != schema::kFormatVersion)
-    fail("format_version " + std::to_string(version) + ", but this minictx reads version " +
-         std::to_string(schema::kFormatVersion));
+  if (version < schema::kOldestReadableVersion || version > schema::kFormatVersion)
+    fail("format_version " + std::to_string(version) + ", but this minictx reads versions " +
+         std::to_string(schema::kOldestReadableVersion) + " to " + std::to_string(schema::kFormatVersion));
 }
 
 std::string one_line(std::string text) {
@@ -318,6 +320,28 @@ Probe probe(const std::string& path) {
   }
 }
 
+// The points appended after the HDF5 part (io/results_tail.hpp) join those in it; a record
+// that cannot be read, or names a point the file has already, is reported and left out.
+void read_tail_points(const std::string& path, hid_t file, ResultsFile& contents,
+                      std::vector<std::pair<int64_t, PointResult>>& indexed) {
+  haddr_t end = 0;
+  if (H5Fget_eoa(file, &end) < 0) h5::fail("get the end of the HDF5 part");
+  const TailRecords tail = read_tail(path, end);
+  std::set<std::string> names;
+  for (const auto& entry : indexed) names.insert(entry.second.name);
+  for (size_t i = 0; i < tail.payloads.size(); ++i) {
+    try {
+      auto point = decode_point(tail.payloads[i]);
+      if (!names.insert(point.second.name).second) fail("the file has a point of that name already");
+      indexed.push_back(std::move(point));
+    } catch (const Error& e) {
+      contents.unreadable.push_back("appended point " + std::to_string(i + 1) + " unreadable: " + one_line(e.what()));
+    }
+  }
+  if (!tail.damage.empty())
+    contents.unreadable.push_back("appended points unreadable from " + tail.damage);
+}
+
 ResultsFile read_contents(const std::string& path, const Probe& probed) {
   h5::Handle file = h5::open_file_readonly(path);
   const hid_t f = file.get();
@@ -338,6 +362,7 @@ ResultsFile read_contents(const std::string& path, const Probe& probed) {
       }
     }
   }
+  read_tail_points(path, f, contents, indexed);
   std::stable_sort(indexed.begin(), indexed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& entry : indexed) contents.points.push_back(std::move(entry.second));

@@ -6,7 +6,10 @@
 namespace minictx::schema {
 
 inline constexpr const char* kFormat = "minictx-results";
-inline constexpr int kFormatVersion = 1;
+// Version 2 may carry points appended after the HDF5 part (io/results_tail.hpp); version 1
+// files are version 2 files without them, so they read as they are.
+inline constexpr int kFormatVersion = 2;
+inline constexpr int kOldestReadableVersion = 1;
 
 // A point's metrics (/points/<name>/metrics), one constant per key: bench/metrics.cpp
 // writes them, the report (io/report.cpp) and the FOM line (app/cli.cpp) read them, so a

@@ -13,8 +13,10 @@
 #include "core/error.hpp"
 #include "core/file_kind.hpp"
 #include "io/hdf5_util.hpp"
+#include "io/point_record.hpp"
 #include "io/results_reader.hpp"
 #include "io/results_schema.hpp"
+#include "io/results_tail.hpp"
 
 namespace minictx {
 namespace {
@@ -272,6 +274,7 @@ ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_ex
   }
   contents_.provenance = std::move(prov);
   if (!keep_old_file) commit(on_existing == OnExisting::refuse);
+  idle_since_ = Clock::now();
 }
 
 bool ResultsWriter::has_point(const std::string& name) const {
@@ -283,21 +286,93 @@ void ResultsWriter::add_point(const PointResult& p) {
   require_link_name(p.name, "point name");
   if (has_point(p.name)) fail("results file '" + path_ + "' already has a point '" + p.name + "'");
   for (const auto& entry : p.phase_seconds) require_link_name(entry.first, "phase name");
+  // HDF5 refuses an attribute without a name; an appended point must be one a rewrite can take.
+  if (p.labels.count("") || p.metrics.count(""))
+    fail("point '" + p.name + "': a label or metric has an empty name");
   if (!p.iter_seconds.empty() &&
       p.iter_seconds.size() != static_cast<size_t>(p.iters) * static_cast<size_t>(p.ranks))
     fail("point '" + p.name + "': iter_seconds has " + std::to_string(p.iter_seconds.size()) +
          " values, not iters x ranks = " + std::to_string(p.iters) + " x " + std::to_string(p.ranks));
   contents_.points.push_back(p);
   try {
-    commit(false);
+    if (rewrite_due())
+      commit(false);
+    else
+      append_last();
   } catch (...) {
     contents_.points.pop_back();  // points() keeps matching what is on disk
     throw;
   }
+  idle_since_ = Clock::now();
+}
+
+void ResultsWriter::finish() {
+  if (appended_ran_ == 0) return;
+  try {
+    commit(false);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + "; its " + std::to_string(contents_.points.size()) +
+                " points are all in it, appended after its HDF5 part, where report and --resume read them");
+  }
+}
+
+bool ResultsWriter::rewrite_due() const {
+  // Until the first commit the file at `path` is someone's old results (OnExisting::replace).
+  if (!written_) return true;
+  const PointResult& p = contents_.points.back();
+  if (!p.skipped_reason.empty()) return false;
+  // The point's own time against a rewrite's: the last one's time, scaled by the points since.
+  const double point_seconds = std::chrono::duration<double>(Clock::now() - idle_since_).count();
+  const double expected =
+      rewrite_seconds_ * double(contents_.points.size() + 1) / double(rewrite_points_ + 1);
+  return point_seconds >= expected;
+}
+
+void ResultsWriter::append_last() {
+  const std::string record =
+      tail_record(encode_point(contents_.points.back(), int64_t(contents_.points.size() - 1)));
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !(FileId{st.st_dev, st.st_ino} == at_path_)) {
+    // Deleted or replaced by someone else: the rewrite finds out, and saves this run's points beside.
+    if (fd >= 0) ::close(fd);
+    commit(false);
+    return;
+  }
+  size_t done = 0;
+  int err = 0;
+  while (done < record.size()) {
+    const ssize_t n = ::pwrite(fd, record.data() + done, record.size() - done, off_t(end_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : ENOSPC;
+      break;
+    }
+    done += size_t(n);
+  }
+  // A skipped point holds no measurement and is skipped again in no time by --resume, so it
+  // is not synced on its own: the next point that ran, or the next rewrite, syncs it.
+  const bool skipped = !contents_.points.back().skipped_reason.empty();
+  if (err == 0 && !skipped && ::fdatasync(fd) != 0) err = errno;
+  if (err != 0) {
+    // Cut back to the last point, so the file reads as it did; a reader ignores a cut-short record anyway.
+    if (::ftruncate(fd, off_t(end_)) != 0) errno = 0;
+    ::close(fd);
+    fail("results file '" + path_ + "': cannot append point '" + contents_.points.back().name +
+         "': " + std::strerror(err));
+  }
+  if (::close(fd) != 0)
+    fail("results file '" + path_ + "': cannot append point '" + contents_.points.back().name +
+         "': " + std::strerror(errno));
+  end_ += record.size();
+  if (!skipped) ++appended_ran_;
+  ++work_.appends;
+  work_.bytes_written += record.size();
 }
 
 void ResultsWriter::commit(bool exclusive) {
   const std::string& partial = scratch_;
+  const Clock::time_point start = Clock::now();
   struct stat st;
   try {
     h5::QuietErrors quiet;
@@ -323,6 +398,12 @@ void ResultsWriter::commit(bool exclusive) {
   at_path_ = FileId{st.st_dev, st.st_ino};  // a rename or a link keeps the inode
   written_ = true;
   fsync_path(directory_of(path_), O_DIRECTORY);  // makes the rename itself durable
+  end_ = uint64_t(st.st_size);
+  rewrite_points_ = contents_.points.size();
+  appended_ran_ = 0;
+  rewrite_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
+  ++work_.rewrites;
+  work_.bytes_written += uint64_t(st.st_size);
 }
 
 void ResultsWriter::save_beside(bool deleted) {

@@ -2,6 +2,8 @@
 #include <hdf5.h>
 #include <sys/types.h>
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,14 +24,20 @@ enum class OnExisting {
 void write_provenance(hid_t file, const Provenance& prov);
 
 // Writes a results file (layout: outputs/README.md) so that a killed job leaves every
-// completed point readable and never a corrupt file. Every change rewrites the whole file
-// as a scratch file of this process (`path.<host>-<pid>.partial`), fsyncs it and renames
-// it onto `path`, so `path` is always a complete file and concurrent jobs never touch
-// each other's scratch. The writer holds the file's OutputClaim for its life, and renames
-// onto `path` only while it is still the file this writer last put there (device and
-// inode): a file replaced or deleted by someone else is left alone, this writer's points
-// go to `path.<host>-<pid>.saved` and the write fails naming both. Serial HDF5: only one
-// rank may own a writer.
+// completed point readable and never a corrupt file, at a cost per point that does not
+// grow with the file. A point is appended after the file's HDF5 part (io/results_tail.hpp):
+// it writes that point only. The whole file (provenance and every point in the HDF5 part,
+// no tail) is rewritten, as a scratch file of this process (`path.<host>-<pid>.partial`)
+// fsynced and renamed onto `path`: when the writer starts; after a point that ran for at
+// least as long as a rewrite is expected to take (the last one's time, scaled by the
+// points since), so that a slow sweep's HDF5 part holds every point and rewriting never
+// costs more than the points themselves; and at finish() if a point that ran is appended.
+// Skipped points are only ever appended. `path` is always a complete file and concurrent
+// jobs never touch each other's scratch. The writer holds the file's OutputClaim for its
+// life, and writes to `path` only while it is still the file this writer last put there
+// (device and inode): a file replaced or deleted by someone else is left alone, this
+// writer's points go to `path.<host>-<pid>.saved` and the write fails naming both.
+// Serial HDF5: only one rank may own a writer.
 class ResultsWriter {
  public:
   // As below, claiming `path` first (OutputInUse if another run holds it).
@@ -50,10 +58,24 @@ class ResultsWriter {
   const std::vector<PointResult>& points() const { return contents_.points; }  // with resumed
   bool has_point(const std::string& name) const;
 
-  // Durably on disk when this returns. Error (and nothing changes) if the name is taken or
+  // Durably on disk when this returns (a skipped point: in the file, and on disk with the
+  // next point that ran or the next rewrite). Error (and nothing changes) if the name is taken or
   // not a valid group name, if iter_seconds is neither empty nor iters x ranks, or if the
   // write fails.
   void add_point(const PointResult& p);
+  // Rewrites the file with its appended points in the HDF5 part if a point that ran is
+  // among them (skipped points may stay appended). Error if that fails; the points are
+  // then still in the file, appended.
+  void finish();
+
+  // What the writer has done to the disk: whole-file rewrites and the bytes of those and
+  // of the appended points.
+  struct Work {
+    size_t rewrites = 0;
+    size_t appends = 0;
+    uint64_t bytes_written = 0;
+  };
+  const Work& work() const { return work_; }
 
  private:
   struct FileId {
@@ -61,8 +83,13 @@ class ResultsWriter {
     ino_t ino;
     bool operator==(const FileId& o) const { return dev == o.dev && ino == o.ino; }
   };
+  using Clock = std::chrono::steady_clock;
   // `exclusive`: the first commit of OnExisting::refuse, which fails if `path` appeared.
   void commit(bool exclusive);
+  // Appends the last of contents_.points after the file's end, or rewrites the whole file
+  // where `path` is no longer this writer's (which then fails).
+  void append_last();
+  bool rewrite_due() const;
   // The complete scratch file renamed to the .saved name, and the Error that says so.
   [[noreturn]] void save_beside(bool deleted);
 
@@ -72,6 +99,12 @@ class ResultsWriter {
   ResultsFile contents_;
   std::optional<FileId> at_path_;  // what `path` should be now: none while it should be absent
   bool written_ = false;
+  uint64_t end_ = 0;            // the file's size: where the next point is appended
+  size_t appended_ran_ = 0;     // points that ran, appended since the last rewrite
+  size_t rewrite_points_ = 0;   // points in the last rewrite
+  double rewrite_seconds_ = 0;  // how long it took
+  Clock::time_point idle_since_ = Clock::now();  // the last write ended
+  Work work_;
 };
 
 // The scratch file a writer of `path` uses: `path.<host>-<pid>.partial`.

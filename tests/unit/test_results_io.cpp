@@ -234,7 +234,11 @@ TEST_F(ResultsIo, RoundTripKeepsEveryFieldAndInsertionOrder) {
 // A file written before the timeline had its outer subgroup still reads, with no outer
 // transfers and its ring steps intact.
 TEST_F(ResultsIo, ATimelineWithoutOuterTransfersReads) {
-  { ResultsWriter(path_, sample_provenance(), OnExisting::refuse).add_point(full_point("p0")); }
+  {
+    ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
+    writer.add_point(full_point("p0"));
+    writer.finish();  // into the HDF5 part, where this test edits it
+  }
   const hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   ASSERT_GE(f, 0);
   EXPECT_GE(H5Ldelete(f, "points/p0/ring_timeline/outer", H5P_DEFAULT), 0);
@@ -497,12 +501,13 @@ TEST_F(ResultsIo, H5pyReadsEveryDatasetInOneLine) {
     ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
     writer.add_point(full_point("point_0000"));
     writer.add_point(skipped_point("point_0001"));
+    writer.finish();
   }
   const std::string script = dir_ + "/check.py";
   spit(script, R"(import sys, h5py
 f = h5py.File(sys.argv[1], 'r')
 assert f.attrs['format'] == 'minictx-results'
-assert f.attrs['format_version'] == 1
+assert f.attrs['format_version'] == 2
 assert f['provenance'].attrs['git_sha'] == 'abc123'
 assert f['provenance'].attrs['world_size'] == 2.0
 assert f['provenance/hostnames'].asstr()[:].tolist() == ['node-a', 'node-b']
