@@ -15,9 +15,11 @@ timeline: one step's ring walks as a Gantt chart (a point run with run.ring_time
   those. Default: the first point that recorded ring steps, layer 0.
 The default kind is bars when a file holds burst points, else lines. Points of several
 files are merged; skipped points are left out. Needs h5py and matplotlib (Debian:
-python3-h5py python3-matplotlib); draws with the Agg backend, no display needed.
+python3-h5py python3-matplotlib), and PyYAML (python3-yaml) for a file with points appended
+after its HDF5 part; draws with the Agg backend, no display needed.
 """
 import argparse
+import struct
 import sys
 from collections import OrderedDict
 
@@ -28,6 +30,46 @@ import numpy
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 from matplotlib.patches import Patch  # noqa: E402
+
+
+RECORD_MAGIC = b"MCTXPT01"
+
+
+def hdf5_end(head):
+    """The end-of-file address in the HDF5 superblock at the start of `head` (its first 64 bytes)."""
+    version = head[8]
+    offset_size = head[13] if version < 2 else head[9]
+    addresses = {0: 24, 1: 28}.get(version, 12)  # base address, then free space or extension, then EOF
+    return int.from_bytes(head[addresses + 2 * offset_size:addresses + 3 * offset_size], "little")
+
+
+def fnv1a64(data):
+    h = 14695981039346656037
+    for byte in data:
+        h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def appended_points(path):
+    """The points appended after the file's HDF5 part, as dicts named like its groups
+    (outputs/README.md, "Points appended after the HDF5 part"). A record cut short or
+    failing its checksum ends them."""
+    with open(path, "rb") as f:
+        at = hdf5_end(f.read(64))
+        f.seek(at)
+        tail = f.read()
+    points, at = [], 0
+    while len(tail) - at >= 24 and tail[at:at + 8] == RECORD_MAGIC:
+        (length,) = struct.unpack_from("<Q", tail, at + 8)
+        if length > len(tail) - at - 24:
+            break
+        payload = tail[at + 16:at + 16 + length]
+        if struct.unpack_from("<Q", tail, at + 16 + length)[0] != fnv1a64(payload):
+            break
+        import yaml  # only files with appended points need it
+        points.append(yaml.safe_load(payload))
+        at += 24 + length
+    return points
 
 
 def read_points(paths):
@@ -42,6 +84,9 @@ def read_points(paths):
                 if g.attrs["skipped_reason"]:
                     continue
                 points.append((dict(g["labels"].attrs), {k: float(v) for k, v in g["metrics"].attrs.items()}))
+        # Appended points come after those in the HDF5 part in run order.
+        points += [(p["labels"], {k: float(v) for k, v in p["metrics"].items()})
+                   for p in appended_points(path) if not p["skipped_reason"]]
     return points
 
 
@@ -176,6 +221,17 @@ def read_timeline(path, point):
                 continue
             outer = read_columns(t["outer"], OUTER_COLUMNS) if "outer" in t else {c: numpy.empty(0, dtype=object) for c in OUTER_COLUMNS}
             return name, dict(g["labels"].attrs), read_columns(t, TIMELINE_COLUMNS), outer
+    for p in appended_points(path):
+        t = p["ring_timeline"]
+        if point is not None and p["name"] != point:
+            continue
+        if not t["rank"]:
+            if point is not None:
+                sys.exit(f"plot.py: {path} {point} recorded no ring steps "
+                         "(run it with --set run.ring_timeline=true and a ring backend)")
+            continue
+        return (p["name"], p["labels"], {c: numpy.array(t[c]) for c in TIMELINE_COLUMNS},
+                {c: numpy.array(t["outer"][c]) for c in OUTER_COLUMNS})
     sys.exit(f"plot.py: {path} has no point {point}" if point is not None else
              f"plot.py: no point of {path} recorded ring steps (run.ring_timeline=true)")
 

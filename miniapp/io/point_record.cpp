@@ -97,7 +97,8 @@ std::vector<Record> read_shared_columns(const YAML::Node& g, const std::string& 
   const auto rank = read_column<int>(g, rt::rank), layer = read_column<int>(g, rt::layer),
              round = read_column<int>(g, rt::round);
   const auto pass = read_column<std::string>(g, rt::pass);
-  const auto posted = read_column<double>(g, rt::transfer_posted), done = read_column<double>(g, rt::transfer_done);
+  const auto posted = read_column<double>(g, rt::transfer_posted),
+             done = read_column<double>(g, rt::transfer_done);
   const size_t n = rank.size();
   for (size_t len : {layer.size(), round.size(), pass.size(), posted.size(), done.size()})
     if (len != n) fail("the " + where + " columns differ in length");
@@ -141,8 +142,9 @@ RingTimelineResult read_timeline(const YAML::Node& g) {
 
 std::vector<VerifyRow> read_verification(const YAML::Node& g) {
   const auto tensor = read_column<std::string>(g, "tensor");
-  const auto max_abs_err = read_column<double>(g, "max_abs_err"), max_rel_err = read_column<double>(g, "max_rel_err"),
-             rmse = read_column<double>(g, "rmse"), tolerance = read_column<double>(g, "tolerance");
+  const auto max_abs_err = read_column<double>(g, "max_abs_err"),
+             max_rel_err = read_column<double>(g, "max_rel_err"), rmse = read_column<double>(g, "rmse"),
+             tolerance = read_column<double>(g, "tolerance");
   const auto pass = read_column<int>(g, "pass");
   const size_t n = tensor.size();
   for (size_t len : {max_abs_err.size(), max_rel_err.size(), rmse.size(), tolerance.size(), pass.size()})

@@ -335,11 +335,11 @@ void read_tail_points(const std::string& path, hid_t file, ResultsFile& contents
       if (!names.insert(point.second.name).second) fail("the file has a point of that name already");
       indexed.push_back(std::move(point));
     } catch (const Error& e) {
-      contents.unreadable.push_back("appended point " + std::to_string(i + 1) + " unreadable: " + one_line(e.what()));
+      contents.unreadable.push_back("appended point " + std::to_string(i + 1) +
+                                    " unreadable: " + one_line(e.what()));
     }
   }
-  if (!tail.damage.empty())
-    contents.unreadable.push_back("appended points unreadable from " + tail.damage);
+  if (!tail.damage.empty()) contents.unreadable.push_back("appended points unreadable from " + tail.damage);
 }
 
 ResultsFile read_contents(const std::string& path, const Probe& probed) {

@@ -2,7 +2,8 @@
 // The tail of a results file: points appended after its HDF5 part, so that recording a
 // point writes that point only. HDF5 reads a file up to the end-of-file address in its
 // superblock and ignores what follows; there each point is one record,
-//   "MCTXPT01" | payload length (uint64 LE) | payload (io/point_record) | FNV-1a 64 of the payload (uint64 LE),
+//   "MCTXPT01" | payload length (uint64 LE) | payload (io/point_record) | FNV-1a 64 of the payload (uint64
+//   LE),
 // appended and synced after the last. A record cut short (a job killed while writing it)
 // or failing its checksum ends the tail. outputs/README.md, "Points appended after the
 // HDF5 part".

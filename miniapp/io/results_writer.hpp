@@ -99,10 +99,10 @@ class ResultsWriter {
   ResultsFile contents_;
   std::optional<FileId> at_path_;  // what `path` should be now: none while it should be absent
   bool written_ = false;
-  uint64_t end_ = 0;            // the file's size: where the next point is appended
-  size_t appended_ran_ = 0;     // points that ran, appended since the last rewrite
-  size_t rewrite_points_ = 0;   // points in the last rewrite
-  double rewrite_seconds_ = 0;  // how long it took
+  uint64_t end_ = 0;                             // the file's size: where the next point is appended
+  size_t appended_ran_ = 0;                      // points that ran, appended since the last rewrite
+  size_t rewrite_points_ = 0;                    // points in the last rewrite
+  double rewrite_seconds_ = 0;                   // how long it took
   Clock::time_point idle_since_ = Clock::now();  // the last write ended
   Work work_;
 };

@@ -5,9 +5,14 @@ BurstAttention-style bars from a results file of the four variants in two settin
 of one of the sweep's points (recorded with run.ring_timeline) and of a double ring of two
 windows, whose outer-ring lane must show both its colours (blocks, gradient sums). Each PNG
 must have the expected size and real content (many non-white pixels, several colours).
+Points appended after a file's HDF5 part are read as minictx writes them (skipped points of
+a sweep) and drawn (a point that ran, appended here in the same record format, which
+`minictx report` must read too).
 
   check_plot.py MINICTX MPIEXEC SOURCE_DIR"""
 import os
+import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -19,6 +24,8 @@ import numpy
 
 minictx, mpiexec, source = sys.argv[1], sys.argv[2], sys.argv[3]
 plot = [sys.executable, os.path.join(source, "outputs", "plot.py")]
+sys.path.insert(0, os.path.join(source, "outputs"))
+import plot as plot_module  # noqa: E402  (its reader of appended points)
 
 
 def check_png(path, points):
@@ -104,6 +111,42 @@ with tempfile.TemporaryDirectory() as tmp:
     # The plain ring's timeline has no outer lane.
     out = subprocess.run(plot + [sweep, "-o", timeline, "--kind", "timeline"], capture_output=True, text=True)
     assert out.returncode == 0 and not has_colour(timeline, "tab:purple", 0.8), out.stdout + out.stderr
+
+    # Points appended after the HDF5 part: the skipped points of a sweep on one rank stay there.
+    appended = os.path.join(tmp, "appended.h5")
+    record(appended, 1, "run.mode=attention", "attention.backend=usp", "attention.ulysses_degree=[1,8,8]",
+           "sequence.length=[256,512,1024]", "sweep.zip=[attention.ulysses_degree,sequence.length]")
+    tail = plot_module.appended_points(appended)
+    assert [(p["name"], p["index"], bool(p["skipped_reason"])) for p in tail] == [
+        ("point_0001", 1, True), ("point_0002", 2, True)], tail
+    # A point that ran, appended: the double ring's, under the next name.
+    with h5py.File(double, "r") as f:
+        g = f["points/point_0000"]
+        ran = dict(tail[-1], name="point_0003", index=3, skipped_reason="", labels=dict(g["labels"].attrs),
+                   metrics={k: float(v) for k, v in g["metrics"].attrs.items()})
+        t = g["ring_timeline"]
+        columns = lambda grp, names: {c: [x.decode() if isinstance(x, bytes) else x.item() for x in grp[c][:]]
+                                      for c in names}
+        ran["ring_timeline"] = dict(iteration=int(t.attrs["iteration"]), clock=t.attrs["clock"],
+                                    **columns(t, plot_module.TIMELINE_COLUMNS),
+                                    outer=columns(t["outer"], plot_module.OUTER_COLUMNS))
+    import yaml
+    payload = yaml.safe_dump(ran).encode()
+    with open(appended, "ab") as f:
+        f.write(plot_module.RECORD_MAGIC + struct.pack("<Q", len(payload)) + payload +
+                struct.pack("<Q", plot_module.fnv1a64(payload)))
+    report = subprocess.run([minictx, "report", appended, "--format", "csv"], capture_output=True, text=True)
+    assert report.returncode == 0 and len(report.stdout.strip().splitlines()) == 5, report.stdout + report.stderr
+    out = subprocess.run(plot + [appended, "-o", lines], capture_output=True, text=True)
+    assert out.returncode == 0 and "lines of 2 points" in out.stdout, out.stdout + out.stderr
+    out = subprocess.run(plot + [appended, "-o", timeline, "--kind", "timeline", "--point", "point_0003"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "timeline of point_0003 layer 0" in out.stdout, out.stdout + out.stderr
+    assert has_colour(timeline, "tab:purple", 0.8), "no outer-ring bar of the appended point"
+    # A record cut short (a job killed while appending it) is not read; the rest is.
+    shutil.copy(appended, sweep)
+    os.truncate(sweep, os.path.getsize(sweep) - 5)
+    assert [p["name"] for p in plot_module.appended_points(sweep)] == ["point_0001", "point_0002"]
 
     bad = subprocess.run(plot + [os.path.join(tmp, "missing.h5"), "-o", bars], capture_output=True, text=True)
     assert bad.returncode != 0

@@ -214,21 +214,117 @@ TEST_F(ResultsIo, RoundTripKeepsEveryFieldAndInsertionOrder) {
   std::vector<PointResult> written = {full_point("zeta"), skipped_point("alpha"), full_point("mid")};
   written[2].labels["note"] = "ünïcode, \"quoted\"";
   written[2].verification.clear();
+  ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
+  for (const PointResult& p : written) writer.add_point(p);
+  ASSERT_EQ(writer.points().size(), 3u);
+  EXPECT_TRUE(writer.has_point("alpha"));
+  EXPECT_FALSE(writer.has_point("beta"));
+  // As the sweep left them (appended after the HDF5 part, or in it), then all in the HDF5 part.
+  for (bool finished : {false, true}) {
+    if (finished) writer.finish();
+    const ResultsFile file = read_results(path_);
+    const Provenance expected = sample_provenance();
+    EXPECT_EQ(file.provenance.text, expected.text);
+    EXPECT_EQ(file.provenance.numbers, expected.numbers);
+    EXPECT_EQ(file.provenance.hostnames, expected.hostnames);
+    ASSERT_EQ(file.points.size(), written.size());
+    for (size_t i = 0; i < written.size(); ++i) expect_same(file.points[i], written[i]);
+    EXPECT_TRUE(file.unreadable.empty());
+  }
+  EXPECT_TRUE(scratch_files().empty());
+}
+
+// The size of the HDF5 part of `path` (its end-of-file address): what follows is appended.
+uint64_t hdf5_part_bytes(const std::string& path) {
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  haddr_t end = 0;
+  EXPECT_GE(H5Fget_eoa(f, &end), 0);
+  H5Fclose(f);
+  return end;
+}
+
+TEST_F(ResultsIo, TenThousandSkippedPointsAreAppendedAtTheSameCostEach) {
+  // A skipped sweep of 10,000 points: each point writes its own record only, never the file.
+  ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
+  const ResultsWriter::Work start = writer.work();
+  EXPECT_EQ(start.rewrites, 1u);  // the provenance, before the first point
+  constexpr size_t n = 10000;
+  uint64_t half_bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i == n / 2) half_bytes = writer.work().bytes_written - start.bytes_written;
+    char name[32];
+    std::snprintf(name, sizeof name, "point_%05zu", i);
+    writer.add_point(skipped_point(name));
+  }
+  const ResultsWriter::Work end = writer.work();
+  EXPECT_EQ(end.rewrites, start.rewrites);
+  EXPECT_EQ(end.appends, n);
+  // The second half wrote what the first did: only the index grows a digit or so.
+  const uint64_t appended = end.bytes_written - start.bytes_written, second_half = appended - half_bytes;
+  EXPECT_GE(second_half, half_bytes);
+  EXPECT_LE(second_half - half_bytes, n / 2) << "bytes: more than one per point more";
+  EXPECT_LT(half_bytes / (n / 2), 1024u) << "bytes per skipped point";
+  EXPECT_EQ(uint64_t(fs::file_size(path_)), hdf5_part_bytes(path_) + appended);
+  const ResultsFile file = read_results(path_);
+  ASSERT_EQ(file.points.size(), n);
+  EXPECT_EQ(file.points[n - 1].name, "point_09999");
+  EXPECT_EQ(file.points[n - 1].skipped_reason, skipped_point("x").skipped_reason);
+  // Skipped points only: finishing leaves them appended.
+  writer.finish();
+  EXPECT_EQ(writer.work().rewrites, start.rewrites);
+}
+
+TEST_F(ResultsIo, FinishPutsAppendedPointsThatRanIntoTheHdf5Part) {
+  ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
+  writer.add_point(skipped_point("p0"));
+  writer.add_point(full_point("p1"));
+  writer.add_point(skipped_point("p2"));
+  writer.finish();
+  EXPECT_EQ(uint64_t(fs::file_size(path_)), hdf5_part_bytes(path_));
+  const hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  for (const char* name : {"points/p0", "points/p1", "points/p2"})
+    EXPECT_GT(H5Lexists(f, name, H5P_DEFAULT), 0);
+  H5Fclose(f);
+  EXPECT_EQ(read_results(path_).points.size(), 3u);
+}
+
+TEST_F(ResultsIo, AnAppendedRecordCutShortIsNotReadAndADamagedOneIsNamed) {
   {
     ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
-    for (const PointResult& p : written) writer.add_point(p);
-    ASSERT_EQ(writer.points().size(), 3u);
-    EXPECT_TRUE(writer.has_point("alpha"));
-    EXPECT_FALSE(writer.has_point("beta"));
+    for (const char* name : {"p0", "p1", "p2"}) writer.add_point(skipped_point(name));
   }
-  const ResultsFile file = read_results(path_);
-  const Provenance expected = sample_provenance();
-  EXPECT_EQ(file.provenance.text, expected.text);
-  EXPECT_EQ(file.provenance.numbers, expected.numbers);
-  EXPECT_EQ(file.provenance.hostnames, expected.hostnames);
-  ASSERT_EQ(file.points.size(), written.size());
-  for (size_t i = 0; i < written.size(); ++i) expect_same(file.points[i], written[i]);
-  EXPECT_TRUE(scratch_files().empty());
+  const std::string whole = slurp(path_);
+  // Killed while appending p2: its record is cut short, and was never reported written.
+  spit(path_, whole.substr(0, whole.size() - 3));
+  ResultsFile file = read_results(path_);
+  ASSERT_EQ(file.points.size(), 2u);
+  EXPECT_TRUE(file.unreadable.empty());
+  // A byte of p1's record changed: p0 reads, the rest is named unreadable.
+  std::string damaged = whole;
+  const size_t p1 = damaged.find("\"p1\"");
+  ASSERT_NE(p1, std::string::npos);
+  damaged[p1 + 1] = 'q';
+  spit(path_, damaged);
+  file = read_results(path_);
+  ASSERT_EQ(file.points.size(), 1u);
+  EXPECT_EQ(file.points[0].name, "p0");
+  ASSERT_EQ(file.unreadable.size(), 1u);
+  EXPECT_NE(file.unreadable[0].find("fails its checksum"), std::string::npos) << file.unreadable[0];
+}
+
+TEST_F(ResultsIo, AVersionOneFileReads) {
+  {
+    ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
+    writer.add_point(full_point("p0"));
+    writer.finish();
+  }
+  const hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  const hid_t attr = H5Aopen(f, "format_version", H5P_DEFAULT);
+  const int64_t one = 1;
+  EXPECT_GE(H5Awrite(attr, H5T_NATIVE_INT64, &one), 0);
+  H5Aclose(attr);
+  H5Fclose(f);
+  EXPECT_EQ(read_results(path_).points.size(), 1u);
 }
 
 // A file written before the timeline had its outer subgroup still reads, with no outer
