@@ -39,6 +39,7 @@ auto pick(const std::vector<Record>& records, Field field) {
 template <class Record>
 std::vector<std::string> pass_names(const std::vector<Record>& records) {
   std::vector<std::string> names;
+  names.reserve(records.size());
   for (const Record& r : records) names.emplace_back(to_string(r.pass));
   return names;
 }
@@ -67,6 +68,7 @@ void emit_timeline(YAML::Emitter& out, const RingTimelineResult& t) {
   out << YAML::Key << rt::outer << YAML::Value << YAML::BeginMap;
   shared_columns(out, t.outer);
   std::vector<std::string> carries;
+  carries.reserve(t.outer.size());
   for (const OuterTransfer& o : t.outer) carries.emplace_back(to_string(o.carries));
   string_column(out, rt::carries, carries);
   out << YAML::EndMap << YAML::EndMap;
@@ -80,6 +82,7 @@ void emit_verification(YAML::Emitter& out, const std::vector<VerifyRow>& rows) {
   column(out, "rmse", pick(rows, &VerifyRow::rmse));
   column(out, "tolerance", pick(rows, &VerifyRow::tolerance));
   std::vector<int> pass;
+  pass.reserve(rows.size());
   for (const VerifyRow& r : rows) pass.push_back(r.pass ? 1 : 0);
   column(out, "pass", pass);
   out << YAML::EndMap;
