@@ -28,8 +28,8 @@
 # after configuring (how CI-less machines check the script).
 # Environment: OUT, DEPS_PREFIX (/tmp/minictx-deps), DEBS (.gpu-debs), BUILD_DIR (build-cuda),
 #              BENCH_SEQ (4096,16384,32768,65536), BENCH_HEAD_DIMS (64,128; acceptance: 128): the grid,
-#              SDPA_BENCH (python3 ci/bench_torch_sdpa_gpu.py): the command that times SDPA,
-#              TORCH_LAYER (python3 ci/bench_torch_layer_gpu.py): the command that times the layer.
+#              SDPA_BENCH (python3 tools/bench-torch-sdpa-gpu.py): the command that times SDPA,
+#              TORCH_LAYER (python3 tools/bench-torch-layer-gpu.py): the command that times the layer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -37,8 +37,8 @@ out=${OUT:-$repo/outputs/gpu-check}
 prefix=${DEPS_PREFIX:-/tmp/minictx-deps}
 debs=${DEBS:-$repo/.gpu-debs}
 build=${BUILD_DIR:-build-cuda}
-sdpa_bench=${SDPA_BENCH:-python3 ci/bench_torch_sdpa_gpu.py}
-torch_layer=${TORCH_LAYER:-python3 ci/bench_torch_layer_gpu.py}
+sdpa_bench=${SDPA_BENCH:-python3 tools/bench-torch-sdpa-gpu.py}
+torch_layer=${TORCH_LAYER:-python3 tools/bench-torch-layer-gpu.py}
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(deps build test sanitize bench)
 mkdir -p "$out"
@@ -158,7 +158,7 @@ stage_grid() {
     deps_env timeout 120 "$mpiexec" -n 1 "$m" verify inputs/gpu-flash-grid.yaml --set attention.kernels="$family" \
       "${local_sets[@]}" >>"$log" 2>&1 || { rc=1; echo "exit status: failed" >>"$log"; }
   done
-  python3 ci/summarize-verify.py "$log" || rc=1
+  python3 tools/summarize-verify.py "$log" || rc=1
   return $rc
 }
 
@@ -203,14 +203,14 @@ bench_family() {
 # The default family's attention against its limit, in one job: `minictx bench --device
 # cuda` (forward and forward+backward over S × mask × head dim beside a bf16 cuBLASLt GEMM
 # calibration) and PyTorch SDPA's backends on the same grid, side by side with the ratios
-# (ci/compare-attention-gpu.py, rebuilt from bench-kernels.log and bench-sdpa.csv at will),
+# (tools/compare-attention-gpu.py, rebuilt from bench-kernels.log and bench-sdpa.csv at will),
 # then the layer stage.
 stage_bench() {
   local rc=0 seq=${BENCH_SEQ:-4096,16384,32768,65536} dims=${BENCH_HEAD_DIMS:-64,128}
   bench_family auto "$seq" "$dims" "$out/bench-kernels.log" || rc=1
   $sdpa_bench --seq "$seq" --head-dims "$dims" 2>&1 | tee "$out/bench-sdpa.csv" || rc=1
   echo
-  python3 ci/compare-attention-gpu.py "auto=$out/bench-kernels.log" "$out/bench-sdpa.csv" || rc=1
+  python3 tools/compare-attention-gpu.py "auto=$out/bench-kernels.log" "$out/bench-sdpa.csv" || rc=1
   stage_layer || rc=1
   return $rc
 }
@@ -231,12 +231,12 @@ stage_acceptance() {
   echo "== $sdpa_bench" | tee -a "$log"
   $sdpa_bench --seq "$seq" --head-dims "$dims" 2>&1 | tee "$sdpa" | tee -a "$log" || rc=1
   echo | tee -a "$log"
-  python3 ci/compare-attention-gpu.py "${runs[@]}" "$sdpa" 2>&1 | tee -a "$log" || rc=1
+  python3 tools/compare-attention-gpu.py "${runs[@]}" "$sdpa" 2>&1 | tee -a "$log" || rc=1
   return $rc
 }
 
 # The llama-7b layer deck (16k and 32k tokens, bf16, 16-bit storage) on each kernel family
-# beside eager PyTorch's layer (ci/bench_torch_layer_gpu.py): one table of step time,
+# beside eager PyTorch's layer (tools/bench-torch-layer-gpu.py): one table of step time,
 # MFU and peak memory with the ratios to PyTorch (bench-layer.log).
 stage_layer() {
   local rc=0 family profile log=$out/bench-layer.log runs=()
@@ -251,7 +251,7 @@ stage_layer() {
   echo "== $torch_layer" | tee -a "$log"
   $torch_layer 2>&1 | tee /tmp/minictx-torch-layer.csv | tee -a "$log" || rc=1
   echo | tee -a "$log"
-  python3 ci/compare-layer-gpu.py "${runs[@]}" /tmp/minictx-torch-layer.csv 2>&1 | tee -a "$log" || rc=1
+  python3 tools/compare-layer-gpu.py "${runs[@]}" /tmp/minictx-torch-layer.csv 2>&1 | tee -a "$log" || rc=1
   return $rc
 }
 

@@ -19,13 +19,18 @@ python3-h5py python3-matplotlib), and PyYAML (python3-yaml) for a file with poin
 after its HDF5 part; draws with the Agg backend, no display needed.
 """
 import argparse
+import os
 import struct
 import sys
 from collections import OrderedDict
 
-import h5py
-import matplotlib
-import numpy
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from system_python import require  # noqa: E402
+
+require("h5py", "numpy", "matplotlib")
+import h5py  # noqa: E402  (after require)
+import matplotlib  # noqa: E402
+import numpy  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)

@@ -67,7 +67,7 @@ const std::vector<std::string> kHeader = {"kind",
                                           "core share"};
 
 // The device bench's table: one row per attention measurement, its rate against the
-// calibration GEMM of the same run (ci/compare-attention-gpu.py reads this table).
+// calibration GEMM of the same run (tools/compare-attention-gpu.py reads this table).
 Table device_table(const KernelBenchResult& result) {
   Table t;
   t.header = {"S", "mask", "D", "pass", "time (ms)", "TFLOPS", "of GEMM"};

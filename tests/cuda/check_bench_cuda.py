@@ -2,7 +2,7 @@
 """`minictx bench --device cuda` on a tiny grid (needs one GPU): it prints the attention
 table and the calibration line, writes the rows to HDF5 in the layout of outputs/README.md
 ("Benchmark files"), every rate is positive and its fraction of the calibration is its
-rate over the calibration's, and ci/compare-attention-gpu.py reads its output. Without
+rate over the calibration's, and tools/compare-attention-gpu.py reads its output. Without
 h5py (a GPU machine's Python may lack it) the file is not opened; that is said."""
 import os
 import subprocess

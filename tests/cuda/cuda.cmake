@@ -24,7 +24,7 @@ set_property(TEST error_bench_cuda_no_gpu APPEND PROPERTY LABELS nogpu)
 set_property(TEST error_bench_cuda_no_gpu PROPERTY SKIP_REGULAR_EXPRESSION "minictx bench on CUDA GPU")
 # `minictx bench --device cuda` on a tiny grid: its table, file and the comparison script.
 add_test(NAME bench_cuda COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_bench_cuda.py
-                                 $<TARGET_FILE:minictx> ${PROJECT_SOURCE_DIR}/ci/compare-attention-gpu.py)
+                                 $<TARGET_FILE:minictx> ${PROJECT_SOURCE_DIR}/tools/compare-attention-gpu.py)
 set_tests_properties(bench_cuda PROPERTIES PASS_REGULAR_EXPRESSION "bench cuda ok" LABELS gpu TIMEOUT 120)
 # The flash kernels hold tensor-core MMAs (PTX here, SASS too where cuobjdump is), the
 # Hopper kernels wgmma on sm_90a: a regression to SIMT fails CI without a GPU. It also

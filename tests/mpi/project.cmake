@@ -47,7 +47,7 @@ add_test(NAME project_with_kernel_calibration
 set_tests_properties(project_with_kernel_calibration PROPERTIES FIXTURES_REQUIRED project_kernels LABELS "project"
                      TIMEOUT 60 PASS_REGULAR_EXPRESSION "point_0000 \\| [0-9.]+ \\| compute")
 
-# ci/bench_torch_layer_gpu.py counts FLOPs as minictx does: its --print-flops against the
+# tools/bench-torch-layer-gpu.py counts FLOPs as minictx does: its --print-flops against the
 # model_tflop_per_step that `minictx project` writes for the same deck, inputs/gpu-layer.yaml.
 if(_h5py_python)
   set(_layer_h5 ${CMAKE_CURRENT_BINARY_DIR}/project_gpu_layer.h5)
@@ -64,7 +64,7 @@ out = subprocess.run([sys.executable, sys.argv[2], '--print-flops', '--lengths',
 got = {int(s): float(f) for s, f in (line.split(',') for line in out)}
 print('torch script:', got, 'minictx:', want)
 sys.exit(got.keys() != want.keys() or any(abs(got[s] - want[s]) > 1e-12 * want[s] for s in want))"
-                   ${_layer_h5} ${CMAKE_SOURCE_DIR}/ci/bench_torch_layer_gpu.py)
+                   ${_layer_h5} ${CMAKE_SOURCE_DIR}/tools/bench-torch-layer-gpu.py)
   set_tests_properties(torch_layer_flops_match_minictx PROPERTIES FIXTURES_REQUIRED project_gpu_layer
                        LABELS "project" TIMEOUT 60)
 endif()

@@ -17,7 +17,7 @@ alone on the second host, is stopped (SIGSTOP); rank 0 must name it, the job end
 the limit, and the results file keep its completed point, readable by the report.
 
 Slurm across the hosts: slurmctld and one slurmd per host (own NodeName, NodeAddr, spool,
-pid and log file), ci/minictx.sbatch with --nodes=2 --ntasks-per-node=2 (srun --mpi=pmi2),
+pid and log file), jobs/minictx.sbatch with --nodes=2 --ntasks-per-node=2 (srun --mpi=pmi2),
 the time-limit signal (scancel --signal=TERM, what --signal=TERM@ sends) after the first
 point and --resume, then a 2-task array, one task per node, writing distinct files.
 
@@ -284,7 +284,7 @@ def check_slurm(box, minictx, source, tmp):
             f.write(INTERRUPTIBLE_SWEEP)
         results = os.path.join(tmp, "results.h5")
         export = f"--export=ALL,MINICTX={minictx},MINICTX_ROOT={source}"
-        script = os.path.join(source, "ci", "minictx.sbatch")
+        script = os.path.join(source, "jobs", "minictx.sbatch")
         sbatch = ["sbatch", "--parsable", f"--nodes={HOSTS}", f"--ntasks-per-node={PER_HOST}", "-J", "minictx-box",
                   "-D", tmp, "-o", tmp + "/jobs/%j.out", export, script, deck, "-o", results]
         first, out = interrupt_after_first_point(slurm, sbatch, results, finished, job_output, wait_for)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ci/compare-attention-gpu.py on fixtures shaped like its two inputs: a `minictx bench
+"""tools/compare-attention-gpu.py on fixtures shaped like its two inputs: a `minictx bench
 --device cuda` log (progress lines, the table, the calibration line) and the SDPA CSV
 (one row per backend, notes on '#' lines, a shape cuDNN refused). Checks the joined rows,
 the ratios, the '-' of what one side did not measure, the CSV form, and the table of

@@ -32,7 +32,7 @@ def source_files():
         dirs[:] = sorted(d for d in dirs if not d.startswith(("build", ".")) and d != "shared"
                          and os.path.normpath(os.path.join(rel_top, d)) not in SKIP_DIRS)
         for name in sorted(files):
-            if name.endswith(SOURCE_EXT) or rel_top in ("ci", ".ci"):
+            if name.endswith(SOURCE_EXT) or rel_top in ("ci", ".ci", "jobs", "tools"):
                 yield os.path.join(top, name)
     for name in (".ci/run",):
         if os.path.isfile(os.path.join(ROOT, name)):

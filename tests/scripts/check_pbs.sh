@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ci/minictx.pbs as PBS would run it, without a PBS server: the job environment PBS sets
+# jobs/minictx.pbs as PBS would run it, without a PBS server: the job environment PBS sets
 # (PBS_NODEFILE with one line per rank, PBS_JOBID, PBS_O_WORKDIR) and the script run by
 # bash, so its hostfile, rank count and mpiexec line run for real on 2 ranks, with the
 # launcher the build tests with (MPICH's or Open MPI's hostfile form).
@@ -13,7 +13,7 @@ printf '%s\n%s\n' "$host" "$host" > "$tmp/nodefile"
 env PBS_NODEFILE="$tmp/nodefile" PBS_JOBID=4242.pbs-test PBS_O_WORKDIR="$tmp" MINICTX="$minictx" MINICTX_MPIEXEC="$mpiexec" \
     MINICTX_ROOT="$source" MINICTX_DECK="$source/inputs/quickstart.yaml" \
     MINICTX_ARGS="--set attention.backend=ring --set sequence.length=256 --set run.iters=1 -o $tmp/pbs.h5" \
-    bash "$source/ci/minictx.pbs" | tee "$tmp/out"
+    bash "$source/jobs/minictx.pbs" | tee "$tmp/out"
 grep -q "minictx job 4242.pbs-test: 2 ranks on 1 node(s) ($host)" "$tmp/out"
 grep -q "minictx exit status: 0 (mpiexec: 0)" "$tmp/out"
 # The job's exit code is minictx's status, not the launcher's: a launcher that reports 0
@@ -24,7 +24,7 @@ code=0
 env PBS_NODEFILE="$tmp/nodefile" PBS_JOBID=4243.pbs-test PBS_O_WORKDIR="$tmp" MINICTX="$minictx" \
     MINICTX_MPIEXEC="$tmp/lenient-mpiexec" MINICTX_ROOT="$source" MINICTX_DECK="$source/inputs/quickstart.yaml" \
     MINICTX_ARGS="--set attention.backend=ring --set sequence.length=256 --set run.iters=1 -o $tmp/pbs.h5" \
-    bash "$source/ci/minictx.pbs" > "$tmp/out2" 2>&1 || code=$?
+    bash "$source/jobs/minictx.pbs" > "$tmp/out2" 2>&1 || code=$?
 cat "$tmp/out2"
 [[ $code == 2 ]] && grep -q "minictx exit status: 2 (mpiexec: 0)" "$tmp/out2"
 [[ -s $tmp/minictx-4243.pbs-test.status ]]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ci/minictx.sbatch on a real Slurm: starts slurmctld and slurmd on this host (a one-node
+"""jobs/minictx.sbatch on a real Slurm: starts slurmctld and slurmd on this host (a one-node
 cluster in a temporary directory, auth/none, no cgroups), submits a 3-point sweep on 2
 ranks, sends the job SIGTERM with scancel once the first point is in the results file
 (what --signal=TERM@ does before the time limit), checks the one-line message and the
@@ -89,7 +89,7 @@ try:
     results = os.path.join(tmp, "results.h5")
     sbatch = ["sbatch", "--parsable", "-n", "2", "-J", "minictx-test", "-D", tmp, "-o", tmp + "/jobs/%j.out",
               "--export=ALL,MINICTX=" + minictx + ",MINICTX_ROOT=" + source,
-              os.path.join(source, "ci", "minictx.sbatch"), deck, "-o", results]
+              os.path.join(source, "jobs", "minictx.sbatch"), deck, "-o", results]
 
     def finished(job):
         return slurm("squeue", "-h", "-j", job).stdout.strip() == ""

@@ -1,4 +1,4 @@
-# The batch scripts in ci/: Slurm for real (a one-node cluster the test starts; skipped
+# The job scripts in jobs/: Slurm for real (a one-node cluster the test starts; skipped
 # when the Slurm programs are absent), on several hosts (below), PBS through the environment a PBS job sets, and
 # the one-GPU-per-rank binding.
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
@@ -26,10 +26,10 @@ add_test(NAME batch_pbs_script
 set_tests_properties(batch_pbs_script PROPERTIES PASS_REGULAR_EXPRESSION "pbs ok" LABELS "mpi;batch"
                      PROCESSORS 2 TIMEOUT 300)
 add_test(NAME batch_bind_gpu_picks_the_local_rank
-         COMMAND env CUDA_VISIBLE_DEVICES=4,5,6,7 SLURM_LOCALID=2 ${CMAKE_SOURCE_DIR}/ci/bind-gpu.sh
+         COMMAND env CUDA_VISIBLE_DEVICES=4,5,6,7 SLURM_LOCALID=2 ${CMAKE_SOURCE_DIR}/jobs/bind-gpu.sh
                  printenv CUDA_VISIBLE_DEVICES)
 set_tests_properties(batch_bind_gpu_picks_the_local_rank PROPERTIES PASS_REGULAR_EXPRESSION "^6\n$" LABELS "batch;quick")
 add_test(NAME batch_bind_gpu_keeps_a_bound_gpu
-         COMMAND env CUDA_VISIBLE_DEVICES=3 SLURM_LOCALID=1 ${CMAKE_SOURCE_DIR}/ci/bind-gpu.sh
+         COMMAND env CUDA_VISIBLE_DEVICES=3 SLURM_LOCALID=1 ${CMAKE_SOURCE_DIR}/jobs/bind-gpu.sh
                  printenv CUDA_VISIBLE_DEVICES)
 set_tests_properties(batch_bind_gpu_keeps_a_bound_gpu PROPERTIES PASS_REGULAR_EXPRESSION "^3\n$" LABELS "batch;quick")

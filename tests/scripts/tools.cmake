@@ -4,7 +4,7 @@ find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 # The table that joins `minictx bench --device cuda` and the SDPA script (ci/gpu-check.sh), on fixtures.
 add_test(NAME compare_attention_gpu
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_compare_attention_gpu.py
-                 ${PROJECT_SOURCE_DIR}/ci/compare-attention-gpu.py)
+                 ${PROJECT_SOURCE_DIR}/tools/compare-attention-gpu.py)
 set_tests_properties(compare_attention_gpu PROPERTIES PASS_REGULAR_EXPRESSION "compare attention ok"
                                                       LABELS "bench;quick" TIMEOUT 60)
 # ci/gpu-check.sh's acceptance, kernels, grid and layer stages against stand-ins for

@@ -3,7 +3,7 @@
 # measured on this machine with its verification run and the submission report over
 # them, and every class projected on the A100 and H100 profiles.
 #
-#   ci/benchmark-reference.sh OUTDIR [MINICTX]
+#   tools/benchmark-reference.sh OUTDIR [MINICTX]
 #
 # Writes OUTDIR/<twin>.h5, OUTDIR/<twin>-verify.h5, OUTDIR/twins.md (and .csv): the
 # submission report over all twins; OUTDIR/projected-<class>-<machine>.h5,
@@ -11,7 +11,7 @@
 # row per class and machine: step, FOM, MFU, bound, memory). Needs h5py in $PYTHON
 # (default python3).
 set -euo pipefail
-out=${1:?usage: ci/benchmark-reference.sh OUTDIR [MINICTX]}
+out=${1:?usage: tools/benchmark-reference.sh OUTDIR [MINICTX]}
 root=$(cd "$(dirname "$0")/.." && pwd)
 minictx=${2:-$root/build/miniapp/minictx}
 mkdir -p "$out"

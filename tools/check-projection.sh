@@ -7,7 +7,7 @@
 # model under each checkpointing policy), project the same decks on the calibrated
 # generic-cpu profile, and print measured/projected per point with `report --compare`.
 # A benchmark, not a test: its timings depend on the machine being quiet.
-#   ci/check-projection.sh [OUTDIR]      (default outputs/check-projection)
+#   tools/check-projection.sh [OUTDIR]      (default outputs/check-projection)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MINICTX=${MINICTX:-build/miniapp/minictx}

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """minictx's layer step beside eager PyTorch's, measured in the same job: one table.
 
-  ci/compare-layer-gpu.py LABEL=RESULTS.h5 [LABEL=RESULTS.h5...] TORCH_CSV
+  tools/compare-layer-gpu.py LABEL=RESULTS.h5 [LABEL=RESULTS.h5...] TORCH_CSV
 
 RESULTS.h5 is `minictx run inputs/gpu-layer.yaml` (one point per sequence length; the
-label names its kernel family, say); TORCH_CSV the output of ci/bench_torch_layer_gpu.py
+label names its kernel family, say); TORCH_CSV the output of tools/bench-torch-layer-gpu.py
 (seq_len,ms,tflops_mpt,mfu_mpt,peak_mem_gb; lines that are not rows are skipped). Both
 count FLOPs by minictx's MPT convention and memory in units of 2^20 bytes (PyTorch's GiB
 times 1024), so the columns compare directly. Prints per length and run: step time, MFU
@@ -14,7 +14,10 @@ Needs h5py.
 import csv
 import sys
 
-import h5py
+from system_python import require
+
+require("h5py")
+import h5py  # noqa: E402  (after require)
 
 
 def read_minictx(path):

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """minictx's attention kernels beside PyTorch SDPA's, measured in the same job: one table.
 
-  ci/compare-attention-gpu.py MINICTX_LOG SDPA_CSV [--format md|csv]
-  ci/compare-attention-gpu.py LABEL=MINICTX_LOG [LABEL=MINICTX_LOG...] SDPA_CSV [--format md|csv]
+  tools/compare-attention-gpu.py MINICTX_LOG SDPA_CSV [--format md|csv]
+  tools/compare-attention-gpu.py LABEL=MINICTX_LOG [LABEL=MINICTX_LOG...] SDPA_CSV [--format md|csv]
 
 MINICTX_LOG is the output of `minictx bench --device cuda` (its markdown table S | mask |
 D | pass | time (ms) | TFLOPS | of GEMM, and its calibration line); SDPA_CSV the output
-of ci/bench_torch_sdpa_gpu.py (one row per backend and shape; lines starting with '#'
+of tools/bench-torch-sdpa-gpu.py (one row per backend and shape; lines starting with '#'
 are its notes; lines before its header and others that are not rows are skipped). Both count FLOPs by the convention of docs/user-guide.md, "Metrics", so the TFLOPS compare
 directly. Prints per shape and pass: minictx's TFLOPS and fraction of its GEMM
 calibration, every SDPA backend's TFLOPS, and minictx / FA2 (SDPA's flash backend) and

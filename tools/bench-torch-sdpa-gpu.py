@@ -5,7 +5,7 @@ The same shapes (batch 1, H heads = kv heads, S × mask × head dim, forward and
 forward+backward), the same dtype, and FLOPs counted as minictx does (model/flops.cpp):
 forward 4·B·S²·H·D, halved when causal; forward+backward 3.5 times that. Every SDPA
 backend asked for is timed on every shape it accepts and printed on a row of its own
-(ci/compare-attention-gpu.py puts them beside minictx's); a backend that refuses a shape
+(tools/compare-attention-gpu.py puts them beside minictx's); a backend that refuses a shape
 says why on stderr. Timing as `minictx bench --device cuda` times its rows
 (bench/device_bench.cpp): one untimed call, then each call on the host clock from an idle
 GPU to an idle GPU, the best of at least `--min-reps` calls and until `--min-seconds`

@@ -5,13 +5,16 @@ docs/projection.md, "Against the published tables". No figure of the model is fi
 values are read from docs/published-tables.md, where the published figures are copied
 verbatim with where they were published.
 
-  ci/compare-published.py [MINICTX]       (default build/miniapp/minictx; needs h5py)"""
+  tools/compare-published.py [MINICTX]       (default build/miniapp/minictx; needs h5py)"""
 import os
 import subprocess
 import sys
 import tempfile
 
-import h5py
+from system_python import require
+
+require("h5py")
+import h5py  # noqa: E402  (after require)
 
 MINICTX = sys.argv[1] if len(sys.argv) > 1 else "build/miniapp/minictx"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

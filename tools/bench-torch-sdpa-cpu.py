@@ -2,7 +2,7 @@
 """PyTorch's CPU attention on the shapes of `minictx bench`, for the comparison in docs/performance.md, "One core against its GEMM limit".
 
 Run with the system Python and Debian's python3-torch (not a CI dependency):
-    /usr/bin/python3 ci/bench_torch_sdpa_cpu.py --seq 1024,2048,4096,8192 --head-dim 64,128
+    /usr/bin/python3 tools/bench-torch-sdpa-cpu.py --seq 1024,2048,4096,8192 --head-dim 64,128
 One thread (as minictx: one rank per core): torch's own and its BLAS's, which otherwise
 starts a thread per core. FLOPs by the same FlashAttention convention: forward
 4*S^2*H*D (halved when causal), forward+backward 3.5x. The calibration is a 1024^3

@@ -16,8 +16,8 @@ torch.cuda.max_memory_allocated over the timed steps (parameters and gradients i
 as minictx's tracking allocator counts them), in GiB (2^30 bytes, as minictx's MB are
 2^20). Prints CSV: seq_len,ms,tflops_mpt,mfu_mpt,peak_mem_gb.
 
-    python3 ci/bench_torch_layer_gpu.py [--lengths 16384,32768] [--iters 10]
-    python3 ci/bench_torch_layer_gpu.py --print-flops   # no PyTorch or GPU needed
+    python3 tools/bench-torch-layer-gpu.py [--lengths 16384,32768] [--iters 10]
+    python3 tools/bench-torch-layer-gpu.py --print-flops   # no PyTorch or GPU needed
 """
 import argparse
 import statistics

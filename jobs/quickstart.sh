@@ -2,7 +2,7 @@
 # Quickstart: install dependencies, build Release, run the quickstart deck, print the table.
 # The run verifies its own configuration against the fp64 reference: its FOM line ends
 # VALID (verified in this run against fp64) or INVALID.
-# Usage: ci/quickstart.sh [RANKS]   (default 1: the quickstart deck uses the local backend;
+# Usage: jobs/quickstart.sh [RANKS]   (default 1: the quickstart deck uses the local backend;
 #        with RANKS > 1 it runs the same model with the ring backend)
 set -euo pipefail
 cd "$(dirname "$0")/.."
