@@ -5,9 +5,10 @@ set -euo pipefail
 
 # Open MPI is the second MPI that CI builds against (preset openmpi); MPICH stays the
 # machine's default mpicc/mpiexec. clang-format and clang-tidy: ci/format-check.sh, ci/tidy.sh.
-# jube: the benchmark definition jube/minictx.xml and its test (benchmark_jube).
+# jube: the benchmark definition jube/minictx.xml and its test (benchmark_jube). ccache:
+# ci/test.sh's presets share the objects that do not differ between them.
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git ccache
   mpich libmpich-dev
   openmpi-bin libopenmpi-dev
   libhdf5-dev

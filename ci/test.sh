@@ -1,49 +1,83 @@
 #!/usr/bin/env bash
-# The test command (CI runs it): install dependencies, check the format, then
-#   1. Release (preset default) with -Werror: every ctest label (quick and full);
-#   2. clang-tidy (ci/tidy.sh) over the default build's compile database: no finding;
-#   3. Debug with ASan and UBSan (preset debug): the quick label;
-#   4. Release against Open MPI (preset openmpi): the quick label, and Open MPI across the
-#      hosts of the cluster in a box (batch_cluster_box: skipped where it cannot run);
-#   5. where the CUDA toolkit is installed, the cuda preset (compile and link: no GPU
-#      here) and its tests that need no GPU (label nogpu).
-# The release builds treat warnings as errors.
-# Usage: ci/test.sh [extra ctest arguments for step 1]
+# The test command (CI runs it through .ci/run). Each step says what it starts and how
+# long it took, and a table of the step times ends the run:
+#   setup    ci/setup-deps.sh: the Debian packages (a no-op when they are present);
+#   format   ci/format-check.sh: clang-format;
+#   openmpi  the Open MPI build (preset openmpi), first, so that the default suite's
+#            batch_cluster_box runs Open MPI across hosts beside MPICH and Slurm; its
+#            quick label runs after the debug step;
+#   default  the Release build (preset default): every test, labels quick and full;
+#   tidy     ci/tidy.sh over the default build's compile database: no finding;
+#   debug    AddressSanitizer and UBSan (preset debug): the quick label;
+#   cuda     where the CUDA toolkit is installed, the cuda preset (compile and link) and
+#            its tests that need no GPU (label cuda, not gpu).
+# The release builds treat warnings as errors. The builds go through ccache when it is
+# installed (a cache in build-ccache/ unless CCACHE_DIR names another), so that the
+# presets share the objects that do not differ between them.
+# Usage: ci/test.sh [extra ctest arguments for the default suite]
 # Environment: STEPS (default "format default tidy debug openmpi cuda": the steps to run),
 #              CUDA=0 (skip the cuda build), NVCC (default /usr/local/cuda/bin/nvcc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${STEPS:-format default tidy debug openmpi cuda}
-jobs=$(nproc)
+# The cores, not OMP_NUM_THREADS (nproc obeys it, and the ranks below run with 1).
+jobs=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 # One thread per rank: ranks, not threads, fill the cores.
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
-ci/setup-deps.sh
-
-# build PRESET [cmake options]
-build() {
-  cmake --preset "$1" "${@:2}"
-  cmake --build --preset "$1" -j "$jobs"
+times=()
+started=$SECONDS
+summary() {
+  echo "test.sh: step times"
+  printf '  %s\n' "${times[@]}"
+  echo "test.sh: total $((SECONDS - started)) s"
 }
-
+# run NAME COMMAND...: one announced, timed step; a failure ends the run with the table.
+run() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "test.sh: [$name] $*"
+  if "$@"; then
+    times+=("$(printf '%-16s %5d s' "$name" $((SECONDS - start)))")
+    echo "test.sh: [$name] done in $((SECONDS - start)) s"
+  else
+    local rc=$?
+    times+=("$(printf '%-16s %5d s  FAILED (exit %d)' "$name" $((SECONDS - start)) "$rc")")
+    summary
+    exit "$rc"
+  fi
+}
 step() { [[ " $steps " == *" $1 "* ]]; }
 
-if step format; then ci/format-check.sh; fi
+if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
+  export CCACHE_DIR=${CCACHE_DIR:-$PWD/build-ccache} CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+fi
+
+# build PRESET [cmake options]: configure and build, two steps.
+build() {
+  run "$1 configure" cmake --preset "$1" "${@:2}"
+  run "$1 build" cmake --build --preset "$1" -j "$jobs"
+}
+
+run setup ci/setup-deps.sh
+if step format; then run format ci/format-check.sh; fi
+if step openmpi; then build openmpi -DMINICTX_WERROR=ON; fi
 if step default; then
   build default -DMINICTX_WERROR=ON
-  ctest --preset default -j "$jobs" "$@"
+  run "default tests" ctest --preset default -j "$jobs" "$@"
 fi
 # Over the default step's compile database (build/): no configure of its own.
-if step tidy; then ci/tidy.sh build; fi
+if step tidy; then run tidy ci/tidy.sh build; fi
 if step debug; then
   # Not -Werror: GCC's flow warnings misfire on sanitizer-instrumented code.
   build debug
-  ctest --preset debug -j "$jobs" -L '^quick$'
+  run "debug tests" ctest --preset debug -j "$jobs" -L '^quick$'
 fi
 if step openmpi; then
-  build openmpi -DMINICTX_WERROR=ON
-  ctest --preset openmpi -j "$jobs" -L '^quick$'
-  ctest --preset openmpi -R '^batch_cluster_box$'
+  run "openmpi tests" ctest --preset openmpi -j "$jobs" -L '^quick$'
+  # Across hosts: in the default suite when it ran (above), else here.
+  if ! step default; then run "openmpi hosts" ctest --preset openmpi -R '^batch_cluster_box$'; fi
 fi
 
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
@@ -52,7 +86,8 @@ if ! step cuda || [ "${CUDA:-1}" = 0 ]; then
 elif [ -x "$nvcc" ]; then
   export CUDACXX=$nvcc
   build cuda -DMINICTX_WERROR=ON
-  ctest --preset cuda -j "$jobs" -L '^nogpu$'
+  run "cuda tests" ctest --preset cuda -j "$jobs" -L '^cuda$' -LE '^gpu$'
 else
   echo "test.sh: no CUDA toolkit at $nvcc: the cuda preset is not built"
 fi
+summary

@@ -16,6 +16,8 @@ trap 'rm -f "$log"' EXIT
 # over system-header code too, only to drop what it finds there, and the five app/
 # sources that include CLI11 take about a third of the whole run.
 files="$PWD/(miniapp|backends|verify/driver|verify/reference)/.*\\.cpp$"
+count=$(grep -cE "\"file\": \"${files%\$}\"" "$build/compile_commands.json" || true)
+echo "tidy: $count files on $jobs jobs (about 5 CPU-minutes; the findings print at the end)"
 SECONDS=0
 run-clang-tidy -quiet -j "$jobs" -p "$build" "$files" >"$log" 2>&1 || true
 took="${SECONDS} s, $jobs jobs"

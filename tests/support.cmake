@@ -1,9 +1,11 @@
 # What the suites share: the launch of minictx under mpiexec on 1 to 8 ranks (more ranks
 # than cores: the launcher oversubscribes), `minictx verify` cases, the one-line errors and
 # byte counts; then every suite file (mpi/NAME.cmake, scripts/NAME.cmake, cuda/cuda.cmake:
-# each backend adds its cases in mpi/<backend>.cmake). Every test is labelled `quick` (a few minutes at most
-# under the sanitizers: every backend and layout once, the errors, the unit tests) or
-# `full` (the rest); `ctest -L quick` is the short run.
+# each backend adds its cases in mpi/<backend>.cmake). Labels (docs/testing.md, "Labels"):
+# the duration, `quick` (a few minutes at most under the sanitizers: every backend and
+# layout once, the errors, the unit tests) or `full` (the rest), which a suite file sets;
+# the hardware, `gpu`, which it sets on a test that needs one; the kind, the test's
+# folder (unit, mpi, scripts, cuda), which this file adds. `ctest -L quick` is the short run.
 #
 # The launcher: MPICH's by default; another through MPIEXEC_BIN and MPIEXEC_PREFLAGS
 # (placed before the program). Settings the Python checks' own launches need too go in
@@ -83,14 +85,17 @@ function(minictx_flush_verify_tests suite)
     set(_test verify_${suite}_${_group})
     add_test(NAME ${_test} COMMAND ${_check_launch} verify ${_cases} -- ${_cmd})
     math(EXPR _timeout "(120 + 60 * ${_count}) * ${_timeout_scale}")
-    set(_labels mpi verify)
+    set(_labels "")
     if(_group MATCHES "_quick$")
       list(APPEND _labels quick)
     endif()
     if(_group MATCHES "_gpu")
       list(APPEND _labels gpu)
     endif()
-    set_tests_properties(${_test} PROPERTIES LABELS "${_labels}" PROCESSORS ${_ranks} TIMEOUT ${_timeout})
+    set_tests_properties(${_test} PROPERTIES PROCESSORS ${_ranks} TIMEOUT ${_timeout})
+    if(_labels)
+      set_tests_properties(${_test} PROPERTIES LABELS "${_labels}")
+    endif()
     set_property(GLOBAL PROPERTY minictx_verify_${_group}_names "")
     set_property(GLOBAL PROPERTY minictx_verify_${_group}_points "")
   endforeach()
@@ -102,7 +107,7 @@ endfunction()
 function(minictx_error_test name ranks expected)
   minictx_launch(_cmd ${ranks} ${ARGN})
   add_test(NAME error_${name} COMMAND ${_check_launch} error "${expected}" -- ${_cmd})
-  set_tests_properties(error_${name} PROPERTIES LABELS "mpi;errors;quick" PROCESSORS ${ranks} TIMEOUT 60)
+  set_tests_properties(error_${name} PROPERTIES LABELS quick PROCESSORS ${ranks} TIMEOUT 60)
 endfunction()
 
 # Bytes sent per rank in one step, from the results file. Needs a Python with h5py
@@ -130,7 +135,7 @@ function(minictx_bytes_test name ranks intra inter)
   minictx_launch(_cmd ${ranks} run --force -o ${_h5} --set run.mode=attention --set run.warmup=0 --set run.iters=1
                  ${ARGN})
   add_test(NAME bytes_${name}_run COMMAND ${_cmd})
-  set_tests_properties(bytes_${name}_run PROPERTIES FIXTURES_SETUP bytes_${name} LABELS "mpi;bytes"
+  set_tests_properties(bytes_${name}_run PROPERTIES FIXTURES_SETUP bytes_${name}
                        PROCESSORS ${ranks} TIMEOUT 120)
   add_test(NAME bytes_${name}
            COMMAND ${_h5py_python} -c "import h5py, sys
@@ -140,15 +145,25 @@ want = [[float(x) for x in arg.split(',')] for arg in sys.argv[2:]]
 want = [w * len(g) if len(w) == 1 else w for w, g in zip(want, got)]
 print('intra, inter per rank:', got, 'expected:', want)
 sys.exit(got != want)" ${_h5} ${intra} ${inter})
-  set_tests_properties(bytes_${name} PROPERTIES FIXTURES_REQUIRED bytes_${name} LABELS "mpi;bytes" TIMEOUT 60)
+  set_tests_properties(bytes_${name} PROPERTIES FIXTURES_REQUIRED bytes_${name} TIMEOUT 60)
 endfunction()
 
 file(GLOB _suites CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/*.cmake ${CMAKE_CURRENT_SOURCE_DIR}/scripts/*.cmake
      ${CMAKE_CURRENT_SOURCE_DIR}/cuda/*.cmake)
 foreach(_suite ${_suites})
+  get_property(_before DIRECTORY PROPERTY TESTS)
   include(${_suite})
   get_filename_component(_name ${_suite} NAME_WE)
   minictx_flush_verify_tests(${_name})
+  get_property(_after DIRECTORY PROPERTY TESTS)
+  if(_before)
+    list(REMOVE_ITEM _after ${_before})
+  endif()
+  get_filename_component(_kind ${_suite} DIRECTORY)
+  get_filename_component(_kind ${_kind} NAME)
+  foreach(_test ${_after})
+    set_property(TEST ${_test} APPEND PROPERTY LABELS ${_kind})
+  endforeach()
 endforeach()
 
 # Every test not in `quick` is in `full` (the gtest cases are labelled where discovered);
@@ -156,7 +171,7 @@ endforeach()
 get_property(_tests DIRECTORY PROPERTY TESTS)
 foreach(_test ${_tests})
   get_test_property(${_test} LABELS _labels)
-  if(NOT _labels MATCHES "(^|;)quick(;|$)")
+  if(NOT _labels MATCHES "(^|;)(quick|full)(;|$)")
     set_property(TEST ${_test} APPEND PROPERTY LABELS full)
   endif()
   if(_labels MATCHES "(^|;)gpu(;|$)")

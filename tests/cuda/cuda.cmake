@@ -1,7 +1,7 @@
 # The NVIDIA path. In the default build: asking for it is one clear error. In the cuda
-# build: label "nogpu" runs anywhere, its no-GPU errors skipped where a GPU answers; label
-# "gpu" needs one GPU (ci/gpu-check.sh runs them) and is skipped without one, so that
-# `ctest --preset cuda` passes on either machine: `minictx verify` of every backend at 1 and 4 ranks sharing
+# build: the tests without label "gpu" run anywhere, their no-GPU errors skipped where a
+# GPU answers; label "gpu" needs one GPU (ci/gpu-check.sh runs them) and is skipped without
+# one, so that `ctest --preset cuda` passes on either machine: `minictx verify` of every backend at 1 and 4 ranks sharing
 # the GPU (comm mpi, staged through the host), bf16 and fp16, and NCCL on one rank.
 # The cuda device chooses its attention tiles: host tile sizes are refused, not ignored.
 minictx_error_test(cuda_host_tiles 2 "attention.block_q/block_k are the host kernel's tiles" verify
@@ -16,11 +16,9 @@ endif()
 
 minictx_error_test(cuda_no_gpu 2 "minictx: error: rank 0: device cuda: no usable GPU" verify
                    --set run.device=cuda --set attention.backend=ring)
-set_property(TEST error_cuda_no_gpu APPEND PROPERTY LABELS nogpu)
 set_property(TEST error_cuda_no_gpu PROPERTY SKIP_REGULAR_EXPRESSION "verify (model|attention) backend=")
 minictx_error_test(bench_cuda_no_gpu 1 "minictx: error: rank 0: device cuda: no usable GPU" bench --device cuda
                    --seq 64 --head-dim 64)
-set_property(TEST error_bench_cuda_no_gpu APPEND PROPERTY LABELS nogpu)
 set_property(TEST error_bench_cuda_no_gpu PROPERTY SKIP_REGULAR_EXPRESSION "minictx bench on CUDA GPU")
 # `minictx bench --device cuda` on a tiny grid: its table, file and the comparison script.
 add_test(NAME bench_cuda COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_bench_cuda.py
@@ -50,7 +48,7 @@ add_test(NAME flash_kernels_use_tensor_cores
                  --wgmma ${_kernels}/flash_bwd_wgmma.cu --pipelined ${_kernels}/flash_fwd_tma.cu
                  --simt ${_kernels}/attention_kernels.cu ${_known_spills}
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
-set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES LABELS nogpu TIMEOUT 300
+set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "tensor cores ok")
 # The ring timeline on the CUDA event clock: 4 ranks sharing the GPU (comm mpi, staged).
 add_test(NAME ring_timeline_cuda
@@ -59,7 +57,7 @@ add_test(NAME ring_timeline_cuda
 set_tests_properties(ring_timeline_cuda PROPERTIES PASS_REGULAR_EXPRESSION "ring timeline ok" LABELS gpu
                      TIMEOUT 300)
 add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
-set_tests_properties(cuda_listed PROPERTIES LABELS nogpu TIMEOUT 60
+set_tests_properties(cuda_listed PROPERTIES TIMEOUT 60
                      PASS_REGULAR_EXPRESSION "devices:\n  kokkos +[^\n]*\n  cuda +attention: flash kernels[^\n]*sm80: fwd flash-mma[^\n]*sm90: fwd flash-wgmma-tma[^\n]*\ncomms:\n  mpi\n  nccl\n")
 
 function(minictx_gpu_verify_test name ranks)

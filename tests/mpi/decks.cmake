@@ -5,5 +5,5 @@ foreach(_deck ${_decks})
   get_filename_component(_name ${_deck} NAME_WE)
   add_test(NAME deck_${_name}
            COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_deck.py $<TARGET_FILE:minictx> ${_deck})
-  set_tests_properties(deck_${_name} PROPERTIES PASS_REGULAR_EXPRESSION "deck ok" LABELS "decks;quick" TIMEOUT 60)
+  set_tests_properties(deck_${_name} PROPERTIES PASS_REGULAR_EXPRESSION "deck ok" LABELS quick TIMEOUT 60)
 endforeach()

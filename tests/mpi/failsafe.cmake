@@ -65,7 +65,7 @@ foreach(_mode resume-mismatch force-killed four-jobs special-files)
   add_test(NAME failsafe_${_mode}
            COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_failsafe.py $<TARGET_FILE:minictx>
                    ${MPIEXEC_BIN} ${_mode})
-  set_tests_properties(failsafe_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "failsafe ok" LABELS "mpi;failsafe"
+  set_tests_properties(failsafe_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "failsafe ok"
                        PROCESSORS 2 TIMEOUT 300)
 endforeach()
 
@@ -76,7 +76,7 @@ foreach(_mode race-fresh race-resume replaced deleted)
            COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_one_writer.py $<TARGET_FILE:minictx>
                    ${MPIEXEC_BIN} ${_mode})
   set_tests_properties(one_writer_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "one writer ok"
-                       LABELS "mpi;failsafe" PROCESSORS 2 TIMEOUT 300)
+                       PROCESSORS 2 TIMEOUT 300)
 endforeach()
 
 # Hostile profiles, calibrations, labels and launches: one line, exit 2 on every rank.
@@ -85,5 +85,5 @@ foreach(_mode profiles calibrations report launches)
            COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_hostile_inputs.py $<TARGET_FILE:minictx>
                    ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR} ${_mode})
   set_tests_properties(hostile_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "hostile inputs ok"
-                       LABELS "mpi;failsafe" PROCESSORS 2 TIMEOUT 300)
+                       PROCESSORS 2 TIMEOUT 300)
 endforeach()

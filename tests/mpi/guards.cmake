@@ -24,14 +24,14 @@ add_test(NAME guard_ranks_per_physical_node
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_guards.py ${MPIEXEC_BIN}
                  $<TARGET_FILE:minictx>)
 set_tests_properties(guard_ranks_per_physical_node PROPERTIES PASS_REGULAR_EXPRESSION "guards ok"
-                     LABELS "mpi;errors" PROCESSORS 4 TIMEOUT 180)
+                     PROCESSORS 4 TIMEOUT 180)
 
 # The watchdog: a stopped rank ends the job within run.watchdog_seconds, with one line
 # naming the waiting rank, its call, its peer and the point; the completed point resumes.
 add_test(NAME watchdog_stopped_rank
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_watchdog.py $<TARGET_FILE:minictx>
                  ${MPIEXEC_BIN})
-set_tests_properties(watchdog_stopped_rank PROPERTIES PASS_REGULAR_EXPRESSION "watchdog ok" LABELS "mpi;sweep"
+set_tests_properties(watchdog_stopped_rank PROPERTIES PASS_REGULAR_EXPRESSION "watchdog ok"
                      PROCESSORS 2 TIMEOUT 300)
 minictx_error_test(watchdog_negative 2 "run.watchdog_seconds must be -1 \\(automatic\\), 0 \\(off\\) or seconds" run
                    --set attention.backend=ring --set run.watchdog_seconds=-0.5)
@@ -43,7 +43,7 @@ add_test(NAME hdf5_full_disk
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_full_disk.py ${MPIEXEC_BIN}
                  $<TARGET_FILE:minictx>)
 set_tests_properties(hdf5_full_disk PROPERTIES PASS_REGULAR_EXPRESSION "full disk ok" SKIP_RETURN_CODE 77
-                     LABELS "mpi;errors" PROCESSORS 2 TIMEOUT 300)
+                     PROCESSORS 2 TIMEOUT 300)
 add_test(NAME hdf5_report_fuzz
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_report_fuzz.py $<TARGET_FILE:minictx> 120)
-set_tests_properties(hdf5_report_fuzz PROPERTIES PASS_REGULAR_EXPRESSION "fuzz ok" LABELS "errors" TIMEOUT 900)
+set_tests_properties(hdf5_report_fuzz PROPERTIES PASS_REGULAR_EXPRESSION "fuzz ok" TIMEOUT 900)

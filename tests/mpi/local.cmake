@@ -25,6 +25,6 @@ minictx_error_test(point_unknown_key 2 "unknown key 'attention.ring_typ'" verify
 
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 add_test(NAME verify_dump COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_dump.py $<TARGET_FILE:minictx>)
-set_tests_properties(verify_dump PROPERTIES PASS_REGULAR_EXPRESSION "dump ok" LABELS "verify" TIMEOUT 120)
+set_tests_properties(verify_dump PROPERTIES PASS_REGULAR_EXPRESSION "dump ok" TIMEOUT 120)
 minictx_error_test(memory_estimate 2 "memory estimate .* exceeds" run --set attention.backend=ring
                    --set sequence.length=100000000)

@@ -4,4 +4,4 @@ find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 add_test(NAME memory_estimate_covers_peak
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_memory_estimate.py ${MPIEXEC_BIN}
                  $<TARGET_FILE:minictx>)
-set_tests_properties(memory_estimate_covers_peak PROPERTIES LABELS "mpi" PROCESSORS 4 TIMEOUT 300)
+set_tests_properties(memory_estimate_covers_peak PROPERTIES PROCESSORS 4 TIMEOUT 300)

@@ -6,7 +6,7 @@ if(_h5py_python)
   add_test(NAME project_bytes_and_memory_match_run
            COMMAND ${_h5py_python} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_projection_bytes.py ${MPIEXEC_BIN}
                    $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR})
-  set_tests_properties(project_bytes_and_memory_match_run PROPERTIES LABELS "mpi;project" PROCESSORS 4 TIMEOUT 300)
+  set_tests_properties(project_bytes_and_memory_match_run PROPERTIES PROCESSORS 4 TIMEOUT 300)
 endif()
 minictx_error_test(project_no_world_size 1 "the deck has no topology.world_size: give the world size with --ranks N"
                    project ${CMAKE_SOURCE_DIR}/inputs/quickstart.yaml --machine a100-80gb-hdr)
@@ -22,12 +22,12 @@ set(_comm_h5 ${CMAKE_CURRENT_BINARY_DIR}/project_comm_calibration.h5)
 add_test(NAME project_bench_comm
          COMMAND ${MPIEXEC_BIN} -n 4 $<TARGET_FILE:minictx> bench --comm --ranks-per-node 2 --sizes 8,65536
                  --min-seconds 0 -o ${_comm_h5} --force)
-set_tests_properties(project_bench_comm PROPERTIES FIXTURES_SETUP project_comm LABELS "mpi;project" PROCESSORS 4
+set_tests_properties(project_bench_comm PROPERTIES FIXTURES_SETUP project_comm PROCESSORS 4
                      TIMEOUT 120 PASS_REGULAR_EXPRESSION "intra-node link: latency [0-9.]+ us.*inter-node link: latency")
 add_test(NAME project_with_comm_calibration
          COMMAND $<TARGET_FILE:minictx> project ${CMAKE_SOURCE_DIR}/inputs/quickstart.yaml --machine generic-cpu
                  --ranks 4 --ranks-per-node 2 --set attention.backend=ring --calibration ${_comm_h5})
-set_tests_properties(project_with_comm_calibration PROPERTIES FIXTURES_REQUIRED project_comm LABELS "project"
+set_tests_properties(project_with_comm_calibration PROPERTIES FIXTURES_REQUIRED project_comm
                      TIMEOUT 60 PASS_REGULAR_EXPRESSION "point_0000")
 minictx_error_test(project_bench_comm_one_rank 1 "bench --comm needs at least 2 ranks" bench --comm)
 # A deck written for another world size: one line, on every rank.
@@ -40,11 +40,11 @@ set(_kernels_h5 ${CMAKE_CURRENT_BINARY_DIR}/project_kernel_calibration.h5)
 add_test(NAME project_bench_kernels
          COMMAND $<TARGET_FILE:minictx> bench --seq 256,512 --head-dim 32 --mask causal --memory-seq 256
                  --layer-seq 128 --min-seconds 0 -o ${_kernels_h5} --force)
-set_tests_properties(project_bench_kernels PROPERTIES FIXTURES_SETUP project_kernels LABELS "project" TIMEOUT 120)
+set_tests_properties(project_bench_kernels PROPERTIES FIXTURES_SETUP project_kernels TIMEOUT 120)
 add_test(NAME project_with_kernel_calibration
          COMMAND $<TARGET_FILE:minictx> project ${CMAKE_SOURCE_DIR}/inputs/quickstart.yaml --machine generic-cpu
                  --ranks 2 --set attention.backend=ring --calibration ${_kernels_h5})
-set_tests_properties(project_with_kernel_calibration PROPERTIES FIXTURES_REQUIRED project_kernels LABELS "project"
+set_tests_properties(project_with_kernel_calibration PROPERTIES FIXTURES_REQUIRED project_kernels
                      TIMEOUT 60 PASS_REGULAR_EXPRESSION "point_0000 \\| [0-9.]+ \\| compute")
 
 # tools/bench-torch-layer-gpu.py counts FLOPs as minictx does: its --print-flops against the
@@ -54,7 +54,7 @@ if(_h5py_python)
   add_test(NAME project_gpu_layer
            COMMAND $<TARGET_FILE:minictx> project ${CMAKE_SOURCE_DIR}/inputs/gpu-layer.yaml --machine h100-sxm-ndr
                    --ranks 1 -o ${_layer_h5} --force)
-  set_tests_properties(project_gpu_layer PROPERTIES FIXTURES_SETUP project_gpu_layer LABELS "project" TIMEOUT 60)
+  set_tests_properties(project_gpu_layer PROPERTIES FIXTURES_SETUP project_gpu_layer TIMEOUT 60)
   add_test(NAME torch_layer_flops_match_minictx
            COMMAND ${_h5py_python} -c "import h5py, subprocess, sys
 points = h5py.File(sys.argv[1], 'r')['points'].values()
@@ -66,7 +66,7 @@ print('torch script:', got, 'minictx:', want)
 sys.exit(got.keys() != want.keys() or any(abs(got[s] - want[s]) > 1e-12 * want[s] for s in want))"
                    ${_layer_h5} ${CMAKE_SOURCE_DIR}/tools/bench-torch-layer-gpu.py)
   set_tests_properties(torch_layer_flops_match_minictx PROPERTIES FIXTURES_REQUIRED project_gpu_layer
-                       LABELS "project" TIMEOUT 60)
+                       TIMEOUT 60)
 endif()
 
 # `project` at 10^3 ... 10^9 ranks: the time per point in a table, under a second at 10^9.
@@ -74,4 +74,4 @@ add_test(NAME project_scales_to_a_billion_ranks
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_project_scale.py $<TARGET_FILE:minictx>
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(project_scales_to_a_billion_ranks PROPERTIES PASS_REGULAR_EXPRESSION "project scale ok"
-                     LABELS "project" TIMEOUT 120)
+                     TIMEOUT 120)

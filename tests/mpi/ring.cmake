@@ -96,7 +96,7 @@ if(_h5py_python)
            COMMAND ${_h5py_python} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_half_recompute_bytes.py
                    $<TARGET_FILE:minictx> ${MPIEXEC_BIN})
   set_tests_properties(bytes_ring_selective_half_recompute PROPERTIES PASS_REGULAR_EXPRESSION "half recompute bytes ok"
-                       LABELS "mpi;bytes" PROCESSORS 4 TIMEOUT 120)
+                       PROCESSORS 4 TIMEOUT 120)
 endif()
 
 # A backend option the chosen backend does not read (issue 16 item 5): one line, every rank.

@@ -6,7 +6,7 @@ foreach(_mode term-mpiexec term-one-rank kill)
            COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_interrupt.py
                    $<TARGET_FILE:minictx> ${MPIEXEC_BIN} ${_mode})
   set_tests_properties(sweep_interrupt_${_mode} PROPERTIES PASS_REGULAR_EXPRESSION "interrupt ok"
-                       LABELS "mpi;sweep" PROCESSORS 2 TIMEOUT 600)
+                       PROCESSORS 2 TIMEOUT 600)
 endforeach()
 
 # run --dry-run: a sweep lists its skipped points with the reason; a single point that
@@ -16,5 +16,5 @@ add_test(NAME sweep_dry_run_lists_skips
                  --set run.mode=attention)
 set_tests_properties(sweep_dry_run_lists_skips PROPERTIES
                      PASS_REGULAR_EXPRESSION "point_0001 attention.backend=local: skipped: .*dry run: 2 points, 1 run on 2 ranks, 1 skipped"
-                     LABELS "sweep;quick" TIMEOUT 60)
+                     LABELS quick TIMEOUT 60)
 minictx_error_test(dry_run_single_point 1 "attention.backend local runs on 1 rank" run --dry-run --ranks 2)

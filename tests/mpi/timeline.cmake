@@ -6,4 +6,4 @@ add_test(NAME ring_timeline_records
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_ring_timeline.py $<TARGET_FILE:minictx>
                  ${MPIEXEC_BIN})
 set_tests_properties(ring_timeline_records PROPERTIES PASS_REGULAR_EXPRESSION "ring timeline ok"
-                     LABELS "mpi;timeline" PROCESSORS 2 TIMEOUT 300)
+                     PROCESSORS 2 TIMEOUT 300)

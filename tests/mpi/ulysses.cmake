@@ -29,4 +29,4 @@ minictx_launch(_cmd 2 run --dry-run --set run.mode=attention --set attention.bac
                --set run.checkpointing=selective_half)
 add_test(NAME ulysses_selective_half_attention_mode COMMAND ${_cmd})
 set_tests_properties(ulysses_selective_half_attention_mode PROPERTIES PASS_REGULAR_EXPRESSION "1 run on 2 ranks"
-                     LABELS "mpi;quick" TIMEOUT 60)
+                     LABELS quick TIMEOUT 60)

@@ -6,7 +6,7 @@ add_test(NAME compare_attention_gpu
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_compare_attention_gpu.py
                  ${PROJECT_SOURCE_DIR}/tools/compare-attention-gpu.py)
 set_tests_properties(compare_attention_gpu PROPERTIES PASS_REGULAR_EXPRESSION "compare attention ok"
-                                                      LABELS "bench;quick" TIMEOUT 60)
+                                                      LABELS quick TIMEOUT 60)
 # ci/gpu-check.sh's acceptance, kernels, grid and layer stages against stand-ins for
 # nvidia-smi, minictx, mpiexec, test_cuda_device and the SDPA and layer timers: the kernel
 # families each runs, the joined tables, the probes first, failures reported (about 15 s:
@@ -14,17 +14,17 @@ set_tests_properties(compare_attention_gpu PROPERTIES PASS_REGULAR_EXPRESSION "c
 add_test(NAME gpu_check_stages
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_gpu_check_stages.py ${PROJECT_SOURCE_DIR})
 set_tests_properties(gpu_check_stages PROPERTIES PASS_REGULAR_EXPRESSION "gpu-check stages ok"
-                                                 LABELS bench TIMEOUT 180)
+                                                 TIMEOUT 180)
 
 # JUBE: the tiny twin through jube/minictx.xml on this machine, and `jube result`'s table.
 add_test(NAME benchmark_jube COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_jube.py
                                      $<TARGET_FILE:minictx> ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR})
 set_tests_properties(benchmark_jube PROPERTIES PASS_REGULAR_EXPRESSION "jube ok" SKIP_RETURN_CODE 77
-                                               LABELS "mpi;full" TIMEOUT 600)
+                                               LABELS full TIMEOUT 600)
 
 # outputs/plot.py on a small real sweep (lines) and on burst-variant points (bars).
 add_test(NAME plot_script
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_plot.py $<TARGET_FILE:minictx>
                  ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR})
-set_tests_properties(plot_script PROPERTIES PASS_REGULAR_EXPRESSION "plot ok" LABELS "mpi;plot" PROCESSORS 2
+set_tests_properties(plot_script PROPERTIES PASS_REGULAR_EXPRESSION "plot ok" PROCESSORS 2
                      TIMEOUT 300)
