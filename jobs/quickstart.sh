@@ -10,7 +10,7 @@ ranks=${1:-1}
 
 ci/setup-deps.sh
 cmake --preset default >/dev/null
-cmake --build --preset default -j "$(nproc)" --target minictx
+cmake --build --preset default -j "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)" --target minictx  # nproc obeys OMP_NUM_THREADS
 
 mkdir -p outputs
 out="outputs/quickstart-$(date +%Y%m%d-%H%M%S).h5"

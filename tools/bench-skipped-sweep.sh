@@ -2,7 +2,7 @@
 # Seconds to record a sweep of N points of which all but the first are skipped (Ulysses over 8
 # ranks on this run's 1 rank), so the time is the results file's
 # bookkeeping, not compute.  docs/performance.md, "Recording a sweep".
-#   ci/bench-skipped-sweep.sh [N] [MINICTX]   (defaults: 10000, build/miniapp/minictx)
+#   tools/bench-skipped-sweep.sh [N] [MINICTX]   (defaults: 10000, build/miniapp/minictx)
 set -euo pipefail
 n=${1:-10000}
 minictx=${2:-build/miniapp/minictx}
