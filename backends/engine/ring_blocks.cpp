@@ -30,4 +30,8 @@ ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t q_len
   return {};
 }
 
+bool documents_meet(const AttnShape& s, const int64_t* qpos, RowRange q, const int64_t* kpos, RowRange k) {
+  return !s.documents || s.documents->any_visible(qpos + q.begin, q.len, kpos + k.begin, k.len, s.causal);
+}
+
 }  // namespace minictx

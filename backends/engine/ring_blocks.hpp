@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "backends/engine/sequence_layout.hpp"
+#include "device/device.hpp"
 
 namespace minictx {
 
@@ -26,5 +27,10 @@ struct ActiveRows {
 // global position, so the rules never decide correctness, only that no visible pair is
 // left out.
 ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t q_len, int64_t k_len);
+
+// Whether a block's active rows (their global positions start at qpos and kpos) hold a
+// pair that the packed documents leave visible; true without documents. A block of
+// documents that never meet is skipped: no kernel call, and no gradient added.
+bool documents_meet(const AttnShape&, const int64_t* qpos, RowRange q, const int64_t* kpos, RowRange k);
 
 }  // namespace minictx

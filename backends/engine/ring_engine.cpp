@@ -101,7 +101,7 @@ void RingEngine::forward_rows(const AttnShape& s, const Tensor& q, const Tensor&
   const DType wire = dev_.precision();
   walk_.forward(dev_, {{&k, wire}, {&v, wire}}, [&](int j, PackedTensors& kv) {
     const ActiveRows a = active_rows(layout_.kind(), s.causal, r, j, q_rows, k_rows);
-    if (!a.empty())
+    if (!a.empty() && documents_meet(s, positions_[size_t(r)].data(), a.q, positions_[size_t(j)].data(), a.k))
       dev_.attn_fwd(s,
                     {block_rows(q, positions_[size_t(r)], a.q), block_rows(kv[0], positions_[size_t(j)], a.k),
                      block_rows(kv[1], positions_[size_t(j)], a.k), &o, &lse});
@@ -124,8 +124,8 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
         [&](int j, PackedTensors& kv, PackedTensors& grads) {
           const ActiveRows a =
               active_rows(layout_.kind(), s.causal, r, j, layout_.outer_len(), layout_.outer_len());
-          if (a.empty()) return false;
           const std::vector<int64_t>& theirs = positions_[size_t(j)];
+          if (a.empty() || !documents_meet(s, mine.data(), a.q, theirs.data(), a.k)) return false;
           dev_.attn_bwd(s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k),
                             block_rows(kv[1], theirs, a.k), &dout, &lse, &delta, &dq, &grads[0], &grads[1]});
           return true;
@@ -139,7 +139,8 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
                  [&](int j, PackedTensors& side, PackedTensors& grads) {
                    const ActiveRows a =
                        active_rows(layout_.kind(), s.causal, j, r, layout_.outer_len(), layout_.outer_len());
-                   if (a.empty()) return false;
+                   if (a.empty() || !documents_meet(s, positions_[size_t(j)].data(), a.q, mine.data(), a.k))
+                     return false;
                    dev_.attn_bwd(
                        s, {block_rows(side[0], positions_[size_t(j)], a.q), block_rows(k, mine, a.k),
                            block_rows(v, mine, a.k), &side[1], &side[2], &side[3], &grads[0], &dk, &dv});

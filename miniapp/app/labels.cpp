@@ -25,6 +25,7 @@ std::map<std::string, std::string> point_labels(const RunConfig& c, const Topolo
       {lk::world_size, std::to_string(topology.world_size)},
       {lk::seq_len, std::to_string(c.sequence.length)},
       {lk::batch, std::to_string(c.sequence.batch)},
+      {lk::documents, to_text(c.sequence.documents)},
       {lk::fwd_only, flag(c.run.fwd_only)},
       {lk::causal, flag(c.attention.causal)},
       {lk::ulysses_degree, std::to_string(d.ulysses)},

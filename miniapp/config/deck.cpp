@@ -93,7 +93,8 @@ void Deck::set(const std::string& key_equals_value) {
   } catch (const YAML::Exception& e) {
     input_error(where + ": the value is not valid YAML (" + e.msg + ")");
   }
-  if (value.IsMap()) input_error(where + ": the value must be a single value or a list such as [1,2]");
+  if (value.IsMap() && spec->kind != Kind::documents)  // sequence.documents has mapping forms
+    input_error(where + ": the value must be a single value or a list such as [1,2]");
   // `where` is captured, not the lambda's local: the copy is by design.
   // NOLINTNEXTLINE(performance-no-automatic-move)
   DeckEntry entry = parse_entry(*spec, value, where, [&](const YAML::Node&) { return where; });

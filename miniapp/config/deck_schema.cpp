@@ -111,6 +111,11 @@ std::vector<KeySpec> make_schema() {
 
   k.push_back(integer("sequence.length", &R::sequence, &SequenceConfig::length, 1));
   k.push_back(integer("sequence.batch", &R::sequence, &SequenceConfig::batch, 1));
+  k.push_back(named("sequence.documents", Kind::documents));  // its text is its deck spelling
+  k.back().apply = [](RunConfig& c, const DeckScalar& v) {
+    c.sequence.documents = packing_from_text(std::get<std::string>(v), "sequence.documents");
+  };
+  k.back().read = [](const RunConfig& c) { return DeckScalar(to_text(c.sequence.documents)); };
 
   k.push_back(member_key("attention.backend", &R::attention, &AttentionConfig::backend, Kind::choice));
   k.back().choices_of = [] {  // the registry's names (config/backend_catalog.hpp)
@@ -189,6 +194,14 @@ bool parse_real(const std::string& t, double& out) {
   const char* e = t.data() + t.size();
   auto [p, ec] = std::from_chars(after_plus(t), e, out);
   return !t.empty() && ec == std::errc() && p == e && std::isfinite(out);
+}
+
+// sequence.documents' value is itself a list: a list of lengths is one packing, and a
+// list whose items are packings (lists, mappings or none) is a sweep over them.
+bool is_packing_sweep(const YAML::Node& node) {
+  for (const auto& item : node)
+    if (item.IsSequence() || item.IsMap() || (item.IsScalar() && item.Scalar() == "none")) return true;
+  return false;
 }
 
 [[noreturn]] void bad(const std::string& where, const KeySpec& s, const std::string& what) {
@@ -279,6 +292,7 @@ DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::stri
     if (s.kind == Kind::text) return std::string();  // "file:" means the default name
     bad(where, s, "has no value");
   }
+  if (s.kind == Kind::documents) return to_text(packing_from_yaml(node, where));
   if (!node.IsScalar())
     bad(where, s, std::string("must be a single value, got a ") + (node.IsMap() ? "mapping" : "nested list"));
   const std::string& t = node.Scalar();
@@ -316,6 +330,7 @@ DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::stri
     }
     case Kind::text:
     case Kind::key_list:
+    case Kind::documents:
       break;
   }
   return t;
@@ -341,7 +356,7 @@ DeckEntry parse_entry(const KeySpec& s, const YAML::Node& node, const std::strin
     }
     return e;
   }
-  if (!node.IsSequence()) {
+  if (!node.IsSequence() || (s.kind == Kind::documents && !is_packing_sweep(node))) {
     e.values.push_back(parse_value(s, node, where));
     return e;
   }

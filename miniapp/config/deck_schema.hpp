@@ -13,7 +13,7 @@
 
 namespace minictx::deck_detail {
 
-enum class Kind { integer, real, boolean, choice, text, key_list };
+enum class Kind { integer, real, boolean, choice, text, key_list, documents };
 
 // One valid key: its type, its limits, and how it reads and writes a RunConfig.
 struct KeySpec {
@@ -42,6 +42,9 @@ std::size_t edit_distance(const std::string& a, const std::string& b);
 
 // Type- and range-checks one YAML value for spec; `where` starts the error line.
 DeckScalar parse_value(const KeySpec& spec, const YAML::Node& node, const std::string& where);
+
+// sequence.documents' value (config/documents.hpp); InputError with `where` first.
+DocumentPacking packing_from_yaml(const YAML::Node&, const std::string& where);
 
 // Reads a key's value: a scalar, or a YAML list (a sweep; for sweep.zip the key names).
 // item_where gives the location of one list item for its error line.

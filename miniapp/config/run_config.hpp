@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <string>
 
+#include "config/documents.hpp"
 #include "core/dtype.hpp"
 #include "core/enum_names.hpp"
 
@@ -65,8 +66,9 @@ struct ModelShape {
 };
 
 struct SequenceConfig {
-  int64_t length = 1000;  // global tokens per sequence, before any padding
-  int batch = 1;          // sequences per step (micro batch)
+  int64_t length = 1000;      // global tokens per sequence, before any padding
+  int batch = 1;              // sequences per step (micro batch)
+  DocumentPacking documents;  // none: each sequence is one document
 };
 
 struct AttentionConfig {

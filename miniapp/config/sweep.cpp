@@ -57,6 +57,31 @@ std::string resolved_yaml(const RunConfig& cfg) {
   return std::string(out.c_str()) + "\n";
 }
 
+// sequence.documents against sequence.length and sequence.batch, and the devices that
+// mask documents.
+void check_documents(const RunConfig& c,
+                     const std::function<std::string(std::initializer_list<const char*>)>& at) {
+  const DocumentPacking& d = c.sequence.documents;
+  if (d.none()) return;
+  const std::string where = at({"sequence.documents", "sequence.length", "sequence.batch"});
+  if (c.run.device == DeviceKind::cuda)
+    input_error(at({"sequence.documents", "run.device"}) +
+                ": sequence.documents (packed documents) runs on run.device kokkos only; the cuda "
+                "device's attention kernels do not mask documents yet");
+  if (d.per_row && int64_t(d.lengths.size()) != c.sequence.batch)
+    input_error(where + ": sequence.documents gives " + std::to_string(d.lengths.size()) +
+                " rows of lengths, but sequence.batch is " + std::to_string(c.sequence.batch) +
+                " (rows: takes one length list per batch row)");
+  for (std::size_t r = 0; r < d.lengths.size(); ++r) {
+    int64_t sum = 0;
+    for (int64_t len : d.lengths[r]) sum += len;
+    if (sum != c.sequence.length)
+      input_error(where + ": sequence.documents" + (d.per_row ? " row " + std::to_string(r) : "") +
+                  " lengths sum to " + std::to_string(sum) + " tokens, but sequence.length is " +
+                  std::to_string(c.sequence.length));
+  }
+}
+
 // Checks between keys that no single value can make (a preset may have supplied either
 // side). `at` names the first of the keys the deck sets, for the error line.
 void check_point(const RunConfig& c,
@@ -97,6 +122,7 @@ void check_point(const RunConfig& c,
                 ": run.input_scale must be a power of two (so that the scaled inputs are exact in every "
                 "dtype), got " +
                 number_text(c.run.input_scale));
+  check_documents(c, at);
   if (c.run.device != DeviceKind::cuda && a.kernels != AttentionKernels::automatic)
     input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " + to_string(a.kernels) +
                 " picks the cuda device's flash kernels; run.device " + to_string(c.run.device) +

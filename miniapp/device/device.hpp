@@ -9,6 +9,7 @@
 #include "core/host_step_clock.hpp"
 #include "core/tensor.hpp"
 #include "core/topology.hpp"
+#include "device/document_bounds.hpp"
 
 namespace minictx {
 
@@ -24,6 +25,9 @@ struct AttnShape {
   int64_t real_len = 0;  // keys at global positions >= real_len are padding: always masked
   int block_q = 256;     // tile sizes of the block kernel
   int block_k = 512;
+  // The packed documents (sequence.documents) by global position; null: each sequence is
+  // one document, and the kernels mask by causality and padding only.
+  std::shared_ptr<const DocumentBounds> documents;
 };
 
 // Rows [begin, begin + len) of a [B, L, heads, D] tensor, and their global positions.
@@ -135,8 +139,9 @@ class Device {
   // dx += dL/dx; dg += dL/dg.
   void rmsnorm_bwd(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy, Tensor& dx,
                    Tensor& dg);
-  // Rotary embedding in place on [B·L, heads·D] rows at the given positions (one per
-  // row of a sequence, repeated over the batch); inverse = rotate back (the backward).
+  // Rotary embedding in place on [B·L, heads·D] rows at the given positions: one per row
+  // of a sequence, repeated over the batch, or one per row of all B·L (packed documents,
+  // whose positions restart in each document); inverse = rotate back (the backward).
   void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse);
   // m = silu(a) ∘ u, and its backward.
   void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m);

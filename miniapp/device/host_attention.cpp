@@ -44,13 +44,14 @@ constexpr float kLn2 = 0.6931471805599453f;
 // call the kernel once per block, and allocation would show in their step time.
 struct Scratch {
   std::vector<float> s, dp, acc, run_max, run_sum;
-  std::vector<int> visible;
+  std::vector<int> first, visible;
   void reserve(int bq, int bk, int d) {
     s.resize(size_t(bq) * bk);
     dp.resize(size_t(bq) * bk);
     acc.resize(size_t(bq) * d);
     run_max.resize(size_t(bq));
     run_sum.resize(size_t(bq));
+    first.resize(size_t(bq));
     visible.resize(size_t(bq));
   }
 };
@@ -75,6 +76,26 @@ int visible_prefixes(const AttnShape& s, const int64_t* qpos, int tq, const int6
   return longest;
 }
 
+// first[i], visible[i]: query i of the tile sees keys [first[i], visible[i]) of the tile.
+// Without documents first = 0 (visible_prefixes); with them the prefix is cut to the
+// query's document, a range of the tile because positions grow along it. Returns the
+// largest end (0: tile skipped).
+int visible_ranges(const AttnShape& s, int b, const int64_t* qpos, int tq, const int64_t* kpos, int tk,
+                   int* first, int* visible) {
+  std::fill(first, first + tq, 0);
+  const int longest = visible_prefixes(s, qpos, tq, kpos, tk, visible);
+  if (!s.documents || longest == 0) return longest;
+  int end_max = 0;
+  for (int i = 0; i < tq; ++i) {
+    const auto [lo, hi] = s.documents->keys(b, qpos[i], s.causal);
+    first[i] = int(std::lower_bound(kpos, kpos + tk, lo) - kpos);
+    visible[i] = std::min(visible[i], int(std::lower_bound(kpos, kpos + tk, hi) - kpos));
+    if (visible[i] <= first[i]) first[i] = visible[i] = 0;
+    end_max = std::max(end_max, visible[i]);
+  }
+  return end_max;
+}
+
 // Key tiles past this one are all masked for every query of the tile.
 inline bool keys_exhausted(const AttnShape& s, int64_t first_key_pos, int64_t last_query_pos) {
   return first_key_pos >= s.real_len || (s.causal && first_key_pos > last_query_pos);
@@ -95,7 +116,7 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
   const int bq = int(std::min<int64_t>(s.block_q, a.q.len)), bk = int(std::min<int64_t>(s.block_k, a.k.len));
   Scratch& sc = scratch(bq, bk, d);
   float *acc = sc.acc.data(), *run_max = sc.run_max.data(), *run_sum = sc.run_sum.data();
-  int* visible = sc.visible.data();
+  int *first = sc.first.data(), *visible = sc.visible.data();
   for (int64_t i0 = 0; i0 < a.q.len; i0 += bq) {
     const int tq = int(std::min<int64_t>(bq, a.q.len - i0));
     const int64_t* qpos = a.q.positions + i0;
@@ -105,19 +126,21 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
     for (int64_t j0 = 0; j0 < a.k.len; j0 += bk) {
       const int64_t* kpos = a.k.positions + j0;
       if (keys_exhausted(s, kpos[0], qpos[tq - 1])) break;
-      const int tk = visible_prefixes(s, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), visible);
+      const int tk =
+          visible_ranges(s, b, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), first, visible);
       if (tk == 0) continue;
       float* scores = sc.s.data();  // [tq, tk]: only keys some row of the tile sees
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, alpha, q.ptr + i0 * q.ld, q.ld,
                   k.ptr + j0 * k.ld, k.ld, 0.0f, scores, tk);
       for (int i = 0; i < tq; ++i) {
         float* srow = scores + size_t(i) * tk;
-        const int n = visible[i];
-        const float new_max = std::max(run_max[i], row_max(srow, n));
+        const int lo = first[i], n = visible[i];
+        const float new_max = std::max(run_max[i], row_max(srow + lo, n - lo));
+        std::fill(srow, srow + lo, 0.0f);
         std::fill(srow + n, srow + tk, 0.0f);
         if (new_max == kNegInf) continue;                       // nothing visible yet: the row stays empty
         const float rescale = std::exp2(run_max[i] - new_max);  // 0 on the first visible tile
-        run_sum[i] = run_sum[i] * rescale + exp2_shift_sum(srow, n, new_max);
+        run_sum[i] = run_sum[i] * rescale + exp2_shift_sum(srow + lo, n - lo, new_max);
         run_max[i] = new_max;
         if (rescale != 1.0f) scale_row(acc + size_t(i) * d, d, rescale);
       }
@@ -147,7 +170,7 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
   const HeadRows dv = head_rows(*a.dv, s, s.kv_heads, b, a.k.begin, g);
   const int bq = int(std::min<int64_t>(s.block_q, a.q.len)), bk = int(std::min<int64_t>(s.block_k, a.k.len));
   Scratch& sc = scratch(bq, bk, d);
-  int* visible = sc.visible.data();
+  int *first = sc.first.data(), *visible = sc.visible.data();
 
   for (int h = g * group; h < (g + 1) * group; ++h) {
     const HeadRows q = head_rows(*a.q.tensor, s, s.heads, b, a.q.begin, h);
@@ -165,7 +188,8 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
         const int tq = int(std::min<int64_t>(bq, a.q.len - i0));
         const int64_t* qpos = a.q.positions + i0;
         if (keys_exhausted(s, kpos[0], qpos[tq - 1])) continue;  // later query tiles may see it
-        const int tk = visible_prefixes(s, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), visible);
+        const int tk =
+            visible_ranges(s, b, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), first, visible);
         if (tk == 0) continue;
         float *p = sc.s.data(), *dp = sc.dp.data();  // [tq, tk]
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, alpha, q.ptr + i0 * q.ld, q.ld,
@@ -174,8 +198,9 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
           float* prow = p + size_t(i) * tk;
           const float row_lse = lse[i0 + i];
           // A row with no visible key anywhere has lse = -inf and no gradient.
-          const int n = row_lse == kNegInf ? 0 : visible[i];
-          exp2_shift(prow, n, row_lse * kLog2e);
+          const int lo = row_lse == kNegInf ? 0 : first[i], n = row_lse == kNegInf ? 0 : visible[i];
+          exp2_shift(prow + lo, n - lo, row_lse * kLog2e);
+          std::fill(prow, prow + lo, 0.0f);
           std::fill(prow + n, prow + tk, 0.0f);
         }
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, 1.0f, p, tk, dout.ptr + i0 * dout.ld,
@@ -183,7 +208,8 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, 1.0f, dout.ptr + i0 * dout.ld,
                     dout.ld, v.ptr + j0 * v.ld, v.ld, 0.0f, dp, tk);
         for (int i = 0; i < tq; ++i)  // p becomes dS; masked entries stay 0
-          softmax_grad(p + size_t(i) * tk, dp + size_t(i) * tk, visible[i], delta[i0 + i]);
+          softmax_grad(p + size_t(i) * tk + first[i], dp + size_t(i) * tk + first[i], visible[i] - first[i],
+                       delta[i0 + i]);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, scale, p, tk, k.ptr + j0 * k.ld,
                     k.ld, 1.0f, dq.ptr + i0 * dq.ld, dq.ld);
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, scale, p, tk, q.ptr + i0 * q.ld, q.ld,

@@ -87,6 +87,7 @@ inline constexpr const char* mode = "mode";
 inline constexpr const char* world_size = "world_size";
 inline constexpr const char* seq_len = "seq_len";
 inline constexpr const char* batch = "batch";
+inline constexpr const char* documents = "documents";  // sequence.documents as the deck spells it
 inline constexpr const char* fwd_only = "fwd_only";
 inline constexpr const char* causal = "causal";
 inline constexpr const char* ulysses_degree = "ulysses_degree";

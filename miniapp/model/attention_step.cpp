@@ -16,6 +16,8 @@ AttnShape attention_shape(const RunConfig& cfg, const SequenceLayout& layout) {
   s.real_len = layout.real_len();
   s.block_q = cfg.attention.block_q;
   s.block_k = cfg.attention.block_k;
+  const auto lengths = document_lengths(cfg.sequence.documents, cfg.sequence.length, cfg.sequence.batch);
+  if (!lengths.empty()) s.documents = std::make_shared<const DocumentBounds>(lengths, layout.real_len());
   return s;
 }
 

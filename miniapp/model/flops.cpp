@@ -2,9 +2,18 @@
 
 namespace minictx {
 
-double attention_fwd_flops(const RunConfig& c) {
+double attention_pairs(const RunConfig& c) {
   const double s = double(c.sequence.length);
-  const double f = 4.0 * c.sequence.batch * s * s * c.model.heads * c.model.head_dim;
+  const auto rows = document_lengths(c.sequence.documents, c.sequence.length, c.sequence.batch);
+  if (rows.empty()) return c.sequence.batch * s * s;
+  double pairs = 0;
+  for (const auto& row : rows)
+    for (int64_t len : row) pairs += double(len) * double(len);
+  return pairs;
+}
+
+double attention_fwd_flops(const RunConfig& c) {
+  const double f = 4.0 * attention_pairs(c) * c.model.heads * c.model.head_dim;
   return c.attention.causal ? f / 2 : f;
 }
 
@@ -18,7 +27,7 @@ StepFlops step_flops(const RunConfig& c) {
     return f;
   }
   const double dense = 2.0 * double(c.model.n_params()) * s * c.sequence.batch;
-  const double attn = double(c.model.layers) * 2 * 2 * c.model.d_model * s * s * c.sequence.batch;
+  const double attn = double(c.model.layers) * 2 * 2 * c.model.d_model * attention_pairs(c);
   const double attn_causal = c.attention.causal ? attn / 2 : attn;
   if (c.run.fwd_only) {
     f.model = f.hardware = dense + attn;

@@ -12,10 +12,16 @@ struct StepFlops {
   double attention = 0;  // FlashAttention convention (attention mode)
 };
 
-// Attention op: fwd = 4·B·S²·H·D, halved when causal; bwd = 2.5× fwd.
+// Σ over batch rows and documents of length²: B·S² without packed documents, fewer with
+// them (a query sees only its own document). Every attention term below counts these
+// (query, key) pairs, halved when causal.
+double attention_pairs(const RunConfig&);
+
+// Attention op: fwd = 4·pairs·H·D, halved when causal; bwd = 2.5× fwd.
 double attention_fwd_flops(const RunConfig&);
 
-// MPT: flops_per_seq = 2·n_params·S; attn_flops_per_seq = layers·2·2·d_model·S²;
+// MPT: flops_per_seq = 2·n_params·S; attn_flops_per_seq = layers·2·2·d_model·S² (pairs / B
+// with packed documents);
 // model = 3·(both), hardware = 4·(both) with full checkpointing, 4·dense + 3·attention
 // with selective checkpointing (attention is not recomputed), 4·dense + 3.5·attention
 // with selective_half (half the queries recomputed; 3.25 in the causal-exact count),

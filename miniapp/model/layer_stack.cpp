@@ -48,7 +48,10 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
   const ModelShape& m = cfg.model;
   const SequenceLayout& layout = backend.layout();
   shape_ = attention_shape(cfg, layout);
+  // RoPE positions: the global ones, or with packed documents each row's offset in its
+  // document.
   positions_ = layout.positions(backend.part());
+  if (shape_.documents) positions_ = shape_.documents->offsets(positions_);
   rows_ = int64_t(cfg.sequence.batch) * layout.local_len();
   first_half_ = layout.local_len() / 2;
 

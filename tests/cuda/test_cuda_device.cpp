@@ -78,7 +78,7 @@ void check_against_reference(const AttnCase& c) {
   const auto& pos = a.positions;
   const auto& ref = a.ref;
 
-  AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, 64, 256};
+  AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, 64, 256, {}};
   const int64_t rows = c.batch * c.len;
   Tensor tq = upload(gpu(), q, {rows, c.heads * c.head_dim}),
          tk = upload(gpu(), k, {rows, c.kv_heads * c.head_dim});
@@ -174,7 +174,7 @@ void check_masks_against_host(const MaskCase& c) {
   for (int64_t i = 0; i < 90; ++i) pos.push_back(i);
   for (int64_t i = 300; i < 390; ++i) pos.push_back(i);
   const int64_t len = int64_t(pos.size());
-  AttnShape s{1, heads, kv_heads, d, true, 341, 64, 256};
+  AttnShape s{1, heads, kv_heads, d, true, 341, 64, 256, {}};
   const auto q = generated(size_t(len * heads * d), 1), k = generated(size_t(len * kv_heads * d), 2),
              v = generated(size_t(len * kv_heads * d), 3), dout = generated(size_t(len * heads * d), 4);
   std::vector<std::vector<double>> out[2];
@@ -572,7 +572,7 @@ TEST(CudaFlashOperands, SixteenBitTensorsAreTheirValues) {
   const int B = 2, H = 4, Hkv = 2, D = 64;
   const int64_t L = 300;
   const AttentionProblem a = attention_problem(B, H, Hkv, D, L, true, 1);
-  const AttnShape s{B, H, Hkv, D, true, 1 << 30, 16, 16};
+  const AttnShape s{B, H, Hkv, D, true, 1 << 30, 16, 16, {}};
   for (DType t : {DType::bf16, DType::f16}) {
     gpu().set_precision(t);
     auto both = [&](const std::vector<double>& v, int64_t width) {
@@ -609,7 +609,7 @@ TEST(CudaFlashOperands, SixteenBitTensorsAreTheirValues) {
 }
 
 TEST(CudaElementWise, LseMergeMatchesHost) {
-  AttnShape s{2, 3, 3, 8, false, 1 << 30, 16, 16};
+  AttnShape s{2, 3, 3, 8, false, 1 << 30, 16, 16, {}};
   const int64_t len = 5;
   auto lse = generated(size_t(2 * 3 * len), 3);
   lse[0] = -INFINITY;  // an empty running row takes the block's values

@@ -79,6 +79,7 @@ void expect_same(const RunConfig& a, const RunConfig& b) {
   EXPECT_EQ(a.model.rope_theta, b.model.rope_theta);
   EXPECT_EQ(a.sequence.length, b.sequence.length);
   EXPECT_EQ(a.sequence.batch, b.sequence.batch);
+  EXPECT_EQ(to_text(a.sequence.documents), to_text(b.sequence.documents));
   EXPECT_EQ(a.attention.backend, b.attention.backend);
   EXPECT_EQ(a.attention.causal, b.attention.causal);
   EXPECT_EQ(a.attention.ring_type, b.attention.ring_type);
@@ -974,4 +975,70 @@ TEST(DeckDiff, AllDifferencesInOrder) {
   EXPECT_EQ(d[1].key, "b.z");
   EXPECT_EQ(d[2].key, "b.w");
   EXPECT_EQ(d[2].old_value, "(absent)");
+}
+
+// sequence.documents is list-valued: a list of lengths is one packing, a list of packings
+// a sweep; its errors name the key and both numbers.
+TEST(DeckDocuments, FormsSweepsAndRoundTrips) {
+  const RunConfig one = deck("sequence: {length: 10, documents: [3, 1, 6]}").resolve();
+  EXPECT_EQ(one.sequence.documents.lengths, (std::vector<std::vector<int64_t>>{{3, 1, 6}}));
+  EXPECT_FALSE(one.sequence.documents.per_row);
+  EXPECT_EQ(to_text(one.sequence.documents), "[3, 1, 6]");
+  Deck set = deck("sequence: {length: 10}");
+  set.set("sequence.documents=[3,1,6]");
+  ASSERT_EQ(set.expand().size(), 1u);
+  EXPECT_EQ(set.resolve().sequence.documents.lengths, one.sequence.documents.lengths);
+
+  const auto sweep =
+      deck("sequence: {length: 10, documents: [[3, 7], none, {uniform: [2, 5], seed: 9}]}").expand();
+  ASSERT_EQ(sweep.size(), 3u);
+  EXPECT_EQ(sweep[0].label, "sequence.documents=[3, 7]");
+  EXPECT_TRUE(sweep[1].config.sequence.documents.none());
+  EXPECT_EQ(to_text(sweep[2].config.sequence.documents), "{uniform: [2, 5], seed: 9}");
+
+  const RunConfig rows =
+      deck("sequence: {length: 10, batch: 2, documents: {rows: [[3, 7], [10]]}}").resolve();
+  EXPECT_TRUE(rows.sequence.documents.per_row);
+  EXPECT_EQ(to_text(rows.sequence.documents), "{rows: [[3, 7], [10]]}");
+  EXPECT_TRUE(deck("sequence: {length: 10}").resolve().sequence.documents.none());
+
+  for (const auto& p : {one, rows, sweep[2].config}) {
+    const auto point = deck("sequence: {length: 10, batch: " + std::to_string(p.sequence.batch) +
+                            ", documents: " + to_text(p.sequence.documents) + "}")
+                           .expand()[0];
+    // A resolved deck is sections of scalars (config/deck_diff.hpp): the packing is quoted.
+    EXPECT_NE(point.resolved_yaml.find("documents: \"" + to_text(p.sequence.documents) + "\""),
+              std::string::npos)
+        << point.resolved_yaml;
+    expect_same(Deck::from_string(point.resolved_yaml, "resolved").resolve(), point.config);
+  }
+  const auto diff = first_difference(sweep[0].resolved_yaml, sweep[2].resolved_yaml, {});
+  ASSERT_TRUE(diff.has_value());
+  EXPECT_EQ(diff->key, "sequence.documents");
+  EXPECT_EQ(diff->old_value, "[3, 7]");
+}
+
+TEST(DeckDocuments, ErrorsNameTheKeyAndBothNumbers) {
+  EXPECT_EQ(resolve_error("sequence: {length: 301, documents: [100, 200]}"),
+            "deck t.yaml line 1: sequence.documents lengths sum to 300 tokens, but sequence.length is 301");
+  EXPECT_EQ(resolve_error("sequence: {length: 5, batch: 2, documents: {rows: [[5], [2, 2]]}}"),
+            "deck t.yaml line 1: sequence.documents row 1 lengths sum to 4 tokens, but sequence.length is 5");
+  EXPECT_EQ(resolve_error("sequence: {length: 5, documents: {rows: [[5], [5]]}}"),
+            "deck t.yaml line 1: sequence.documents gives 2 rows of lengths, but sequence.batch is 1 (rows: "
+            "takes one length list per batch row)");
+  // A sweep names its point.
+  EXPECT_NE(input_error_of([] {
+              deck("sequence: {length: 5, documents: [[5], [4]]}").expand();
+            }).find("(point sequence.documents=[4]): sequence.documents lengths sum to 4 tokens"),
+            std::string::npos);
+  for (const char* bad : {"[3, 0, 2]", "[3, x]", "[]", "{uniform: [5, 2], seed: 1}", "{uniform: [1, 2]}",
+                          "{rows: [5]}", "{lengths: [5]}", "five"}) {
+    const std::string msg = resolve_error(std::string("sequence: {length: 5, documents: ") + bad + "}");
+    EXPECT_EQ(msg.rfind("deck t.yaml line 1: sequence.documents must be none, a list of document lengths", 0),
+              0u)
+        << bad << ": " << msg;
+  }
+  EXPECT_NE(resolve_error("sequence: {length: 5, documents: [5]}\nrun: {device: cuda}")
+                .find("sequence.documents (packed documents) runs on run.device kokkos only"),
+            std::string::npos);
 }

@@ -43,7 +43,7 @@ TEST_P(Attention, MatchesFp64Reference) {
   const auto& pos = a.positions;
   const auto& ref = a.ref;
 
-  AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, c.block_q, c.block_k};
+  AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, c.block_q, c.block_k, {}};
   const int64_t rows = c.batch * c.len;
   Tensor tq = upload(device(), q, {rows, c.heads * c.head_dim}),
          tk = upload(device(), k, {rows, c.kv_heads * c.head_dim});
@@ -79,7 +79,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(AttentionMerge, TwoKeyBlocksEqualOne) {
   const int b = 1, h = 4, kvh = 2, d = 16;
   const int64_t len = 48;
-  AttnShape s{b, h, kvh, d, true, 1 << 30, 16, 16};
+  AttnShape s{b, h, kvh, d, true, 1 << 30, 16, 16, {}};
   const auto q = generated(size_t(len * h * d), 1), k = generated(size_t(len * kvh * d), 2);
   const auto v = generated(size_t(len * kvh * d), 3);
   std::vector<int64_t> pos(static_cast<size_t>(len));
@@ -109,7 +109,7 @@ TEST(AttentionMerge, TwoKeyBlocksEqualOne) {
 
 // The merge stays finite where the naive log(1 + exp(·)) form overflows.
 TEST(AttentionMerge, LseMergeIsOverflowFree) {
-  AttnShape s{1, 1, 1, 2, false, 1 << 30, 16, 16};
+  AttnShape s{1, 1, 1, 2, false, 1 << 30, 16, 16, {}};
   Tensor o = upload(device(), {1.0, 2.0}, {1, 2}), lse = upload(device(), {200.0}, {1, 1, 1});
   Tensor ob = upload(device(), {3.0, 4.0}, {1, 2}), lseb = upload(device(), {-200.0}, {1, 1, 1});
   device().lse_merge(s, o, lse, ob, lseb);
@@ -140,7 +140,7 @@ TEST(TestSupport, WhereWrongNamesTheBands) {
 // Keys at positions >= real_len are padding: masked for every query, causal or not.
 TEST(AttentionMask, PaddingKeysAreInvisible) {
   const int64_t len = 10, real = 7;
-  AttnShape s{1, 1, 1, 4, false, real, 4, 4};
+  AttnShape s{1, 1, 1, 4, false, real, 4, 4, {}};
   const auto q = generated(size_t(len * 4), 1), k = generated(size_t(len * 4), 2),
              v = generated(size_t(len * 4), 3);
   std::vector<int64_t> pos(static_cast<size_t>(len));
@@ -201,7 +201,7 @@ TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
   const auto &q = a.q, &k = a.k, &v = a.v, &dout = a.dout;
   const reference::AttentionResult& ref = a.ref;
 
-  AttnShape s{b, h, kvh, d, true, 1 << 30, 16, 24};
+  AttnShape s{b, h, kvh, d, true, 1 << 30, 16, 24, {}};
   const int64_t rows = b * len;
   Tensor tq = upload(device(), q, {rows, h * d}), tk = upload(device(), k, {rows, kvh * d}),
          tv = upload(device(), v, {rows, kvh * d});
@@ -233,7 +233,7 @@ TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
 TEST(AttentionMask, CausalPaddingForwardAndBackward) {
   const int d = 12;
   const int64_t len = 45, real = 38;
-  AttnShape s{1, 2, 1, d, true, real, 16, 16};
+  AttnShape s{1, 2, 1, d, true, real, 16, 16, {}};
   const auto q = generated(size_t(len * 2 * d), 1), k = generated(size_t(len * d), 2);
   const auto v = generated(size_t(len * d), 3);
   auto dout = generated(size_t(len * 2 * d), 4);

@@ -147,7 +147,7 @@ TEST(SixteenBitTensors, AttentionOn16BitOperandsIsAttentionOnTheirValues) {
   const int B = 2, H = 4, Hkv = 2, D = 16;
   const int64_t L = 37;
   const AttentionProblem a = attention_problem(B, H, Hkv, D, L, true, 1);
-  const AttnShape s{B, H, Hkv, D, true, 1 << 30, 16, 16};
+  const AttnShape s{B, H, Hkv, D, true, 1 << 30, 16, 16, {}};
   const int64_t rows = B * L;
   for (DType t : {DType::bf16, DType::f16}) {
     auto both = [&](const std::vector<double>& v, int64_t width) {
@@ -249,7 +249,7 @@ TEST(SixteenBitTensors, ModelOperationsOn16BitTensorsAreTheFp32OnesRoundedOnce) 
     EXPECT_EQ(host_of(du16), rounded(du32)) << to_string(t) << " swiglu_bwd du";
 
     // The backward's D from 16-bit o and dO (2 heads of 4, batch 1, 6 rows): fp32 out.
-    const AttnShape s{1, 2, 2, 4, true, 1 << 30, 16, 16};
+    const AttnShape s{1, 2, 2, 4, true, 1 << 30, 16, 16, {}};
     Tensor delta16 = device().alloc({1, 2, rows}), delta32 = device().alloc({1, 2, rows});
     device().attn_bwd_delta(s, m16, dy.second, delta16);
     device().attn_bwd_delta(s, m32, dy.first, delta32);

@@ -58,7 +58,9 @@ std::vector<double> gather_rows(Comm& world, const std::vector<double>& local, c
   return global;
 }
 
-reference::Problem problem_of(const RunConfig& c) {
+}  // namespace
+
+reference::Problem reference_problem(const RunConfig& c) {
   reference::Problem p;
   p.batch = c.sequence.batch;
   p.seq_len = c.sequence.length;
@@ -73,11 +75,14 @@ reference::Problem problem_of(const RunConfig& c) {
   p.rope_theta = c.model.rope_theta;
   p.seed = c.run.seed;
   p.input_scale = c.run.input_scale;
+  p.documents = document_lengths(c.sequence.documents, c.sequence.length, c.sequence.batch);
   return p;
 }
 
+namespace {
+
 Fp64Result compute_fp64(const RunConfig& cfg) {
-  const reference::Problem p = problem_of(cfg);
+  const reference::Problem p = reference_problem(cfg);
   Fp64Result r;
   if (cfg.run.mode == Mode::attention)
     r.attention = reference::attention(p);
@@ -88,9 +93,10 @@ Fp64Result compute_fp64(const RunConfig& cfg) {
 
 // Every field of reference::Problem, and the mode.
 ReferenceCache::Key key_of(const RunConfig& cfg) {
-  const reference::Problem p = problem_of(cfg);
-  return {int(cfg.run.mode), p.batch,      p.seq_len, p.layers,  p.d_model,    p.heads, p.kv_heads,
-          p.head_dim,        p.ffn_hidden, p.causal,  p.rms_eps, p.rope_theta, p.seed,  p.input_scale};
+  const reference::Problem p = reference_problem(cfg);
+  return {int(cfg.run.mode), p.batch,      p.seq_len,  p.layers,      p.d_model,
+          p.heads,           p.kv_heads,   p.head_dim, p.ffn_hidden,  p.causal,
+          p.rms_eps,         p.rope_theta, p.seed,     p.input_scale, p.documents};
 }
 
 std::string grad_name(int layer, Weight w) {
@@ -170,7 +176,7 @@ Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like
 
 // The generated global inputs and weights, for --dump.
 Arrays global_inputs(const RunConfig& cfg) {
-  const reference::Problem p = problem_of(cfg);
+  const reference::Problem p = reference_problem(cfg);
   Arrays in;
   const int64_t b = p.batch, s = p.seq_len;
   auto generated = [&](uint64_t id, int64_t width) {
@@ -178,6 +184,12 @@ Arrays global_inputs(const RunConfig& cfg) {
     for (size_t i = 0; i < v.size(); ++i) v[i] = input_value(p.seed, id, i, p.input_scale);
     return v;
   };
+  if (!p.documents.empty()) {  // the packing, as each token's document index
+    std::vector<double> ids;
+    for (int row = 0; row < p.batch; ++row)
+      for (int64_t id : reference::document_ids(p, row)) ids.push_back(double(id));
+    in.push_back({"inputs/document_ids", {b, s}, ids});
+  }
   if (cfg.run.mode == Mode::attention) {
     in.push_back({"inputs/q",
                   {b, s, p.heads, p.head_dim},
@@ -223,6 +235,13 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
       "softmax(q k^T / sqrt(head_dim)) v, causal by global position when causal = 1; GQA: "
       "query head h uses kv head h / (heads / kv_heads); lse = natural log-sum-exp per row, "
       "[batch, seq, heads]";
+  if (!cfg.sequence.documents.none()) {
+    a.text["documents"] =
+        "packed documents: inputs/document_ids [batch, seq] numbers each token's document from 0; a query "
+        "sees only keys of its own document (and, when causal, at or before it); RoPE positions restart at 0 "
+        "at each document's first token";
+    a.text["document_lengths"] = to_text(cfg.sequence.documents);
+  }
   if (cfg.run.mode == Mode::model) {
     a.text["weights"] = "y = x @ W, W stored [in, out]; RMSNorm gains [d_model]";
     a.text["rope"] =

@@ -37,8 +37,8 @@ class ReferenceCache {
   std::shared_ptr<const Fp64Result> take(const RunConfig& cfg);
 
   // Everything the reference reads from a deck: equal keys, equal references.
-  using Key =
-      std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t, double>;
+  using Key = std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t,
+                         double, std::vector<std::vector<int64_t>>>;
 
  private:
   struct Entry {
@@ -57,6 +57,9 @@ class ReferenceCache {
 Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Reference reference,
                           const std::string& dump_path = "", const std::string& deck_yaml = "",
                           ReferenceCache* references = nullptr);
+
+// The fp64 reference's problem for a deck's point: its shape, seed and packed documents.
+reference::Problem reference_problem(const RunConfig& cfg);
 
 // Error-bound on max |x − ref| / max |ref| for a run's precision (DESIGN: fp32 ~1e-4,
 // bf16 2.5e-2 as TransformerEngine, 3.5e-2 with GQA, fp16 5e-3).

@@ -17,6 +17,10 @@ struct Problem {
   double rms_eps = 1e-5, rope_theta = 10000.0;
   uint64_t seed = 0;
   double input_scale = 1.0;  // of the generated inputs: input_value()
+  // Packed documents: the lengths of each batch row's documents, in order (empty: each
+  // sequence is one document). A query sees only keys of its own document, and RoPE
+  // positions count from each document's first token.
+  std::vector<std::vector<int64_t>> documents;
 };
 
 struct AttentionResult {
@@ -38,6 +42,10 @@ struct ModelResult {
 AttentionResult attention(const Problem&);
 // Full layer stack, forward and backward of L = (1/(B·S)) Σ c∘y.
 ModelResult model(const Problem&);
+
+// Which document each token of batch row b belongs to, numbered from 0 (all 0 without
+// documents).
+std::vector<int64_t> document_ids(const Problem&, int b);
 
 // Building blocks, exposed for tests and the finite-difference checks.
 // positions: global position of each sequence row (size S), shared by every batch entry.

@@ -31,9 +31,11 @@ void check_shapes(const Problem& p, const std::vector<double>& q, const std::vec
 }
 
 // P[i*S + j] and lse[i] of one (batch b, head h); masked entries of P are exactly 0.
+// Key j is masked for query i when it comes later (causal) or lies in another document.
 void probabilities(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
                    const std::vector<int64_t>& pos, int b, int h, std::vector<double>& P, double* lse) {
   const int64_t S = p.seq_len, D = p.head_dim;
+  const std::vector<int64_t> doc = document_ids(p, b);
   const Layout L{S, D};
   const int g = h / (p.heads / p.kv_heads);
   const double scale = 1.0 / std::sqrt(double(D));
@@ -43,7 +45,7 @@ void probabilities(const Problem& p, const std::vector<double>& q, const std::ve
     const double* qi = &q[L.at(b, i, p.heads, h)];
     double mx = masked;
     for (int64_t j = 0; j < S; ++j) {
-      if (p.causal && pos[j] > pos[i]) {
+      if ((p.causal && pos[j] > pos[i]) || doc[size_t(j)] != doc[size_t(i)]) {
         row[j] = masked;
         continue;
       }
@@ -92,6 +94,21 @@ AttentionResult forward_result(const Problem& p, const std::vector<double>& q) {
 }
 
 }  // namespace
+
+std::vector<int64_t> document_ids(const Problem& p, int b) {
+  std::vector<int64_t> ids(size_t(p.seq_len), 0);
+  if (p.documents.empty()) return ids;
+  require(p.documents.size() == size_t(p.batch), "reference: documents needs one length list per batch row");
+  size_t token = 0;
+  const std::vector<int64_t>& lengths = p.documents[size_t(b)];
+  for (size_t d = 0; d < lengths.size(); ++d)
+    for (int64_t t = 0; t < lengths[d]; ++t) {
+      require(token < ids.size(), "reference: the document lengths exceed the sequence");
+      ids[token++] = int64_t(d);
+    }
+  require(token == ids.size(), "reference: the document lengths do not fill the sequence");
+  return ids;
+}
 
 AttentionResult attention_forward(const Problem& p, const std::vector<double>& q,
                                   const std::vector<double>& k, const std::vector<double>& v,

@@ -83,19 +83,25 @@ void rmsnorm_backward(const Vec& x, const Vec& g, const Vec& r, const Vec& dh, i
 
 // Rotates each half-split pair (i, i + D/2) of every head by sign·pos·θ_i in place.
 // sign = −1 is the inverse (= transposed) rotation, which is exactly the RoPE backward.
+// A token's position is counted from the first token of its document.
 void rope(Vec& x, const Problem& p, int heads, double sign) {
   const int64_t D = p.head_dim, half = D / 2;
-  for (int b = 0; b < p.batch; ++b)
-    for (int64_t s = 0; s < p.seq_len; ++s)
+  for (int b = 0; b < p.batch; ++b) {
+    const std::vector<int64_t> doc = document_ids(p, b);
+    int64_t in_doc = 0;
+    for (int64_t s = 0; s < p.seq_len; ++s) {
+      in_doc = s > 0 && doc[size_t(s)] == doc[size_t(s - 1)] ? in_doc + 1 : 0;
       for (int h = 0; h < heads; ++h) {
         double* v = &x[size_t(((b * p.seq_len + s) * heads + h) * D)];
         for (int64_t i = 0; i < half; ++i) {
-          const double a = sign * double(s) * std::pow(p.rope_theta, -2.0 * double(i) / double(D));
+          const double a = sign * double(in_doc) * std::pow(p.rope_theta, -2.0 * double(i) / double(D));
           const double c = std::cos(a), sn = std::sin(a), lo = v[i], hi = v[i + half];
           v[i] = lo * c - hi * sn;
           v[i + half] = lo * sn + hi * c;
         }
       }
+    }
+  }
 }
 
 double sigmoid(double a) { return 1.0 / (1.0 + std::exp(-a)); }

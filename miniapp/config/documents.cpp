@@ -1,0 +1,131 @@
+#include "config/documents.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "config/deck_schema.hpp"
+#include "core/error.hpp"
+#include "core/rng.hpp"
+
+namespace minictx {
+namespace {
+
+// Counter stream of the generated lengths (the data generator's tensor ids are below 1000,
+// the weights' from 1000 on).
+constexpr uint64_t kDocumentStream = 999;
+
+const char* const kForms =
+    "sequence.documents must be none, a list of document lengths, {rows: [[lengths], ...]} (one list per "
+    "batch row) or {uniform: [min, max], seed: N}";
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  input_error(where + ": " + kForms + "; " + what);
+}
+
+int64_t positive(const YAML::Node& n, const std::string& where) {
+  const std::string t = n.IsScalar() ? n.Scalar() : std::string();
+  long long v = 0;
+  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (t.empty() || ec != std::errc() || p != t.data() + t.size() || v < 1)
+    bad(where, "a length must be a positive integer, got '" + (n.IsScalar() ? t : YAML::Dump(n)) + "'");
+  return v;
+}
+
+std::vector<int64_t> length_list(const YAML::Node& n, const std::string& where) {
+  if (!n.IsSequence() || n.size() == 0) bad(where, "got an empty or malformed list");
+  std::vector<int64_t> out;
+  for (const auto& item : n) out.push_back(positive(item, where));
+  return out;
+}
+
+std::string list_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+DocumentPacking from_map(const YAML::Node& n, const std::string& where) {
+  DocumentPacking p;
+  if (n["rows"]) {
+    if (n.size() != 1) bad(where, "rows takes no other key");
+    const YAML::Node rows = n["rows"];
+    if (!rows.IsSequence() || rows.size() == 0) bad(where, "rows must list one length list per batch row");
+    for (const auto& r : rows) p.lengths.push_back(length_list(r, where));
+    p.per_row = true;
+    return p;
+  }
+  const YAML::Node range = n["uniform"];
+  if (!range || !n["seed"] || n.size() != 2) bad(where, "a mapping takes rows, or uniform and seed");
+  const std::vector<int64_t> mm = length_list(range, where);
+  if (mm.size() != 2 || mm[0] > mm[1]) bad(where, "uniform takes [min, max] with min <= max");
+  const std::string seed = n["seed"].IsScalar() ? n["seed"].Scalar() : std::string();
+  const auto [end, ec] = std::from_chars(seed.data(), seed.data() + seed.size(), p.seed);
+  if (seed.empty() || ec != std::errc() || end != seed.data() + seed.size())
+    bad(where, "seed must be a non-negative integer, got '" + seed + "'");
+  p.uniform_min = mm[0];
+  p.uniform_max = mm[1];
+  return p;
+}
+
+}  // namespace
+
+std::string to_text(const DocumentPacking& p) {
+  if (p.generated())
+    return "{uniform: [" + std::to_string(p.uniform_min) + ", " + std::to_string(p.uniform_max) +
+           "], seed: " + std::to_string(p.seed) + "}";
+  if (p.lengths.empty()) return "none";
+  if (!p.per_row) return list_text(p.lengths[0]);
+  std::string s = "{rows: [";
+  for (std::size_t r = 0; r < p.lengths.size(); ++r) s += (r ? ", " : "") + list_text(p.lengths[r]);
+  return s + "]}";
+}
+
+DocumentPacking packing_from_text(const std::string& text, const std::string& where) {
+  YAML::Node n;
+  try {
+    n = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    bad(where, "the value is not valid YAML (" + e.msg + ")");
+  }
+  return deck_detail::packing_from_yaml(n, where);
+}
+
+namespace deck_detail {
+
+DocumentPacking packing_from_yaml(const YAML::Node& n, const std::string& where) {
+  if (n.IsScalar() && n.Scalar() == "none") return {};
+  // A resolved deck may carry the packing as a quoted string.
+  if (n.IsScalar() && !n.Scalar().empty() && (n.Scalar()[0] == '[' || n.Scalar()[0] == '{'))
+    return packing_from_text(n.Scalar(), where);
+  if (n.IsMap()) return from_map(n, where);
+  if (!n.IsSequence()) bad(where, "got '" + (n.IsScalar() ? n.Scalar() : std::string()) + "'");
+  DocumentPacking p;
+  p.lengths.push_back(length_list(n, where));
+  return p;
+}
+
+}  // namespace deck_detail
+
+std::vector<std::vector<int64_t>> document_lengths(const DocumentPacking& p, int64_t length, int batch) {
+  if (p.none()) return {};
+  if (!p.generated())
+    return p.per_row ? p.lengths : std::vector<std::vector<int64_t>>(size_t(batch), p.lengths[0]);
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(batch));
+  const CounterRng rng(p.seed, kDocumentStream);
+  const double span = double(p.uniform_max - p.uniform_min + 1);
+  for (int b = 0; b < batch; ++b) {
+    int64_t left = length;
+    for (uint64_t i = 0; left > 0; ++i) {
+      const double u = (rng.uniform((uint64_t(b) << 32) + i) + 1.0) / 2.0;  // [0, 1)
+      const int64_t len =
+          std::min(p.uniform_min + std::min(int64_t(u * span), p.uniform_max - p.uniform_min), left);
+      rows[size_t(b)].push_back(len);
+      left -= len;
+    }
+  }
+  return rows;
+}
+
+}  // namespace minictx

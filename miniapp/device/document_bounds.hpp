@@ -1,0 +1,35 @@
+#pragma once
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace minictx {
+
+// The documents packed into each batch row, by global position, as the attention kernels
+// mask them: a query sees only keys of its own document (and causally, only those at or
+// before it); padding (positions >= real_len) belongs to no document, so a padded query
+// sees nothing and a padded key is seen by no query.
+class DocumentBounds {
+ public:
+  // lengths[b]: the document lengths of batch row b, summing to real_len.
+  DocumentBounds(const std::vector<std::vector<int64_t>>& lengths, int64_t real_len);
+
+  int batch() const { return batch_; }
+  int64_t real_len() const { return real_len_; }
+  // The global positions [first, end) of the keys that the query at `pos` of row b sees;
+  // empty for a padded query.
+  std::pair<int64_t, int64_t> keys(int b, int64_t pos, bool causal) const;
+  // Whether some query of qpos[0, nq) sees some key of kpos[0, nk) in some batch row;
+  // both ascending. A ring block for which this is false is skipped.
+  bool any_visible(const int64_t* qpos, int64_t nq, const int64_t* kpos, int64_t nk, bool causal) const;
+  // The RoPE positions of rows at global `positions`: each one's offset in its document,
+  // [batch, positions.size()] (a padded row keeps its global position).
+  std::vector<int64_t> offsets(const std::vector<int64_t>& positions) const;
+
+ private:
+  int batch_;
+  int64_t real_len_;
+  std::vector<int64_t> first_, end_;  // [batch, real_len]: the document holding each token
+};
+
+}  // namespace minictx
