@@ -3,8 +3,9 @@
 gradients with the reference beside them, each in its natural shape, readable with h5py
 one line per dataset; it describes itself (the resolved deck and the model's conventions
 as attributes), so a layer written from the attributes alone reproduces its outputs (the
-recipe of docs/user-guide.md, "The program", run here with numpy); and a second dump to the same name is refused
-without touching the first."""
+recipe of docs/user-guide.md, "The program", run here with numpy), with packed documents
+too (from inputs/document_ids); and a second dump to the same name is refused without
+touching the first."""
 import os
 import subprocess
 import sys
@@ -13,32 +14,38 @@ import tempfile
 import h5py
 import numpy as np
 
-minictx = sys.argv[1]
+minictx, mpiexec = sys.argv[1], sys.argv[2]
 
 
 def rms_norm(x, g, eps):
     return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
 
 
-def rope(x, theta):  # x [b, s, h, d], half-split pairs (i, i + d/2), pos = index in the sequence
+def rope(x, theta, pos):  # x [b, s, h, d], half-split pairs (i, i + d/2), pos [b, s]
     d = x.shape[-1]
-    angle = np.arange(x.shape[1])[:, None] * theta ** (-2.0 * np.arange(d // 2) / d)
-    c, s = np.cos(angle)[None, :, None, :], np.sin(angle)[None, :, None, :]
+    angle = pos[:, :, None] * theta ** (-2.0 * np.arange(d // 2) / d)
+    c, s = np.cos(angle)[:, :, None, :], np.sin(angle)[:, :, None, :]
     lo, hi = x[..., : d // 2], x[..., d // 2:]
     return np.concatenate([lo * c - hi * s, lo * s + hi * c], -1)
 
 
-def my_llama_layer(x, w, a):
-    """A user's own layer, written from the dump's attributes only."""
+def my_llama_layer(x, w, a, docs):
+    """A user's own layer, written from the dump's attributes only; docs [b, s]: each
+    token's document (one per sequence without packed documents)."""
     b, s, _ = x.shape
     H, KV, D = int(a["heads"]), int(a["kv_heads"]), int(a["head_dim"])
+    idx = np.arange(s)
+    start = np.array([[idx[row == row[t]].min() for t in idx] for row in docs])  # each token's document start
+    pos = idx[None, :] - start  # RoPE restarts at each document
     n = rms_norm(x, w["g_attn"], a["rms_eps"])
-    q = rope((n @ w["wq"]).reshape(b, s, H, D), a["rope_theta"])
-    k = np.repeat(rope((n @ w["wk"]).reshape(b, s, KV, D), a["rope_theta"]), H // KV, axis=2)
+    q = rope((n @ w["wq"]).reshape(b, s, H, D), a["rope_theta"], pos)
+    k = np.repeat(rope((n @ w["wk"]).reshape(b, s, KV, D), a["rope_theta"], pos), H // KV, axis=2)
     v = np.repeat((n @ w["wv"]).reshape(b, s, KV, D), H // KV, axis=2)
     scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(D)
+    visible = docs[:, None, :, None] == docs[:, None, None, :]
     if a["causal"]:
-        scores = np.where(np.tril(np.ones((s, s), bool)), scores, -np.inf)
+        visible = visible & np.tril(np.ones((s, s), bool))
+    scores = np.where(visible, scores, -np.inf)
     p = np.exp(scores - scores.max(-1, keepdims=True))
     o = np.einsum("bhqk,bkhd->bqhd", p / p.sum(-1, keepdims=True), v).reshape(b, s, H * D)
     h = x + o @ w["wo"]
@@ -47,7 +54,35 @@ def my_llama_layer(x, w, a):
     return h + (g / (1 + np.exp(-g)) * (m @ w["w3"])) @ w["w2"]
 
 
+def own_layers(f, a):
+    """The dump's model rebuilt from its inputs, weights and attributes: y and the loss."""
+    x = f["inputs/x"][:]
+    docs = f["inputs/document_ids"][:] if "inputs/document_ids" in f else np.zeros(x.shape[:2])
+    for l in range(int(a["layers"])):
+        w = {k: v[:] for k, v in f[f"weights/layer{l}"].items()}
+        x = my_llama_layer(x, w, a, docs)
+    return x, (f["inputs/loss_weights"][:] * x).sum() / (a["batch"] * a["seq_len"])
+
+
 with tempfile.TemporaryDirectory() as tmp:
+    # Packed documents: two ranks of a zigzag ring, batch rows packed differently.
+    path = os.path.join(tmp, "documents.h5")
+    run = subprocess.run([mpiexec, "-n", "2", minictx, "verify", "--set", "sequence.length=37", "--set",
+                          "sequence.batch=2", "--set", "attention.backend=ring", "--set",
+                          "attention.ring_type=zigzag", "--set", "sequence.documents={rows: [[5, 1, 31], [20, 17]]}",
+                          "--dump", path], capture_output=True, text=True)
+    assert run.returncode == 0 and "VALID" in run.stdout, run.stdout + run.stderr
+    with h5py.File(path, "r") as f:
+        a = f.attrs
+        assert f["inputs/document_ids"][0, 4:7].tolist() == [0, 1, 2], f["inputs/document_ids"][:]
+        assert a["document_lengths"] == "{rows: [[5, 1, 31], [20, 17]]}" and a["documents"], dict(a)
+        y_ref = f["reference/outputs/y"][:]
+        y, loss = own_layers(f, a)
+        err = np.abs(y - y_ref).max() / np.abs(y_ref).max()
+        print(f"own layer with documents from the attributes: max rel err {err:.2e}")
+        assert err < 1e-10, err
+        assert abs(loss - f["reference/outputs/loss"][0]) <= 1e-10 * abs(loss), loss
+
     path = os.path.join(tmp, "dump.h5")
     args = [minictx, "verify", "--set", "sequence.length=37", "--set", "sequence.batch=2", "--dump", path]
     run = subprocess.run(args, capture_output=True, text=True)
@@ -75,12 +110,9 @@ with tempfile.TemporaryDirectory() as tmp:
 
         # The user guide's recipe: a layer written from the attributes reproduces the outputs
         # and the loss (fp64 here, so to the reference's own accuracy).
-        x = f["inputs/x"][:]
-        for l in range(int(a["layers"])):
-            w = {k: v[:] for k, v in f[f"weights/layer{l}"].items()}
-            x = my_llama_layer(x, w, a)
+        assert "inputs/document_ids" not in f
+        x, loss = own_layers(f, a)
         err = np.abs(x - y_ref).max() / np.abs(y_ref).max()
-        loss = (f["inputs/loss_weights"][:] * x).sum() / (a["batch"] * a["seq_len"])
         print(f"own layer from the attributes: max rel err {err:.2e}; loss {loss:.9g} vs {f['reference/outputs/loss'][0]:.9g}")
         assert err < 1e-10, err
         assert abs(loss - f["reference/outputs/loss"][0]) <= 1e-10 * abs(loss), loss

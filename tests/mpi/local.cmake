@@ -24,7 +24,8 @@ minictx_error_test(point_unknown_key 2 "unknown key 'attention.ring_typ'" verify
                    --point "attention.ring_typ=x")
 
 find_program(SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-add_test(NAME verify_dump COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_dump.py $<TARGET_FILE:minictx>)
-set_tests_properties(verify_dump PROPERTIES PASS_REGULAR_EXPRESSION "dump ok" TIMEOUT 120)
+add_test(NAME verify_dump COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_dump.py $<TARGET_FILE:minictx>
+                                  ${MPIEXEC_BIN})
+set_tests_properties(verify_dump PROPERTIES PASS_REGULAR_EXPRESSION "dump ok" PROCESSORS 2 TIMEOUT 120)
 minictx_error_test(memory_estimate 2 "memory estimate .* exceeds" run --set attention.backend=ring
                    --set sequence.length=100000000)
