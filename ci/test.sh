@@ -38,11 +38,11 @@ run() {
   shift
   echo "test.sh: [$name] $*"
   if "$@"; then
-    times+=("$(printf '%-16s %5d s' "$name" $((SECONDS - start)))")
+    times+=("$(printf '%-18s %5d s' "$name" $((SECONDS - start)))")
     echo "test.sh: [$name] done in $((SECONDS - start)) s"
   else
     local rc=$?
-    times+=("$(printf '%-16s %5d s  FAILED (exit %d)' "$name" $((SECONDS - start)) "$rc")")
+    times+=("$(printf '%-18s %5d s  FAILED (exit %d)' "$name" $((SECONDS - start)) "$rc")")
     summary
     exit "$rc"
   fi
