@@ -45,6 +45,7 @@ std::map<std::string, std::string> point_labels(const RunConfig& c, const Topolo
       {lk::heads, std::to_string(c.model.heads)},
       {lk::kv_heads, std::to_string(c.model.kv_heads)},
       {lk::head_dim, std::to_string(c.model.head_dim)},
+      {lk::partials, to_string(c.attention.partials)},
       {lk::gpu, c.machine.name},
   };
 }

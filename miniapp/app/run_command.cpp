@@ -315,6 +315,7 @@ PointResult run_one_point(const SweepPoint& point, const std::string& skipped, R
   RunConfig cfg = point.config;
   s.device->set_precision(cfg.run.dtype);
   s.device->set_attention_kernels(cfg.attention.kernels);
+  s.device->set_attention_partials(cfg.attention.partials);
   if (cfg.machine.measures_peak() && cfg.machine.peak_tflops <= 0) {
     if (peak <= 0) peak = measured_peak(*s.world, *s.device);
     cfg.machine.peak_tflops = peak;

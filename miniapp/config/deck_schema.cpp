@@ -133,6 +133,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(integer("attention.block_q", &R::attention, &AttentionConfig::block_q, 1));
   k.push_back(integer("attention.block_k", &R::attention, &AttentionConfig::block_k, 1));
   k.push_back(enumeration("attention.kernels", &R::attention, &AttentionConfig::kernels));
+  k.push_back(enumeration("attention.partials", &R::attention, &AttentionConfig::partials));
 
   k.push_back(enumeration("run.mode", &R::run, &RunSettings::mode));
   k.push_back(member_key("run.fwd_only", &R::run, &RunSettings::fwd_only, Kind::boolean));

@@ -125,6 +125,16 @@ const char* to_string(AttentionKernels k) {
   return "?";
 }
 
+const char* to_string(AttentionPartials p) {
+  switch (p) {
+    case AttentionPartials::fp32:
+      return "fp32";
+    case AttentionPartials::storage:
+      return "storage";
+  }
+  return "?";
+}
+
 double RunConfig::loss_scale() const {
   if (run.loss_scale > 0) return run.loss_scale;
   return run.dtype == DType::f16 ? 65536.0 : 1.0;

@@ -21,6 +21,11 @@ enum class Reference { fp64, single_device };
 // pairs an sm80 and an sm90 mainloop: auto takes the one measured fastest and VALID on the
 // GPU at hand (docs/nvidia.md, "Kernel families").
 enum class AttentionKernels { automatic, sm80, sm90 };
+// How a block's attention result joins the running sums: fp32 keeps every partial in
+// fp32; storage rounds each block's output, and its gradient contributions, to the run's
+// dtype first, as a ring built on a kernel with 16-bit outputs does (docs/algorithms.md,
+// "The partials' precision").
+enum class AttentionPartials { fp32, storage };
 
 // The deck's spellings ("single-device"), so printed values paste back into a deck.
 const char* to_string(Mode);
@@ -34,6 +39,7 @@ const char* to_string(DeviceKind);
 const char* to_string(CommKind);
 const char* to_string(Reference);
 const char* to_string(AttentionKernels);
+const char* to_string(AttentionPartials);
 
 // How many values each enum has (its values are 0..n-1), for parsing by name.
 constexpr int enum_size(Mode) { return 2; }
@@ -47,6 +53,7 @@ constexpr int enum_size(DeviceKind) { return 2; }
 constexpr int enum_size(CommKind) { return 2; }
 constexpr int enum_size(Reference) { return 2; }
 constexpr int enum_size(AttentionKernels) { return 3; }
+constexpr int enum_size(AttentionPartials) { return 2; }
 
 // Shape of the decoder layer stack (Llama style, GQA).
 struct ModelShape {
@@ -83,6 +90,7 @@ struct AttentionConfig {
   int block_q = 256;              // tile sizes of the block kernel (docs/nvidia.md, "Tiles")
   int block_k = 512;
   AttentionKernels kernels = AttentionKernels::automatic;  // the cuda device's flash kernels
+  AttentionPartials partials = AttentionPartials::fp32;
 };
 
 struct RunSettings {

@@ -139,15 +139,43 @@ void Device::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& d
   delta32.store();
 }
 
-void Device::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
+void Device::attn_fwd_block(const AttnShape& s, const AttnFwdBlock& blk) {
   Widened f32(*this);
   attn_fwd_f32(s, {f32(blk.q), f32(blk.k), f32(blk.v), blk.o, blk.lse});
 }
 
-void Device::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
+void Device::attn_bwd_block(const AttnShape& s, const AttnBwdBlock& blk) {
   Widened f32(*this);
   attn_bwd_f32(
       s, {f32(blk.q), f32(blk.k), f32(blk.v), f32(blk.dout), blk.lse, blk.delta, blk.dq, blk.dk, blk.dv});
+}
+
+void Device::round_to_precision(Tensor& t) {
+  Tensor rounded = alloc(t.shape(), precision_);
+  copy(rounded, t);
+  copy(t, rounded);
+}
+
+// With storage partials a block is computed on its own, from the merge's identity (zero
+// gradients), and its result is rounded before it joins the sums: what the sums then hold
+// is what a kernel returning 16-bit blocks would have given them.
+void Device::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
+  if (partials_ == AttentionPartials::fp32 || precision_ == DType::f32) return attn_fwd_block(s, blk);
+  Tensor o = alloc(blk.o->shape()), lse = alloc(blk.lse->shape());
+  attn_init(o, lse);
+  attn_fwd_block(s, {blk.q, blk.k, blk.v, &o, &lse});
+  round_to_precision(o);
+  lse_merge(s, *blk.o, *blk.lse, o, lse);
+}
+
+void Device::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
+  if (partials_ == AttentionPartials::fp32 || precision_ == DType::f32) return attn_bwd_block(s, blk);
+  Tensor dq = zeros(blk.dq->shape()), dk = zeros(blk.dk->shape()), dv = zeros(blk.dv->shape());
+  attn_bwd_block(s, {blk.q, blk.k, blk.v, blk.dout, blk.lse, blk.delta, &dq, &dk, &dv});
+  for (auto [sum, part] : {std::pair{blk.dq, &dq}, std::pair{blk.dk, &dk}, std::pair{blk.dv, &dv}}) {
+    round_to_precision(*part);
+    add(*sum, *part);
+  }
 }
 
 }  // namespace minictx

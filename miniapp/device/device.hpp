@@ -97,6 +97,10 @@ class Device {
   // The deck's attention.kernels: a device with kernel families (cuda) takes the one it
   // names; the host device has one attention kernel, and the deck check keeps others away.
   virtual void set_attention_kernels(AttentionKernels) {}
+  // The deck's attention.partials: storage rounds each attention block's output (and, in
+  // the backward, its dQ, dK and dV contributions) to precision() before they join the
+  // running sums; the same as fp32 in an fp32 run.
+  void set_attention_partials(AttentionPartials partials) { partials_ = partials; }
   // Whether the model's kernels below (the *_kernel members) read and write 16-bit
   // tensors themselves; the host's take fp32 only.
   virtual bool reads_16bit() const { return false; }
@@ -150,18 +154,21 @@ class Device {
   // o = 0, lse = -inf: the identity of the LSE merge.
   virtual void attn_init(Tensor& o, Tensor& lse) = 0;
   // The blocks' q, k, v (and dout) may be 16-bit tensors, as activations are in a 16-bit
-  // run and as blocks arrive from another rank: the fp32 kernels get fp32 copies of the
-  // whole tensors, O(L·D) against their O(L²·D). Outputs, lse and delta are fp32.
-  virtual void attn_fwd(const AttnShape&, const AttnFwdBlock&);
+  // run and as blocks arrive from another rank. Outputs, lse and delta are fp32.
+  void attn_fwd(const AttnShape&, const AttnFwdBlock&);
   // delta = rowsum(dout ∘ o) per (b, h, row); o and dout of any dtype.
   void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta);
-  virtual void attn_bwd(const AttnShape&, const AttnBwdBlock&);
+  void attn_bwd(const AttnShape&, const AttnBwdBlock&);
   // Merge a separately computed block result (o_b, lse_b) into (o, lse).
   virtual void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b,
                          const Tensor& lse_b) = 0;
 
  protected:
   MemoryTracker memory_;
+  // attn_fwd and attn_bwd with fp32 partials. Here: the fp32 kernels on fp32 copies of
+  // the whole 16-bit tensors, O(L·D) against their O(L²·D).
+  virtual void attn_fwd_block(const AttnShape&, const AttnFwdBlock&);
+  virtual void attn_bwd_block(const AttnShape&, const AttnBwdBlock&);
 
  private:
   virtual Tensor allocate(std::vector<int64_t> shape, DType dtype) = 0;
@@ -186,7 +193,11 @@ class Device {
   virtual void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) = 0;
   virtual void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) = 0;
 
+  // A block's fp32 result rounded to precision() in place (attention.partials storage).
+  void round_to_precision(Tensor& t);
+
   DType precision_ = DType::f32;
+  AttentionPartials partials_ = AttentionPartials::fp32;
 };
 
 // m, n, k of C = op(A)·op(B) on the [rows, cols] views; fails unless the shapes conform.

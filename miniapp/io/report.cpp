@@ -241,6 +241,44 @@ Table burst_table(const std::vector<PointResult>& points) {
                 metric("Tokens/s/GPU", mk::tokens_per_s_per_device, 1)});
 }
 
+namespace {
+
+// The worst of one error column over the verification rows whose tensor name starts with
+// `prefix` ("outputs/", "grads/"): "nan" if a row's output was NaN or Inf; "n/a" without
+// such rows (a point verify did not check) or where a row's column was not measured (NaN
+// beside a finite max_rel_err: no single-device run, or a file older than the column).
+Column worst_error(std::string header, const std::string& prefix, double VerifyRow::*member) {
+  return {std::move(header), [prefix, member](const PointResult& p) {
+            double worst = -1;
+            for (const VerifyRow& r : p.verification) {
+              if (r.tensor.rfind(prefix, 0) != 0) continue;
+              const double x = r.*member;
+              if (std::isnan(x) && !std::isnan(r.max_rel_err)) return std::string(kMissing);
+              worst = std::isnan(x) || std::isnan(worst) ? NAN : std::max(worst, x);
+            }
+            return worst == -1 ? std::string(kMissing) : format_number(worst, 2);
+          }};
+}
+
+}  // namespace
+
+Table errors_table(const std::vector<PointResult>& points) {
+  return build(points, {label("world", lk::world_size),
+                        label("backend", lk::backend),
+                        label("ring_type", lk::ring_type),
+                        label("mode", lk::mode),
+                        label("dtype", lk::dtype),
+                        label("partials", lk::partials),
+                        label("layers", lk::layers),
+                        worst_error("out max rel", "outputs/", &VerifyRow::max_rel_err),
+                        worst_error("out rms rel", "outputs/", &VerifyRow::rms_rel_err),
+                        worst_error("grad max rel", "grads/", &VerifyRow::max_rel_err),
+                        worst_error("grad rms rel", "grads/", &VerifyRow::rms_rel_err),
+                        worst_error("out rms rel vs 1 device", "outputs/", &VerifyRow::single_rms_rel_err),
+                        worst_error("grad rms rel vs 1 device", "grads/", &VerifyRow::single_rms_rel_err),
+                        {"verdict", [](const PointResult& p) { return p.verdict; }}});
+}
+
 const std::vector<ColumnSet>& column_sets() {
   static const std::vector<ColumnSet> sets = {
       {"summary", "every point: backend, layout, throughput, MFU, memory, bytes sent, verdict",
@@ -249,6 +287,9 @@ const std::vector<ColumnSet>& column_sets() {
       {"double_ring", "the LoongTrain double-ring seed table (context_size, window_size)", double_ring_table},
       {"mpt", "the MPT (llm-foundry) benchmark table", mpt_table},
       {kBurstSet, "the BurstAttention figures, variants (A)..(D)", burst_table},
+      {"errors",
+       "verify's errors against fp64 (and a 16-bit run's against one device), worst output and gradient",
+       errors_table},
   };
   return sets;
 }

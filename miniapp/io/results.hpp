@@ -1,4 +1,5 @@
 #pragma once
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,7 +25,32 @@ struct VerifyRow {
   double rmse = 0;
   double tolerance = 0;  // bound on max_rel_err
   bool pass = false;
+  double rms_rel_err = NAN;  // rms(x - ref) / rms(ref)
+  // A 16-bit run against the single-device run of the same dtype (NaN where none ran): the
+  // error distribution adds, apart from the error of 16 bits.
+  double single_max_rel_err = NAN;
+  double single_rms_rel_err = NAN;
 };
+
+// The verification table's numeric columns by their names in a results file; `added`
+// ones are absent from files written before they existed, and read as NaN.
+struct VerifyColumn {
+  const char* name;
+  double VerifyRow::*member;
+  bool added;
+};
+inline const std::vector<VerifyColumn>& verify_columns() {
+  static const std::vector<VerifyColumn> columns = {
+      {"max_abs_err", &VerifyRow::max_abs_err, false},
+      {"max_rel_err", &VerifyRow::max_rel_err, false},
+      {"rmse", &VerifyRow::rmse, false},
+      {"tolerance", &VerifyRow::tolerance, false},
+      {"rms_rel_err", &VerifyRow::rms_rel_err, true},
+      {"single_max_rel_err", &VerifyRow::single_max_rel_err, true},
+      {"single_rms_rel_err", &VerifyRow::single_rms_rel_err, true},
+  };
+  return columns;
+}
 
 // Every rank's ring steps and outer-ring transfers in one timed iteration (run.ring_timeline).
 struct RingTimelineResult {

@@ -40,28 +40,30 @@ void read_provenance(hid_t file, Provenance& prov) {
   prov.hostnames = h5::read_strings(group.get(), "hostnames");
 }
 
+bool has_link(hid_t group, const char* name) {
+  const std::vector<std::string> links = h5::link_names(group);
+  return std::find(links.begin(), links.end(), name) != links.end();
+}
+
 std::vector<VerifyRow> read_verification(hid_t point) {
   h5::Handle group = h5::open_group(point, "verification");
   const hid_t g = group.get();
   const std::vector<std::string> tensor = h5::read_strings(g, "tensor");
-  const std::vector<double> max_abs_err = h5::read_doubles(g, "max_abs_err");
-  const std::vector<double> max_rel_err = h5::read_doubles(g, "max_rel_err");
-  const std::vector<double> rmse = h5::read_doubles(g, "rmse");
-  const std::vector<double> tolerance = h5::read_doubles(g, "tolerance");
   const std::vector<int8_t> pass = h5::read_int8s(g, "pass");
   const size_t n = tensor.size();
-  if (max_abs_err.size() != n || max_rel_err.size() != n || rmse.size() != n || tolerance.size() != n ||
-      pass.size() != n)
-    fail("the verification columns differ in length");
+  if (pass.size() != n) fail("the verification columns differ in length");
   std::vector<VerifyRow> rows(n);
-  for (size_t i = 0; i < n; ++i)
-    rows[i] = VerifyRow{tensor[i], max_abs_err[i], max_rel_err[i], rmse[i], tolerance[i], pass[i] != 0};
+  for (size_t i = 0; i < n; ++i) {
+    rows[i].tensor = tensor[i];
+    rows[i].pass = pass[i] != 0;
+  }
+  for (const VerifyColumn& c : verify_columns()) {
+    if (c.added && !has_link(g, c.name)) continue;
+    const std::vector<double> column = h5::read_doubles(g, c.name);
+    if (column.size() != n) fail("the verification columns differ in length");
+    for (size_t i = 0; i < n; ++i) rows[i].*c.member = column[i];
+  }
   return rows;
-}
-
-bool has_link(hid_t group, const char* name) {
-  const std::vector<std::string> links = h5::link_names(group);
-  return std::find(links.begin(), links.end(), name) != links.end();
 }
 
 // The columns ring steps and outer transfers share (results_writer.cpp), as records of

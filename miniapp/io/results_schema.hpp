@@ -107,6 +107,7 @@ inline constexpr const char* d_model = "d_model";
 inline constexpr const char* heads = "heads";
 inline constexpr const char* kv_heads = "kv_heads";
 inline constexpr const char* head_dim = "head_dim";
+inline constexpr const char* partials = "partials";
 inline constexpr const char* gpu = "gpu";
 // Projected points only (minictx project): "true", the bound, whether the memory fits.
 inline constexpr const char* projected = "projected";

@@ -103,22 +103,18 @@ void write_verification(hid_t point, const std::vector<VerifyRow>& rows) {
   // One 1-D dataset per column: each reads with one h5py line, no compound types.
   h5::Handle group = h5::create_group(point, "verification");
   std::vector<std::string> tensor;
-  std::vector<double> max_abs_err, max_rel_err, rmse, tolerance;
   std::vector<int8_t> pass;
   for (const VerifyRow& r : rows) {
     tensor.push_back(r.tensor);
-    max_abs_err.push_back(r.max_abs_err);
-    max_rel_err.push_back(r.max_rel_err);
-    rmse.push_back(r.rmse);
-    tolerance.push_back(r.tolerance);
     pass.push_back(r.pass ? 1 : 0);
   }
   const std::vector<hsize_t> n{rows.size()};
   h5::write_strings(group.get(), "tensor", tensor);
-  h5::write_doubles(group.get(), "max_abs_err", max_abs_err, n);
-  h5::write_doubles(group.get(), "max_rel_err", max_rel_err, n);
-  h5::write_doubles(group.get(), "rmse", rmse, n);
-  h5::write_doubles(group.get(), "tolerance", tolerance, n);
+  for (const VerifyColumn& c : verify_columns()) {
+    std::vector<double> column;
+    for (const VerifyRow& r : rows) column.push_back(r.*c.member);
+    h5::write_doubles(group.get(), c.name, column, n);
+  }
   h5::write_int8s(group.get(), "pass", pass);
 }
 

@@ -9,6 +9,7 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
+#include "core/half_float.hpp"
 #include "core/synthetic_data.hpp"
 #include "device/block_cache.hpp"
 #include "device/kokkos_device.hpp"
@@ -120,6 +121,73 @@ TEST(AttentionMerge, LseMergeIsOverflowFree) {
   device().lse_merge(s, o2, l2, o2b, l2b);  // equal weights: the mean, log 2
   EXPECT_NEAR(download(device(), o2)[0], 2.0, 1e-6);
   EXPECT_NEAR(download(device(), l2)[0], std::log(2.0), 1e-6);
+}
+
+// attention.partials storage, block by block: the running sums take each block's result
+// rounded to the run's dtype (here two blocks of keys, so the forward merges two rounded
+// outputs and the backward adds two rounded contributions), and nothing else changes.
+TEST(AttentionPartials, StorageRoundsEachBlocksResultBeforeTheSums) {
+  const int b = 1, h = 2, d = 16;
+  const int64_t len = 48, cut = 20;
+  const AttentionProblem a = attention_problem(b, h, h, d, len, true, 1);
+  const AttnShape s{b, h, h, d, true, 1 << 30, 16, 16};
+  struct Result {
+    std::vector<double> o, lse, dq, dk, dv;
+  };
+  // The two blocks' forward merged, then their backward, on a device of `dtype` and `partials`.
+  auto two_blocks = [&](DType dtype, AttentionPartials partials) {
+    KokkosDevice dev;
+    dev.set_precision(dtype);
+    dev.set_attention_partials(partials);
+    const int64_t w = h * d;
+    Tensor q = upload(dev, a.q, {len, w}), k = upload(dev, a.k, {len, w}), v = upload(dev, a.v, {len, w}),
+           dout = upload(dev, a.dout, {len, w});
+    const int64_t* pos = a.positions.data();
+    Tensor o = dev.alloc({len, w}), lse = dev.alloc({b, h, len});
+    dev.attn_init(o, lse);
+    const SeqBlock qb{&q, 0, len, pos};
+    const std::pair<int64_t, int64_t> blocks[] = {{cut, len - cut}, {0, cut}};  // key rows: begin, length
+    for (const auto& [begin, n] : blocks)
+      dev.attn_fwd(s, {qb, {&k, begin, n, pos + begin}, {&v, begin, n, pos + begin}, &o, &lse});
+    Tensor delta = dev.alloc({b, h, len});
+    dev.attn_bwd_delta(s, o, dout, delta);
+    Tensor dq = dev.zeros({len, w}), dk = dev.zeros({len, w}), dv = dev.zeros({len, w});
+    for (const auto& [begin, n] : blocks)
+      dev.attn_bwd(
+          s,
+          {qb, {&k, begin, n, pos + begin}, {&v, begin, n, pos + begin}, &dout, &lse, &delta, &dq, &dk, &dv});
+    return Result{download(dev, o), download(dev, lse), download(dev, dq), download(dev, dk),
+                  download(dev, dv)};
+  };
+  // fp32: the key changes nothing, bit for bit.
+  const Result f32 = two_blocks(DType::f32, AttentionPartials::fp32);
+  const Result f32_storage = two_blocks(DType::f32, AttentionPartials::storage);
+  EXPECT_EQ(f32.o, f32_storage.o);
+  EXPECT_EQ(f32.dq, f32_storage.dq);
+  EXPECT_EQ(f32.dk, f32_storage.dk);
+
+  // bf16: the host computes in fp32 whatever the dtype, so fp32 partials give fp32's result;
+  // storage partials differ from it by about bf16's rounding (2^-9 relative), not more.
+  const Result kept = two_blocks(DType::bf16, AttentionPartials::fp32);
+  const Result rounded = two_blocks(DType::bf16, AttentionPartials::storage);
+  EXPECT_EQ(kept.o, f32.o);
+  EXPECT_EQ(rounded.lse, kept.lse);  // the LSE is fp32 in either mode
+  for (const auto& [got, exact] : {std::pair{&rounded.o, &kept.o}, std::pair{&rounded.dq, &kept.dq},
+                                   std::pair{&rounded.dk, &kept.dk}, std::pair{&rounded.dv, &kept.dv}}) {
+    const double err = rel_err(*got, *exact);
+    EXPECT_GT(err, 1e-5);
+    EXPECT_LT(err, 2 * std::ldexp(1.0, -8));
+  }
+  // dK of keys [cut, len) is the first backward block's contribution alone (the second
+  // block holds the other keys): rounded once, every element is a bf16 number; kept in
+  // fp32, few are.
+  auto in_bf16 = [](double x) { return float(x) == half_float::from_bf16(half_float::to_bf16(float(x))); };
+  int64_t kept_in_bf16 = 0;
+  for (int64_t i = cut * h * d; i < len * h * d; ++i) {
+    EXPECT_TRUE(in_bf16(rounded.dk[size_t(i)])) << "dk element " << i;
+    kept_in_bf16 += in_bf16(kept.dk[size_t(i)]);
+  }
+  EXPECT_LT(kept_in_bf16, (len - cut) * h * d / 10);
 }
 
 // The message the CUDA kernel tests give a wrong result names the 8-row and 8-column bands

@@ -71,7 +71,8 @@ PointResult full_point(const std::string& name) {
   p.bytes_sent_inter = {0, 0};
   p.verdict = "VALID";
   p.reference = "fp64";
-  p.verification = {{"out", 1e-7, 2e-6, 3e-8, 1e-4, true}, {"dq, rank 1", 0.5, 0.2, 0.1, 1e-4, false}};
+  p.verification = {{"out", 1e-7, 2e-6, 3e-8, 1e-4, true, 1.5e-6, 4e-7, 2e-7},
+                    {"dq, rank 1", 0.5, 0.2, 0.1, 1e-4, false, 0.15, 0.05, 0.04}};
   p.ring_timeline.iteration = 2;
   p.ring_timeline.clock = "host steady_clock";
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -140,6 +141,9 @@ void expect_same(const PointResult& a, const PointResult& b) {
     EXPECT_EQ(x.rmse, y.rmse);
     EXPECT_EQ(x.tolerance, y.tolerance);
     EXPECT_EQ(x.pass, y.pass);
+    EXPECT_EQ(x.rms_rel_err, y.rms_rel_err);
+    EXPECT_EQ(x.single_max_rel_err, y.single_max_rel_err);
+    EXPECT_EQ(x.single_rms_rel_err, y.single_rms_rel_err);
   }
   EXPECT_EQ(a.ring_timeline.iteration, b.ring_timeline.iteration);
   EXPECT_EQ(a.ring_timeline.clock, b.ring_timeline.clock);
@@ -627,6 +631,9 @@ assert f['points/point_0000/verification/max_rel_err'][:].tolist() == [2e-6, 0.2
 assert f['points/point_0000/verification/rmse'][:].tolist() == [3e-8, 0.1]
 assert f['points/point_0000/verification/tolerance'][:].tolist() == [1e-4, 1e-4]
 assert f['points/point_0000/verification/pass'][:].astype(bool).tolist() == [True, False]
+assert f['points/point_0000/verification/rms_rel_err'][:].tolist() == [1.5e-6, 0.15]
+assert f['points/point_0000/verification/single_max_rel_err'][:].tolist() == [4e-7, 0.05]
+assert f['points/point_0000/verification/single_rms_rel_err'][:].tolist() == [2e-7, 0.04]
 t = f['points/point_0000/ring_timeline']
 assert t.attrs['iteration'] == 2 and t.attrs['clock'] == 'host steady_clock'
 assert t['rank'][:].tolist() == [0, 0, 1, 1] and t['layer'][:].tolist() == [0, 0, 1, 1]
@@ -691,6 +698,62 @@ TEST(Report, FormatsNumbersWithAtLeastThreeSignificantDigits) {
   EXPECT_EQ(format_number(1.5e-9, 2), "1.50e-09");
   EXPECT_EQ(format_number(std::nan(""), 2), "nan");
   EXPECT_EQ(format_number(-HUGE_VAL, 2), "-inf");
+}
+
+// The error columns verify added later are absent from older files: read as NaN, and the
+// columns every file has are read as before.
+TEST_F(ResultsIo, VerificationColumnsAddedLaterReadAsNanFromOlderFiles) {
+  {
+    ResultsWriter writer(path_, sample_provenance(), OnExisting::refuse);
+    writer.add_point(full_point("p"));
+  }
+  {
+    const hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    for (const VerifyColumn& c : verify_columns()) {
+      if (!c.added) continue;
+      ASSERT_GE(H5Ldelete(f, ("points/p/verification/" + std::string(c.name)).c_str(), H5P_DEFAULT), 0);
+    }
+    H5Fclose(f);
+  }
+  const ResultsFile file = read_results(path_);
+  ASSERT_EQ(file.points.size(), 1u);
+  const VerifyRow& r = file.points[0].verification[1];
+  EXPECT_EQ(r.tensor, "dq, rank 1");
+  EXPECT_EQ(r.max_rel_err, 0.2);
+  EXPECT_TRUE(std::isnan(r.rms_rel_err) && std::isnan(r.single_max_rel_err) &&
+              std::isnan(r.single_rms_rel_err));
+}
+
+// report --columns errors: the worst output and gradient errors of each point; n/a where a
+// point has no verification rows, nan where an output was NaN.
+TEST(Report, ErrorsTableTakesTheWorstOutputAndGradientErrors) {
+  PointResult p = full_point("p");
+  p.labels["partials"] = "storage";
+  p.labels["layers"] = "2";
+  p.verification = {{"outputs/o", 1e-3, 2e-3, 1e-4, 0.035, true, 1e-3, 5e-4, 4e-4},
+                    {"outputs/lse", 1e-4, 1e-4, 1e-5, 0.035, true, 1e-5, 1e-4, 1e-5},
+                    {"grads/q", 1e-3, 3e-3, 1e-4, 0.035, true, 2e-3, 6e-3, 1e-3},
+                    {"grads/k", 1e-3, 7e-3, 1e-4, 0.035, true, 4e-3, 5e-3, 1e-3}};
+  PointResult unchecked = full_point("u");
+  unchecked.verification.clear();
+  PointResult broken = full_point("b");
+  broken.verification = {{"outputs/o", NAN, NAN, NAN, 0.035, false},
+                         {"grads/q", 1e-3, 3e-3, 1e-4, 0.035, true}};
+  const Table t = make_table("errors", {p, unchecked, broken});
+  EXPECT_EQ(t.header,
+            (std::vector<std::string>{"world", "backend", "ring_type", "mode", "dtype", "partials", "layers",
+                                      "out max rel", "out rms rel", "grad max rel", "grad rms rel",
+                                      "out rms rel vs 1 device", "grad rms rel vs 1 device", "verdict"}));
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.rows[0],
+            (std::vector<std::string>{"2", "ring", "zigzag", "attention", "fp32", "storage", "2", "0.00200",
+                                      "0.00100", "0.00700", "0.00400", "0.000400", "0.00100", "VALID"}));
+  for (size_t c = 7; c < 13; ++c) EXPECT_EQ(t.rows[1][c], "n/a") << t.header[c];
+  EXPECT_EQ(t.rows[2][7], "nan");  // the NaN output
+  EXPECT_EQ(t.rows[2][9], "0.00300");
+  EXPECT_EQ(t.rows[2][11], "nan");  // a NaN output is NaN against any run
+  EXPECT_EQ(t.rows[2][12], "n/a");  // no single-device comparison ran
 }
 
 TEST(Report, SummaryTablePrintsEveryColumn) {

@@ -272,6 +272,16 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   return a;
 }
 
+// The same step with the local backend, by rank 0 alone on the whole sequence; empty on
+// the other ranks.
+Arrays run_single_device(const RunConfig& cfg, Comm& world, Device& dev) {
+  auto self = world.split(world.rank() == 0 ? 0 : 1, world.rank());
+  if (world.rank() != 0) return {};
+  RunConfig single = cfg;
+  single.attention.backend = local_backend_info().name;
+  return run_app(single, *self, dev);
+}
+
 }  // namespace
 
 void ReferenceCache::expect(const RunConfig& cfg) { ++entries_[key_of(cfg)].askers; }
@@ -306,13 +316,14 @@ VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got
   row.tensor = name;
   row.tolerance = tolerance;
   bool finite = got.size() == ref.size();
-  double max_ref = 0, sq = 0;
+  double max_ref = 0, sq = 0, ref_sq = 0;
   for (size_t i = 0; finite && i < got.size(); ++i) {
     finite = std::isfinite(got[i]);
     const double err = std::fabs(got[i] - ref[i]);
     row.max_abs_err = std::max(row.max_abs_err, err);
     max_ref = std::max(max_ref, std::fabs(ref[i]));
     sq += err * err;
+    ref_sq += ref[i] * ref[i];
   }
   if (!finite) {
     row.max_abs_err = row.max_rel_err = row.rmse = NAN;
@@ -321,6 +332,7 @@ VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got
   }
   row.rmse = got.empty() ? 0 : std::sqrt(sq / double(got.size()));
   row.max_rel_err = max_ref > 0 ? row.max_abs_err / max_ref : row.max_abs_err;
+  row.rms_rel_err = ref_sq > 0 ? std::sqrt(sq / ref_sq) : row.rmse;
   row.pass = row.max_rel_err <= tolerance;
   return row;
 }
@@ -331,15 +343,13 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
   Verification v;
   v.reference = to_string(reference);
   const Arrays got = run_app(cfg, world, device);
-  Arrays ref;
+  // A 16-bit run is also compared with the single-device run of its dtype, which tells
+  // the error of distribution apart from the error of 16 bits.
+  const bool single_too = reference == Reference::fp64 && cfg.run.dtype != DType::f32;
+  Arrays ref, single;
+  if (reference == Reference::single_device || single_too) single = run_single_device(cfg, world, device);
   if (reference == Reference::single_device) {
-    // Rank 0 alone reruns the whole sequence with the local backend.
-    auto self = world.split(world.rank() == 0 ? 0 : 1, world.rank());
-    if (world.rank() == 0) {
-      RunConfig single = cfg;
-      single.attention.backend = local_backend_info().name;
-      ref = run_app(single, *self, device);
-    }
+    ref = std::move(single);
   } else if (world.rank() == 0) {
     const auto fp64 =
         references ? references->take(cfg) : std::make_shared<const Fp64Result>(compute_fp64(cfg));
@@ -351,6 +361,10 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
     for (size_t i = 0; i < got.size(); ++i) {
       v.rows.push_back(compare_tensor(got[i].name, got[i].data, ref[i].data, tol));
       failures += v.rows.back().pass ? 0 : 1;
+      if (!single_too) continue;
+      const VerifyRow s = compare_tensor(got[i].name, got[i].data, single[i].data, tol);
+      v.rows.back().single_max_rel_err = s.max_rel_err;
+      v.rows.back().single_rms_rel_err = s.rms_rel_err;
     }
     if (!dump_path.empty()) {
       Arrays dump = global_inputs(cfg);

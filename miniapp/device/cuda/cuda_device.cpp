@@ -362,8 +362,8 @@ cuda::AttnArgs CudaDevice::bwd_args(const AttnShape& s, const AttnBwdBlock& blk)
   return a;
 }
 
-void CudaDevice::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
-  if (!flash(s)) return Device::attn_fwd(s, blk);
+void CudaDevice::attn_fwd_block(const AttnShape& s, const AttnFwdBlock& blk) {
+  if (!flash(s)) return Device::attn_fwd_block(s, blk);
   if (blk.q.len == 0 || blk.k.len == 0) return;
   const cuda::AttnArgs a = fwd_args(s, blk);
   // A 16-bit copy costs O(S·D) against the kernel's O(S²·D); copies are freed (to the
@@ -390,8 +390,8 @@ void CudaDevice::attn_bwd_delta_kernel(const AttnShape& s, const Tensor& o, cons
   check_launch("attn_bwd_delta");
 }
 
-void CudaDevice::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
-  if (!flash(s)) return Device::attn_bwd(s, blk);
+void CudaDevice::attn_bwd_block(const AttnShape& s, const AttnBwdBlock& blk) {
+  if (!flash(s)) return Device::attn_bwd_block(s, blk);
   if (blk.q.len == 0 || blk.k.len == 0) return;
   const cuda::AttnArgs a = bwd_args(s, blk);
   const SeqBlock dout{blk.dout, blk.q.begin, blk.q.len, blk.q.positions};

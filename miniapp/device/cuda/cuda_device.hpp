@@ -49,10 +49,6 @@ class CudaDevice final : public Device {
   void fill(Tensor& t, float value) override;
   void add(Tensor& y, const Tensor& x) override;
   void attn_init(Tensor& o, Tensor& lse) override;
-  // The flash kernels read 16-bit operands of the run's type as they are; other shapes
-  // go through the base class to the SIMT kernels.
-  void attn_fwd(const AttnShape&, const AttnFwdBlock&) override;
-  void attn_bwd(const AttnShape&, const AttnBwdBlock&) override;
   void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
 
   // Which attention kernel serves this head dim at the current precision (provenance).
@@ -65,6 +61,10 @@ class CudaDevice final : public Device {
   cudaStream_t stream() const { return stream_; }
 
  private:
+  // The flash kernels read 16-bit operands of the run's type as they are; other shapes
+  // go through the base class to the SIMT kernels.
+  void attn_fwd_block(const AttnShape&, const AttnFwdBlock&) override;
+  void attn_bwd_block(const AttnShape&, const AttnBwdBlock&) override;
   Tensor allocate(std::vector<int64_t> shape, DType dtype) override;
   void upload_f32(Tensor& dst, const float* host) override;
   void download_f32(const Tensor& src, float* host) override;
