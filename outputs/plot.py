@@ -3,6 +3,7 @@
 
   outputs/plot.py FILE.h5... -o FIGURE.png [--kind lines|bars]
   outputs/plot.py FILE.h5 -o FIGURE.png --kind timeline [--point NAME] [--layer L]
+  outputs/plot.py FILE.h5... -o FIGURE.png --kind errors
 
 lines (USP style): TFLOPS per device and peak memory per device against seq_len, one colour
   per backend / ring type / Ulysses x ring degrees, dashed forward only, solid fwd+bwd.
@@ -13,6 +14,11 @@ timeline: one step's ring walks as a Gantt chart (a point run with run.ring_time
   its compute bars (labelled with the source rank) above its inner-ring transfer bars and,
   on a two-level ring, thin bars of its outer-ring transfers (blocks, gradient sums) below
   those. Default: the first point that recorded ring steps, layer 0.
+errors: verify's errors against world size (points run with run.verify=true), as
+  `minictx report --columns errors`: the worst RMS relative error of the outputs (top) and
+  of the gradients (bottom), against fp64 (left) and, for 16-bit runs, against the
+  single-device run of the dtype (right); one line per backend, dtype, partials and layer
+  count.
 The default kind is bars when a file holds burst points, else lines. Points of several
 files are merged; skipped points are left out. Needs h5py and matplotlib (Debian:
 python3-h5py python3-matplotlib), and PyYAML (python3-yaml) for a file with points appended
@@ -194,6 +200,68 @@ def draw_lines(points, out):
     fig.savefig(out, dpi=110)
 
 
+def read_errors(paths):
+    """Per verified point: its labels and the worst RMS relative error of its outputs and
+    gradients, against the reference and against one device (None where not measured)."""
+    points = []
+    for path in paths:
+        with h5py.File(path, "r") as f:
+            if f.attrs.get("format") != "minictx-results":
+                sys.exit(f"plot.py: {path} is not a minictx results file")
+            for g in f["points"].values() if "points" in f else []:
+                v = g["verification"]
+                if g.attrs["skipped_reason"] or v["tensor"].shape[0] == 0:
+                    continue
+                tensors = list(v["tensor"].asstr()[:])
+                worst = {}
+                for column in ("rms_rel_err", "single_rms_rel_err"):
+                    values = v[column][:] if column in v else numpy.full(len(tensors), numpy.nan)
+                    for prefix in ("outputs/", "grads/"):
+                        picked = [x for t, x in zip(tensors, values) if t.startswith(prefix)]
+                        worst[column, prefix] = max(picked) if picked and not numpy.isnan(picked).all() else None
+                points.append((dict(g["labels"].attrs), worst))
+    return points
+
+
+def draw_errors(points, out):
+    series = OrderedDict()
+    for labels, worst in points:
+        name = (f"{labels.get('backend', 'n/a')} {labels.get('ring_type', '')}, {labels.get('dtype', '?')}, "
+                f"partials {labels.get('partials', 'fp32')}")
+        series.setdefault((name, labels.get("layers", "?")), []).append((int(labels["world_size"]), worst))
+    names = list(OrderedDict.fromkeys(name for name, _ in series))
+    layer_counts = sorted({layers for _, layers in series}, key=lambda x: int(x) if x.isdigit() else 0)
+    styles = ["-", "--", ":", "-."]
+    colours = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
+    worlds = sorted({w for rows in series.values() for w, _ in rows})
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharex=True)
+    panels = [("rms_rel_err", "outputs/", "outputs against fp64"),
+              ("single_rms_rel_err", "outputs/", "outputs against one device (16-bit runs)"),
+              ("rms_rel_err", "grads/", "gradients against fp64"),
+              ("single_rms_rel_err", "grads/", "gradients against one device (16-bit runs)")]
+    for ax, (column, prefix, title) in zip(axes.flat, panels):
+        for (name, layers), rows in series.items():
+            rows = sorted((w, e[column, prefix]) for w, e in rows if e[column, prefix] is not None)
+            if rows:
+                ax.plot([w for w, _ in rows], [x for _, x in rows], marker="o", color=colours(names.index(name)),
+                        linestyle=styles[layer_counts.index(layers) % len(styles)],
+                        label=f"{name}, {layers} layer{'s' if layers != '1' else ''}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(worlds)
+        ax.set_xticklabels([str(w) for w in worlds])
+        ax.minorticks_off()
+        ax.set_title(title + ": worst RMS relative error", fontsize=10)
+        ax.grid(alpha=0.3)
+    for ax in axes[1]:
+        ax.set_xlabel("world size (ranks)")
+    handles, labels = axes[1][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7)
+    rows = (len(labels) + 2) // 3
+    fig.tight_layout(rect=(0, 0.03 * rows + 0.02, 1, 1))
+    fig.savefig(out, dpi=110)
+
+
 TIMELINE_COLUMNS = ("rank", "layer", "pass", "round", "step", "source", "compute_start", "compute_end",
                     "transfer_posted", "transfer_done")
 OUTER_COLUMNS = ("rank", "layer", "pass", "round", "carries", "transfer_posted", "transfer_done")
@@ -301,7 +369,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+", help="minictx results files (.h5)")
     parser.add_argument("-o", "--output", required=True, help="figure file (.png, .pdf, .svg)")
-    parser.add_argument("--kind", choices=["lines", "bars", "timeline"],
+    parser.add_argument("--kind", choices=["lines", "bars", "timeline", "errors"],
                         help="default: bars if there are burst points, else lines")
     parser.add_argument("--point", help="timeline: the point's name (default: the first with ring steps)")
     parser.add_argument("--layer", type=int, default=0, help="timeline: the layer (default 0)")
@@ -311,6 +379,13 @@ def main():
             sys.exit("plot.py: --kind timeline draws one point of one file")
         name = draw_timeline(args.files[0], args.point, args.layer, args.output)
         print(f"plot.py: timeline of {name} layer {args.layer} -> {args.output}")
+        return
+    if args.kind == "errors":
+        points = read_errors(args.files)
+        if not points:
+            sys.exit("plot.py: no verified point in " + ", ".join(args.files) + " (run with run.verify=true)")
+        draw_errors(points, args.output)
+        print(f"plot.py: errors of {len(points)} points -> {args.output}")
         return
     points = read_points(args.files)
     if not points:

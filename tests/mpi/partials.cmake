@@ -25,3 +25,9 @@ foreach(_dtype bf16 fp16)
   endforeach()
   minictx_verify_test(partials_storage_ring_zigzag_p8_${_dtype} 8 ${_m} --set attention.backend=ring ${_zigzag})
 endforeach()
+
+# The error study's script, at its smallest (docs/numerics.md).
+add_test(NAME error_study COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_error_study.py
+                                  $<TARGET_FILE:minictx> ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR})
+set_tests_properties(error_study PROPERTIES PASS_REGULAR_EXPRESSION "error study ok" LABELS "mpi;scripts"
+                                            TIMEOUT 300)

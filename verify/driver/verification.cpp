@@ -99,6 +99,10 @@ ReferenceCache::Key key_of(const RunConfig& cfg) {
           p.rms_eps,         p.rope_theta, p.seed,     p.input_scale, p.documents};
 }
 
+// The model's outputs by their names in the table and the dumps.
+const char* const kLoss = "outputs/loss";
+const char* const kOutput = "outputs/y";
+
 std::string grad_name(int layer, Weight w) {
   return "grads/layer" + std::to_string(layer) + "/" + weight_name(w);
 }
@@ -129,8 +133,8 @@ Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
   }
   LayerStack model(cfg, dev, comm, *backend, timer);
   const double loss = model.step(true);
-  out.push_back({"outputs/loss", {1}, {loss}});
-  out.push_back({"outputs/y", {batch, seq, dm}, rows(model.output())});
+  out.push_back({kLoss, {1}, {loss}});
+  out.push_back({kOutput, {batch, seq, dm}, rows(model.output())});
   // The gradients unscaled (exactly: the scale is a power of two).
   auto unscaled = [&](std::vector<double> g) {
     for (double& x : g) x /= model.grad_scale();
@@ -165,8 +169,8 @@ Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like
     return ref;
   }
   const auto& m = r.model;
-  set("outputs/loss", {m.loss});
-  set("outputs/y", m.y);
+  set(kLoss, {m.loss});
+  set(kOutput, m.y);
   set("grads/x", m.dx);
   for (int l = 0; l < cfg.model.layers; ++l)
     for (int w = 0; w < int(Weight::count); ++w)
@@ -310,8 +314,15 @@ double verify_tolerance(const RunConfig& cfg) {
   return 0;
 }
 
+double loss_scale_of_terms(const RunConfig& cfg, const std::vector<double>& y) {
+  const std::vector<double> c = reference::make_loss_weights(problem_of(cfg));
+  double sum = 0;
+  for (size_t i = 0; i < c.size() && i < y.size(); ++i) sum += std::fabs(c[i] * y[i]);
+  return sum / (double(cfg.sequence.batch) * double(cfg.sequence.length));
+}
+
 VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got,
-                         const std::vector<double>& ref, double tolerance) {
+                         const std::vector<double>& ref, double tolerance, double scale) {
   VerifyRow row;
   row.tensor = name;
   row.tolerance = tolerance;
@@ -331,8 +342,13 @@ VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got
     return row;
   }
   row.rmse = got.empty() ? 0 : std::sqrt(sq / double(got.size()));
-  row.max_rel_err = max_ref > 0 ? row.max_abs_err / max_ref : row.max_abs_err;
-  row.rms_rel_err = ref_sq > 0 ? std::sqrt(sq / ref_sq) : row.rmse;
+  if (scale > 0) {
+    row.max_rel_err = row.max_abs_err / scale;
+    row.rms_rel_err = row.rmse / scale;
+  } else {
+    row.max_rel_err = max_ref > 0 ? row.max_abs_err / max_ref : row.max_abs_err;
+    row.rms_rel_err = ref_sq > 0 ? std::sqrt(sq / ref_sq) : row.rmse;
+  }
   row.pass = row.max_rel_err <= tolerance;
   return row;
 }
@@ -358,11 +374,18 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
   double failures = 0;
   if (world.rank() == 0) {
     const double tol = verify_tolerance(cfg);
+    // The loss's error against the magnitude of its terms, in either reference's y.
+    auto scale_of = [&](const Arrays& against, size_t i) {
+      if (got[i].name != kLoss) return 0.0;
+      for (const auto& a : against)
+        if (a.name == kOutput) return loss_scale_of_terms(cfg, a.data);
+      return 0.0;
+    };
     for (size_t i = 0; i < got.size(); ++i) {
-      v.rows.push_back(compare_tensor(got[i].name, got[i].data, ref[i].data, tol));
+      v.rows.push_back(compare_tensor(got[i].name, got[i].data, ref[i].data, tol, scale_of(ref, i)));
       failures += v.rows.back().pass ? 0 : 1;
       if (!single_too) continue;
-      const VerifyRow s = compare_tensor(got[i].name, got[i].data, single[i].data, tol);
+      const VerifyRow s = compare_tensor(got[i].name, got[i].data, single[i].data, tol, scale_of(single, i));
       v.rows.back().single_max_rel_err = s.max_rel_err;
       v.rows.back().single_rms_rel_err = s.rms_rel_err;
     }

@@ -65,8 +65,16 @@ reference::Problem reference_problem(const RunConfig& cfg);
 // bf16 2.5e-2 as TransformerEngine, 3.5e-2 with GQA, fp16 5e-3).
 double verify_tolerance(const RunConfig& cfg);
 
-// One table row from a tensor and its reference (exposed for tests).
+// One table row from a tensor and its reference (exposed for tests). Relative errors are
+// relative to `scale` where it is given (> 0), else to max |ref| (max_rel_err) and rms(ref)
+// (rms_rel_err).
 VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got,
-                         const std::vector<double>& ref, double tolerance);
+                         const std::vector<double>& ref, double tolerance, double scale = 0);
+
+// The scale of the loss's error: the mean magnitude of the terms it sums, mean |c ∘ y|
+// over the reference's y. The loss is a sum of terms of both signs, which can cancel to
+// near zero; its error relative to itself would then measure the cancellation, not the
+// run (docs/numerics.md, "What verify measures").
+double loss_scale_of_terms(const RunConfig& cfg, const std::vector<double>& y);
 
 }  // namespace minictx
