@@ -17,8 +17,8 @@ timeline: one step's ring walks as a Gantt chart (a point run with run.ring_time
 errors: verify's errors against world size (points run with run.verify=true), as
   `minictx report --columns errors`: the worst RMS relative error of the outputs (top) and
   of the gradients (bottom), against fp64 (left) and, for 16-bit runs, against the
-  single-device run of the dtype (right); one line per backend, dtype, partials and layer
-  count.
+  single-device run of the dtype (right; one rank's zero is not drawn on the log axis);
+  one line per backend, dtype, partials and layer count.
 The default kind is bars when a file holds burst points, else lines. Points of several
 files are merged; skipped points are left out. Needs h5py and matplotlib (Debian:
 python3-h5py python3-matplotlib), and PyYAML (python3-yaml) for a file with points appended
@@ -203,6 +203,15 @@ def draw_lines(points, out):
 def read_errors(paths):
     """Per verified point: its labels and the worst RMS relative error of its outputs and
     gradients, against the reference and against one device (None where not measured)."""
+    def worst(tensors, columns):
+        found = {}
+        for column in ("rms_rel_err", "single_rms_rel_err"):
+            values = columns.get(column, [numpy.nan] * len(tensors))
+            for prefix in ("outputs/", "grads/"):
+                picked = [float(x) for t, x in zip(tensors, values) if t.startswith(prefix)]
+                found[column, prefix] = max(picked) if picked and not numpy.isnan(picked).all() else None
+        return found
+
     points = []
     for path in paths:
         with h5py.File(path, "r") as f:
@@ -210,16 +219,13 @@ def read_errors(paths):
                 sys.exit(f"plot.py: {path} is not a minictx results file")
             for g in f["points"].values() if "points" in f else []:
                 v = g["verification"]
-                if g.attrs["skipped_reason"] or v["tensor"].shape[0] == 0:
-                    continue
-                tensors = list(v["tensor"].asstr()[:])
-                worst = {}
-                for column in ("rms_rel_err", "single_rms_rel_err"):
-                    values = v[column][:] if column in v else numpy.full(len(tensors), numpy.nan)
-                    for prefix in ("outputs/", "grads/"):
-                        picked = [x for t, x in zip(tensors, values) if t.startswith(prefix)]
-                        worst[column, prefix] = max(picked) if picked and not numpy.isnan(picked).all() else None
-                points.append((dict(g["labels"].attrs), worst))
+                if not g.attrs["skipped_reason"] and v["tensor"].shape[0]:
+                    points.append((dict(g["labels"].attrs), worst(list(v["tensor"].asstr()[:]),
+                                                                  {c: v[c][:] for c in v})))
+        for p in appended_points(path):
+            v = p["verification"]
+            if not p["skipped_reason"] and v["tensor"]:
+                points.append((p["labels"], worst(v["tensor"], v)))
     return points
 
 
@@ -241,7 +247,8 @@ def draw_errors(points, out):
               ("single_rms_rel_err", "grads/", "gradients against one device (16-bit runs)")]
     for ax, (column, prefix, title) in zip(axes.flat, panels):
         for (name, layers), rows in series.items():
-            rows = sorted((w, e[column, prefix]) for w, e in rows if e[column, prefix] is not None)
+            # A log axis has no zero: one rank's run against one device is left out.
+            rows = sorted((w, e[column, prefix]) for w, e in rows if e[column, prefix])
             if rows:
                 ax.plot([w for w, _ in rows], [x for _, x in rows], marker="o", color=colours(names.index(name)),
                         linestyle=styles[layer_counts.index(layers) % len(styles)],

@@ -77,10 +77,7 @@ void emit_timeline(YAML::Emitter& out, const RingTimelineResult& t) {
 void emit_verification(YAML::Emitter& out, const std::vector<VerifyRow>& rows) {
   out << YAML::Key << "verification" << YAML::Value << YAML::BeginMap;
   string_column(out, "tensor", pick(rows, &VerifyRow::tensor));
-  column(out, "max_abs_err", pick(rows, &VerifyRow::max_abs_err));
-  column(out, "max_rel_err", pick(rows, &VerifyRow::max_rel_err));
-  column(out, "rmse", pick(rows, &VerifyRow::rmse));
-  column(out, "tolerance", pick(rows, &VerifyRow::tolerance));
+  for (const VerifyColumn& c : verify_columns()) column(out, c.name, pick(rows, c.member));
   std::vector<int> pass;
   pass.reserve(rows.size());
   for (const VerifyRow& r : rows) pass.push_back(r.pass ? 1 : 0);
@@ -145,16 +142,19 @@ RingTimelineResult read_timeline(const YAML::Node& g) {
 
 std::vector<VerifyRow> read_verification(const YAML::Node& g) {
   const auto tensor = read_column<std::string>(g, "tensor");
-  const auto max_abs_err = read_column<double>(g, "max_abs_err"),
-             max_rel_err = read_column<double>(g, "max_rel_err"), rmse = read_column<double>(g, "rmse"),
-             tolerance = read_column<double>(g, "tolerance");
   const auto pass = read_column<int>(g, "pass");
   const size_t n = tensor.size();
-  for (size_t len : {max_abs_err.size(), max_rel_err.size(), rmse.size(), tolerance.size(), pass.size()})
-    if (len != n) fail("the verification columns differ in length");
+  if (pass.size() != n) fail("the verification columns differ in length");
   std::vector<VerifyRow> rows(n);
-  for (size_t i = 0; i < n; ++i)
-    rows[i] = VerifyRow{tensor[i], max_abs_err[i], max_rel_err[i], rmse[i], tolerance[i], pass[i] != 0};
+  for (size_t i = 0; i < n; ++i) {
+    rows[i].tensor = tensor[i];
+    rows[i].pass = pass[i] != 0;
+  }
+  for (const VerifyColumn& c : verify_columns()) {
+    const auto values = read_column<double>(g, c.name);
+    if (values.size() != n) fail("the verification columns differ in length");
+    for (size_t i = 0; i < n; ++i) rows[i].*c.member = values[i];
+  }
   return rows;
 }
 
