@@ -270,6 +270,7 @@ Table errors_table(const std::vector<PointResult>& points) {
                         label("dtype", lk::dtype),
                         label("partials", lk::partials),
                         label("layers", lk::layers),
+                        label("documents", lk::documents),
                         worst_error("out max rel", "outputs/", &VerifyRow::max_rel_err),
                         worst_error("out rms rel", "outputs/", &VerifyRow::rms_rel_err),
                         worst_error("grad max rel", "grads/", &VerifyRow::max_rel_err),

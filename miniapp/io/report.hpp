@@ -50,7 +50,7 @@ std::string burst_variant(const PointResult& p);
 Table burst_table(const std::vector<PointResult>& points);
 
 // verify's errors, one row per point: world | backend | ring_type | mode | dtype | partials |
-// layers, the worst max and RMS relative error of the outputs and of the gradients
+// layers | documents, the worst max and RMS relative error of the outputs and of the gradients
 // against the reference, the worst RMS relative error of a 16-bit run's outputs and
 // gradients against the single-device run of its dtype (RMS: a different summation order
 // flips one 16-bit ulp here and there, which sets the max whatever the distribution),

@@ -24,6 +24,9 @@ foreach(_dtype bf16 fp16)
                         --set attention.bwd_comm=${_bwd} --set topology.ranks_per_node=2 ${_zigzag})
   endforeach()
   minictx_verify_test(partials_storage_ring_zigzag_p8_${_dtype} 8 ${_m} --set attention.backend=ring ${_zigzag})
+  # Packed documents: blocks the mask leaves whole are skipped, the others rounded.
+  minictx_verify_test(partials_storage_documents_ring_zigzag_p4_${_dtype} 4 ${_m} --set attention.backend=ring
+                      ${_zigzag} --set sequence.documents=[40,1,60,29])
 endforeach()
 
 # The error study's script, at its smallest (docs/numerics.md).

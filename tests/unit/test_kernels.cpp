@@ -130,7 +130,7 @@ TEST(AttentionPartials, StorageRoundsEachBlocksResultBeforeTheSums) {
   const int b = 1, h = 2, d = 16;
   const int64_t len = 48, cut = 20;
   const AttentionProblem a = attention_problem(b, h, h, d, len, true, 1);
-  const AttnShape s{b, h, h, d, true, 1 << 30, 16, 16};
+  const AttnShape s{b, h, h, d, true, 1 << 30, 16, 16, {}};
   struct Result {
     std::vector<double> o, lse, dq, dk, dv;
   };

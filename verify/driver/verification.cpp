@@ -315,7 +315,7 @@ double verify_tolerance(const RunConfig& cfg) {
 }
 
 double loss_scale_of_terms(const RunConfig& cfg, const std::vector<double>& y) {
-  const std::vector<double> c = reference::make_loss_weights(problem_of(cfg));
+  const std::vector<double> c = reference::make_loss_weights(reference_problem(cfg));
   double sum = 0;
   for (size_t i = 0; i < c.size() && i < y.size(); ++i) sum += std::fabs(c[i] * y[i]);
   return sum / (double(cfg.sequence.batch) * double(cfg.sequence.length));
