@@ -112,6 +112,7 @@ void write_verification(hid_t point, const std::vector<VerifyRow>& rows) {
   h5::write_strings(group.get(), "tensor", tensor);
   for (const VerifyColumn& c : verify_columns()) {
     std::vector<double> column;
+    column.reserve(rows.size());
     for (const VerifyRow& r : rows) column.push_back(r.*c.member);
     h5::write_doubles(group.get(), c.name, column, n);
   }

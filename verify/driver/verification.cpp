@@ -363,10 +363,12 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
   // the error of distribution apart from the error of 16 bits.
   const bool single_too = reference == Reference::fp64 && cfg.run.dtype != DType::f32;
   Arrays ref, single;
-  if (reference == Reference::single_device || single_too) single = run_single_device(cfg, world, device);
   if (reference == Reference::single_device) {
-    ref = std::move(single);
-  } else if (world.rank() == 0) {
+    ref = run_single_device(cfg, world, device);
+  } else if (single_too) {
+    single = run_single_device(cfg, world, device);
+  }
+  if (reference == Reference::fp64 && world.rank() == 0) {
     const auto fp64 =
         references ? references->take(cfg) : std::make_shared<const Fp64Result>(compute_fp64(cfg));
     ref = fp64_arrays(cfg, *fp64, got);
