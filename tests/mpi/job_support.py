@@ -3,16 +3,22 @@ results file holds, its ranks' processes, the daemons it ran under."""
 import os
 import signal
 import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "outputs"))
 
 
 def points_in(path):
-    """The points written to the results file so far (none before it exists)."""
+    """The points written to the results file so far (none before it exists): those in its
+    HDF5 part and those appended after it."""
     import h5py  # here, so that a check can skip before it needs h5py
+    from appended_points import appended_points
     if not os.path.exists(path):
         return []
     with h5py.File(path, "r") as f:
-        return sorted(f["points"].keys()) if "points" in f else []
+        names = set(f["points"].keys()) if "points" in f else set()
+    return sorted(names | {p["name"] for p in appended_points(path)})
 
 
 def rank_pids(results_path):
@@ -97,7 +103,7 @@ ReturnToService=2
 
 # A 3-point sweep whose first point ends fast and whose second (30 iterations of 1024
 # tokens) is still running when a test signals the job after the first point.
-INTERRUPTIBLE_SWEEP = """run: {mode: attention, warmup: 0, iters: [1, 30, 1]}
+INTERRUPTIBLE_SWEEP = """run: {mode: attention, warmup: 0, iters: [1, 100, 1]}
 attention: {backend: ring}
 sequence: {length: [256, 1024, 256]}
 sweep: {zip: [sequence.length, run.iters]}

@@ -25,7 +25,8 @@ import numpy
 minictx, mpiexec, source = sys.argv[1], sys.argv[2], sys.argv[3]
 plot = [sys.executable, os.path.join(source, "outputs", "plot.py")]
 sys.path.insert(0, os.path.join(source, "outputs"))
-import plot as plot_module  # noqa: E402  (its reader of appended points)
+import appended_points as records  # noqa: E402  (the reader of appended points)
+import plot as plot_module  # noqa: E402  (its timeline columns)
 
 
 def check_png(path, points):
@@ -116,7 +117,7 @@ with tempfile.TemporaryDirectory() as tmp:
     appended = os.path.join(tmp, "appended.h5")
     record(appended, 1, "run.mode=attention", "attention.backend=usp", "attention.ulysses_degree=[1,8,8]",
            "sequence.length=[256,512,1024]", "sweep.zip=[attention.ulysses_degree,sequence.length]")
-    tail = plot_module.appended_points(appended)
+    tail = records.appended_points(appended)
     assert [(p["name"], p["index"], bool(p["skipped_reason"])) for p in tail] == [
         ("point_0001", 1, True), ("point_0002", 2, True)], tail
     # A point that ran, appended: the double ring's, under the next name.
@@ -133,8 +134,8 @@ with tempfile.TemporaryDirectory() as tmp:
     import yaml
     payload = yaml.safe_dump(ran).encode()
     with open(appended, "ab") as f:
-        f.write(plot_module.RECORD_MAGIC + struct.pack("<Q", len(payload)) + payload +
-                struct.pack("<Q", plot_module.fnv1a64(payload)))
+        f.write(records.RECORD_MAGIC + struct.pack("<Q", len(payload)) + payload +
+                struct.pack("<Q", records.fnv1a64(payload)))
     report = subprocess.run([minictx, "report", appended, "--format", "csv"], capture_output=True, text=True)
     assert report.returncode == 0 and len(report.stdout.strip().splitlines()) == 5, report.stdout + report.stderr
     out = subprocess.run(plot + [appended, "-o", lines], capture_output=True, text=True)
@@ -146,7 +147,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # A record cut short (a job killed while appending it) is not read; the rest is.
     shutil.copy(appended, sweep)
     os.truncate(sweep, os.path.getsize(sweep) - 5)
-    assert [p["name"] for p in plot_module.appended_points(sweep)] == ["point_0001", "point_0002"]
+    assert [p["name"] for p in records.appended_points(sweep)] == ["point_0001", "point_0002"]
 
     bad = subprocess.run(plot + [os.path.join(tmp, "missing.h5"), "-o", bars], capture_output=True, text=True)
     assert bad.returncode != 0
