@@ -160,7 +160,7 @@ void Device::round_to_precision(Tensor& t) {
 // gradients), and its result is rounded before it joins the sums: what the sums then hold
 // is what a kernel returning 16-bit blocks would have given them.
 void Device::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
-  if (partials_ == AttentionPartials::fp32 || precision_ == DType::f32) return attn_fwd_block(s, blk);
+  if (!rounds_partials()) return attn_fwd_block(s, blk);
   Tensor o = alloc(blk.o->shape()), lse = alloc(blk.lse->shape());
   attn_init(o, lse);
   attn_fwd_block(s, {blk.q, blk.k, blk.v, &o, &lse});
@@ -169,7 +169,7 @@ void Device::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
 }
 
 void Device::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
-  if (partials_ == AttentionPartials::fp32 || precision_ == DType::f32) return attn_bwd_block(s, blk);
+  if (!rounds_partials()) return attn_bwd_block(s, blk);
   Tensor dq = zeros(blk.dq->shape()), dk = zeros(blk.dk->shape()), dv = zeros(blk.dv->shape());
   attn_bwd_block(s, {blk.q, blk.k, blk.v, blk.dout, blk.lse, blk.delta, &dq, &dk, &dv});
   for (auto [sum, part] : {std::pair{blk.dq, &dq}, std::pair{blk.dk, &dk}, std::pair{blk.dv, &dv}}) {

@@ -193,6 +193,11 @@ class Device {
   virtual void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) = 0;
   virtual void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) = 0;
 
+  // Whether attention blocks round their results before the sums: storage partials in a
+  // 16-bit run.
+  bool rounds_partials() const {
+    return partials_ == AttentionPartials::storage && precision_ != DType::f32;
+  }
   // A block's fp32 result rounded to precision() in place (attention.partials storage).
   void round_to_precision(Tensor& t);
 

@@ -24,6 +24,9 @@ import time
 
 import h5py
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from job_support import points_in  # noqa: E402  (the HDF5 part and the appended points)
+
 minictx, mpiexec, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 LIMIT_S = 240
 TINY = ["--set", "run.mode=attention", "--set", "attention.backend=ring", "--set", "run.warmup=0",
@@ -43,11 +46,6 @@ def refused(result, pattern):
     assert len(lines) == 1 and lines[0].startswith("minictx: error: "), result.stderr
     assert pattern in lines[0], (pattern, lines[0])
     return lines[0]
-
-
-def points_in(path):
-    with h5py.File(path, "r") as f:
-        return sorted(f["points"].keys())
 
 
 def slurp(path):

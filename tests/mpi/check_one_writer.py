@@ -24,7 +24,8 @@ import sys
 import tempfile
 import time
 
-import h5py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from job_support import points_in  # noqa: E402  (the HDF5 part and the appended points)
 
 minictx, mpiexec, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 LIMIT_S = 240
@@ -47,11 +48,6 @@ def finish(job):
 def reported(out):
     """The points a run said it wrote: one FOM or skipped line each."""
     return sum(1 for line in out.splitlines() if line.startswith(("FOM ", "skipped: ")))
-
-
-def points_in(path):
-    with h5py.File(path, "r") as f:
-        return sorted(f["points"].keys())
 
 
 def one_line(err):
