@@ -195,9 +195,7 @@ class Device {
 
   // Whether attention blocks round their results before the sums: storage partials in a
   // 16-bit run.
-  bool rounds_partials() const {
-    return partials_ == AttentionPartials::storage && precision_ != DType::f32;
-  }
+  bool rounds_partials() const { return partials_ == AttentionPartials::storage && precision_ != DType::f32; }
   // A block's fp32 result rounded to precision() in place (attention.partials storage).
   void round_to_precision(Tensor& t);
 
