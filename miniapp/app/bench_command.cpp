@@ -134,7 +134,7 @@ int BenchCommand::run_comm(const std::string& command_line) {
     if (world->size() < 2) input_error("bench --comm needs at least 2 ranks (mpiexec -n 2 or more)");
     if (!output_.empty() && !force_ && std::filesystem::exists(output_))
       input_error("results file " + output_ + " exists; pass --force to replace it");
-    auto device = make_device(DeviceKind::kokkos, world->topology());
+    auto device = make_host_device(world->topology());
     const Provenance prov = collect_provenance(*world, *device, command_line, "");
     const CommBenchResult r = run_comm_bench(*world, comm_sizes_, opt_.min_seconds);
     if (rank != 0) return 0;
@@ -181,7 +181,7 @@ int BenchCommand::run_device(const std::string& command_line) {
   std::unique_ptr<Comm> world;
   std::unique_ptr<Device> device;
   DeviceBenchOptions opt;
-  DeviceKind kind = DeviceKind::kokkos;
+  DeviceKind kind{};
   try {
     if (!parse_enum(device_, kind)) input_error("--device must be kokkos or cuda, not '" + device_ + "'");
     check_options(opt_, mask_, clock_);
@@ -276,7 +276,7 @@ int BenchCommand::run(const std::string& command_line) {
     if (mask_ == "causal") opt_.causal = {true};
     if (mask_ == "full") opt_.causal = {false};
     world = MpiComm::world(0);
-    device = make_device(DeviceKind::kokkos, world->topology());
+    device = make_host_device(world->topology());
     check_kernel_bench_memory(opt_, *world, *device);
     prov = collect_provenance(*world, *device, command_line, "");
   } catch (const Error& e) {

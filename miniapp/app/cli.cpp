@@ -308,6 +308,7 @@ int dispatch(int argc, char** argv) {
 int cli_main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   install_deck_backends();
+  install_deck_devices();
   int code = 0;
   try {
     code = dispatch(argc, argv);

@@ -1,5 +1,7 @@
 #include "config/run_config.hpp"
 
+#include <iterator>
+
 #include "core/saturating.hpp"
 
 namespace minictx {
@@ -83,14 +85,12 @@ const char* to_string(BwdComm b) {
   return "?";
 }
 
+// A table in the enum's order, not a switch: only the device layer branches on a kind.
 const char* to_string(DeviceKind d) {
-  switch (d) {
-    case DeviceKind::kokkos:
-      return "kokkos";
-    case DeviceKind::cuda:
-      return "cuda";
-  }
-  return "?";
+  static constexpr const char* names[] = {"kokkos", "cuda"};
+  static_assert(std::size(names) == enum_size(DeviceKind{}));
+  const auto i = std::size_t(d);
+  return i < std::size(names) ? names[i] : "?";
 }
 
 const char* to_string(CommKind c) {

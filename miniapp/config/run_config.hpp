@@ -109,7 +109,7 @@ struct RunSettings {
   // so that scaling and unscaling are exact. 0 = automatic: 65536 (the initial scale of
   // PyTorch's GradScaler) in fp16, 1 in fp32 and bf16, whose exponent range is fp32's.
   double loss_scale = 0;
-  DeviceKind device = DeviceKind::kokkos;
+  DeviceKind device{};  // the first kind, kokkos: the host device every build has
   CommKind comm = CommKind::mpi;
   uint64_t seed = 1234;
   // Multiplies the generated inputs (attention mode q, k, v, dO; model mode x), a power of

@@ -7,6 +7,7 @@
 #include "config/backend_catalog.hpp"
 #include "config/benchmark.hpp"
 #include "config/deck_schema.hpp"
+#include "config/device_catalog.hpp"
 #include "core/error.hpp"
 
 namespace minictx::deck_detail {
@@ -64,10 +65,11 @@ void check_documents(const RunConfig& c,
   const DocumentPacking& d = c.sequence.documents;
   if (d.none()) return;
   const std::string where = at({"sequence.documents", "sequence.length", "sequence.batch"});
-  if (c.run.device == DeviceKind::cuda)
+  if (!device_facts(c.run.device).masks_documents)
     input_error(at({"sequence.documents", "run.device"}) +
-                ": sequence.documents (packed documents) runs on run.device kokkos only; the cuda "
-                "device's attention kernels do not mask documents yet");
+                ": sequence.documents (packed documents) runs on run.device " +
+                devices_with([](const DeviceDeckFacts& f) { return f.masks_documents; }) + " only; the " +
+                to_string(c.run.device) + " device's attention kernels do not mask documents yet");
   if (d.per_row && int64_t(d.lengths.size()) != c.sequence.batch)
     input_error(where + ": sequence.documents gives " + std::to_string(d.lengths.size()) +
                 " rows of lengths, but sequence.batch is " + std::to_string(c.sequence.batch) +
@@ -101,17 +103,21 @@ void check_point(const RunConfig& c,
   if (c.run.watchdog_seconds < 0 && c.run.watchdog_seconds != -1)
     input_error(at({"run.watchdog_seconds"}) +
                 ": run.watchdog_seconds must be -1 (automatic), 0 (off) or seconds");
-  if (c.run.comm == CommKind::nccl && c.run.device != DeviceKind::cuda)
-    input_error(at({"run.comm", "run.device"}) +
-                ": run.comm nccl needs run.device cuda (NCCL moves device memory)");
-  // The cuda device picks its kernels' tiles per head dim (device_config in the results):
-  // host tile sizes would be silently ignored there.
+  const DeviceDeckFacts& device = device_facts(c.run.device);
+  // Only a GPU's comm library is hosted by some devices and not others: NCCL.
+  if (!hosts_comm(device, c.run.comm))
+    input_error(at({"run.comm", "run.device"}) + ": run.comm " + to_string(c.run.comm) +
+                " needs run.device " +
+                devices_with([&](const DeviceDeckFacts& f) { return hosts_comm(f, c.run.comm); }) +
+                " (NCCL moves device memory)");
+  // A device that picks its kernels' tiles per head dim (device_config in the results)
+  // would silently ignore host tile sizes.
   const AttentionConfig host_tiles;
-  if (c.run.device == DeviceKind::cuda &&
-      (a.block_q != host_tiles.block_q || a.block_k != host_tiles.block_k))
+  if (device.own_tiles && (a.block_q != host_tiles.block_q || a.block_k != host_tiles.block_k))
     input_error(at({"attention.block_q", "attention.block_k", "run.device"}) +
-                ": attention.block_q/block_k are the host kernel's tiles; run.device cuda chooses its "
-                "own per head dim (the results' device_config names them)");
+                ": attention.block_q/block_k are the host kernel's tiles; run.device " +
+                to_string(c.run.device) +
+                " chooses its own per head dim (the results' device_config names them)");
   if (c.run.loss_scale != 0 && (c.run.loss_scale < 1 || !is_power_of_two(c.run.loss_scale)))
     input_error(at({"run.loss_scale"}) +
                 ": run.loss_scale must be 0 (automatic) or a power of two of at least 1 "
@@ -123,9 +129,10 @@ void check_point(const RunConfig& c,
                 "dtype), got " +
                 number_text(c.run.input_scale));
   check_documents(c, at);
-  if (c.run.device != DeviceKind::cuda && a.kernels != AttentionKernels::automatic)
+  if (!device.kernel_families && a.kernels != AttentionKernels::automatic)
     input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " + to_string(a.kernels) +
-                " picks the cuda device's flash kernels; run.device " + to_string(c.run.device) +
+                " picks the " + devices_with([](const DeviceDeckFacts& f) { return f.kernel_families; }) +
+                " device's flash kernels; run.device " + to_string(c.run.device) +
                 " has one attention kernel (leave attention.kernels at auto)");
 }
 

@@ -223,5 +223,10 @@ const std::vector<DeviceInfo>& device_registry();
 // The device of `kind` for this rank, which `topology` places on its node (a device with
 // several GPUs per node takes the one of topology.rank_here). InputError if not compiled in.
 std::unique_ptr<Device> make_device(DeviceKind kind, const Topology& topology);
+// The host device, which every build has: the comm benchmark and the GEMM calibration run on it.
+std::unique_ptr<Device> make_host_device(const Topology& topology);
+// Gives the deck (config/device_catalog.hpp) what each device kind can do, built into this
+// binary or not (device/deck_devices.cpp); called once at start-up, before any deck is read.
+void install_deck_devices();
 
 }  // namespace minictx

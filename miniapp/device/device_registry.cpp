@@ -44,4 +44,8 @@ std::unique_ptr<Device> make_device(DeviceKind kind, const Topology& topology) {
               available + "; build the " + to_string(kind) + " preset)");
 }
 
+std::unique_ptr<Device> make_host_device(const Topology& topology) {
+  return make_device(DeviceKind::kokkos, topology);
+}
+
 }  // namespace minictx

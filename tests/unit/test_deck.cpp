@@ -17,6 +17,7 @@
 #include "config/deck_diff.hpp"
 #include "config/deck_schema.hpp"
 #include "core/error.hpp"
+#include "device/device.hpp"
 
 namespace fs = std::filesystem;
 using namespace minictx;
@@ -31,9 +32,13 @@ struct CleanEnvironment : ::testing::Environment {
 };
 const auto* const clean_env = ::testing::AddGlobalTestEnvironment(new CleanEnvironment);
 
-// The deck takes its backend names and options from the registry, as the program does.
+// The deck takes its backend names and options from the registry, and what each device
+// can do from the device layer, as the program does.
 struct InstalledBackends : ::testing::Environment {
-  void SetUp() override { install_deck_backends(); }
+  void SetUp() override {
+    install_deck_backends();
+    install_deck_devices();
+  }
 };
 const auto* const backends_env = ::testing::AddGlobalTestEnvironment(new InstalledBackends);
 
@@ -355,6 +360,22 @@ TEST(DeckErrors, ImpossibleValues) {
             "heads across ranks");
   EXPECT_EQ(resolve_error("run:\n  comm: nccl\n"),
             "deck t.yaml line 2: run.comm nccl needs run.device cuda (NCCL moves device memory)");
+}
+
+// The checks between run.device and the other keys ask the device layer what a kind can do
+// (config/device_catalog.hpp), and their lines name the kinds that can.
+TEST(DeckErrors, DeviceCapabilitiesNameTheKindsThatHaveThem) {
+  EXPECT_EQ(resolve_error("sequence: {length: 10, documents: [4, 6]}\nrun: {device: cuda}\n"),
+            "deck t.yaml line 1: sequence.documents (packed documents) runs on run.device kokkos only; the "
+            "cuda device's attention kernels do not mask documents yet");
+  EXPECT_EQ(resolve_error("attention: {block_k: 128}\nrun: {device: cuda}\n"),
+            "deck t.yaml line 1: attention.block_q/block_k are the host kernel's tiles; run.device cuda "
+            "chooses its own per head dim (the results' device_config names them)");
+  EXPECT_EQ(resolve_error("attention: {kernels: sm80}\n"),
+            "deck t.yaml line 1: attention.kernels sm80 picks the cuda device's flash kernels; run.device "
+            "kokkos has one attention kernel (leave attention.kernels at auto)");
+  EXPECT_NO_THROW(deck("attention: {kernels: sm90}\nrun: {device: cuda, comm: nccl}\n").resolve());
+  EXPECT_NO_THROW(deck("sequence: {length: 10, documents: [4, 6]}\nattention: {block_k: 128}\n").resolve());
 }
 
 // Issue 16 item 5: a backend option set for a backend that does not read it is an error
@@ -875,6 +896,36 @@ TEST(BackendFolders, IncludeOnlyTheEngineTheInterfaceAndTheirOwn) {
       EXPECT_TRUE(include == "backend.hpp" || include.rfind("engine/", 0) == 0)
           << entry.path().lexically_relative(repo).string() << " includes backends/" << include;
   }
+}
+
+// A device kind is asked what it can do, never named, outside device/ (docs/architecture.md,
+// "Layers and interfaces"): no `DeviceKind::` in miniapp/, backends/ or verify/ but under
+// miniapp/device/, and no include of a device's own files but there and in the GPU comms.
+TEST(DeviceLayer, NoKindBranchOrCudaIncludeOutsideIt) {
+  const std::string kind = std::string("DeviceKind") + "::";  // so this file does not match itself
+  const std::string cuda_include = "#include \"device/cuda/";
+  std::size_t files = 0;
+  for (const char* top : {"miniapp", "backends", "verify"})
+    for (const auto& entry : fs::recursive_directory_iterator(repo / top)) {
+      const std::string ext = entry.path().extension().string();
+      if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".cu" && ext != ".cuh"))
+        continue;
+      const std::string relative = entry.path().lexically_relative(repo).generic_string();
+      const bool device = relative.rfind("miniapp/device/", 0) == 0;
+      if (device) continue;
+      ++files;
+      const bool gpu_comm = relative.rfind("miniapp/comm/cuda/", 0) == 0;
+      std::istringstream text(read_text(entry.path()));
+      int n = 0;
+      for (std::string line; std::getline(text, line);) {
+        ++n;
+        EXPECT_EQ(line.find(kind), std::string::npos)
+            << relative << ":" << n << " names a device kind: " << line;
+        EXPECT_TRUE(gpu_comm || line.rfind(cuda_include, 0) != 0)
+            << relative << ":" << n << " includes a device's own file: " << line;
+      }
+    }
+  EXPECT_GT(files, 100u);
 }
 
 TEST(DeckDocs, ReadmeDescribesEveryKeyAndPreset) {

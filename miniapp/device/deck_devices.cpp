@@ -1,0 +1,23 @@
+// What the deck may ask of each device kind. Known for every kind, built into this binary
+// or not, so that a deck for a GPU is checked the same on a host build.
+#include "config/device_catalog.hpp"
+#include "device/device.hpp"
+
+namespace minictx {
+
+void install_deck_devices() {
+  DeviceDeckFacts host;
+  host.kind = DeviceKind::kokkos;
+  host.masks_documents = true;
+  host.comms = {CommKind::mpi};
+  // The GPU's flash kernels come in families (attention.kernels) and pick their tiles per
+  // head dim; they do not mask packed documents yet. NCCL moves its device memory.
+  DeviceDeckFacts gpu;
+  gpu.kind = DeviceKind::cuda;
+  gpu.kernel_families = true;
+  gpu.own_tiles = true;
+  gpu.comms = {CommKind::mpi, CommKind::nccl};
+  install_device_catalog({host, gpu});
+}
+
+}  // namespace minictx
