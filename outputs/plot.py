@@ -77,13 +77,15 @@ def burst_variant_name(labels):
     if backend != "burst":
         ring = labels.get("ring_type")
         return backend if ring is None else f"{backend} ({ring})"
-    intra, ckpt = labels.get("intra", "n/a"), labels.get("checkpointing", "n/a")
+    intra, ckpt = labels.get("intra", "n/a"), labels.get("checkpointing")
     double_ring = intra == "ring"
     inner = "DoubleRing" if double_ring else "Ulysses(intra node)" if intra == "ulysses" else intra
     if ckpt == "selective":
         return ("(C)" if double_ring else "(D)") + " BurstAttention w. " + inner
     if ckpt == "full":
         return ("(A)" if double_ring else "(B)") + " BurstAttention w. " + inner + " w/o Selective Checkpointing"
+    if ckpt is None:  # an attention-mode point: no layer to recompute
+        return f"BurstAttention w. {inner}"
     return f"BurstAttention w. {inner} (checkpointing: {ckpt})"
 
 
@@ -190,12 +192,19 @@ def read_errors(paths):
     return points
 
 
+def layer_text(layers):
+    """A series' layer count as a legend says it ("attention only" for attention mode)."""
+    return layers if not layers.isdigit() else f"{layers} layer{'s' if layers != '1' else ''}"
+
+
 def draw_errors(points, out):
     series = OrderedDict()
     for labels, worst in points:
         name = (f"{labels.get('backend', 'n/a')} {labels.get('ring_type', '')}, {labels.get('dtype', '?')}, "
                 f"partials {labels.get('partials', 'fp32')}")
-        series.setdefault((name, labels.get("layers", "?")), []).append((int(labels["world_size"]), worst))
+        # Attention-mode points have no layers: their series is the attention alone.
+        series.setdefault((name, labels.get("layers", "attention only")), []).append(
+            (int(labels["world_size"]), worst))
     names = list(OrderedDict.fromkeys(name for name, _ in series))
     layer_counts = sorted({layers for _, layers in series}, key=lambda x: int(x) if x.isdigit() else 0)
     styles = ["-", "--", ":", "-."]
@@ -213,7 +222,7 @@ def draw_errors(points, out):
             if rows:
                 ax.plot([w for w, _ in rows], [x for _, x in rows], marker="o", color=colours(names.index(name)),
                         linestyle=styles[layer_counts.index(layers) % len(styles)],
-                        label=f"{name}, {layers} layer{'s' if layers != '1' else ''}")
+                        label=f"{name}, {layer_text(layers)}")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(worlds)

@@ -18,7 +18,7 @@ std::string point_name(std::size_t i) {
 std::map<std::string, std::string> point_labels(const RunConfig& c, const Topology& topology) {
   const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
   const ParallelDegrees d = parallel_degrees(c, topology);
-  return {
+  std::map<std::string, std::string> labels = {
       {lk::backend, c.attention.backend},
       {lk::ring_type, to_string(c.attention.ring_type)},
       {lk::mode, to_string(c.run.mode)},
@@ -37,17 +37,23 @@ std::map<std::string, std::string> point_labels(const RunConfig& c, const Topolo
       {lk::dtype, to_string(c.run.dtype)},
       {lk::device, to_string(c.run.device)},
       {lk::comm, to_string(c.run.comm)},
-      {lk::checkpointing, to_string(c.run.checkpointing)},
-      {lk::grad_reduce, to_string(c.run.grad_reduce)},
-      {lk::model, c.model.preset},
-      {lk::layers, std::to_string(c.model.layers)},
-      {lk::d_model, std::to_string(c.model.d_model)},
       {lk::heads, std::to_string(c.model.heads)},
       {lk::kv_heads, std::to_string(c.model.kv_heads)},
       {lk::head_dim, std::to_string(c.model.head_dim)},
       {lk::partials, to_string(c.attention.partials)},
       {lk::gpu, c.machine.name},
   };
+  // The layer stack's shape and its training settings: attention mode runs the attention
+  // alone on generated q, k, v (its shape is heads, kv_heads, head_dim), so they would
+  // describe nothing that ran.
+  if (c.run.mode == Mode::model) {
+    labels[lk::model] = c.model.preset;
+    labels[lk::layers] = std::to_string(c.model.layers);
+    labels[lk::d_model] = std::to_string(c.model.d_model);
+    labels[lk::checkpointing] = to_string(c.run.checkpointing);
+    labels[lk::grad_reduce] = to_string(c.run.grad_reduce);
+  }
+  return labels;
 }
 
 }  // namespace minictx

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "config/run_config.hpp"
 #include "io/results_schema.hpp"
 
 namespace minictx {
@@ -17,9 +18,19 @@ const char* const kConfigLabels[] = {
     lk::bwd_comm, lk::checkpointing, lk::grad_reduce,    lk::model,       lk::layers,      lk::d_model,
     lk::heads,    lk::kv_heads,      lk::head_dim};
 
+bool model_mode_only(const char* label) {
+  for (const char* l : lk::model_mode_only)
+    if (std::string(l) == label) return true;
+  return false;
+}
+
 std::string config_key(const PointResult& p) {
+  // Files written before attention-mode points dropped the model labels still carry them.
+  const auto mode = p.labels.find(lk::mode);
+  const bool attention = mode != p.labels.end() && mode->second == to_string(Mode::attention);
   std::string key;
   for (const char* l : kConfigLabels) {
+    if (attention && model_mode_only(l)) continue;
     const auto it = p.labels.find(l);
     key += std::string(l) + "=" + (it == p.labels.end() ? "" : it->second) + ";";
   }

@@ -88,10 +88,6 @@ Handle open_attribute(hid_t obj, const std::string& name) {
   return Handle(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), "open attribute '" + name + "'"), H5Aclose);
 }
 
-Handle open_dataset(hid_t loc, const std::string& name) {
-  return Handle(check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), "open dataset '" + name + "'"), H5Dclose);
-}
-
 void write_scalar_attribute(hid_t obj, const std::string& name, hid_t file_type, hid_t mem_type,
                             const void* value) {
   Handle space = scalar_space();
@@ -213,6 +209,10 @@ Handle create_group(hid_t loc, const std::string& name) {
 
 Handle open_group(hid_t loc, const std::string& name) {
   return Handle(check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), "open group '" + name + "'"), H5Gclose);
+}
+
+Handle open_dataset(hid_t loc, const std::string& name) {
+  return Handle(check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), "open dataset '" + name + "'"), H5Dclose);
 }
 
 std::vector<std::string> link_names(hid_t group) {

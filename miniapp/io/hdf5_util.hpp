@@ -55,6 +55,7 @@ void write_file(const std::string& path, const std::function<void(hid_t file)>& 
 Handle open_file_readonly(const std::string& path);
 Handle create_group(hid_t loc, const std::string& name);
 Handle open_group(hid_t loc, const std::string& name);
+Handle open_dataset(hid_t loc, const std::string& name);
 
 // Names of the links in a group / attributes on an object, in name order.
 std::vector<std::string> link_names(hid_t group);

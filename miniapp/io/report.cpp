@@ -141,8 +141,8 @@ Table summary_table(const std::vector<PointResult>& points) {
        metric("tokens/s/device", mk::tokens_per_s_per_device, 0),
        metric("TFLOPS/device", mk::tflops_per_device, 2), metric("MFU", mk::mfu, 2, kPercent),
        metric("HFU", mk::hfu, 2, kPercent), metric("peak MB/device", mk::peak_memory_mb, 1),
-       metric("sent MB/device (intra)", mk::bytes_sent_intra_per_device, 1, kPerMiB),
-       metric("sent MB/device (inter)", mk::bytes_sent_inter_per_device, 1, kPerMiB), verdict});
+       metric("sent MB/device/step (intra)", mk::bytes_sent_intra_per_device, 1, kPerMiB),
+       metric("sent MB/device/step (inter)", mk::bytes_sent_inter_per_device, 1, kPerMiB), verdict});
 }
 
 Table usp_table(const std::vector<PointResult>& points) {
@@ -215,6 +215,8 @@ std::string burst_variant(const PointResult& p) {
   if (ckpt == to_string(Checkpointing::full))
     return std::string(double_ring ? "(A)" : "(B)") + " BurstAttention w. " + inner +
            " w/o Selective Checkpointing";
+  // Attention-mode points carry no checkpointing: there is no layer to recompute.
+  if (ckpt == kMissing) return "BurstAttention w. " + inner;
   return "BurstAttention w. " + inner + " (checkpointing: " + ckpt + ")";
 }
 

@@ -11,6 +11,17 @@ inline constexpr const char* kFormat = "minictx-results";
 inline constexpr int kFormatVersion = 2;
 inline constexpr int kOldestReadableVersion = 1;
 
+// What a point's per-rank measurements count, written as the string attribute `unit` of
+// each dataset (of the phase_seconds group for its phases). The metrics are per step; these
+// are totals over the timed iterations, as measured. outputs/README.md, "Layout".
+namespace unit {
+inline constexpr const char* attribute = "unit";
+inline constexpr const char* seconds_each_iteration = "seconds, each timed iteration";
+inline constexpr const char* seconds_summed = "seconds, summed over the timed iterations (iters)";
+inline constexpr const char* bytes_peak = "bytes, peak of the point (warm-up included)";
+inline constexpr const char* bytes_summed = "bytes, summed over the timed iterations (iters)";
+}  // namespace unit
+
 // A point's metrics (/points/<name>/metrics), one constant per key: bench/metrics.cpp
 // writes them, the report (io/report.cpp) and the FOM line (app/cli.cpp) read them, so a
 // renamed key fails to compile instead of printing n/a. outputs/README.md defines each.
@@ -109,6 +120,8 @@ inline constexpr const char* kv_heads = "kv_heads";
 inline constexpr const char* head_dim = "head_dim";
 inline constexpr const char* partials = "partials";
 inline constexpr const char* gpu = "gpu";
+// Model mode only (the layer stack and its training settings); attention-mode points lack them.
+inline constexpr const char* model_mode_only[] = {model, layers, d_model, checkpointing, grad_reduce};
 // Projected points only (minictx project): "true", the bound, whether the memory fits.
 inline constexpr const char* projected = "projected";
 inline constexpr const char* bound = "bound";

@@ -178,6 +178,13 @@ void write_ring_timeline(hid_t point, const RingTimelineResult& t) {
   write_outer_transfers(g, t.outer);
 }
 
+// One per-rank measurement and what it counts (its `unit` attribute).
+void write_measured(hid_t loc, const std::string& name, const std::vector<double>& values,
+                    const std::vector<hsize_t>& dims, const char* unit) {
+  h5::write_doubles(loc, name, values, dims);
+  h5::write_attribute(h5::open_dataset(loc, name).get(), schema::unit::attribute, std::string(unit));
+}
+
 void write_point(hid_t points, const PointResult& p, int64_t index) {
   h5::Handle group = h5::create_group(points, p.name);
   const hid_t g = group.get();
@@ -198,15 +205,19 @@ void write_point(hid_t points, const PointResult& p, int64_t index) {
   }
   const hsize_t ranks = static_cast<hsize_t>(p.ranks);
   const hsize_t iters = p.iter_seconds.empty() ? 0 : static_cast<hsize_t>(p.iters);
-  h5::write_doubles(g, "iter_seconds", p.iter_seconds, {iters, ranks});
+  write_measured(g, "iter_seconds", p.iter_seconds, {iters, ranks}, schema::unit::seconds_each_iteration);
   {
     h5::Handle phases = h5::create_group(g, "phase_seconds");
+    h5::write_attribute(phases.get(), schema::unit::attribute, std::string(schema::unit::seconds_summed));
     for (const auto& [phase, seconds] : p.phase_seconds)
-      h5::write_doubles(phases.get(), phase, seconds, {seconds.size()});
+      write_measured(phases.get(), phase, seconds, {seconds.size()}, schema::unit::seconds_summed);
   }
-  h5::write_doubles(g, "peak_memory_bytes", p.peak_memory_bytes, {p.peak_memory_bytes.size()});
-  h5::write_doubles(g, "bytes_sent_intra", p.bytes_sent_intra, {p.bytes_sent_intra.size()});
-  h5::write_doubles(g, "bytes_sent_inter", p.bytes_sent_inter, {p.bytes_sent_inter.size()});
+  write_measured(g, "peak_memory_bytes", p.peak_memory_bytes, {p.peak_memory_bytes.size()},
+                 schema::unit::bytes_peak);
+  write_measured(g, "bytes_sent_intra", p.bytes_sent_intra, {p.bytes_sent_intra.size()},
+                 schema::unit::bytes_summed);
+  write_measured(g, "bytes_sent_inter", p.bytes_sent_inter, {p.bytes_sent_inter.size()},
+                 schema::unit::bytes_summed);
   write_verification(g, p.verification);
   write_ring_timeline(g, p.ring_timeline);
 }

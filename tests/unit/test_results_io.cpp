@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "io/compare.hpp"
 #include "io/report.hpp"
 #include "io/results_reader.hpp"
 #include "io/results_writer.hpp"
@@ -625,6 +626,13 @@ assert f['points/point_0000/phase_seconds/attention'][:].tolist() == [0.02, 0.02
 assert f['points/point_0000/peak_memory_bytes'][:].tolist() == [251699200, 251699300]
 assert f['points/point_0000/bytes_sent_intra'][:].tolist() == [3145728, 3145728]
 assert f['points/point_0000/bytes_sent_inter'][:].tolist() == [0, 0]
+summed = 'summed over the timed iterations (iters)'
+assert f['points/point_0000/iter_seconds'].attrs['unit'] == 'seconds, each timed iteration'
+assert f['points/point_0000/phase_seconds'].attrs['unit'] == 'seconds, ' + summed
+assert f['points/point_0000/phase_seconds/attention'].attrs['unit'] == 'seconds, ' + summed
+assert f['points/point_0000/peak_memory_bytes'].attrs['unit'] == 'bytes, peak of the point (warm-up included)'
+assert f['points/point_0000/bytes_sent_intra'].attrs['unit'] == 'bytes, ' + summed
+assert f['points/point_0000/bytes_sent_inter'].attrs['unit'] == 'bytes, ' + summed
 assert f['points/point_0000/verification/tensor'].asstr()[:].tolist() == ['out', 'dq, rank 1']
 assert f['points/point_0000/verification/max_abs_err'][:].tolist() == [1e-7, 0.5]
 assert f['points/point_0000/verification/max_rel_err'][:].tolist() == [2e-6, 0.2]
@@ -649,6 +657,7 @@ assert o['transfer_posted'][0] == 0.0008 and o['transfer_done'][1] == 0.0071
 q = f['points/point_0001']
 assert q.attrs['skipped_reason'].startswith('heads (6)')
 assert q['iter_seconds'].shape == (0, 4) and q['peak_memory_bytes'].shape == (0,)
+assert q['bytes_sent_intra'].attrs['unit'] == 'bytes, ' + summed
 assert len(q['phase_seconds']) == 0 and q['verification/pass'].shape == (0,)
 assert q['ring_timeline'].attrs['iteration'] == -1 and q['ring_timeline/rank'].shape == (0,)
 assert q['ring_timeline/outer/carries'].shape == (0,)
@@ -763,7 +772,7 @@ TEST(Report, SummaryTablePrintsEveryColumn) {
   EXPECT_EQ(render(t, TableFormat::markdown),
             "| point | backend | ring_type | mode | world | seq_len | batch | fwd_only | iters/s "
             "| latency(ms) | tokens/s | tokens/s/device | TFLOPS/device | MFU | HFU | peak "
-            "MB/device | sent MB/device (intra) | sent MB/device (inter) | verdict |\n"
+            "MB/device | sent MB/device/step (intra) | sent MB/device/step (inter) | verdict |\n"
             "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: "
             "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: "
             "| :----: |\n"
@@ -879,6 +888,30 @@ TEST(Report, BurstVariantsComeFromTheLabels) {
   EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "none", 0)),
             "BurstAttention w. DoubleRing (checkpointing: none)");
   EXPECT_EQ(burst_variant(full_point("p")), "ring (zigzag)");
+}
+
+TEST(Report, AttentionModeBurstPointsNameNoCheckpointing) {
+  PointResult p = burst_point("", 1, 1, "ring", "", 0);
+  p.labels.erase("checkpointing");
+  p.labels.erase("model");
+  EXPECT_EQ(burst_variant(p), "BurstAttention w. DoubleRing");
+  const Table t = make_table("burst", {p});
+  EXPECT_EQ(t.rows[0][0], "n/a");  // Model: none ran
+}
+
+TEST(Report, CompareMatchesAttentionPointsOfFilesThatStillCarryModelLabels) {
+  PointResult older;  // attention mode, written when every point carried the model labels
+  older.name = "point_0000";
+  older.labels = {{"backend", "ring"}, {"mode", "attention"}, {"seq_len", "4096"},      {"heads", "8"},
+                  {"model", "custom"}, {"layers", "2"},       {"checkpointing", "none"}};
+  older.metrics = {{"latency_ms", 2.0}};
+  PointResult projected = older;
+  for (const char* key : {"model", "layers", "checkpointing"}) projected.labels.erase(key);
+  projected.metrics = {{"latency_ms", 1.0}};
+  EXPECT_EQ(compare_table({older}, {projected}).rows.at(0).at(9), format_number(2.0, 3));
+  // In model mode the layer stack tells configurations apart.
+  older.labels["mode"] = projected.labels["mode"] = "model";
+  EXPECT_EQ(compare_table({older}, {projected}).rows.at(0).at(9), "n/a");
 }
 
 TEST(Report, BurstTableGroupsSettingsAndOrdersVariants) {
