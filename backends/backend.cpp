@@ -1,5 +1,6 @@
 #include "backends/backend.hpp"
 
+#include "backends/engine/engine_keys.hpp"
 #include "core/error.hpp"
 
 namespace minictx {
@@ -23,11 +24,11 @@ void validate_query_prefix(const BackendInfo& info, const RunConfig& cfg, const 
         (info.query_prefix ? " with Ulysses degree " + std::to_string(d.ulysses) : std::string()) +
         " cannot (backends that can, at Ulysses degree 1: " + able + ")");
   }
-  if (d.context > 1 && cfg.attention.ring_type != RingType::stripe)
+  if (d.context > 1 && ring_layout(cfg.attention) != LayoutKind::stripe)
     input_error(
         "run.checkpointing selective_half needs attention.ring_type stripe, where the first half of every "
         "rank's rows is the sequence's first half (got " +
-        std::string(to_string(cfg.attention.ring_type)) + ")");
+        ring_type_name(cfg.attention) + ")");
 }
 
 }  // namespace
@@ -36,9 +37,7 @@ ParallelDegrees parallel_degrees(const RunConfig& cfg, const Topology& topology)
   return find_backend(cfg.attention.backend).degrees(cfg, topology);
 }
 
-TrafficShape ring_engine_traffic(const AttentionConfig& a) {
-  return {false, layout_kind(a.ring_type), false};
-}
+TrafficShape ring_engine_traffic(const AttentionConfig& a) { return {false, ring_layout(a), false}; }
 
 TrafficShape traffic_shape(const AttentionConfig& a) {
   const BackendInfo& info = find_backend(a.backend);

@@ -7,6 +7,7 @@
 #include "backends/engine/parallel_degrees.hpp"
 #include "backends/engine/sequence_layout.hpp"
 #include "comm/comm.hpp"
+#include "config/backend_catalog.hpp"
 #include "config/run_config.hpp"
 #include "core/ring_timeline.hpp"
 #include "device/device.hpp"
@@ -56,9 +57,11 @@ struct TrafficShape {
 struct BackendInfo {
   std::string name;
   std::string summary;  // one line for `minictx list`
-  // The backend-specific deck keys it reads ("attention.window_size"); the deck refuses
-  // them for the other backends (config/backend_catalog.hpp).
-  std::vector<std::string> options;
+  // The deck keys of its own it reads (attention.window_size: name, type, choices, default,
+  // doc line); the schema, the checks, sweeps, the resolved deck and `minictx list` take
+  // them from here, and the deck refuses them for the other backends
+  // (config/backend_catalog.hpp). Keys the engine reads come from backends/engine/engine_keys.hpp.
+  std::vector<BackendKey> keys;
   // How the deck's degrees and defaults resolve on this topology's ranks.
   ParallelDegrees (*degrees)(const RunConfig&, const Topology&) = nullptr;
   // Bytes it allocates per rank beyond q, k, v, o and their gradients (ring buffers,
@@ -81,7 +84,7 @@ const BackendInfo& find_backend(const std::string& name);
 TrafficShape traffic_shape(const AttentionConfig&);
 // The ring family's traffic: K/V round the ring engine on the deck's ring_type layout.
 TrafficShape ring_engine_traffic(const AttentionConfig&);
-// Gives the deck (config/backend_catalog.hpp) the registry's names, options and head
+// Gives the deck (config/backend_catalog.hpp) the registry's names, keys and head
 // exchanges; called once at start-up, before any deck is read.
 void install_deck_backends();
 // The deck's backend's own checks, and those every backend shares (checkpointing:

@@ -31,7 +31,7 @@ const BackendInfo& find_backend(const std::string& name) {
 
 void install_deck_backends() {
   std::vector<BackendDeckFacts> facts;
-  for (const auto& b : backend_registry()) facts.push_back({b.name, b.options, b.splits_heads});
+  for (const auto& b : backend_registry()) facts.push_back({b.name, b.keys, b.splits_heads});
   install_backend_catalog(std::move(facts));
 }
 

@@ -20,25 +20,31 @@
 namespace minictx {
 namespace {
 
+// burst's own keys: the intra-node scheme and what travels in the backward.
+constexpr const char* kIntra = "attention.intra";
+constexpr const char* kBwdComm = "attention.bwd_comm";
+bool intra_ulysses(const AttentionConfig& a) { return a.options.choice(kIntra) == "ulysses"; }
+
 void validate(const RunConfig& cfg, const Topology& topology) {
   const AttentionConfig& a = cfg.attention;
   const int world = topology.world_size, n = node_ranks(topology);
   if (world % n != 0)
-    input_error("attention.backend burst with intra: " + std::string(to_string(a.intra)) +
+    input_error("attention.backend burst with intra: " + a.options.choice(kIntra) +
                 " needs whole nodes, but the world size " + std::to_string(world) +
                 " is not a multiple of ranks_per_node " + std::to_string(n));
-  if (a.ulysses_degree != 1 && (a.intra != Intra::ulysses || a.ulysses_degree != n))
+  const int u = ulysses_degree(a);
+  if (u != 1 && (!intra_ulysses(a) || u != n))
     input_error(
         "attention.backend burst takes its Ulysses degree from the topology (intra: ulysses → "
         "ranks_per_node " +
-        std::to_string(n) + "), not ulysses_degree " + std::to_string(a.ulysses_degree));
-  if (a.intra == Intra::ulysses)
+        std::to_string(n) + "), not ulysses_degree " + std::to_string(u));
+  if (intra_ulysses(a))
     validate_head_split(cfg.model.heads, cfg.model.kv_heads, n,
                         "attention.intra ulysses over ranks_per_node " + std::to_string(n));
 }
 
 BackwardTraffic traffic(const AttentionConfig& a) {
-  return a.bwd_comm == BwdComm::kv ? BackwardTraffic::kv : BackwardTraffic::q;
+  return a.options.choice(kBwdComm) == "kv" ? BackwardTraffic::kv : BackwardTraffic::q;
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
@@ -49,7 +55,7 @@ std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunC
 // Windows of a node's ranks (intra: ring), or Ulysses over a node and one ring of nodes.
 ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size, n = node_ranks(topology);
-  if (cfg.attention.intra == Intra::ulysses) return {n, world / n, world / n};
+  if (intra_ulysses(cfg.attention)) return {n, world / n, world / n};
   return {1, world, n};
 }
 
@@ -57,7 +63,7 @@ int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
   return ulysses_ring_bytes(cfg, topology, degrees(cfg, topology), traffic(cfg.attention));
 }
 
-bool splits_heads(const AttentionConfig& a) { return a.intra == Intra::ulysses; }
+bool splits_heads(const AttentionConfig& a) { return intra_ulysses(a); }
 
 TrafficShape traffic_shape_of(const AttentionConfig& a) {
   TrafficShape shape = ring_engine_traffic(a);
@@ -74,7 +80,13 @@ BackendInfo burst_backend_info() {
       "BurstAttention: ring forward, Q-side backward (Q, dO, LSE, D, dQ travel); intra ring (topology-aware "
       "double ring) or ulysses (heads within a node)";
   // ulysses_degree only as ranks_per_node with intra: ulysses (validate).
-  b.options = {"attention.ring_type", "attention.intra", "attention.bwd_comm", "attention.ulysses_degree"};
+  b.keys = {
+      ring_type_key(),
+      choice_key(kIntra, {"ring", "ulysses"},
+                 "the intra-node scheme: a double ring of one window per node, or Ulysses over a node"),
+      choice_key(kBwdComm, {"q", "kv"},
+                 "the backward's communication: q (the BurstAttention backward) or kv (ring attention's)"),
+      ulysses_degree_key()};
   b.degrees = degrees;
   b.buffer_bytes = buffer_bytes;
   b.splits_heads = splits_heads;

@@ -21,11 +21,14 @@
 namespace minictx {
 namespace {
 
+constexpr const char* kWindowSize = "attention.window_size";
+int window_size(const AttentionConfig& a) { return int(a.options.integer(kWindowSize)); }
+
 void validate(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size;
   const ParallelDegrees d = parallel_degrees(cfg, topology);
   const int u = d.ulysses, c = d.context, w = d.window;
-  if (cfg.attention.ring_degree == 0 && world % u != 0)
+  if (ring_degree(cfg.attention) == 0 && world % u != 0)
     input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
                 std::to_string(world) + " (backend double_ring)");
   if (u * c != world)
@@ -35,7 +38,7 @@ void validate(const RunConfig& cfg, const Topology& topology) {
         std::to_string(u) + " × " + std::to_string(c) + " ≠ " + std::to_string(world) + " ranks");
   if (c % w != 0)
     input_error("attention.window_size " + std::to_string(w) +
-                (cfg.attention.window_size > 0 ? "" : " (the context ranks of one node)") +
+                (window_size(cfg.attention) > 0 ? "" : " (the context ranks of one node)") +
                 " does not divide the context size " + std::to_string(c) + " (backend double_ring)");
   validate_head_split(cfg.model.heads, cfg.model.kv_heads, u,
                       "attention.ulysses_degree " + std::to_string(u));
@@ -49,8 +52,8 @@ std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunC
 // window_size 0: the context ranks of one node.
 ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
   ParallelDegrees d = ulysses_by_ring(cfg.attention, topology);
-  d.window = cfg.attention.window_size > 0 ? cfg.attention.window_size
-                                           : std::max(1, node_ranks(topology) / d.ulysses);
+  d.window = window_size(cfg.attention) > 0 ? window_size(cfg.attention)
+                                            : std::max(1, node_ranks(topology) / d.ulysses);
   return d;
 }
 
@@ -68,8 +71,9 @@ BackendInfo double_ring_backend_info() {
   b.summary =
       "LoongTrain 2D attention: Ulysses × a double ring (inner ring of window_size ranks, outer ring across "
       "windows)";
-  b.options = {"attention.ring_type", "attention.ulysses_degree", "attention.ring_degree",
-               "attention.window_size"};
+  b.keys = {
+      ring_type_key(), ulysses_degree_key(), ring_degree_key(),
+      integer_key(kWindowSize, 0, 0, "context ranks in each inner ring; 0 = the context ranks of one node")};
   b.degrees = degrees;
   b.buffer_bytes = buffer_bytes;
   b.splits_heads = splits_heads;

@@ -1,6 +1,7 @@
 #pragma once
 #include <algorithm>
 
+#include "backends/engine/engine_keys.hpp"
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 
@@ -25,8 +26,8 @@ inline int node_ranks(const Topology& topology) {
 
 // attention.ulysses_degree × attention.ring_degree (0 = the rest of the world), one ring.
 inline ParallelDegrees ulysses_by_ring(const AttentionConfig& a, const Topology& topology) {
-  const int u = std::max(1, a.ulysses_degree);
-  const int context = a.ring_degree > 0 ? a.ring_degree : topology.world_size / u;
+  const int u = std::max(1, ulysses_degree(a));
+  const int context = ring_degree(a) > 0 ? ring_degree(a) : topology.world_size / u;
   return {u, context, context};
 }
 

@@ -4,19 +4,6 @@
 
 namespace minictx {
 
-LayoutKind layout_kind(RingType ring_type) {
-  switch (ring_type) {
-    case RingType::basic:
-      return LayoutKind::contiguous;
-    case RingType::zigzag:
-      return LayoutKind::zigzag;
-    case RingType::stripe:
-      return LayoutKind::stripe;
-  }
-  require(false, "layout_kind: not a ring type");
-  return LayoutKind::contiguous;
-}
-
 SequenceLayout::SequenceLayout(LayoutKind kind, int64_t real_len, int outer, int inner)
     : kind_(kind), real_len_(real_len), outer_(outer), inner_(inner) {
   require(real_len > 0 && outer > 0 && inner > 0, "sequence layout needs a positive length and part counts");

@@ -16,7 +16,6 @@ namespace minictx {
 // outer_index · inner + inner_index. The sequence is padded at its end to a length every
 // part can hold equally; padded tokens sit at positions >= real_len and are masked.
 enum class LayoutKind { contiguous, zigzag, stripe };
-LayoutKind layout_kind(RingType ring_type);  // basic -> contiguous, zigzag, stripe
 
 class SequenceLayout {
  public:

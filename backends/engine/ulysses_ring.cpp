@@ -11,7 +11,7 @@ class UlyssesRing final : public AttentionBackend {
   UlyssesRing(Comm& world, Device& device, const ParallelDegrees& d, const RunConfig& cfg,
               BackwardTraffic traffic) {
     const int u = d.ulysses, context = d.context;
-    layout_ = SequenceLayout(layout_kind(cfg.attention.ring_type), cfg.sequence.length, /*outer=*/context,
+    layout_ = SequenceLayout(ring_layout(cfg.attention), cfg.sequence.length, /*outer=*/context,
                              /*inner=*/u);
     part_ = world.rank();
     ulysses_comm_ = world.split(/*color=*/world.rank() / u, /*key=*/world.rank() % u);

@@ -50,7 +50,7 @@ int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& comm, Device& device, const RunConfig& cfg) {
-  const SequenceLayout layout(layout_kind(cfg.attention.ring_type), cfg.sequence.length, comm.size());
+  const SequenceLayout layout(ring_layout(cfg.attention), cfg.sequence.length, comm.size());
   return std::make_unique<RingBackend>(comm, device, layout);
 }
 
@@ -60,7 +60,7 @@ BackendInfo ring_backend_info() {
   BackendInfo b;
   b.name = "ring";
   b.summary = "ring attention: K/V rotate over all ranks (ring_type basic, zigzag or stripe)";
-  b.options = {"attention.ring_type"};
+  b.keys = {ring_type_key()};
   b.degrees = degrees;
   b.buffer_bytes = buffer_bytes;
   b.validate = validate;

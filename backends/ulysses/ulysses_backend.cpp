@@ -68,7 +68,7 @@ class UlyssesBackend final : public AttentionBackend {
 void validate(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size;
   // The degree is the world size; a different explicit ulysses_degree asks for USP.
-  const int deg = cfg.attention.ulysses_degree;
+  const int deg = ulysses_degree(cfg.attention);
   if (deg != 1 && deg != world)
     input_error("attention.ulysses_degree " + std::to_string(deg) +
                 " does not apply to backend ulysses, whose degree is the world size " +
@@ -94,7 +94,7 @@ BackendInfo ulysses_backend_info() {
   BackendInfo b;
   b.name = "ulysses";
   b.summary = "all-to-all to head shards, full-sequence attention, all-to-all back (DeepSpeed-Ulysses)";
-  b.options = {"attention.ulysses_degree"};  // only as the world size (validate)
+  b.keys = {ulysses_degree_key()};  // only as the world size (validate)
   b.degrees = degrees;
   b.buffer_bytes = buffer_bytes;
   b.validate = validate;

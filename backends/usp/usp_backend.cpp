@@ -25,7 +25,7 @@ void validate(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size;
   const ParallelDegrees d = parallel_degrees(cfg, topology);
   const int u = d.ulysses, r = d.context;
-  if (cfg.attention.ring_degree == 0 && world % u != 0)
+  if (ring_degree(cfg.attention) == 0 && world % u != 0)
     input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
                 std::to_string(world) + " (backend usp)");
   if (u * r != world)
@@ -57,7 +57,7 @@ BackendInfo usp_backend_info() {
   b.name = "usp";
   b.summary =
       "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)";
-  b.options = {"attention.ring_type", "attention.ulysses_degree", "attention.ring_degree"};
+  b.keys = {ring_type_key(), ulysses_degree_key(), ring_degree_key()};
   b.degrees = degrees;
   b.buffer_bytes = buffer_bytes;
   b.splits_heads = splits_heads;

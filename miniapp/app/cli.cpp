@@ -220,7 +220,11 @@ int cmd_report(const ReportOptions& o) {
 int cmd_list() {
   if (world_rank() != 0) return 0;
   std::printf("backends:\n");
-  for (const auto& b : backend_registry()) std::printf("  %-12s %s\n", b.name.c_str(), b.summary.c_str());
+  for (const auto& b : backend_registry()) {
+    std::printf("  %-12s %s\n", b.name.c_str(), b.summary.c_str());
+    for (const auto& k : b.keys)
+      std::printf("  %-12s   %s: %s; %s\n", "", k.key.c_str(), key_type_text(k).c_str(), k.doc.c_str());
+  }
   std::printf("devices:\n");
   for (const auto& d : device_registry()) std::printf("  %-12s %s\n", to_string(d.kind), d.attention.c_str());
   std::printf("comms:\n");

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "backends/engine/engine_keys.hpp"
 #include "backends/engine/parallel_degrees.hpp"
 #include "io/results_schema.hpp"
 
@@ -20,7 +21,7 @@ std::map<std::string, std::string> point_labels(const RunConfig& c, const Topolo
   const ParallelDegrees d = parallel_degrees(c, topology);
   std::map<std::string, std::string> labels = {
       {lk::backend, c.attention.backend},
-      {lk::ring_type, to_string(c.attention.ring_type)},
+      {lk::ring_type, ring_type_name(c.attention)},
       {lk::mode, to_string(c.run.mode)},
       {lk::world_size, std::to_string(topology.world_size)},
       {lk::seq_len, std::to_string(c.sequence.length)},
@@ -32,8 +33,8 @@ std::map<std::string, std::string> point_labels(const RunConfig& c, const Topolo
       {lk::ring_degree, std::to_string(d.context)},
       {lk::context_size, std::to_string(d.context)},
       {lk::window_size, std::to_string(d.window)},
-      {lk::intra, to_string(c.attention.intra)},
-      {lk::bwd_comm, to_string(c.attention.bwd_comm)},
+      {lk::intra, c.attention.options.choice("attention.intra")},
+      {lk::bwd_comm, c.attention.options.choice("attention.bwd_comm")},
       {lk::dtype, to_string(c.run.dtype)},
       {lk::device, to_string(c.run.device)},
       {lk::comm, to_string(c.run.comm)},

@@ -1,5 +1,6 @@
 #include "config/benchmark.hpp"
 
+#include "config/backend_catalog.hpp"
 #include "core/error.hpp"
 
 namespace minictx {
@@ -54,6 +55,8 @@ RunRule run_rule(const std::string& key) {
     const std::string k = e.key;
     if (k.back() == '.' ? starts_with(key, e.key) : key == k) return {e.allowed, e.why};
   }
+  // A new backend's own key: the backend is the submitter's choice, and so are its settings.
+  if (is_backend_option(key)) return {true, "the backend's own setting"};
   return {false, "not named by the run rules"};
 }
 

@@ -13,9 +13,6 @@
 
 namespace minictx {
 
-// One value as typed by the schema (integers, floats, bools, strings and enum names).
-using DeckScalar = std::variant<bool, long long, double, std::string>;
-
 // One key as written in the deck or by --set, already type-checked.
 struct DeckEntry {
   std::string key;                 // dotted name, e.g. "model.layers"

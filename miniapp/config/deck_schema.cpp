@@ -95,6 +95,18 @@ KeySpec enumeration(const std::string& key, Sec RunConfig::*sec, T Sec::*member)
   return member_key(key, sec, member, Kind::choice, std::move(choices));
 }
 
+// A key a backend declares as its own (config/backend_catalog.hpp); its value lives in
+// AttentionConfig::options. Integer keys are read as int.
+KeySpec backend_key_spec(const BackendKey& b) {
+  KeySpec s = named(b.key, b.choices.empty() ? Kind::integer : Kind::choice);
+  s.choices = b.choices;
+  s.min_int = b.min;
+  s.max_int = INT_MAX;
+  s.apply = [key = b.key](RunConfig& c, const DeckScalar& v) { c.attention.options.set(key, v); };
+  s.read = [key = b.key](const RunConfig& c) { return c.attention.options.value(key); };
+  return s;
+}
+
 std::vector<KeySpec> make_schema() {
   using R = RunConfig;
   std::vector<KeySpec> k;
@@ -124,12 +136,8 @@ std::vector<KeySpec> make_schema() {
     return names;
   };
   k.push_back(member_key("attention.causal", &R::attention, &AttentionConfig::causal, Kind::boolean));
-  k.push_back(enumeration("attention.ring_type", &R::attention, &AttentionConfig::ring_type));
-  k.push_back(integer("attention.ulysses_degree", &R::attention, &AttentionConfig::ulysses_degree, 1));
-  k.push_back(integer("attention.ring_degree", &R::attention, &AttentionConfig::ring_degree, 0));
-  k.push_back(integer("attention.window_size", &R::attention, &AttentionConfig::window_size, 0));
-  k.push_back(enumeration("attention.intra", &R::attention, &AttentionConfig::intra));
-  k.push_back(enumeration("attention.bwd_comm", &R::attention, &AttentionConfig::bwd_comm));
+  // The backends' own keys, in the order the registry declares them.
+  for (const BackendKey& b : backend_keys()) k.push_back(backend_key_spec(b));
   k.push_back(integer("attention.block_q", &R::attention, &AttentionConfig::block_q, 1));
   k.push_back(integer("attention.block_k", &R::attention, &AttentionConfig::block_k, 1));
   k.push_back(enumeration("attention.kernels", &R::attention, &AttentionConfig::kernels));

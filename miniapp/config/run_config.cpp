@@ -53,38 +53,6 @@ const char* to_string(DType t) {
   return "?";
 }
 
-const char* to_string(RingType t) {
-  switch (t) {
-    case RingType::basic:
-      return "basic";
-    case RingType::zigzag:
-      return "zigzag";
-    case RingType::stripe:
-      return "stripe";
-  }
-  return "?";
-}
-
-const char* to_string(Intra i) {
-  switch (i) {
-    case Intra::ring:
-      return "ring";
-    case Intra::ulysses:
-      return "ulysses";
-  }
-  return "?";
-}
-
-const char* to_string(BwdComm b) {
-  switch (b) {
-    case BwdComm::q:
-      return "q";
-    case BwdComm::kv:
-      return "kv";
-  }
-  return "?";
-}
-
 // A table in the enum's order, not a switch: only the device layer branches on a kind.
 const char* to_string(DeviceKind d) {
   static constexpr const char* names[] = {"kokkos", "cuda"};

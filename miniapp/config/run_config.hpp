@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <string>
 
+#include "config/backend_options.hpp"
 #include "config/documents.hpp"
 #include "core/dtype.hpp"
 #include "core/enum_names.hpp"
@@ -11,9 +12,6 @@ namespace minictx {
 enum class Mode { attention, model };
 enum class Checkpointing { none, full, selective, selective_half };
 enum class GradReduce { overlap, after_backward };  // when a layer's weight-gradient sum starts
-enum class RingType { basic, zigzag, stripe };      // how a ring splits the sequence
-enum class Intra { ring, ulysses };                 // burst: the inner level inside a node
-enum class BwdComm { q, kv };                       // burst: what travels in the backward
 enum class DeviceKind { kokkos, cuda };
 enum class CommKind { mpi, nccl };
 enum class Reference { fp64, single_device };
@@ -32,9 +30,6 @@ const char* to_string(Mode);
 const char* to_string(Checkpointing);
 const char* to_string(GradReduce);
 const char* to_string(DType);
-const char* to_string(RingType);
-const char* to_string(Intra);
-const char* to_string(BwdComm);
 const char* to_string(DeviceKind);
 const char* to_string(CommKind);
 const char* to_string(Reference);
@@ -46,9 +41,6 @@ constexpr int enum_size(Mode) { return 2; }
 constexpr int enum_size(Checkpointing) { return 4; }
 constexpr int enum_size(GradReduce) { return 2; }
 constexpr int enum_size(DType) { return 3; }
-constexpr int enum_size(RingType) { return 3; }
-constexpr int enum_size(Intra) { return 2; }
-constexpr int enum_size(BwdComm) { return 2; }
 constexpr int enum_size(DeviceKind) { return 2; }
 constexpr int enum_size(CommKind) { return 2; }
 constexpr int enum_size(Reference) { return 2; }
@@ -81,16 +73,13 @@ struct SequenceConfig {
 struct AttentionConfig {
   std::string backend = "local";
   bool causal = true;
-  RingType ring_type = RingType::basic;
-  int ulysses_degree = 1;         // usp, double_ring, burst(intra ulysses)
-  int ring_degree = 0;            // 0 = world / ulysses_degree
-  int window_size = 0;            // double_ring inner ring; 0 = ranks per node
-  Intra intra = Intra::ring;      // burst
-  BwdComm bwd_comm = BwdComm::q;  // burst: q (BurstAttention backward) | kv (ring backward)
-  int block_q = 256;              // tile sizes of the block kernel (docs/nvidia.md, "Tiles")
+  int block_q = 256;  // tile sizes of the block kernel (docs/nvidia.md, "Tiles")
   int block_k = 512;
   AttentionKernels kernels = AttentionKernels::automatic;  // the cuda device's flash kernels
   AttentionPartials partials = AttentionPartials::fp32;
+  // The keys a backend declares as its own (ring_type, ulysses_degree, window_size, ...):
+  // BackendInfo::keys, read through the backend's accessors.
+  BackendOptions options;
 };
 
 struct RunSettings {

@@ -95,11 +95,13 @@ void check_point(const RunConfig& c,
                 std::to_string(m.kv_heads) + ") for grouped-query attention");
   const AttentionConfig& a = c.attention;
   const BackendDeckFacts& backend = backend_facts(a.backend);
-  if (backend.splits_heads && backend.splits_heads(a) && m.heads % a.ulysses_degree != 0)
+  // A backend that exchanges heads declares attention.ulysses_degree (the engine's key).
+  const bool splits_heads = backend.splits_heads && backend.splits_heads(a);
+  const long long ulysses = splits_heads ? a.options.integer("attention.ulysses_degree") : 1;
+  if (m.heads % ulysses != 0)
     input_error(at({"attention.ulysses_degree", "model.heads", "model.preset"}) +
-                ": attention.ulysses_degree (" + std::to_string(a.ulysses_degree) +
-                ") must divide model.heads (" + std::to_string(m.heads) +
-                ") because Ulysses splits the heads across ranks");
+                ": attention.ulysses_degree (" + std::to_string(ulysses) + ") must divide model.heads (" +
+                std::to_string(m.heads) + ") because Ulysses splits the heads across ranks");
   if (c.run.watchdog_seconds < 0 && c.run.watchdog_seconds != -1)
     input_error(at({"run.watchdog_seconds"}) +
                 ": run.watchdog_seconds must be -1 (automatic), 0 (off) or seconds");

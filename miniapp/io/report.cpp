@@ -204,10 +204,8 @@ std::string burst_variant(const PointResult& p) {
   }
   const std::string intra = label_of(p, lk::intra);
   const std::string ckpt = label_of(p, lk::checkpointing);
-  const bool double_ring = intra == to_string(Intra::ring);
-  const std::string inner = double_ring                          ? "DoubleRing"
-                            : intra == to_string(Intra::ulysses) ? "Ulysses(intra node)"
-                                                                 : intra;
+  const bool double_ring = intra == "ring";  // burst's attention.intra
+  const std::string inner = double_ring ? "DoubleRing" : intra == "ulysses" ? "Ulysses(intra node)" : intra;
   if (ckpt == to_string(Checkpointing::selective))
     return std::string(double_ring ? "(C)" : "(D)") + " BurstAttention w. " + inner;
   if (ckpt == to_string(Checkpointing::selective_half))

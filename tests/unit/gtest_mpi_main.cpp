@@ -2,8 +2,12 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "backends/backend.hpp"
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  // The backends' own deck keys (and so their defaults) come from the registry, as in the program.
+  minictx::install_deck_backends();
   ::testing::InitGoogleTest(&argc, argv);
   const int code = RUN_ALL_TESTS();
   MPI_Finalize();

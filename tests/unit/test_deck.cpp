@@ -87,12 +87,8 @@ void expect_same(const RunConfig& a, const RunConfig& b) {
   EXPECT_EQ(to_text(a.sequence.documents), to_text(b.sequence.documents));
   EXPECT_EQ(a.attention.backend, b.attention.backend);
   EXPECT_EQ(a.attention.causal, b.attention.causal);
-  EXPECT_EQ(a.attention.ring_type, b.attention.ring_type);
-  EXPECT_EQ(a.attention.ulysses_degree, b.attention.ulysses_degree);
-  EXPECT_EQ(a.attention.ring_degree, b.attention.ring_degree);
-  EXPECT_EQ(a.attention.window_size, b.attention.window_size);
-  EXPECT_EQ(a.attention.intra, b.attention.intra);
-  EXPECT_EQ(a.attention.bwd_comm, b.attention.bwd_comm);
+  for (const BackendKey& k : backend_keys())
+    EXPECT_EQ(a.attention.options.value(k.key), b.attention.options.value(k.key)) << k.key;
   EXPECT_EQ(a.attention.block_q, b.attention.block_q);
   EXPECT_EQ(a.attention.block_k, b.attention.block_k);
   EXPECT_EQ(a.run.mode, b.run.mode);
@@ -189,15 +185,15 @@ output: {file: out/x.h5, overwrite: true}
   EXPECT_EQ(c.sequence.batch, 2);
   EXPECT_EQ(c.attention.backend, "double_ring");
   EXPECT_FALSE(c.attention.causal);
-  EXPECT_EQ(c.attention.ring_type, RingType::zigzag);
-  EXPECT_EQ(c.attention.ulysses_degree, 2);
-  EXPECT_EQ(c.attention.ring_degree, 3);
-  EXPECT_EQ(c.attention.window_size, 4);
+  EXPECT_EQ(c.attention.options.choice("attention.ring_type"), "zigzag");
+  EXPECT_EQ(c.attention.options.integer("attention.ulysses_degree"), 2);
+  EXPECT_EQ(c.attention.options.integer("attention.ring_degree"), 3);
+  EXPECT_EQ(c.attention.options.integer("attention.window_size"), 4);
   // burst's own keys: no backend takes every backend option.
   const AttentionConfig burst =
       deck("attention: {backend: burst, intra: ulysses, bwd_comm: kv}\n").resolve().attention;
-  EXPECT_EQ(burst.intra, Intra::ulysses);
-  EXPECT_EQ(burst.bwd_comm, BwdComm::kv);
+  EXPECT_EQ(burst.options.choice("attention.intra"), "ulysses");
+  EXPECT_EQ(burst.options.choice("attention.bwd_comm"), "kv");
   // The host kernel's tiles are read on the host device (the cuda device refuses them).
   const RunConfig tiles = deck("attention: {block_q: 32, block_k: 128}\n").resolve();
   EXPECT_EQ(tiles.attention.block_q, 32);
@@ -423,7 +419,7 @@ sweep:
 )")
                           .expand();
   ASSERT_EQ(points.size(), 3u);
-  EXPECT_EQ(points[2].config.attention.window_size, 2);
+  EXPECT_EQ(points[2].config.attention.options.integer("attention.window_size"), 2);
   EXPECT_EQ(resolve_error(R"(
 attention:
   backend: [ring, usp]
@@ -448,14 +444,15 @@ TEST(DeckBackends, TheDeckTakesNamesAndOptionsFromTheRegistry) {
   for (std::size_t i = 0; i < registry.size(); ++i) {
     const BackendInfo& b = registry[i];
     EXPECT_EQ(catalog[i].name, b.name);
-    EXPECT_EQ(catalog[i].options, b.options);
+    ASSERT_EQ(catalog[i].keys.size(), b.keys.size()) << b.name;
+    for (std::size_t k = 0; k < b.keys.size(); ++k) EXPECT_EQ(catalog[i].keys[k].key, b.keys[k].key);
     EXPECT_FALSE(b.summary.empty()) << b.name;
     EXPECT_TRUE(b.degrees && b.buffer_bytes && b.validate && b.create)
         << b.name << " leaves a fact undeclared";
-    for (const auto& key : b.options) {
-      const deck_detail::KeySpec* spec = deck_detail::find_key(key);
-      ASSERT_NE(spec, nullptr) << b.name << " declares the unknown option " << key;
-      EXPECT_EQ(spec->section, "attention") << key;
+    for (const auto& key : b.keys) {
+      const deck_detail::KeySpec* spec = deck_detail::find_key(key.key);
+      ASSERT_NE(spec, nullptr) << b.name << " declares " << key.key << ", which the schema lacks";
+      EXPECT_EQ(spec->section, "attention") << key.key;
     }
     EXPECT_NO_THROW(deck("attention:\n  backend: " + b.name + "\n").resolve()) << b.name;
   }
@@ -600,7 +597,7 @@ machine:
     EXPECT_EQ(points[i].config.attention.backend, "ring");
   }
   EXPECT_EQ(points[3].config.sequence.length, 2048);
-  EXPECT_EQ(points[3].config.attention.ring_type, RingType::zigzag);
+  EXPECT_EQ(points[3].config.attention.options.choice("attention.ring_type"), "zigzag");
   EXPECT_EQ(points[3].varied.at("sequence.length"), "2048");
   EXPECT_EQ(points[3].varied.at("attention.ring_type"), "zigzag");
 
@@ -926,6 +923,66 @@ TEST(DeviceLayer, NoKindBranchOrCudaIncludeOutsideIt) {
       }
     }
   EXPECT_GT(files, 100u);
+}
+
+// Adding a backend with a key of its own (docs/architecture.md, "Adding a backend") is its
+// folder, the registry, its tests and its docs: every key a backend declares in its
+// BackendInfo is in the schema with its choices, limits and default, documented in
+// inputs/README.md (its row and its backend's row of the options table), sweepable,
+// validated, written in the resolved deck, and refused for a backend that does not declare it.
+TEST(DeckDocs, EveryBackendKeyIsInTheSchemaDocumentedSweepableAndValidated) {
+  const std::string readme = read_text(repo / "inputs" / "README.md");
+  const auto heading = readme.find("### `attention`");
+  ASSERT_NE(heading, std::string::npos);
+  const std::string section = readme.substr(heading, readme.find("\n### ", heading + 1) - heading);
+  std::size_t declared = 0;
+  for (const auto& b : backend_registry()) {
+    const auto options_row = section.find("`" + b.name + "`", section.find("| backend | its options |"));
+    ASSERT_NE(options_row, std::string::npos) << "inputs/README.md's options table has no row for " << b.name;
+    const std::string row = section.substr(options_row, section.find('\n', options_row) - options_row);
+    if (b.keys.empty()) {
+      EXPECT_NE(row.find("none"), std::string::npos) << row;
+    }
+    for (const BackendKey& k : b.keys) {
+      ++declared;
+      ASSERT_EQ(k.key.rfind("attention.", 0), 0u) << k.key;
+      const std::string leaf = k.key.substr(k.key.find('.') + 1);
+      EXPECT_FALSE(k.doc.empty()) << k.key;
+      EXPECT_NE(section.find("| `" + leaf + "` |"), std::string::npos)
+          << "inputs/README.md has no row for " << k.key;
+      EXPECT_NE(row.find("`" + leaf + "`"), std::string::npos)
+          << "the options row of " << b.name << " misses " << leaf;
+      const deck_detail::KeySpec* spec = deck_detail::find_key(k.key);
+      ASSERT_NE(spec, nullptr) << k.key << " is not in the schema";
+      EXPECT_EQ(spec->choices, k.choices) << k.key;
+      const RunConfig plain = deck("attention: {backend: " + b.name + "}\n").resolve();
+      EXPECT_EQ(spec->read(plain), k.default_value) << k.key;
+
+      // Two values that pass the deck's checks, the second not the default; and one refused.
+      const bool choice = !k.choices.empty();
+      const std::string low = choice ? k.choices[0] : std::to_string(k.min);
+      const std::string high = choice ? k.choices[1] : std::to_string(k.min + 1);
+      const std::string other = deck_detail::format_value(k.default_value) == high ? low : high;
+      const auto points =
+          deck("attention: {backend: " + b.name + ", " + leaf + ": [" + low + ", " + high + "]}\n").expand();
+      ASSERT_EQ(points.size(), 2u) << k.key;
+      EXPECT_EQ(points[1].label, k.key + "=" + high);
+      EXPECT_EQ(deck_detail::format_value(spec->read(points[1].config)), high) << k.key;
+      EXPECT_NE(points[1].resolved_yaml.find("  " + leaf + ": " + high + "\n"), std::string::npos)
+          << points[1].resolved_yaml;
+      const std::string bad = choice ? "nope" : std::to_string(k.min - 1);
+      EXPECT_NE(resolve_error("attention: {backend: " + b.name + ", " + leaf + ": " + bad + "}\n")
+                    .find(choice ? "must be one of" : "must be at least"),
+                std::string::npos)
+          << k.key;
+      EXPECT_NE(resolve_error("attention: {" + leaf + ": " + other + "}\n")
+                    .find(k.key + " does not apply to attention.backend local"),
+                std::string::npos)
+          << k.key;
+    }
+  }
+  EXPECT_GE(declared, backend_keys().size());
+  EXPECT_FALSE(backend_keys().empty());
 }
 
 TEST(DeckDocs, ReadmeDescribesEveryKeyAndPreset) {

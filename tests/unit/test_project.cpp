@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backends/backend.hpp"
 #include "bench/kernel_bench_writer.hpp"
 #include "config/machine_profile.hpp"
 #include "core/error.hpp"
@@ -16,6 +17,12 @@
 
 namespace minictx {
 namespace {
+
+// The backends' own deck keys (and so their defaults) come from the registry, as in the program.
+struct InstalledBackends : ::testing::Environment {
+  void SetUp() override { install_deck_backends(); }
+};
+const auto* const backends_env = ::testing::AddGlobalTestEnvironment(new InstalledBackends);
 
 ProjectionProfile shipped(const std::string& name) {
   return load_projection_profile(std::string(MINICTX_MACHINES_DIR) + "/" + name + ".yaml", {});
@@ -36,7 +43,7 @@ RunConfig attention_point(int64_t seq) {
   c.model.kv_heads = 8;
   c.model.head_dim = 128;
   c.attention.backend = "ring";
-  c.attention.ring_type = RingType::zigzag;
+  c.attention.options.set("attention.ring_type", std::string("zigzag"));
   c.sequence.length = seq;
   return c;
 }

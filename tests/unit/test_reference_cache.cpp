@@ -3,10 +3,17 @@
 // expected point.
 #include <gtest/gtest.h>
 
+#include "backends/backend.hpp"
 #include "driver/verification.hpp"
 
 namespace minictx {
 namespace {
+
+// The backends' own deck keys (and so their defaults) come from the registry, as in the program.
+struct InstalledBackends : ::testing::Environment {
+  void SetUp() override { install_deck_backends(); }
+};
+const auto* const backends_env = ::testing::AddGlobalTestEnvironment(new InstalledBackends);
 
 RunConfig attention_point(int64_t length) {
   RunConfig c;
@@ -19,7 +26,7 @@ TEST(ReferenceCache, PointsOfOneProblemShareItsReference) {
   RunConfig a = attention_point(16);
   RunConfig b = a;  // the same problem computed another way
   b.attention.backend = "ring";
-  b.attention.ring_type = RingType::zigzag;
+  b.attention.options.set("attention.ring_type", std::string("zigzag"));
   b.attention.block_q = 8;
   b.run.dtype = DType::bf16;
   ReferenceCache cache;
