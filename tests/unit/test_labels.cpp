@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "app/labels.hpp"
+#include "installed_backends.hpp"
 #include "io/results_schema.hpp"
 
 namespace minictx {

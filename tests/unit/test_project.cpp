@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/backend.hpp"
 #include "bench/kernel_bench_writer.hpp"
 #include "config/machine_profile.hpp"
 #include "core/error.hpp"
+#include "installed_backends.hpp"
 #include "model/flops.hpp"
 #include "model/memory_estimate.hpp"
 #include "project/calibration.hpp"
@@ -17,12 +17,6 @@
 
 namespace minictx {
 namespace {
-
-// The backends' own deck keys (and so their defaults) come from the registry, as in the program.
-struct InstalledBackends : ::testing::Environment {
-  void SetUp() override { install_deck_backends(); }
-};
-const auto* const backends_env = ::testing::AddGlobalTestEnvironment(new InstalledBackends);
 
 ProjectionProfile shipped(const std::string& name) {
   return load_projection_profile(std::string(MINICTX_MACHINES_DIR) + "/" + name + ".yaml", {});

@@ -3,17 +3,11 @@
 // expected point.
 #include <gtest/gtest.h>
 
-#include "backends/backend.hpp"
 #include "driver/verification.hpp"
+#include "installed_backends.hpp"
 
 namespace minictx {
 namespace {
-
-// The backends' own deck keys (and so their defaults) come from the registry, as in the program.
-struct InstalledBackends : ::testing::Environment {
-  void SetUp() override { install_deck_backends(); }
-};
-const auto* const backends_env = ::testing::AddGlobalTestEnvironment(new InstalledBackends);
 
 RunConfig attention_point(int64_t length) {
   RunConfig c;
