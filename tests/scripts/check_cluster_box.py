@@ -10,24 +10,29 @@ namespaces): a 4-point deck (ring, usp, double_ring, burst) on 2 hosts of 2 rank
 send per rank exactly the intra- and inter-node bytes of the formulas (docs/user-guide.md,
 "Backends") and of the emulated run of the same deck on one host
 (topology.ranks_per_node: 2), keep the intra-node bytes off TCP (the loopback carries a small fraction of them: shared memory),
-and verify VALID at every point as the emulated run does. Open MPI's hosts have their own
-IPC namespaces and its inter-node bytes must cross the veths; MPICH's share the machine's
-(Mpi explains why), and its inter-node bytes go through shared memory. The watchdog: rank 1,
-alone on the second host, is stopped (SIGSTOP); rank 0 must name it, the job end within
-the limit, and the results file keep its completed point, readable by the report.
+send the inter-node bytes over the veths by TCP (each host's veth counts at least the
+inter-node bytes its ranks sent; through shared memory it counts a few kB), and verify
+VALID at every point as the emulated run does. The hosts have their own IPC namespaces, so
+that UCX (MPICH's transport) does not take shared memory between them; MPICH's ranks run
+with mpich_finalize_order preloaded (Mpi says why). The watchdog: rank 1, alone on the
+second host, is stopped (SIGSTOP); rank 0 must name it, the job end within the limit, and
+the results file keep its completed point, readable by the report.
 
 Slurm across the hosts: slurmctld and one slurmd per host (own NodeName, NodeAddr, spool,
 pid and log file), jobs/minictx.sbatch with --nodes=2 --ntasks-per-node=2 (srun --mpi=pmi2),
 the time-limit signal (scancel --signal=TERM, what --signal=TERM@ sends) after the first
-point and --resume, then a 2-task array, one task per node, writing distinct files.
+point and --resume, then a 2-task array, one task per node, writing distinct files. Its
+hosts share the machine's IPC namespace (srun's PMI-2 ranks get no finalize-order library),
+so MPICH's bytes between them go through UCX's shared memory.
 
 Teardown: a run killed by SIGKILL (what a ctest timeout sends) while an MPI job runs across
 the hosts leaves no namespace, link, mount or process behind.
 
-  check_cluster_box.py [--mpich MINICTX] [--openmpi MINICTX] --source SOURCE_DIR
+  check_cluster_box.py [--mpich MINICTX --mpich-finalize-order LIBRARY] [--openmpi MINICTX]
+                       --source SOURCE_DIR
   check_cluster_box.py --cleanup      removes the clusters of runs that died
-Each implementation is checked when its binary is given and exists; Slurm needs the MPICH
-one. Exits 77 (ctest SKIP_RETURN_CODE) where namespaces cannot be made (not root, no ip
+Each implementation is checked when its binary (and for MPICH the library,
+libmpich_finalize_order.so of the build) is given and exists; Slurm needs the MPICH binary. Exits 77 (ctest SKIP_RETURN_CODE) where namespaces cannot be made (not root, no ip
 netns) or no binary exists."""
 import os
 import re
@@ -117,23 +122,24 @@ def wait_for(what, check, limit=LIMIT_S, step=0.1):
 
 class Mpi:
     """One MPI implementation: its binary, its launch across the hosts (through the
-    box's ssh stand-in) and on one host. own_ipc: whether its hosts get their own IPC
-    namespaces. Open MPI's (ob1) transports pick shared memory (vader) by node and TCP
-    between nodes. MPICH (ch4:ucx) leaves the choice to UCX, which takes shared memory
-    to any process of the same machine and IPC namespace; in separate IPC namespaces it
-    takes TCP, and then Debian 12's UCX 1.13 hangs now and then in MPI_Finalize (a UCX
-    TCP clean-up bug): MPICH runs with the machine's IPC namespace, so its inter-node
-    bytes go through shared memory here, not over the veths."""
+    box's ssh stand-in) and on one host. Open MPI's (ob1) transports pick shared memory
+    (vader) within a node and TCP between nodes. MPICH (ch4:ucx) takes its own shared
+    memory within a node and leaves the rest to UCX, which takes shared memory to any
+    process of the same machine and IPC namespace, TCP otherwise (hosts with their own
+    IPC namespaces). Over TCP, MPICH 4.0's MPI_Finalize hangs about one run in two: it
+    waits in a blocking PMI barrier after flushing its endpoints, while a peer's flush
+    needs its answer (mpich_finalize_order.cpp has the details). MPICH's ranks run with
+    that library preloaded (finalize_order), which gives MPI_Finalize MPICH 4.2's order."""
 
-    def __init__(self, name, minictx):
-        self.name, self.minictx = name, minictx
-        self.own_ipc = name == "openmpi"
+    def __init__(self, name, minictx, finalize_order=None):
+        self.name, self.minictx, self.finalize_order = name, minictx, finalize_order
 
     def across(self, box, per_host, argv):
         hosts = ",".join(f"{cluster_box.hostname(i)}:{per_host}" for i in range(box.hosts))
         n = str(per_host * box.hosts)
         if self.name == "mpich":
-            launch = ["mpiexec.mpich", "-launcher", "ssh", "-launcher-exec", box.ssh, "-hosts", hosts, "-n", n]
+            launch = ["mpiexec.mpich", "-launcher", "ssh", "-launcher-exec", box.ssh, "-hosts", hosts, "-n", n,
+                      "-genv", "LD_PRELOAD", self.finalize_order]
         else:
             launch = ["mpiexec.openmpi", "--mca", "plm_rsh_agent", box.ssh, "--host", hosts, "-n", n, "-x",
                       "MINICTX_DATA_DIR"]
@@ -191,31 +197,34 @@ def check_bytes_and_verdicts(box, mpi, tmp):
               f"VALID across hosts and emulated")
 
     # What the links carried during the run: each host's loopback well under a tenth of
-    # its ranks' intra-node bytes (those went through shared memory, not TCP); with the
-    # hosts' own IPC namespaces, each host's veth at least its ranks' inter-node bytes
-    # (TCP across the bridge).
+    # its ranks' intra-node bytes (those went through shared memory, not TCP), each host's
+    # veth at least its ranks' inter-node bytes (TCP across the bridge; had they gone
+    # through shared memory, it would have carried a few kB of the launcher's traffic).
     for i in range(HOSTS):
         veth = after[i][0] - before[i][0]
         lo = after[i][1] - before[i][1]
         print(f"{mpi.name} host {cluster_box.hostname(i)}: veth sent {veth} B for {inter_by_host[i]} B inter-node; "
               f"loopback {lo} B for {intra_by_host[i]} B intra-node")
-        assert lo < intra_by_host[i] / 10, (lo, intra_by_host[i])
-        if mpi.own_ipc:
-            assert veth >= inter_by_host[i], (veth, inter_by_host[i])
+        assert lo < intra_by_host[i] / 10, f"{mpi.name}: intra-node bytes over TCP: loopback {lo} B"
+        assert veth >= inter_by_host[i], \
+            f"{mpi.name}: the inter-node bytes did not cross the veth by TCP: {veth} B < {inter_by_host[i]} B"
 
 
 def check_watchdog(box, mpi, tmp):
     """Rank 1, alone on the second host, is stopped in the second point."""
     results = os.path.join(tmp, f"{mpi.name}-watchdog.h5")
     argv = ["run", "--set", "run.mode=attention", "--set", "attention.backend=ring", "--set",
-            "sequence.length=[256,2048,256]", "--set", "run.iters=[1,40,1]", "--set", "run.warmup=0", "--set",
+            "sequence.length=[256,2048,256]", "--set", "run.iters=[1,400,1]", "--set", "run.warmup=0", "--set",
             "sweep.zip=[sequence.length,run.iters]", "--set", f"run.watchdog_seconds={WATCHDOG_S}", "-o", results]
     job = subprocess.Popen(mpi.across(box, 1, argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            env=dict(os.environ, **ROOT_ENV), stdin=subprocess.DEVNULL)
     try:
         wait_for("the first point", lambda: points_in(results) or job.poll() is not None)
         assert job.poll() is None, "the sweep ended before its second point:\n" + job.stdout.read()
-        time.sleep(1)  # into the second point's iterations (about 4 s of them here)
+        # Into the second point: its 400 iterations take about 20 s unstopped, so the stop
+        # lands in them however fast the transport or loaded the machine (the job then ends
+        # by the watchdog, 5 s after the stop, not after the point).
+        time.sleep(1)
         ranks = rank_pids(results)
         assert sorted(ranks) == [0, 1], ranks
         uts = os.stat(f"/proc/{box.holders[1].pid}/ns/uts").st_ino
@@ -336,7 +345,8 @@ def check_slurm(box, minictx, source, tmp):
 
 def check_forced_kill(mpi):
     """A run killed by SIGKILL while an MPI job spans the hosts leaves nothing behind."""
-    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--hold", mpi.name, mpi.minictx],
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--hold", mpi.name, mpi.minictx] +
+                             ([mpi.finalize_order] if mpi.finalize_order else []),
                              stdout=subprocess.PIPE, text=True, env=dict(os.environ, **ROOT_ENV))
     prefix = cluster_box.run_prefix(child.pid)
     try:
@@ -359,7 +369,7 @@ def check_forced_kill(mpi):
 
 def hold(mpi):
     """The victim of check_forced_kill: a cluster and a job across it, until killed."""
-    box = cluster_box.Cluster(HOSTS, cluster_box.scratch_dir(), own_ipc=mpi.own_ipc)
+    box = cluster_box.Cluster(HOSTS, cluster_box.scratch_dir())
     box.up()
     results = os.path.join(box.workdir, "held.h5")
     subprocess.Popen(mpi.across(box, PER_HOST, [
@@ -377,12 +387,16 @@ def timed(what, check, *args):
 
 def implementations(args):
     """The MPI implementations to check: those whose binary was given and exists (the
-    other preset's build directory may not be built yet), each with its launcher."""
+    other preset's build directory may not be built yet), each with its launcher; MPICH
+    with its finalize-order library."""
     mpis = []
     for name in ("mpich", "openmpi"):
         binary = args.get("--" + name)
-        if binary and os.path.exists(binary) and shutil.which("mpiexec." + name):
-            mpis.append(Mpi(name, binary))
+        finalize_order = args.get("--mpich-finalize-order") if name == "mpich" else None
+        if name == "mpich" and binary and not (finalize_order and os.path.exists(finalize_order)):
+            print(f"mpich: not checked across hosts (no finalize-order library at {finalize_order})")
+        elif binary and os.path.exists(binary) and shutil.which("mpiexec." + name):
+            mpis.append(Mpi(name, binary, finalize_order))
         elif binary:
             print(f"{name}: not checked (no minictx of its preset at {binary}, or no mpiexec.{name})")
     return mpis
@@ -393,7 +407,7 @@ def main():
         print("removed:", cluster_box.cleanup_stale() or "nothing")
         return 0
     if sys.argv[1] == "--hold":
-        hold(Mpi(sys.argv[2], sys.argv[3]))
+        hold(Mpi(*sys.argv[2:5]))
         return 0
     why = cluster_box.usable()
     if why:
@@ -407,7 +421,8 @@ def main():
     if not mpis:
         print("skipping: no MPI build of minictx to run")
         return 77
-    if slurm_missing or not mpich:
+    slurm = bool(mpich) and not slurm_missing
+    if not slurm:
         # Slurm launches the MPICH build (srun --mpi=pmi2, what Debian's MPICH speaks).
         print("slurm: not checked (" + ("no " + ", ".join(slurm_missing) if slurm_missing else "no MPICH build") + ")")
     # The machine profiles, wherever the ranks start (a batch job's directory, say).
@@ -416,10 +431,10 @@ def main():
     tmp = cluster_box.scratch_dir()
     try:
         timed("forced kill", check_forced_kill, mpis[0])
-        for own_ipc in (True, False):
-            here = [m for m in mpis if m.own_ipc == own_ipc]
-            slurm = not own_ipc and mpich and not slurm_missing
-            if not here and not slurm:
+        # MPI on hosts with their own IPC namespaces (TCP between them), Slurm on hosts
+        # that share the machine's (its PMI-2 ranks get no finalize-order library).
+        for own_ipc, here, with_slurm in ((True, mpis, False), (False, [], slurm)):
+            if not here and not with_slurm:
                 continue
             work = os.path.join(tmp, "own-ipc" if own_ipc else "shared-ipc")
             os.makedirs(work)
@@ -427,13 +442,13 @@ def main():
                 for mpi in here:
                     timed(f"{mpi.name} bytes and verdicts", check_bytes_and_verdicts, box, mpi, work)
                     timed(f"{mpi.name} watchdog", check_watchdog, box, mpi, work)
-                if slurm:
+                if with_slurm:
                     timed("slurm", check_slurm, box, mpich.minictx, source, work)
             left = [l for l in cluster_box.leftovers(box.prefix) if l != "directory " + tmp]
             assert not left, "left behind: " + ", ".join(left)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    checked = [m.name for m in mpis] + (["slurm"] if mpich and not slurm_missing else [])
+    checked = [m.name for m in mpis] + (["slurm"] if slurm else [])
     print(f"cluster box ok ({', '.join(checked)}) in {time.monotonic() - t0:.0f} s")
     return 0
 
