@@ -296,9 +296,12 @@ TEST(DeckErrors, WrongTypeNamesTheLine) {
 TEST(DeckErrors, BadEnumListsTheChoices) {
   EXPECT_EQ(resolve_error("attention:\n  ring_type: zz\n"),
             "deck t.yaml line 2: attention.ring_type must be one of basic, zigzag, stripe; got 'zz'");
+  // The backends are the registry's, in its order, so a new backend changes no test here.
+  std::string backends;
+  for (const auto& b : backend_registry()) backends += (backends.empty() ? "" : ", ") + b.name;
+  EXPECT_EQ(backends.rfind("local, ring, ulysses, usp, allgather, double_ring, burst", 0), 0U) << backends;
   EXPECT_EQ(resolve_error("attention:\n  backend: rings\n"),
-            "deck t.yaml line 2: attention.backend must be one of local, ring, ulysses, usp, allgather, "
-            "double_ring, burst; got 'rings'");
+            "deck t.yaml line 2: attention.backend must be one of " + backends + "; got 'rings'");
   EXPECT_EQ(resolve_error("run:\n  dtype: f32\n"),
             "deck t.yaml line 2: run.dtype must be one of fp32, bf16, fp16; got 'f32'");
   EXPECT_EQ(resolve_error("model:\n  preset: llama-65b\n"),
