@@ -11,6 +11,10 @@
 #include "core/topology.hpp"
 #include "device/document_bounds.hpp"
 
+// The CUDA runtime's stream type, by name only (cudaStream_t is a CUstream_st*), so that
+// host code needs no CUDA header.
+struct CUstream_st;
+
 namespace minictx {
 
 // Shape facts every attention block call shares. Tensors q/o/dq are [B, L, H, D] and
@@ -88,6 +92,9 @@ class Device {
   virtual bool capacity_shared_by_node() const { return true; }
   // Whether its tensors live in GPU memory, which the world comm must move (comm_factory).
   virtual bool gpu_memory() const { return false; }
+  // The CUDA stream (cudaStream_t) its work is queued on, on which a GPU comm queues its
+  // transfers; null where the tensors live in host memory.
+  virtual CUstream_st* gpu_stream() const { return nullptr; }
   // The run's dtype. Tensors that travel between ranks (ring blocks, all-to-all and
   // all-gather buffers) and the layer stack's weights, gradients and activations are
   // stored in it; a device that computes in bf16/fp16 also rounds its operands to it

@@ -900,7 +900,7 @@ TEST(BackendFolders, IncludeOnlyTheEngineTheInterfaceAndTheirOwn) {
 
 // A device kind is asked what it can do, never named, outside device/ (docs/architecture.md,
 // "Layers and interfaces"): no `DeviceKind::` in miniapp/, backends/ or verify/ but under
-// miniapp/device/, and no include of a device's own files but there and in the GPU comms.
+// miniapp/device/, and no include of a device's own files but there (the GPU comms too).
 TEST(DeviceLayer, NoKindBranchOrCudaIncludeOutsideIt) {
   const std::string kind = std::string("DeviceKind") + "::";  // so this file does not match itself
   const std::string cuda_include = "#include \"device/cuda/";
@@ -914,14 +914,13 @@ TEST(DeviceLayer, NoKindBranchOrCudaIncludeOutsideIt) {
       const bool device = relative.rfind("miniapp/device/", 0) == 0;
       if (device) continue;
       ++files;
-      const bool gpu_comm = relative.rfind("miniapp/comm/cuda/", 0) == 0;
       std::istringstream text(read_text(entry.path()));
       int n = 0;
       for (std::string line; std::getline(text, line);) {
         ++n;
         EXPECT_EQ(line.find(kind), std::string::npos)
             << relative << ":" << n << " names a device kind: " << line;
-        EXPECT_TRUE(gpu_comm || line.rfind(cuda_include, 0) != 0)
+        EXPECT_TRUE(line.rfind(cuda_include, 0) != 0)
             << relative << ":" << n << " includes a device's own file: " << line;
       }
     }

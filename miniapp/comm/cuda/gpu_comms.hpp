@@ -7,8 +7,8 @@
 
 namespace minictx {
 
-// The world communicator for the cuda device: "mpi" (staged through the host) or
-// "nccl", both on the device's compute stream.
-std::unique_ptr<Comm> make_gpu_world_comm(CommKind kind, const MpiComm& world, Device& cuda_device);
+// The world communicator for a device whose tensors live in GPU memory: "mpi" (staged
+// through the host) or "nccl", both on the device's stream (Device::gpu_stream).
+std::unique_ptr<Comm> make_gpu_world_comm(CommKind kind, const MpiComm& world, const Device& device);
 
 }  // namespace minictx

@@ -1,7 +1,7 @@
 #include "comm/cuda/nccl_comm.hpp"
 
+#include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
-#include "device/cuda/cuda_check.hpp"
 
 namespace minictx {
 namespace {

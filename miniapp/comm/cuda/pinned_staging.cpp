@@ -2,7 +2,7 @@
 
 #include <cuda_runtime.h>
 
-#include "device/cuda/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 
 namespace minictx {
 

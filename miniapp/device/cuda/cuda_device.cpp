@@ -5,9 +5,9 @@
 #include <limits>
 #include <sstream>
 
+#include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
 #include "device/cuda/attention_kernels.hpp"
-#include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cuda_step_clock.hpp"
 #include "device/cuda/elementwise_kernels.hpp"
 #include "device/cuda/flash_attention.hpp"

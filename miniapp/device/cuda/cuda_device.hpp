@@ -58,7 +58,7 @@ class CudaDevice final : public Device {
   void set_attention_kernels(AttentionKernels) override;
   const cuda::KernelFamily& kernel_family() const { return *family_; }
   int gpu() const { return gpu_; }
-  cudaStream_t stream() const { return stream_; }
+  cudaStream_t gpu_stream() const override { return stream_; }
 
  private:
   // The flash kernels read 16-bit operands of the run's type as they are; other shapes

@@ -1,6 +1,6 @@
 #include "device/cuda/cuda_step_clock.hpp"
 
-#include "device/cuda/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 
 namespace minictx {
 

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cuda/cuda_check.hpp"
 #include "device/cuda/attention_common.cuh"
-#include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/flash_rows.cuh"
 #include "device/cuda/mma_fragments.cuh"

@@ -1,7 +1,7 @@
 #include <cmath>
 
+#include "core/cuda/cuda_check.hpp"
 #include "device/cuda/attention_common.cuh"
-#include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/flash_bwd_wgmma_tile.cuh"
 #include "device/cuda/flash_rows.cuh"

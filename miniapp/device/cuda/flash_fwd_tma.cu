@@ -1,5 +1,5 @@
+#include "core/cuda/cuda_check.hpp"
 #include "device/cuda/attention_common.cuh"
-#include "device/cuda/cuda_check.hpp"
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/flash_fwd_wgmma_tile.cuh"
 #include "device/cuda/flash_kv_stream.cuh"

@@ -1,7 +1,7 @@
 #include "device/cuda/lt_gemm.hpp"
 
+#include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
-#include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cuda_footprint.hpp"
 #include "device/cuda/elementwise_kernels.hpp"
 #include "device/cuda/lt_layout.hpp"

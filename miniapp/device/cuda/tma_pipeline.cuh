@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
-#include "device/cuda/cuda_check.hpp"
 
 // Hopper's tensor memory accelerator (TMA) and the shared-memory barriers that pace it
 // (sm_90a; PTX ISA, "Tensor Copy" and "mbarrier"): a tile of a [batch, rows, heads, D]

@@ -1,4 +1,4 @@
-#include "device/cuda/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 
 #include <cublasLt.h>
 #include <mpi.h>
