@@ -24,6 +24,8 @@ std::vector<fs::path> machine_profile_dirs(const fs::path& deck_dir) {
   // The source tree this file was compiled from: a build that was never installed. Its
   // absolute path from CMake: __FILE__ is relative to the build directory under ccache.
   candidates.push_back(fs::path(MINICTX_SOURCE_DIR) / "inputs" / "machines");
+  // An installed build: the profiles `cmake --install` put beside the program.
+  candidates.push_back(fs::path(MINICTX_INSTALLED_INPUTS_DIR) / "machines");
 
   std::vector<fs::path> dirs;
   std::set<fs::path> seen;

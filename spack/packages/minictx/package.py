@@ -25,8 +25,10 @@ class Minictx(CMakePackage, CudaPackage):
     depends_on("mpi")
     depends_on("hdf5")
     depends_on("kokkos")
-    depends_on("blas")
-    depends_on("openblas threads=none", when="^[virtuals=blas] openblas")
+    # OpenBLAS itself, not any BLAS: the host device calls openblas_set_num_threads (one
+    # thread per rank, whatever the build's threading) and names its kernels with
+    # openblas_get_corename.
+    depends_on("openblas")
     depends_on("yaml-cpp")
     depends_on("cli11")
     depends_on("googletest", type=("build", "test"), when="+tests")
@@ -42,7 +44,7 @@ class Minictx(CMakePackage, CudaPackage):
         args = [
             self.define_from_variant("MINICTX_ENABLE_CUDA", "cuda"),
             self.define_from_variant("MINICTX_BUILD_TESTS", "tests"),
-            self.define("BLA_VENDOR", "OpenBLAS" if self.spec["blas"].name == "openblas" else "Generic"),
+            self.define("BLA_VENDOR", "OpenBLAS"),
         ]
         if self.spec.satisfies("+cuda"):
             # sm_90 devices get Hopper's arch-specific code (wgmma, TMA): 90a.
