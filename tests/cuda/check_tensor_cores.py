@@ -14,8 +14,8 @@ full CUDA toolkit) the SASS must also hold HMMA (HGMMA for the Hopper kernels). 
 and spills per kernel, from ptxas -v, are printed for docs/performance.md.
 
   check_tensor_cores.py --nvcc NVCC --include DIR --arch 80 --arch 90a \
-      --flash flash_fwd.cu --flash flash_bwd.cu --wgmma flash_fwd_tma.cu \
-      --simt attention_kernels.cu --work DIR
+      --flash flash_fwd_sm80.cu --flash flash_bwd_sm80.cu --wgmma flash_fwd_sm90.cu \
+      --simt attention_simt.cu --work DIR
 """
 import argparse
 import os

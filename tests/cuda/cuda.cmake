@@ -43,10 +43,10 @@ foreach(_causal false true)
 endforeach()
 add_test(NAME flash_kernels_use_tensor_cores
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_tensor_cores.py --nvcc ${CMAKE_CUDA_COMPILER}
-                 --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd.cu
-                 --flash ${_kernels}/flash_bwd.cu --wgmma ${_kernels}/flash_fwd_tma.cu
-                 --wgmma ${_kernels}/flash_bwd_wgmma.cu --pipelined ${_kernels}/flash_fwd_tma.cu
-                 --simt ${_kernels}/attention_kernels.cu ${_known_spills}
+                 --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd_sm80.cu
+                 --flash ${_kernels}/flash_bwd_sm80.cu --wgmma ${_kernels}/flash_fwd_sm90.cu
+                 --wgmma ${_kernels}/flash_bwd_sm90.cu --pipelined ${_kernels}/flash_fwd_sm90.cu
+                 --simt ${_kernels}/attention_simt.cu ${_known_spills}
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
 set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "tensor cores ok")

@@ -50,7 +50,7 @@ class CudaAttention : public ::testing::TestWithParam<AttnCase> {};
 bool wgmma_here() {
   cudaDeviceProp prop{};
   return cudaGetDeviceProperties(&prop, gpu().gpu()) == cudaSuccess &&
-         cuda::flash_wgmma_available(prop.major, prop.minor);
+         cuda::flash_sm90_available(prop.major, prop.minor);
 }
 
 // Why a test of the sm90 kernel family cannot run here (nullptr: it can): it needs a GPU

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "device/cuda/attention_kernels.hpp"
+#include "device/cuda/attention_args.hpp"
 
 // What every attention kernel (SIMT and flash) shares: the mask by global position, the
 // overflow-free LSE merge, and the search for a block's visible range (positions

@@ -7,10 +7,11 @@
 
 #include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
-#include "device/cuda/attention_kernels.hpp"
+#include "device/cuda/attention_simt.hpp"
 #include "device/cuda/cuda_step_clock.hpp"
 #include "device/cuda/elementwise_kernels.hpp"
 #include "device/cuda/flash_attention.hpp"
+#include "device/cuda/tile_sizes.hpp"
 
 namespace minictx {
 namespace {

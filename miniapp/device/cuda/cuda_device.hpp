@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "device/block_cache.hpp"
-#include "device/cuda/attention_kernels.hpp"
+#include "device/cuda/attention_args.hpp"
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/kernel_families.hpp"
 #include "device/cuda/lt_gemm.hpp"

@@ -24,12 +24,10 @@ __global__ void to_16bit_kernel(const float4* __restrict__ src, int64_t src_rows
 bool flash_serves(int head_dim, Precision p, int sm_major, int shared_bytes_optin) {
   if (p == Precision::f32 || sm_major < 8 || !flash_head_dim(head_dim)) return false;
   return size_t(shared_bytes_optin) >=
-         std::max(flash_fwd_shared_bytes(head_dim), flash_bwd_shared_bytes(head_dim));
+         std::max(flash_fwd_sm80_shared_bytes(head_dim), flash_bwd_sm80_shared_bytes(head_dim));
 }
 
-FlashTiles flash_tiles(int head_dim) { return head_dim == 64 ? kFlashTilesD64 : kFlashTilesD128; }
-
-bool flash_wgmma_available(int sm_major, int sm_minor) {
+bool flash_sm90_available(int sm_major, int sm_minor) {
 #ifdef MINICTX_HAVE_SM90A
   return sm_major == 9 && sm_minor == 0;
 #else
@@ -46,10 +44,10 @@ void to_16bit(const float* src, int batch, int64_t src_rows, int64_t begin, int6
   const unsigned blocks = unsigned(std::min<int64_t>((total4 + 255) / 256, 65535));
   auto* s = reinterpret_cast<const float4*>(src);
   auto* d = static_cast<uint2*>(dst);
-  if (p == Precision::bf16)
-    to_16bit_kernel<true><<<blocks, 256, 0, stream>>>(s, src_rows, begin, len, width4, total4, d);
-  else
-    to_16bit_kernel<false><<<blocks, 256, 0, stream>>>(s, src_rows, begin, len, width4, total4, d);
+  for_operand(p, [&](auto bf16) {
+    to_16bit_kernel<decltype(bf16)::value>
+        <<<blocks, 256, 0, stream>>>(s, src_rows, begin, len, width4, total4, d);
+  });
 }
 
 }  // namespace minictx::cuda

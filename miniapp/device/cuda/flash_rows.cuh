@@ -10,8 +10,8 @@
 // rows, each an array of n-tiles of 8 columns, of which a thread holds (row group, columns
 // 2t, 2t + 1) in elements 0, 1 and (row group + 8, same columns) in elements 2, 3
 // (group = lane / 4, t = lane % 4). A thread's rows are numbered rr = 2·m-tile + (0: group,
-// 1: group + 8). The kernels on mma.sync (flash_fwd.cu, flash_bwd.cu) and on wgmma
-// (flash_fwd_tma.cu, flash_bwd_wgmma.cu) call these.
+// 1: group + 8). The kernels on mma.sync (flash_fwd_sm80.cu, flash_bwd_sm80.cu) and on wgmma
+// (flash_fwd_sm90.cu, flash_bwd_sm90.cu) call these.
 namespace minictx::cuda::attn {
 
 // What a block of kBr queries (forward, dQ pass) owns: batch b, query head h and its KV head g, the

@@ -2,18 +2,10 @@
 
 #include "core/error.hpp"
 #include "device/cuda/cuda_footprint.hpp"
+#include "device/cuda/tile_sizes.hpp"
 
 namespace minictx::cuda {
 namespace {
-
-// Hopper's: the TMA-fed forward's tiles, the wgmma backward's.
-FlashTiles sm90_tiles(int head_dim) {
-  FlashTiles t = flash_bwd_wgmma_tiles(head_dim);
-  const FlashTiles forward = flash_fwd_tma_tiles(head_dim);
-  t.fwd_q = forward.fwd_q;
-  t.fwd_k = forward.fwd_k;
-  return t;
-}
 
 std::string tile(int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
@@ -21,15 +13,15 @@ std::string tile(int rows, int cols) { return std::to_string(rows) + "x" + std::
 
 const std::vector<KernelFamily>& kernel_families() {
   static const std::vector<KernelFamily> families = {
-      {AttentionKernels::sm80, "flash-mma", "flash-mma", flash_fwd, flash_bwd, flash_tiles, false},
-      {AttentionKernels::sm90, "flash-wgmma-tma", "flash-wgmma", flash_fwd_tma, flash_bwd_wgmma, sm90_tiles,
+      {AttentionKernels::sm80, "flash-mma", "flash-mma", flash_fwd_sm80, flash_bwd_sm80, sm80_tiles, false},
+      {AttentionKernels::sm90, "flash-wgmma-tma", "flash-wgmma", flash_fwd_sm90, flash_bwd_sm90, sm90_tiles,
        true},
   };
   return families;
 }
 
 const KernelFamily& kernel_family(AttentionKernels kernels, int sm_major, int sm_minor) {
-  const bool hopper = flash_wgmma_available(sm_major, sm_minor);
+  const bool hopper = flash_sm90_available(sm_major, sm_minor);
   const AttentionKernels id = kernels != AttentionKernels::automatic ? kernels
                               : hopper                               ? AttentionKernels::sm90
                                                                      : AttentionKernels::sm80;

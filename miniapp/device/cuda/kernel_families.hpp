@@ -6,6 +6,7 @@
 
 #include "config/run_config.hpp"
 #include "device/cuda/flash_attention.hpp"
+#include "device/cuda/tile_sizes.hpp"
 
 // The flash attention kernel families, one per GPU architecture, as FlashAttention-3 pairs
 // an sm80 and an sm90 mainloop: what each pass runs, its tiles, and what it needs. The
@@ -25,7 +26,7 @@ struct KernelFamily {
   const char* backward_name;  // the backward's
   FlashForward forward;
   FlashBackward backward;
-  FlashTiles (*tiles)(int head_dim);  // every pass's tiles at a served head dim
+  FlashTiles (*tiles)(int head_dim);  // every pass's tiles at a served head dim (tile_sizes.hpp)
   bool needs_sm90a;                   // Hopper-only instructions (wgmma, setmaxnreg)
 };
 

@@ -1,8 +1,9 @@
 #include <cmath>
 
 #include "device/cuda/attention_common.cuh"
-#include "device/cuda/attention_kernels.hpp"
+#include "device/cuda/attention_simt.hpp"
 #include "device/cuda/precision.cuh"
+#include "device/cuda/tile_sizes.hpp"
 
 namespace minictx::cuda {
 namespace {
@@ -10,21 +11,20 @@ namespace {
 using namespace attn;
 
 // SIMT kernels: a warp owns whole query (or key) rows, a lane owns one key (or query) of
-// the tile for the scores and kMaxHeadDim/32 columns of the accumulators. Tile shapes
-// keep the static shared memory under 48 KiB for every head dim up to kMaxHeadDim. Loops
-// over the per-thread accumulator arrays are unrolled so that they stay in registers
-// (ptxas -v: no stack frame, 96 registers at most, sm_90).
-constexpr int kThreads = 128;
+// the tile for the scores and kMaxHeadDim/32 columns of the accumulators (the tiles:
+// tile_sizes.hpp). Loops over the per-thread accumulator arrays are unrolled so that they
+// stay in registers (ptxas -v: no stack frame, 96 registers at most, sm_90).
+constexpr int kThreads = kSimtThreads;
 constexpr int kWarps = kThreads / kWarp;
 constexpr int kCols = kMaxHeadDim / kWarp;
 
-constexpr int kFwdRows = 4;                // query rows per warp
+constexpr int kFwdRows = kSimtFwdRows;     // query rows per warp
 constexpr int kFwdBq = kWarps * kFwdRows;  // 16 queries per block
 constexpr int kFwdBk = kWarp;              // 32 keys per tile
-constexpr int kDkvKeys = 2;                // key rows per warp
+constexpr int kDkvKeys = kSimtDkvRows;     // key rows per warp
 constexpr int kDkvBk = kWarps * kDkvKeys;  // 8 keys per block
 constexpr int kDkvBq = kWarp;              // 32 queries per tile
-constexpr int kDqRows = 2;                 // query rows per warp
+constexpr int kDqRows = kSimtDqRows;       // query rows per warp
 constexpr int kDqBq = kWarps * kDqRows;    // 8 queries per block
 constexpr int kDqBk = kWarp;               // 32 keys per tile
 

@@ -3,32 +3,16 @@
 
 #include <cstdint>
 
+#include "device/cuda/attention_args.hpp"
 #include "device/cuda/precision.hpp"
 
 // Launchers of the SIMT CUDA attention block kernels (flash-style: q/k tiles in shared
 // memory, online softmax, fp32 FMA accumulation, never an S×S matrix): the simple
 // reference path, serving fp32 and the head dims the tensor-core kernels of
-// flash_attention.hpp do not. Pointers are device memory; the semantics are the Device
-// interface's (device/device.hpp).
+// flash_attention.hpp do not (up to kMaxHeadDim, tile_sizes.hpp); and the row passes
+// every path shares (delta, the LSE merge). Pointers are device memory; the semantics are
+// the Device interface's (device/device.hpp).
 namespace minictx::cuda {
-
-// One (q block, k block) pair of a [B, L, heads, D] layout.
-struct AttnArgs {
-  int batch, heads, kv_heads, head_dim;
-  bool causal;
-  int64_t real_len;
-  float scale;
-  Precision precision;
-  int64_t q_rows, k_rows;  // rows per batch of q and of k, v
-  int64_t o_rows;          // rows per batch of o (forward) or of dout, dq (backward)
-  int64_t dk_rows;         // rows per batch of dk, dv (backward)
-  int64_t vec_len;         // per-(b, h) length of lse / delta
-  int64_t q_begin, q_len, k_begin, k_len;
-  const int64_t* q_pos;  // device, q_len positions
-  const int64_t* k_pos;  // device, k_len positions
-};
-
-constexpr int kMaxHeadDim = 128;
 
 void attn_fwd(const AttnArgs&, const float* q, const float* k, const float* v, float* o, float* lse,
               cudaStream_t);

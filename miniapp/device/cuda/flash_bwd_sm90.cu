@@ -3,11 +3,11 @@
 #include "core/cuda/cuda_check.hpp"
 #include "device/cuda/attention_common.cuh"
 #include "device/cuda/flash_attention.hpp"
-#include "device/cuda/flash_bwd_wgmma_tile.cuh"
+#include "device/cuda/flash_bwd_sm90_tile.cuh"
 #include "device/cuda/flash_rows.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
 
-// The backward flash kernels on Hopper's warpgroup MMA (sm_90a): flash_bwd.cu's two
+// The backward flash kernels on Hopper's warpgroup MMA (sm_90a): flash_bwd_sm80.cu's two
 // passes with one warpgroup per thread block and every product a wgmma.
 //   dK/dV: a block owns 64 keys of one KV head (wgmma's M) and walks the visible query
 //   tiles of kBr of every query head of its group: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ read K, V and
@@ -17,20 +17,19 @@
 //   dQ: a block owns 64 queries and walks the visible key tiles of 64: S = Q Kᵀ and
 //   dP = dO Vᵀ from shared memory, dS in registers, dQ += dS K with K read transposed.
 // Tiles are 128-byte swizzled (wgmma_fragments.cuh) and double-buffered by cp.async; the
-// P/dS formation, masks and row updates are flash_bwd.cu's code (flash_rows.cuh).
+// P/dS formation, masks and row updates are flash_bwd_sm80.cu's code (flash_rows.cuh).
 namespace minictx::cuda {
 namespace {
 
 using namespace attn;
 
-constexpr int kRowsPerBlock = 64;  // wgmma's M: keys (dK/dV) or queries (dQ)
-constexpr int kThreads = 128;      // one warpgroup
+constexpr int kRowsPerBlock = kSm90BwdRows;  // wgmma's M: keys (dK/dV) or queries (dQ)
+constexpr int kThreads = 128;                // one warpgroup
 
-// Head dim → the query tile of the dK/dV pass: dK and dV (kD / 2 registers a thread
-// each) beside Sᵀ and dPᵀ (kBr / 2 each).
+// Head dim → the query tile of the dK/dV pass (tile_sizes.hpp).
 template <int kD>
-constexpr int kWgmmaQueryTile = kD == 64 ? 64 : 32;
-constexpr int kWgmmaDqKeyTile = 64;
+constexpr int kWgmmaQueryTile = sm90_dkdv_query_tile(kD);
+constexpr int kWgmmaDqKeyTile = kSm90DqKeyTile;
 
 template <int kD, int kBr>
 struct WgmmaKvShape {
@@ -106,7 +105,7 @@ __global__ void __launch_bounds__(kThreads)
 
   add_dk_dv<kD>(rows.dk, rows.dv, a, tile, dk, dv, warp, group, tig);
 #else
-  __trap();  // built without sm_90a: flash_wgmma_available() never chooses this kernel
+  __trap();  // built without sm_90a: flash_sm90_available() never chooses this kernel
 #endif
 }
 
@@ -159,7 +158,7 @@ __global__ void __launch_bounds__(kThreads)
 
   add_dq<kD>(dq_acc, a, tile, dq, warp, group, tig);
 #else
-  __trap();  // built without sm_90a: flash_wgmma_available() never chooses this kernel
+  __trap();  // built without sm_90a: flash_sm90_available() never chooses this kernel
 #endif
 }
 
@@ -192,19 +191,10 @@ void launch_dq_wgmma(const AttnArgs& a, const void* q, const void* k, const void
 
 }  // namespace
 
-FlashTiles flash_bwd_wgmma_tiles(int head_dim) {
-  FlashTiles t = flash_tiles(head_dim);
-  t.bwd_q = head_dim == 64 ? kWgmmaQueryTile<64> : kWgmmaQueryTile<128>;
-  t.bwd_k = kRowsPerBlock;
-  t.dq_q = kRowsPerBlock;
-  t.dq_k = kWgmmaDqKeyTile;
-  return t;
-}
-
 // dK/dV, then dQ, on the same stream.
-void flash_bwd_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
-                     const float* lse, const float* delta, float* dq, float* dk, float* dv,
-                     cudaStream_t stream) {
+void flash_bwd_sm90(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
+                    const float* lse, const float* delta, float* dq, float* dk, float* dv,
+                    cudaStream_t stream) {
   for_flash_shape(a, [&](auto d, auto bf16) {
     constexpr int kD = decltype(d)::value;
     constexpr bool kBf16 = decltype(bf16)::value;

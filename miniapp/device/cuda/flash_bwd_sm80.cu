@@ -23,8 +23,9 @@ namespace {
 
 using namespace attn;
 
-template <int kD, int kWarps, int kBr>
+template <int kD, int kWarpsPerBlock, int kQueryTile>
 struct BwdShape {
+  static constexpr int kWarps = kWarpsPerBlock, kBr = kQueryTile;
   static constexpr int kBc = kWarps * 16;
   static constexpr int kThreads = kWarps * kWarp;
   static constexpr int kQTile = kBr * kD;
@@ -142,8 +143,9 @@ __global__ void __launch_bounds__(kWarps* kWarp)
 // registers, and walks the visible key tiles (K, V and key positions double-buffered by
 // cp.async). Per tile it recomputes S = QKᵀ, P and dP = dO Vᵀ, forms dS and adds
 // dQ += dS K in registers; the block then adds its rows to dq once, with no atomics.
-template <int kD, int kWarps, int kBc>
+template <int kD, int kWarpsPerBlock, int kKeyTile>
 struct DqShape {
+  static constexpr int kWarps = kWarpsPerBlock, kBc = kKeyTile;
   static constexpr int kBr = kWarps * 16;
   static constexpr int kThreads = kWarps * kWarp;
   static constexpr int kTile = kBc * kD;
@@ -236,15 +238,22 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   add_dq<kD>(dq_acc, a, tile, dq, warp, group, tig);
 }
 
+// Both passes at head dim kD on their tiles (tile_sizes.hpp): a warp owns 16 keys (dK/dV)
+// or 16 queries (dQ).
+template <int kD>
+using Sm80Dkdv = BwdShape<kD, sm80_tiles(kD).bwd_k / 16, sm80_tiles(kD).bwd_q>;
+template <int kD>
+using Sm80Dq = DqShape<kD, sm80_tiles(kD).dq_q / 16, sm80_tiles(kD).dq_k>;
+
 // dK/dV, then dQ, on the same stream.
-template <int kD, const FlashTiles& kTiles, bool kBf16>
+template <int kD, bool kBf16>
 void launch_bwd(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
                 const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t stream) {
   using T = typename mma::Operand<kBf16>::type;
-  using KvShape = BwdShape<kD, kTiles.bwd_k / 16, kTiles.bwd_q>;
-  using QShape = DqShape<kD, kTiles.dq_q / 16, kTiles.dq_k>;
-  constexpr auto kv_kernel = flash_bwd_kernel<kD, kTiles.bwd_k / 16, kTiles.bwd_q, kBf16>;
-  constexpr auto q_kernel = flash_bwd_dq_kernel<kD, kTiles.dq_q / 16, kTiles.dq_k, kBf16>;
+  using KvShape = Sm80Dkdv<kD>;
+  using QShape = Sm80Dq<kD>;
+  constexpr auto kv_kernel = flash_bwd_kernel<kD, KvShape::kWarps, KvShape::kBr, kBf16>;
+  constexpr auto q_kernel = flash_bwd_dq_kernel<kD, QShape::kWarps, QShape::kBc, kBf16>;
   allow_shared_memory<kv_kernel>(KvShape::kSharedBytes, "flash_bwd shared memory");
   allow_shared_memory<q_kernel>(QShape::kSharedBytes, "flash_bwd_dq shared memory");
   const auto* qt = static_cast<const T*>(q);
@@ -258,34 +267,21 @@ void launch_bwd(const AttnArgs& a, const void* q, const void* k, const void* v, 
   q_kernel<<<q_grid, QShape::kThreads, QShape::kSharedBytes, stream>>>(a, qt, kt, vt, dt, lse, delta, dq);
 }
 
-template <bool kBf16>
-void bwd_for_head_dim(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
-                      const float* lse, const float* delta, float* dq, float* dk, float* dv,
-                      cudaStream_t stream) {
-  if (a.head_dim == 64)
-    launch_bwd<64, kFlashTilesD64, kBf16>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
-  else
-    launch_bwd<128, kFlashTilesD128, kBf16>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
-}
-
-template <int kD, const FlashTiles& kTiles>
-constexpr size_t shared_bytes() {
-  return std::max(BwdShape<kD, kTiles.bwd_k / 16, kTiles.bwd_q>::kSharedBytes,
-                  DqShape<kD, kTiles.dq_q / 16, kTiles.dq_k>::kSharedBytes);
-}
-
 }  // namespace
 
-size_t flash_bwd_shared_bytes(int head_dim) {
-  return head_dim == 64 ? shared_bytes<64, kFlashTilesD64>() : shared_bytes<128, kFlashTilesD128>();
+size_t flash_bwd_sm80_shared_bytes(int head_dim) {
+  return for_head_dim(head_dim, [](auto d) {
+    constexpr int kD = decltype(d)::value;
+    return std::max(Sm80Dkdv<kD>::kSharedBytes, Sm80Dq<kD>::kSharedBytes);
+  });
 }
 
-void flash_bwd(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
-               const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t stream) {
-  if (a.precision == Precision::bf16)
-    bwd_for_head_dim<true>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
-  else
-    bwd_for_head_dim<false>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+void flash_bwd_sm80(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
+                    const float* lse, const float* delta, float* dq, float* dk, float* dv,
+                    cudaStream_t stream) {
+  for_flash_shape(a, [&](auto d, auto bf16) {
+    launch_bwd<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+  });
 }
 
 }  // namespace minictx::cuda

@@ -17,8 +17,9 @@ namespace {
 
 using namespace attn;
 
-template <int kD, int kWarps, int kBc, int kMt>
+template <int kD, int kWarpsPerBlock, int kKeyTile, int kMTiles>
 struct FwdShape {
+  static constexpr int kWarps = kWarpsPerBlock, kBc = kKeyTile, kMt = kMTiles;
   static constexpr int kBr = kWarps * 16 * kMt;
   static constexpr int kThreads = kWarps * kWarp;
   static constexpr int kTile = kBc * kD;  // elements of one K or V stage
@@ -122,40 +123,35 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   merge_rows<kMt, kD>(acc, row_max, row_sum, a, o, lse, b, h, i0, tq, warp, group, tig);
 }
 
-template <int kD, int kWarps, int kBc, int kMt, bool kBf16>
+// The forward at head dim kD on its tiles (tile_sizes.hpp): a warp owns kSm80FwdMTiles
+// m-tiles of 16 queries.
+template <int kD>
+using Sm80Fwd =
+    FwdShape<kD, sm80_tiles(kD).fwd_q / (16 * kSm80FwdMTiles), sm80_tiles(kD).fwd_k, kSm80FwdMTiles>;
+
+template <int kD, bool kBf16>
 void launch_fwd(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
                 cudaStream_t stream) {
   using T = typename mma::Operand<kBf16>::type;
-  using Shape = FwdShape<kD, kWarps, kBc, kMt>;
-  constexpr auto kernel = flash_fwd_kernel<kD, kWarps, kBc, kMt, kBf16>;
+  using Shape = Sm80Fwd<kD>;
+  constexpr auto kernel = flash_fwd_kernel<kD, Shape::kWarps, Shape::kBc, Shape::kMt, kBf16>;
   allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_fwd shared memory");
   const dim3 grid(unsigned((a.q_len + Shape::kBr - 1) / Shape::kBr), unsigned(a.batch * a.heads));
   kernel<<<grid, Shape::kThreads, Shape::kSharedBytes, stream>>>(
       a, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), o, lse);
 }
 
-template <bool kBf16>
-void fwd_for_head_dim(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
-                      cudaStream_t stream) {
-  if (a.head_dim == 64)
-    launch_fwd<64, kFlashTilesD64.fwd_q / 32, kFlashTilesD64.fwd_k, 2, kBf16>(a, q, k, v, o, lse, stream);
-  else
-    launch_fwd<128, kFlashTilesD128.fwd_q / 32, kFlashTilesD128.fwd_k, 2, kBf16>(a, q, k, v, o, lse, stream);
-}
-
 }  // namespace
 
-size_t flash_fwd_shared_bytes(int head_dim) {
-  return head_dim == 64 ? FwdShape<64, kFlashTilesD64.fwd_q / 32, kFlashTilesD64.fwd_k, 2>::kSharedBytes
-                        : FwdShape<128, kFlashTilesD128.fwd_q / 32, kFlashTilesD128.fwd_k, 2>::kSharedBytes;
+size_t flash_fwd_sm80_shared_bytes(int head_dim) {
+  return for_head_dim(head_dim, [](auto d) { return Sm80Fwd<decltype(d)::value>::kSharedBytes; });
 }
 
-void flash_fwd(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
-               cudaStream_t stream) {
-  if (a.precision == Precision::bf16)
-    fwd_for_head_dim<true>(a, q, k, v, o, lse, stream);
-  else
-    fwd_for_head_dim<false>(a, q, k, v, o, lse, stream);
+void flash_fwd_sm80(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+                    cudaStream_t stream) {
+  for_flash_shape(a, [&](auto d, auto bf16) {
+    launch_fwd<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, o, lse, stream);
+  });
 }
 
 }  // namespace minictx::cuda

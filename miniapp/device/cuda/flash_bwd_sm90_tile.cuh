@@ -5,7 +5,7 @@
 #include "device/cuda/flash_rows.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
 
-// The backward's per-tile work on Hopper's warpgroup MMA (flash_bwd_wgmma.cu).
+// The backward's per-tile work on Hopper's warpgroup MMA (flash_bwd_sm90.cu).
 // - dK/dV, one query tile for a warpgroup's 64 keys: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ from shared
 //   memory, Pᵀ and dSᵀ formed and rounded in registers, then dV += Pᵀ dO and dK += dSᵀ Q
 //   with the same Q and dO tiles read transposed.

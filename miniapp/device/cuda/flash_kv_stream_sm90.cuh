@@ -1,10 +1,11 @@
 #pragma once
 #include <cstdint>
 
+#include "device/cuda/tile_sizes.hpp"
 #include "device/cuda/tma_pipeline.cuh"
 #include "device/cuda/wgmma_fragments.cuh"
 
-// The key/value side of the TMA-fed forward (flash_fwd_tma.cu), which owns a query tile
+// The key/value side of the TMA-fed forward (flash_fwd_sm90.cu), which owns a query tile
 // and walks its key tiles: a ring of kStages stages of one K and one V tile of kKeyTile
 // keys, which one producer thread fills with TMA and every consumer warp frees, K and V
 // apart (the forward is done with K before V); and one barrier for the tile the block
@@ -79,15 +80,16 @@ struct KvStream {
 };
 
 // The block of a kernel that owns a query tile and walks its key tiles through the ring:
-// a producer warpgroup, then two consumer warpgroups of 64 queries each (wgmma's M), K/V
-// tiles of 128 keys in two stages, the producer's registers handed to the consumers'
-// accumulators (setmaxnreg).
+// a producer warpgroup, then consumer warpgroups of 64 queries each (wgmma's M), the
+// producer's registers handed to the consumers' accumulators (setmaxnreg); how many, the
+// key tile, the stages and the registers: tile_sizes.hpp.
 struct QueryBlock {
-  static constexpr int kConsumers = 2;
+  static constexpr int kConsumers = kSm90FwdConsumers;
   static constexpr int kRows = 64 * kConsumers;
   static constexpr int kThreads = 128 * (kConsumers + 1);
-  static constexpr int kStages = 2, kKeyTile = 128;
-  static constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
+  static constexpr int kStages = kSm90FwdStages, kKeyTile = kSm90FwdKeyTile;
+  static constexpr int kProducerRegisters = kSm90FwdProducerRegisters;
+  static constexpr int kConsumerRegisters = kSm90FwdConsumerRegisters;
   template <int kD>
   using Stream = KvStream<kStages, kKeyTile, kD, 4 * kConsumers>;
   // One 16-bit [kRows, kD] tile the block keeps resident (its Q tile).

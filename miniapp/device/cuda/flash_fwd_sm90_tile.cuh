@@ -8,7 +8,7 @@
 #include "device/cuda/wgmma_fragments.cuh"
 
 // The forward's work on one key tile for a warpgroup's 64 queries on Hopper's warpgroup
-// MMA (flash_fwd_tma.cu): S = QKᵀ from shared memory, the mask and the online softmax in
+// MMA (flash_fwd_sm90.cu): S = QKᵀ from shared memory, the mask and the online softmax in
 // registers, O += PV with P in registers and V from shared memory.
 namespace minictx::cuda::attn {
 

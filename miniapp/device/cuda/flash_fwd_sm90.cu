@@ -1,8 +1,8 @@
 #include "core/cuda/cuda_check.hpp"
 #include "device/cuda/attention_common.cuh"
 #include "device/cuda/flash_attention.hpp"
-#include "device/cuda/flash_fwd_wgmma_tile.cuh"
-#include "device/cuda/flash_kv_stream.cuh"
+#include "device/cuda/flash_fwd_sm90_tile.cuh"
+#include "device/cuda/flash_kv_stream_sm90.cuh"
 #include "device/cuda/flash_rows.cuh"
 #include "device/cuda/mma_fragments.cuh"
 #include "device/cuda/tma_pipeline.cuh"
@@ -11,9 +11,9 @@
 // The forward flash kernel with FlashAttention-3's division of labour (sm_90a): a block
 // of three warpgroups owns 128 queries of one head. The producer warpgroup gives its
 // registers up and one of its threads streams the Q tile and the K/V tiles with TMA into
-// a ring of two stages (flash_kv_stream.cuh), each stage's arrival counted on an
+// a ring of two stages (flash_kv_stream_sm90.cuh), each stage's arrival counted on an
 // mbarrier; the two consumer warpgroups own 64 queries each and run the wgmma forward's
-// steps on every key tile (flash_fwd_wgmma_tile.cuh: S = QKᵀ from shared memory, mask and
+// steps on every key tile (flash_fwd_sm90_tile.cuh: S = QKᵀ from shared memory, mask and
 // online softmax in registers, O += PV with P in registers), freeing the K tile once S is
 // formed and the V tile after PV, each on an mbarrier of its own, for the producer to
 // refill. Both consumers read each K/V tile once loaded, so a tile feeds 128 queries, and
@@ -28,6 +28,8 @@ using namespace attn;
 
 using Block = tma::QueryBlock;
 constexpr int kRowsPerBlock = Block::kRows, kKeyTile = Block::kKeyTile;
+static_assert(sm90_tiles(64).fwd_q == kRowsPerBlock && sm90_tiles(64).fwd_k == kKeyTile,
+              "the family table prints the tiles this kernel runs");
 
 template <int kD, bool kBf16>
 __global__ void __launch_bounds__(Block::kThreads, 1)
@@ -107,7 +109,7 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
   merge_rows<1, kD>(rows.acc, rows.row_max, rows.row_sum, a, o, lse, tile.b, tile.h, tile.i0, tile.tq, warp,
                     group, tig);
 #else
-  __trap();  // built without sm_90a: flash_wgmma_available() never chooses this kernel
+  __trap();  // built without sm_90a: flash_sm90_available() never chooses this kernel
 #endif
 }
 
@@ -128,15 +130,8 @@ void launch_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void*
 
 }  // namespace
 
-FlashTiles flash_fwd_tma_tiles(int head_dim) {
-  FlashTiles t = flash_tiles(head_dim);
-  t.fwd_q = kRowsPerBlock;
-  t.fwd_k = kKeyTile;
-  return t;
-}
-
-void flash_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
-                   cudaStream_t stream) {
+void flash_fwd_sm90(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
+                    cudaStream_t stream) {
   for_flash_shape(a, [&](auto d, auto bf16) {
     launch_fwd_tma<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, o, lse, stream);
   });
