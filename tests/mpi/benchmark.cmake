@@ -2,7 +2,8 @@
 # from; the size classes (inputs/benchmark/) at their rank counts; their host twins; the
 # submission report's verdicts.
 add_test(NAME provenance_version COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_provenance.py
-                                         $<TARGET_FILE:minictx> ${PROJECT_VERSION})
+                                         $<TARGET_FILE:minictx> ${PROJECT_VERSION}
+                                         $<IF:$<BOOL:${MINICTX_ENABLE_CUDA}>,cuda,host>)
 set_tests_properties(provenance_version PROPERTIES PASS_REGULAR_EXPRESSION "provenance ok" LABELS quick TIMEOUT 60)
 
 # Every class deck and twin at its own rank count; the GPU classes fit 80 GB devices.

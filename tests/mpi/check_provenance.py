@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """`minictx --version` names the version and the git revision, and a run's results file
 records them with the system a submission describes: CPU model, OS and kernel, compilers,
-MPI, HDF5 and Kokkos versions; a host build records no GPU fields.
+MPI, HDF5 and Kokkos versions. A run on the host device records no GPU facts; the CUDA
+compiler is a fact of the build, recorded exactly when the build has the cuda device.
 
-  check_provenance.py MINICTX VERSION"""
+  check_provenance.py MINICTX VERSION host|cuda"""
 import os
 import platform
 import re
@@ -13,7 +14,7 @@ import tempfile
 
 import h5py
 
-minictx, version = sys.argv[1], sys.argv[2]
+minictx, version, build = sys.argv[1], sys.argv[2], sys.argv[3]
 out = subprocess.run([minictx, "--version"], capture_output=True, text=True, check=True).stdout
 m = re.fullmatch(r"minictx (\S+) \(([0-9a-f]{7,40}|unknown)(, dirty)?\)\n", out)
 assert m, f"--version printed {out!r}"
@@ -36,6 +37,10 @@ assert re.fullmatch(r"\d+\.\d+\.\d+", a["kokkos_version"]), a["kokkos_version"]
 cpuinfo = open("/proc/cpuinfo").read()
 if model := re.search(r"^model name\s*:\s*(.*)$", cpuinfo, re.M):
     assert a.get("cpu_model") == model.group(1).strip(), a.get("cpu_model")
-for key in ("gpu_name", "gpu_driver", "cuda_runtime", "cuda_compiler"):
+for key in ("gpu_name", "gpu_driver", "cuda_runtime"):
     assert key not in a, f"a host run recorded {key}={a[key]}"
+if build == "cuda":
+    assert a.get("cuda_compiler", "").strip(), "a cuda build recorded no cuda_compiler"
+else:
+    assert "cuda_compiler" not in a, f"a host build recorded cuda_compiler={a['cuda_compiler']}"
 print(f"provenance ok: {a['version']} {a['git_sha']}, {a.get('cpu_model', 'no CPU model')}, {a['os']}")
