@@ -18,6 +18,7 @@ and spills per kernel, from ptxas -v, are printed for docs/performance.md.
       --simt attention_simt.cu --work DIR
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import shutil
@@ -112,13 +113,20 @@ for entry in args.known_spill:
         sys.exit(f"check_tensor_cores: --known-spill takes KERNEL@ARCH=BYTES, got '{entry}'")
     known_spill[(m.group(1), m.group(2))] = int(m.group(3))
 
+# Every (source, arch) compile at once, one per core: they are independent, and the test
+# otherwise spends a minute on them one after another.
+jobs = [(s, a) for a in args.arch for s in args.flash + args.simt]
+jobs += [(s, a) for a in args.arch if a == "90a" for s in args.wgmma]
+with concurrent.futures.ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0))) as pool:
+    compiled = dict(zip(jobs, pool.map(lambda job: compile_kept(args, *job), jobs)))
+
 failures = []
 sass_checked = False
 print("| kernel | arch | registers | spill stores (bytes) |")
 print("|---|---|---:|---:|")
 for arch in args.arch:
     for source, tensor_cores in [(s, True) for s in args.flash] + [(s, False) for s in args.simt]:
-        ptx, cubin, log = compile_kept(args, source, arch)
+        ptx, cubin, log = compiled[(source, arch)]
         entries = ptx_entries(ptx)
         if not entries:
             failures.append(f"{source} sm_{arch}: no kernel in the PTX")
@@ -143,7 +151,7 @@ for arch in args.arch:
 
 for arch in [a for a in args.arch if a == "90a"]:
     for source in args.wgmma:
-        ptx, cubin, log = compile_kept(args, source, arch)
+        ptx, cubin, log = compiled[(source, arch)]
         entries = ptx_entries(ptx)
         if not entries:
             failures.append(f"{source} sm_{arch}: no kernel in the PTX")
