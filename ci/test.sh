@@ -7,7 +7,9 @@
 #            batch_cluster_box runs Open MPI across hosts beside MPICH and Slurm; its
 #            quick label runs after the debug step;
 #   default  the Release build (preset default): every test, labels quick and full;
-#   tidy     ci/tidy.sh over the default build's compile database: no finding;
+#   tidy     ci/tidy.sh over the default build's compile database: no finding; it runs
+#            in the background at the lowest priority from the default build on, on the
+#            cycles the test suites leave idle, and is waited for at the end;
 #   debug    AddressSanitizer and UBSan (preset debug): the quick label;
 #   cuda     where the CUDA toolkit is installed, the cuda preset (compile and link) and
 #            its tests that need no GPU (label cuda, not gpu).
@@ -63,12 +65,29 @@ build() {
 run setup ci/setup-deps.sh
 if step format; then run format ci/format-check.sh; fi
 if step openmpi; then build openmpi -DMINICTX_WERROR=ON; fi
-if step default; then
-  build default -DMINICTX_WERROR=ON
-  run "default tests" ctest --preset default -j "$jobs" "$@"
+if step default; then build default -DMINICTX_WERROR=ON; fi
+# Over the default step's compile database (build/). The test suites leave much of the
+# machine idle (launchers starting and tearing down, one-rank tests, scripts that wait),
+# and nice 19 gives way to everything else: clang-tidy takes those cycles, in a session of
+# its own so that an early end of this script ends it too. Its output prints at the end.
+if step tidy; then
+  tidy_log=$(mktemp)
+  echo "test.sh: [tidy] ci/tidy.sh build, in the background at nice 19"
+  # The last line of its log: how long it ran (the inner shell's $SECONDS), for the table.
+  # shellcheck disable=SC2016
+  setsid nice -n 19 bash -c 'ci/tidy.sh build; rc=$?; echo "ended $SECONDS"; exit $rc' >"$tidy_log" 2>&1 &
+  tidy_pid=$!
+  trap 'kill -- -"$tidy_pid" 2>/dev/null || true; rm -f "$tidy_log"' EXIT
 fi
-# Over the default step's compile database (build/): no configure of its own.
-if step tidy; then run tidy ci/tidy.sh build; fi
+# The wait for the background tidy, its output and how long it ran.
+finish_tidy() {
+  local rc=0
+  wait "$tidy_pid" || rc=$?
+  sed '$d' "$tidy_log"
+  times+=("$(printf '%-18s %5d s  in the background' "tidy" "$(tail -1 "$tidy_log" | cut -d' ' -f2)")")
+  return "$rc"
+}
+if step default; then run "default tests" ctest --preset default -j "$jobs" "$@"; fi
 if step debug; then
   # Not -Werror: GCC's flow warnings misfire on sanitizer-instrumented code.
   build debug
@@ -90,4 +109,5 @@ elif [ -x "$nvcc" ]; then
 else
   echo "test.sh: no CUDA toolkit at $nvcc: the cuda preset is not built"
 fi
+if step tidy; then run "tidy (the rest)" finish_tidy; fi
 summary
