@@ -25,7 +25,7 @@ import time
 import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from job_support import points_in  # noqa: E402  (the HDF5 part and the appended points)
+from job_support import own_lines, points_in, rank_pids  # noqa: E402
 
 minictx, mpiexec, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 LIMIT_S = 240
@@ -41,7 +41,7 @@ def run(args, ranks=2, cwd=None, env=None):
 
 def refused(result, pattern):
     """Exit 2 and exactly one line on stderr, `minictx: error: ...` containing pattern."""
-    lines = result.stderr.strip().splitlines()
+    lines = own_lines(result.stderr)
     assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
     assert len(lines) == 1 and lines[0].startswith("minictx: error: "), result.stderr
     assert pattern in lines[0], (pattern, lines[0])
@@ -87,7 +87,7 @@ def kill_before_first_point(path, sig):
     """Starts a --force run whose first point takes seconds, stops it with `sig` as soon as
     the point has started, and returns its output."""
     command = [mpiexec, "-n", "2", minictx] + RUN + [
-        "--set", "sequence.length=[1024,256]", "--set", "run.iters=[30,1]", "--set",
+        "--set", "sequence.length=[1024,256]", "--set", "run.iters=[100,1]", "--set",
         "sweep.zip=[sequence.length,run.iters]", "-o", path, "--force"]
     job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            start_new_session=True)
@@ -99,7 +99,13 @@ def kill_before_first_point(path, sig):
         assert time.monotonic() < deadline, "no progress line after %d s" % LIMIT_S
         seen += line
     if sig == signal.SIGKILL:
-        os.killpg(job.pid, signal.SIGKILL)  # mpiexec and every rank, as a batch system's hard kill
+        # mpiexec and every rank, as a batch system's hard kill (Open MPI's ranks are not
+        # in mpiexec's process group).
+        ranks = rank_pids(path)
+        assert len(ranks) == 2, ranks
+        for pid in ranks.values():
+            os.kill(pid, signal.SIGKILL)
+        os.killpg(job.pid, signal.SIGKILL)
     else:
         job.send_signal(sig)
     return seen + job.communicate(timeout=LIMIT_S)[0]

@@ -10,6 +10,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from job_support import own_lines  # noqa: E402
+
 mpiexec, minictx = sys.argv[1], sys.argv[2]
 SKIP = 77
 small = ["--set", "model.layers=1", "--set", "model.d_model=64", "--set", "model.heads=4", "--set", "model.kv_heads=2",
@@ -35,7 +38,7 @@ with tempfile.TemporaryDirectory() as tmp:
                                 os.path.join(disk, f"r{ranks}.h5")], capture_output=True, text=True, timeout=120)
             print(r.stdout + r.stderr)
             assert r.returncode == 2, r.returncode
-            lines = r.stderr.strip().splitlines()
+            lines = own_lines(r.stderr)
             assert len(lines) == 1, lines
             assert lines[0].startswith("minictx: error: results file") and "No space left on device" in lines[0], lines
             assert sorted(os.listdir(disk)) == ["fill"], os.listdir(disk)  # no scratch left behind

@@ -25,7 +25,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from job_support import points_in  # noqa: E402  (the HDF5 part and the appended points)
+from job_support import own_lines, points_in  # noqa: E402
 
 minictx, mpiexec, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 LIMIT_S = 240
@@ -51,7 +51,7 @@ def reported(out):
 
 
 def one_line(err):
-    lines = err.strip().splitlines()
+    lines = own_lines(err)
     assert len(lines) == 1 and lines[0].startswith("minictx: error: "), err
     return lines[0]
 

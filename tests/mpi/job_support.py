@@ -1,6 +1,7 @@
 """What the batch and MPI checks share about a running minictx job: the points its
-results file holds, its ranks' processes, the daemons it ran under."""
+results file holds, its ranks' processes, its own output lines, the daemons it ran under."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -41,6 +42,19 @@ def rank_pids(results_path):
             if rank is not None:
                 ranks[int(rank)] = int(entry)
     return ranks
+
+
+def own_lines(text):
+    """TEXT's lines less what the launcher adds about the job: Open MPI's mpiexec frames its
+    notices (a rank exited non-zero, the job was aborted) between lines of dashes, and says
+    when it forwards a signal; MPICH's hydra adds nothing."""
+    lines, in_notice = [], False
+    for line in text.strip().splitlines():
+        if re.fullmatch(r"-{20,}", line):
+            in_notice = not in_notice
+        elif not in_notice and not re.fullmatch(r"mpiexec(\.\w+)?: Forwarding signal \d+ to job", line):
+            lines.append(line)
+    return lines
 
 
 def stop_daemons(daemons):
