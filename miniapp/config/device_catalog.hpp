@@ -13,7 +13,6 @@ namespace minictx {
 
 struct DeviceDeckFacts {
   DeviceKind kind{};
-  bool masks_documents = false;  // its attention kernels mask packed documents (sequence.documents)
   bool kernel_families = false;  // attention.kernels picks among its flash kernel families
   // It chooses its attention tiles itself, per head dim: attention.block_q/block_k, the
   // host kernel's tiles, would be ignored there.

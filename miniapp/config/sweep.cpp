@@ -58,18 +58,12 @@ std::string resolved_yaml(const RunConfig& cfg) {
   return std::string(out.c_str()) + "\n";
 }
 
-// sequence.documents against sequence.length and sequence.batch, and the devices that
-// mask documents.
+// sequence.documents against sequence.length and sequence.batch.
 void check_documents(const RunConfig& c,
                      const std::function<std::string(std::initializer_list<const char*>)>& at) {
   const DocumentPacking& d = c.sequence.documents;
   if (d.none()) return;
   const std::string where = at({"sequence.documents", "sequence.length", "sequence.batch"});
-  if (!device_facts(c.run.device).masks_documents)
-    input_error(at({"sequence.documents", "run.device"}) +
-                ": sequence.documents (packed documents) runs on run.device " +
-                devices_with([](const DeviceDeckFacts& f) { return f.masks_documents; }) + " only; the " +
-                to_string(c.run.device) + " device's attention kernels do not mask documents yet");
   if (d.per_row && int64_t(d.lengths.size()) != c.sequence.batch)
     input_error(where + ": sequence.documents gives " + std::to_string(d.lengths.size()) +
                 " rows of lengths, but sequence.batch is " + std::to_string(c.sequence.batch) +

@@ -8,10 +8,9 @@ namespace minictx {
 void install_deck_devices() {
   DeviceDeckFacts host;
   host.kind = DeviceKind::kokkos;
-  host.masks_documents = true;
   host.comms = {CommKind::mpi};
   // The GPU's flash kernels come in families (attention.kernels) and pick their tiles per
-  // head dim; they do not mask packed documents yet. NCCL moves its device memory.
+  // head dim. NCCL moves its device memory.
   DeviceDeckFacts gpu;
   gpu.kind = DeviceKind::cuda;
   gpu.kernel_families = true;

@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "core/error.hpp"
+#include "device/document_blocks.hpp"
 
 namespace minictx {
 
@@ -156,22 +157,34 @@ void Device::round_to_precision(Tensor& t) {
   copy(t, rounded);
 }
 
+void Device::attn_fwd_masked(const AttnShape& s, const AttnFwdBlock& blk) {
+  if (!s.documents || kernels_mask_documents()) return attn_fwd_block(s, blk);
+  attn_fwd_by_documents(*this, s, blk,
+                        [this](const AttnShape& part, const AttnFwdBlock& b) { attn_fwd_block(part, b); });
+}
+
+void Device::attn_bwd_masked(const AttnShape& s, const AttnBwdBlock& blk) {
+  if (!s.documents || kernels_mask_documents()) return attn_bwd_block(s, blk);
+  attn_bwd_by_documents(*this, s, blk,
+                        [this](const AttnShape& part, const AttnBwdBlock& b) { attn_bwd_block(part, b); });
+}
+
 // With storage partials a block is computed on its own, from the merge's identity (zero
 // gradients), and its result is rounded before it joins the sums: what the sums then hold
 // is what a kernel returning 16-bit blocks would have given them.
 void Device::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
-  if (!rounds_partials()) return attn_fwd_block(s, blk);
+  if (!rounds_partials()) return attn_fwd_masked(s, blk);
   Tensor o = alloc(blk.o->shape()), lse = alloc(blk.lse->shape());
   attn_init(o, lse);
-  attn_fwd_block(s, {blk.q, blk.k, blk.v, &o, &lse});
+  attn_fwd_masked(s, {blk.q, blk.k, blk.v, &o, &lse});
   round_to_precision(o);
   lse_merge(s, *blk.o, *blk.lse, o, lse);
 }
 
 void Device::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
-  if (!rounds_partials()) return attn_bwd_block(s, blk);
+  if (!rounds_partials()) return attn_bwd_masked(s, blk);
   Tensor dq = zeros(blk.dq->shape()), dk = zeros(blk.dk->shape()), dv = zeros(blk.dv->shape());
-  attn_bwd_block(s, {blk.q, blk.k, blk.v, blk.dout, blk.lse, blk.delta, &dq, &dk, &dv});
+  attn_bwd_masked(s, {blk.q, blk.k, blk.v, blk.dout, blk.lse, blk.delta, &dq, &dk, &dv});
   for (auto [sum, part] : {std::pair{blk.dq, &dq}, std::pair{blk.dk, &dk}, std::pair{blk.dv, &dv}}) {
     round_to_precision(*part);
     add(*sum, *part);

@@ -111,6 +111,10 @@ class Device {
   // Whether the model's kernels below (the *_kernel members) read and write 16-bit
   // tensors themselves; the host's take fp32 only.
   virtual bool reads_16bit() const { return false; }
+  // Whether its attention kernels mask packed documents (AttnShape::documents) themselves;
+  // where not, attn_fwd and attn_bwd run a block as its per-document sub-blocks, on which
+  // the kernels mask by position only (document_blocks.hpp).
+  virtual bool kernels_mask_documents() const { return false; }
   // The dtype to store a kernel's operands in so that it reads them as they are.
   DType operand_dtype() const { return reads_16bit() ? precision_ : DType::f32; }
   // Returns when every operation issued so far has finished (asynchronous devices).
@@ -205,6 +209,9 @@ class Device {
   bool rounds_partials() const { return partials_ == AttentionPartials::storage && precision_ != DType::f32; }
   // A block's fp32 result rounded to precision() in place (attention.partials storage).
   void round_to_precision(Tensor& t);
+  // attn_fwd_block and attn_bwd_block, split by documents where the kernels do not mask them.
+  void attn_fwd_masked(const AttnShape&, const AttnFwdBlock&);
+  void attn_bwd_masked(const AttnShape&, const AttnBwdBlock&);
 
   DType precision_ = DType::f32;
   AttentionPartials partials_ = AttentionPartials::fp32;

@@ -1,8 +1,25 @@
 #include "device/device_footprint.hpp"
 
+#include <algorithm>
+
+#include "config/documents.hpp"
 #include "device/cuda/cuda_footprint.hpp"
 
 namespace minictx {
+
+namespace {
+
+// Packed documents whose batch rows differ, on kernels that mask by position only: a
+// block runs one batch row at a time on copies of that row (document_blocks.hpp), the
+// backward's the most: q, k, v and dO in the run's dtype; dq, dk, dv, lse and delta fp32.
+long double document_row_copies(const RunConfig& cfg, long double rows, long double qd, long double kvd,
+                                long double e) {
+  const auto lengths = document_lengths(cfg.sequence.documents, cfg.sequence.length, cfg.sequence.batch);
+  if (lengths.size() < 2 || std::equal(lengths.begin() + 1, lengths.end(), lengths.begin())) return 0;
+  return rows / cfg.sequence.batch * ((2 * qd + 2 * kvd) * e + (qd + 2 * kvd + 2.0L * cfg.model.heads) * 4);
+}
+
+}  // namespace
 
 long double device_footprint_bytes(DeviceKind kind, const RunConfig& cfg, long double rows) {
   using real = long double;
@@ -23,7 +40,7 @@ long double device_footprint_bytes(DeviceKind kind, const RunConfig& cfg, long d
           sixteen_bit_layers
               ? 2 * rows * qd * e + rows * (2 * qd + 2 * kvd) * (cuda::flash_head_dim(m.head_dim) ? e : 4)
               : 0;
-      return copies + real(cuda::kGemmWorkspaceBytes);
+      return copies + document_row_copies(cfg, rows, qd, kvd, e) + real(cuda::kGemmWorkspaceBytes);
     }
   }
   return 0;

@@ -22,12 +22,18 @@ DocumentBounds::DocumentBounds(const std::vector<std::vector<int64_t>>& lengths,
     }
     require(start == real_len, "document bounds: the lengths must fill the sequence");
   }
+  // Each row against the one before it.
+  rows_alike_ = std::equal(first_.begin() + real_len, first_.end(), first_.begin());
 }
 
 std::pair<int64_t, int64_t> DocumentBounds::keys(int b, int64_t pos, bool causal) const {
   if (pos >= real_len_) return {0, 0};
   const size_t at = size_t(b * real_len_ + pos);
   return {first_[at], causal ? pos + 1 : end_[at]};
+}
+
+int64_t DocumentBounds::document_start(int b, int64_t pos) const {
+  return pos < real_len_ ? first_[size_t(b * real_len_ + pos)] : -1;
 }
 
 bool DocumentBounds::any_visible(const int64_t* qpos, int64_t nq, const int64_t* kpos, int64_t nk,

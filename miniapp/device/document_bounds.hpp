@@ -19,6 +19,10 @@ class DocumentBounds {
   // The global positions [first, end) of the keys that the query at `pos` of row b sees;
   // empty for a padded query.
   std::pair<int64_t, int64_t> keys(int b, int64_t pos, bool causal) const;
+  // The first position of the document holding `pos` in row b; -1 for padding.
+  int64_t document_start(int b, int64_t pos) const;
+  // Whether every batch row has the same packing.
+  bool rows_alike() const { return rows_alike_; }
   // Whether some query of qpos[0, nq) sees some key of kpos[0, nk) in some batch row;
   // both ascending. A ring block for which this is false is skipped.
   bool any_visible(const int64_t* qpos, int64_t nq, const int64_t* kpos, int64_t nk, bool causal) const;
@@ -29,6 +33,7 @@ class DocumentBounds {
  private:
   int batch_;
   int64_t real_len_;
+  bool rows_alike_ = true;
   std::vector<int64_t> first_, end_;  // [batch, real_len]: the document holding each token
 };
 

@@ -11,6 +11,7 @@ class KokkosDevice final : public Device {
   KokkosDevice();
   DeviceKind kind() const override { return DeviceKind::kokkos; }
   std::string description() const override;
+  bool kernels_mask_documents() const override { return true; }
 
   int64_t capacity_bytes() const override;
   void release_cached_memory() override { blocks_.release_all(); }

@@ -39,6 +39,10 @@ sweeps = [
     (attention_common, attention),
     # bf16: the backends' communication buffers are 16-bit, and the estimate counts them so.
     (attention_common + ["--set", "run.dtype=bf16"], attention),
+    # Packed documents whose batch rows differ: a device whose kernels mask by position
+    # only runs each block one batch row at a time, on copies of its rows.
+    (attention_common + ["--set", "run.dtype=bf16", "--set", "sequence.batch=2", "--set",
+                         'sequence.documents={"rows":[[1000,1048],[1,2046,1]]}'], attention[:1]),
     (model_common, model),
     (model_common + ["--set", "run.dtype=bf16"], model),
 ]
@@ -58,6 +62,7 @@ with tempfile.TemporaryDirectory() as tmp:
         assert len(estimates) == len(peaks) == len(cases), (dry, run)
         for case, estimate, peak in zip(cases, estimates, peaks):
             label = " ".join([a.split("=", 1)[1] for a in common if a.startswith(("run.mode", "run.dtype"))] +
+                             ["documents by row"] * any(a.startswith("sequence.documents") for a in common) +
                              list(case.values()))
             fits = estimate / 2 <= peak <= estimate
             ok &= fits

@@ -364,9 +364,6 @@ TEST(DeckErrors, ImpossibleValues) {
 // The checks between run.device and the other keys ask the device layer what a kind can do
 // (config/device_catalog.hpp), and their lines name the kinds that can.
 TEST(DeckErrors, DeviceCapabilitiesNameTheKindsThatHaveThem) {
-  EXPECT_EQ(resolve_error("sequence: {length: 10, documents: [4, 6]}\nrun: {device: cuda}\n"),
-            "deck t.yaml line 1: sequence.documents (packed documents) runs on run.device kokkos only; the "
-            "cuda device's attention kernels do not mask documents yet");
   EXPECT_EQ(resolve_error("attention: {block_k: 128}\nrun: {device: cuda}\n"),
             "deck t.yaml line 1: attention.block_q/block_k are the host kernel's tiles; run.device cuda "
             "chooses its own per head dim (the results' device_config names them)");
@@ -1148,7 +1145,9 @@ TEST(DeckDocuments, ErrorsNameTheKeyAndBothNumbers) {
               0u)
         << bad << ": " << msg;
   }
-  EXPECT_NE(resolve_error("sequence: {length: 5, documents: [5]}\nrun: {device: cuda}")
-                .find("sequence.documents (packed documents) runs on run.device kokkos only"),
-            std::string::npos);
+  // Every device runs packed documents.
+  EXPECT_EQ(deck("sequence: {length: 5, batch: 2, documents: {rows: [[5], [2, 3]]}}\nrun: {device: cuda}")
+                .resolve()
+                .sequence.documents.lengths.size(),
+            2u);
 }

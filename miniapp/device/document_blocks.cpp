@@ -1,0 +1,143 @@
+#include "device/document_blocks.hpp"
+
+#include <vector>
+
+namespace minictx {
+
+namespace {
+
+// Rows [begin, end) of a block, all in the document that starts at position `doc`.
+struct Span {
+  int64_t doc, begin, end;
+};
+
+// The block's rows by document, in row order, for batch row b; padding belongs to none.
+std::vector<Span> document_spans(const DocumentBounds& docs, int b, const SeqBlock& blk) {
+  std::vector<Span> spans;
+  for (int64_t i = 0; i < blk.len; ++i) {
+    const int64_t doc = docs.document_start(b, blk.positions[i]);
+    if (doc < 0) continue;
+    if (spans.empty() || spans.back().doc != doc)
+      spans.push_back({doc, i, i + 1});
+    else
+      spans.back().end = i + 1;
+  }
+  return spans;
+}
+
+SeqBlock part(const SeqBlock& blk, const Span& rows) {
+  return {blk.tensor, blk.begin + rows.begin, rows.end - rows.begin, blk.positions + rows.begin};
+}
+
+// Calls run(q part, k part) for each document with rows in both blocks (batch row b's
+// packing) of which some query sees some key.
+template <class Run>
+void for_each_document(const DocumentBounds& docs, int b, bool causal, const SeqBlock& q, const SeqBlock& k,
+                       const Run& run) {
+  const std::vector<Span> qs = document_spans(docs, b, q), ks = document_spans(docs, b, k);
+  size_t j = 0;
+  for (const Span& qrows : qs) {
+    while (j < ks.size() && ks[j].doc < qrows.doc) ++j;
+    if (j == ks.size()) return;
+    const Span& krows = ks[j];
+    if (krows.doc != qrows.doc) continue;
+    if (causal && k.positions[krows.begin] > q.positions[qrows.end - 1]) continue;
+    run(qrows, krows);
+  }
+}
+
+// Rows [begin, begin + len) of one batch row of a tensor laid out [batch, outer, rows,
+// width] (q, o and the gradients: outer 1, width heads·D; lse and delta: outer heads,
+// width 1), taken into a [1, outer, len, width] tensor of its dtype and put back.
+struct RowSlice {
+  int64_t outer, rows, width, begin, len;
+  int64_t offset(int b) const { return ((b * outer) * rows + begin) * width; }
+};
+
+// The slice of t holding a block's rows.
+RowSlice rows_of(const Tensor& t, int batch, int64_t outer, int64_t width, const SeqBlock& blk) {
+  return {outer, t.numel() / (batch * outer * width), width, blk.begin, blk.len};
+}
+
+Tensor take(Device& dev, const Tensor& t, const RowSlice& s, int b) {
+  Tensor one = dev.alloc({1, s.outer, s.len, s.width}, t.dtype());
+  dev.copy_rows(one, 0, s.len * s.width, t, s.offset(b), s.rows * s.width, s.outer, s.len * s.width);
+  return one;
+}
+
+void put(Device& dev, Tensor& t, const RowSlice& s, int b, const Tensor& one) {
+  dev.copy_rows(t, s.offset(b), s.rows * s.width, one, 0, s.len * s.width, s.outer, s.len * s.width);
+}
+
+AttnShape without_documents(const AttnShape& s, int batch) {
+  AttnShape plain = s;
+  plain.batch = batch;
+  plain.documents = nullptr;
+  return plain;
+}
+
+}  // namespace
+
+void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& blk, const AttnFwdKernel& kernel) {
+  const DocumentBounds& docs = *s.documents;
+  if (docs.rows_alike()) {
+    const AttnShape plain = without_documents(s, s.batch);
+    for_each_document(docs, 0, s.causal, blk.q, blk.k, [&](const Span& qrows, const Span& krows) {
+      kernel(plain, {part(blk.q, qrows), part(blk.k, krows), part(blk.v, krows), blk.o, blk.lse});
+    });
+    return;
+  }
+  const AttnShape one = without_documents(s, 1);
+  const int64_t qw = int64_t(s.heads) * s.head_dim, kw = int64_t(s.kv_heads) * s.head_dim;
+  const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, qw, blk.q), o = rows_of(*blk.o, s.batch, 1, qw, blk.q),
+                 lse = rows_of(*blk.lse, s.batch, s.heads, 1, blk.q);
+  const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, kw, blk.k), v = rows_of(*blk.v.tensor, s.batch, 1, kw, blk.v);
+  for (int b = 0; b < s.batch; ++b) {
+    const Tensor q1 = take(dev, *blk.q.tensor, q, b), k1 = take(dev, *blk.k.tensor, k, b),
+                 v1 = take(dev, *blk.v.tensor, v, b);
+    Tensor o1 = take(dev, *blk.o, o, b), lse1 = take(dev, *blk.lse, lse, b);
+    const SeqBlock qb{&q1, 0, blk.q.len, blk.q.positions}, kb{&k1, 0, blk.k.len, blk.k.positions},
+        vb{&v1, 0, blk.k.len, blk.k.positions};
+    for_each_document(docs, b, s.causal, qb, kb, [&](const Span& qrows, const Span& krows) {
+      kernel(one, {part(qb, qrows), part(kb, krows), part(vb, krows), &o1, &lse1});
+    });
+    put(dev, *blk.o, o, b, o1);
+    put(dev, *blk.lse, lse, b, lse1);
+  }
+}
+
+void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& blk, const AttnBwdKernel& kernel) {
+  const DocumentBounds& docs = *s.documents;
+  if (docs.rows_alike()) {
+    const AttnShape plain = without_documents(s, s.batch);
+    for_each_document(docs, 0, s.causal, blk.q, blk.k, [&](const Span& qrows, const Span& krows) {
+      kernel(plain, {part(blk.q, qrows), part(blk.k, krows), part(blk.v, krows), blk.dout, blk.lse, blk.delta,
+                     blk.dq, blk.dk, blk.dv});
+    });
+    return;
+  }
+  const AttnShape one = without_documents(s, 1);
+  const int64_t qw = int64_t(s.heads) * s.head_dim, kw = int64_t(s.kv_heads) * s.head_dim;
+  const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, qw, blk.q), dout = rows_of(*blk.dout, s.batch, 1, qw, blk.q),
+                 dq = rows_of(*blk.dq, s.batch, 1, qw, blk.q);
+  const RowSlice lse = rows_of(*blk.lse, s.batch, s.heads, 1, blk.q),
+                 delta = rows_of(*blk.delta, s.batch, s.heads, 1, blk.q);
+  const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, kw, blk.k), v = rows_of(*blk.v.tensor, s.batch, 1, kw, blk.v),
+                 dk = rows_of(*blk.dk, s.batch, 1, kw, blk.k), dv = rows_of(*blk.dv, s.batch, 1, kw, blk.k);
+  for (int b = 0; b < s.batch; ++b) {
+    const Tensor q1 = take(dev, *blk.q.tensor, q, b), k1 = take(dev, *blk.k.tensor, k, b),
+                 v1 = take(dev, *blk.v.tensor, v, b), dout1 = take(dev, *blk.dout, dout, b),
+                 lse1 = take(dev, *blk.lse, lse, b), delta1 = take(dev, *blk.delta, delta, b);
+    Tensor dq1 = take(dev, *blk.dq, dq, b), dk1 = take(dev, *blk.dk, dk, b), dv1 = take(dev, *blk.dv, dv, b);
+    const SeqBlock qb{&q1, 0, blk.q.len, blk.q.positions}, kb{&k1, 0, blk.k.len, blk.k.positions},
+        vb{&v1, 0, blk.k.len, blk.k.positions};
+    for_each_document(docs, b, s.causal, qb, kb, [&](const Span& qrows, const Span& krows) {
+      kernel(one, {part(qb, qrows), part(kb, krows), part(vb, krows), &dout1, &lse1, &delta1, &dq1, &dk1, &dv1});
+    });
+    put(dev, *blk.dq, dq, b, dq1);
+    put(dev, *blk.dk, dk, b, dk1);
+    put(dev, *blk.dv, dv, b, dv1);
+  }
+}
+
+}  // namespace minictx
