@@ -104,6 +104,33 @@ foreach(_dtype bf16 fp16)
                           --set model.kv_heads=1 --set model.head_dim=128 --set attention.backend=burst
                           --set attention.bwd_comm=q --set topology.ranks_per_node=2
                           --set attention.ring_type=zigzag)
+  # Packed documents, which the kernels take as per-document sub-blocks
+  # (device/document_blocks.hpp), on the flash kernels at both head dims: documents that
+  # zigzag chunks and stripe rows cut, one-token documents, batch rows with different
+  # packings (run row by row), every backend; 1000 tokens, which no tile divides.
+  set(_docs --set model.preset=tiny --set model.layers=2 --set model.heads=4 --set model.kv_heads=2
+            --set sequence.length=1000)
+  set(_d64 ${_docs} --set model.head_dim=64)
+  set(_d128 ${_docs} --set model.head_dim=128)
+  set(_cut --set sequence.documents=[137,1,400,263,1,198])
+  set(_ones --set sequence.documents=[1,1,500,1,497])
+  set(_rows --set sequence.batch=2 --set "sequence.documents={\"rows\":[[420,580],[1,998,1]]}")
+  minictx_gpu_verify_test(cuda_documents_local_1_${_dtype} 1 ${_dt} ${_d128} ${_rows})
+  minictx_gpu_verify_test(cuda_documents_ring_zigzag_4_${_dtype} 4 ${_dt} ${_d64} ${_cut}
+                          --set attention.backend=ring --set attention.ring_type=zigzag)
+  minictx_gpu_verify_test(cuda_documents_ring_stripe_4_${_dtype} 4 ${_dt} ${_d128} ${_ones}
+                          --set attention.backend=ring --set attention.ring_type=stripe)
+  minictx_gpu_verify_test(cuda_documents_ulysses_4_${_dtype} 4 ${_dt} ${_d64} ${_rows}
+                          --set attention.backend=ulysses)
+  minictx_gpu_verify_test(cuda_documents_usp_2x2_${_dtype} 4 ${_dt} ${_d128} ${_cut} --set attention.backend=usp
+                          --set attention.ulysses_degree=2 --set attention.ring_type=zigzag)
+  minictx_gpu_verify_test(cuda_documents_allgather_4_${_dtype} 4 ${_dt} ${_d64} ${_ones}
+                          --set attention.backend=allgather)
+  minictx_gpu_verify_test(cuda_documents_double_ring_4_${_dtype} 4 ${_dt} ${_d64} ${_rows}
+                          --set attention.backend=double_ring --set attention.window_size=2
+                          --set topology.ranks_per_node=2 --set attention.ring_type=stripe)
+  minictx_gpu_verify_test(cuda_documents_burst_q_4_${_dtype} 4 ${_dt} ${_d128} ${_cut} --set attention.backend=burst
+                          --set attention.bwd_comm=q --set topology.ranks_per_node=2 --set attention.ring_type=zigzag)
 endforeach()
 
 # The memory estimate covers what a CUDA run holds (tensors, cuBLASLt's workspace and
