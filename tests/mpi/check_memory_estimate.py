@@ -62,7 +62,7 @@ with tempfile.TemporaryDirectory() as tmp:
         assert len(estimates) == len(peaks) == len(cases), (dry, run)
         for case, estimate, peak in zip(cases, estimates, peaks):
             label = " ".join([a.split("=", 1)[1] for a in common if a.startswith(("run.mode", "run.dtype"))] +
-                             ["documents by row"] * any(a.startswith("sequence.documents") for a in common) +
+                             (["documents by row"] if any(a.startswith("sequence.documents") for a in common) else []) +
                              list(case.values()))
             fits = estimate / 2 <= peak <= estimate
             ok &= fits
