@@ -78,7 +78,8 @@ AttnShape without_documents(const AttnShape& s, int batch) {
 
 }  // namespace
 
-void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& blk, const AttnFwdKernel& kernel) {
+void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& blk,
+                           const AttnFwdKernel& kernel) {
   const DocumentBounds& docs = *s.documents;
   if (docs.rows_alike()) {
     const AttnShape plain = without_documents(s, s.batch);
@@ -89,9 +90,11 @@ void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& 
   }
   const AttnShape one = without_documents(s, 1);
   const int64_t qw = int64_t(s.heads) * s.head_dim, kw = int64_t(s.kv_heads) * s.head_dim;
-  const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, qw, blk.q), o = rows_of(*blk.o, s.batch, 1, qw, blk.q),
+  const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, qw, blk.q),
+                 o = rows_of(*blk.o, s.batch, 1, qw, blk.q),
                  lse = rows_of(*blk.lse, s.batch, s.heads, 1, blk.q);
-  const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, kw, blk.k), v = rows_of(*blk.v.tensor, s.batch, 1, kw, blk.v);
+  const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, kw, blk.k),
+                 v = rows_of(*blk.v.tensor, s.batch, 1, kw, blk.v);
   for (int b = 0; b < s.batch; ++b) {
     const Tensor q1 = take(dev, *blk.q.tensor, q, b), k1 = take(dev, *blk.k.tensor, k, b),
                  v1 = take(dev, *blk.v.tensor, v, b);
@@ -106,7 +109,8 @@ void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& 
   }
 }
 
-void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& blk, const AttnBwdKernel& kernel) {
+void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& blk,
+                           const AttnBwdKernel& kernel) {
   const DocumentBounds& docs = *s.documents;
   if (docs.rows_alike()) {
     const AttnShape plain = without_documents(s, s.batch);
@@ -118,11 +122,13 @@ void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& 
   }
   const AttnShape one = without_documents(s, 1);
   const int64_t qw = int64_t(s.heads) * s.head_dim, kw = int64_t(s.kv_heads) * s.head_dim;
-  const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, qw, blk.q), dout = rows_of(*blk.dout, s.batch, 1, qw, blk.q),
+  const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, qw, blk.q),
+                 dout = rows_of(*blk.dout, s.batch, 1, qw, blk.q),
                  dq = rows_of(*blk.dq, s.batch, 1, qw, blk.q);
   const RowSlice lse = rows_of(*blk.lse, s.batch, s.heads, 1, blk.q),
                  delta = rows_of(*blk.delta, s.batch, s.heads, 1, blk.q);
-  const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, kw, blk.k), v = rows_of(*blk.v.tensor, s.batch, 1, kw, blk.v),
+  const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, kw, blk.k),
+                 v = rows_of(*blk.v.tensor, s.batch, 1, kw, blk.v),
                  dk = rows_of(*blk.dk, s.batch, 1, kw, blk.k), dv = rows_of(*blk.dv, s.batch, 1, kw, blk.k);
   for (int b = 0; b < s.batch; ++b) {
     const Tensor q1 = take(dev, *blk.q.tensor, q, b), k1 = take(dev, *blk.k.tensor, k, b),
@@ -132,7 +138,8 @@ void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& 
     const SeqBlock qb{&q1, 0, blk.q.len, blk.q.positions}, kb{&k1, 0, blk.k.len, blk.k.positions},
         vb{&v1, 0, blk.k.len, blk.k.positions};
     for_each_document(docs, b, s.causal, qb, kb, [&](const Span& qrows, const Span& krows) {
-      kernel(one, {part(qb, qrows), part(kb, krows), part(vb, krows), &dout1, &lse1, &delta1, &dq1, &dk1, &dv1});
+      kernel(one,
+             {part(qb, qrows), part(kb, krows), part(vb, krows), &dout1, &lse1, &delta1, &dq1, &dk1, &dv1});
     });
     put(dev, *blk.dq, dq, b, dq1);
     put(dev, *blk.dk, dk, b, dk1);

@@ -15,7 +15,9 @@ using AttnFwdKernel = std::function<void(const AttnShape&, const AttnFwdBlock&)>
 using AttnBwdKernel = std::function<void(const AttnShape&, const AttnBwdBlock&)>;
 
 // s.documents must be set; `kernel` gets shapes without documents.
-void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& blk, const AttnFwdKernel& kernel);
-void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& blk, const AttnBwdKernel& kernel);
+void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& blk,
+                           const AttnFwdKernel& kernel);
+void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& blk,
+                           const AttnBwdKernel& kernel);
 
 }  // namespace minictx

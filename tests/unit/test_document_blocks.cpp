@@ -56,15 +56,52 @@ const std::vector<int64_t> kOnes{1, 1, 150, 1, 148};
 std::vector<DocCase> cases() {
   return {
       {"whole_shard_padded", 2, 4, 2, true, {kCut}, run(0, 304), run(0, 304), 0, 0, DType::f32},
-      {"zigzag_chunks", 2, 4, 2, true, {{30, 20, 200, 51}}, join(run(38, 38), run(226, 38)), join(run(0, 38), run(264, 40)), 76,
-       0, DType::f32},
-      {"zigzag_diagonal_full", 1, 4, 4, false, {kOnes}, join(run(38, 38), run(226, 38)),
-       join(run(38, 38), run(226, 38)), 0, 76, DType::f32},
+      {"zigzag_chunks",
+       2,
+       4,
+       2,
+       true,
+       {{30, 20, 200, 51}},
+       join(run(38, 38), run(226, 38)),
+       join(run(0, 38), run(264, 40)),
+       76,
+       0,
+       DType::f32},
+      {"zigzag_diagonal_full",
+       1,
+       4,
+       4,
+       false,
+       {kOnes},
+       join(run(38, 38), run(226, 38)),
+       join(run(38, 38), run(226, 38)),
+       0,
+       76,
+       DType::f32},
       {"stripe_rows", 2, 4, 2, true, {kOnes}, run(1, 76, 4), run(2, 76, 4), 0, 0, DType::f32},
       {"stripe_rows_bf16", 2, 4, 1, true, {kCut}, run(3, 76, 4), run(0, 76, 4), 0, 0, DType::bf16},
-      {"rows_differ", 2, 4, 4, false, {{120, 181}, {1, 299, 1}}, run(150, 154), run(0, 150), 5, 3, DType::f32},
-      {"rows_differ_zigzag_fp16", 3, 4, 2, true, {{120, 181}, {1, 299, 1}, {301}},
-       join(run(38, 38), run(226, 38)), join(run(0, 38), run(264, 40)), 2, 0, DType::f16},
+      {"rows_differ",
+       2,
+       4,
+       4,
+       false,
+       {{120, 181}, {1, 299, 1}},
+       run(150, 154),
+       run(0, 150),
+       5,
+       3,
+       DType::f32},
+      {"rows_differ_zigzag_fp16",
+       3,
+       4,
+       2,
+       true,
+       {{120, 181}, {1, 299, 1}, {301}},
+       join(run(38, 38), run(226, 38)),
+       join(run(0, 38), run(264, 40)),
+       2,
+       0,
+       DType::f16},
       {"one_document", 1, 2, 1, true, {{301}}, run(100, 100), run(0, 150), 0, 0, DType::f32},
   };
 }
@@ -75,8 +112,9 @@ class DocumentBlocks : public ::testing::TestWithParam<DocCase> {
     const DocCase& c = GetParam();
     std::vector<std::vector<int64_t>> rows = c.documents;
     rows.resize(size_t(c.batch), c.documents.front());
-    shape_ = {c.batch, c.heads, c.kv_heads, kHeadDim, c.causal, kReal, 8, 16,
-              std::make_shared<const DocumentBounds>(rows, kReal)};
+    shape_ = {c.batch,  c.heads,  c.kv_heads,
+              kHeadDim, c.causal, kReal,
+              8,        16,       std::make_shared<const DocumentBounds>(rows, kReal)};
     q_rows_ = c.q_begin + int64_t(c.qpos.size()) + 3;
     k_rows_ = c.k_begin + int64_t(c.kpos.size()) + 2;
     q_ = make(q_rows_, c.heads, c.dtype, 1);
@@ -89,7 +127,9 @@ class DocumentBlocks : public ::testing::TestWithParam<DocCase> {
     return upload(device(), generated(size_t(batch * rows * heads * kHeadDim), id),
                   {batch, rows, int64_t(heads) * kHeadDim}, dtype);
   }
-  SeqBlock q() const { return {&q_, GetParam().q_begin, int64_t(GetParam().qpos.size()), GetParam().qpos.data()}; }
+  SeqBlock q() const {
+    return {&q_, GetParam().q_begin, int64_t(GetParam().qpos.size()), GetParam().qpos.data()};
+  }
   SeqBlock k(const Tensor& t) const {
     return {&t, GetParam().k_begin, int64_t(GetParam().kpos.size()), GetParam().kpos.data()};
   }
@@ -115,7 +155,8 @@ TEST_P(DocumentBlocks, SplitMatchesTheKernelsOwnMask) {
   // Running sums as an earlier block leaves them, so that the merge is tested too.
   const Tensor o0 = upload(dev, generated(size_t(c.batch * q_rows_ * c.heads * kHeadDim), 4),
                            {c.batch, q_rows_, int64_t(c.heads) * kHeadDim});
-  const Tensor lse0 = upload(dev, generated(size_t(c.batch * c.heads * q_rows_), 5), {c.batch, c.heads, q_rows_});
+  const Tensor lse0 =
+      upload(dev, generated(size_t(c.batch * c.heads * q_rows_), 5), {c.batch, c.heads, q_rows_});
   auto [o_mask, o_split] = twice(o0);
   auto [lse_mask, lse_split] = twice(lse0);
   const auto plain_fwd = [&](const AttnShape& s, const AttnFwdBlock& b) {
@@ -130,7 +171,8 @@ TEST_P(DocumentBlocks, SplitMatchesTheKernelsOwnMask) {
   EXPECT_GT(rel_err(download(dev, o_mask), download(dev, o0)), 1e-3);
 
   const Tensor dout = make(q_rows_, c.heads, c.dtype, 6);
-  const Tensor delta = upload(dev, generated(size_t(c.batch * c.heads * q_rows_), 7), {c.batch, c.heads, q_rows_});
+  const Tensor delta =
+      upload(dev, generated(size_t(c.batch * c.heads * q_rows_), 7), {c.batch, c.heads, q_rows_});
   const Tensor dq0 = make(q_rows_, c.heads, DType::f32, 8), dk0 = make(k_rows_, c.kv_heads, DType::f32, 9);
   auto [dq_mask, dq_split] = twice(dq0);
   auto [dk_mask, dk_split] = twice(dk0);
@@ -140,8 +182,8 @@ TEST_P(DocumentBlocks, SplitMatchesTheKernelsOwnMask) {
     dev.attn_bwd(s, b);
   };
   dev.attn_bwd(shape_, {q(), k(k_), k(v_), &dout, &lse_mask, &delta, &dq_mask, &dk_mask, &dv_mask});
-  attn_bwd_by_documents(dev, shape_, {q(), k(k_), k(v_), &dout, &lse_mask, &delta, &dq_split, &dk_split, &dv_split},
-                        plain_bwd);
+  attn_bwd_by_documents(
+      dev, shape_, {q(), k(k_), k(v_), &dout, &lse_mask, &delta, &dq_split, &dk_split, &dv_split}, plain_bwd);
   expect_close(dq_split, dq_mask, "dq");
   expect_close(dk_split, dk_mask, "dk");
   expect_close(dv_split, dv_mask, "dv");
@@ -155,17 +197,26 @@ INSTANTIATE_TEST_SUITE_P(Layouts, DocumentBlocks, ::testing::ValuesIn(cases()),
 TEST(DocumentBlocksCalls, OnlyDocumentsBothBlocksHoldAndCausalityLets) {
   Device& dev = device();
   const std::vector<int64_t> qpos = run(100, 60), kpos = run(0, 150);
-  const AttnShape s{1, 1, 1, kHeadDim, true, kReal, 8, 16,
-                    std::make_shared<const DocumentBounds>(std::vector<std::vector<int64_t>>{{90, 20, 30, 161}}, kReal)};
-  Tensor q = dev.zeros({1, 60, kHeadDim}), k = dev.zeros({1, 150, kHeadDim}), o = dev.zeros({1, 60, kHeadDim}),
-         lse = dev.zeros({1, 1, 60});
+  const AttnShape s{
+      1,
+      1,
+      1,
+      kHeadDim,
+      true,
+      kReal,
+      8,
+      16,
+      std::make_shared<const DocumentBounds>(std::vector<std::vector<int64_t>>{{90, 20, 30, 161}}, kReal)};
+  Tensor q = dev.zeros({1, 60, kHeadDim}), k = dev.zeros({1, 150, kHeadDim}),
+         o = dev.zeros({1, 60, kHeadDim}), lse = dev.zeros({1, 1, 60});
   std::vector<std::pair<int64_t, int64_t>> calls;  // (first query, first key) positions
-  attn_fwd_by_documents(dev, s, {{&q, 0, 60, qpos.data()}, {&k, 0, 150, kpos.data()}, {&k, 0, 150, kpos.data()}, &o, &lse},
-                        [&](const AttnShape&, const AttnFwdBlock& b) {
-                          calls.emplace_back(b.q.positions[0], b.k.positions[0]);
-                          EXPECT_EQ(b.q.begin, b.q.positions[0] - 100);
-                          EXPECT_EQ(b.k.len, b.v.len);
-                        });
+  attn_fwd_by_documents(
+      dev, s, {{&q, 0, 60, qpos.data()}, {&k, 0, 150, kpos.data()}, {&k, 0, 150, kpos.data()}, &o, &lse},
+      [&](const AttnShape&, const AttnFwdBlock& b) {
+        calls.emplace_back(b.q.positions[0], b.k.positions[0]);
+        EXPECT_EQ(b.q.begin, b.q.positions[0] - 100);
+        EXPECT_EQ(b.k.len, b.v.len);
+      });
   // Queries 100..159 lie in documents [90, 110), [110, 140), [140, 301); the keys reach 149.
   EXPECT_EQ(calls, (std::vector<std::pair<int64_t, int64_t>>{{100, 90}, {110, 110}, {140, 140}}));
 }
