@@ -54,7 +54,8 @@ class Comm {
   // caller frees neither, writes neither, and no kernel it issues in between reads
   // `recv`. On a GPU the transfer runs on a stream of its own beside those kernels (NCCL's
   // comm stream; the staged comm's copy back into `recv`), ordered with the compute
-  // stream only at shift_start and wait.
+  // stream only at shift_start and wait. Debug builds hold every caller to this on the
+  // host comm (comm/transfer_rule_check.hpp).
   virtual ShiftHandle shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) = 0;
   virtual void wait(ShiftHandle& handle) = 0;
 
@@ -79,7 +80,8 @@ class Comm {
   // The same, started now and completed by wait_sum, so that it can progress while the
   // caller computes (the backward of the layers below): the buffers must not be touched
   // in between. NCCL runs it on a stream of its own; MPI progresses it in the MPI calls
-  // made meanwhile; the staged comm copies out now and back in wait_sum.
+  // made meanwhile; the staged comm copies out now and back in wait_sum. Debug builds
+  // check this rule as shift_start's.
   SumHandle all_reduce_sum_start(const std::vector<ReduceBuffer>& buffers) {
     return size() > 1 && !buffers.empty() ? start_sum(buffers) : SumHandle{};
   }

@@ -163,30 +163,38 @@ std::unique_ptr<MpiComm> MpiComm::world(int ranks_per_node) {
 }
 
 ShiftHandle MpiComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
+  std::unique_ptr<TransferRuleCheck> check;
+  if (kCheckTransferRules) {
+    check = std::make_unique<TransferRuleCheck>(send, recv, bytes);
+    recv = check->landing();
+  }
   std::vector<MPI_Request> reqs(2);
   const Units u = units_of(bytes);
   check_mpi(MPI_Irecv(recv, u.count, u.type, src, 0, comm_, &reqs[0]), "MPI_Irecv");
   check_mpi(MPI_Isend(send, u.count, u.type, dst, 0, comm_, &reqs[1]), "MPI_Isend");
   count_sent(dst, double(bytes));
-  for (size_t slot = 0; slot < pending_.size(); ++slot) {
-    if (pending_[slot].empty()) {
-      pending_[slot] = std::move(reqs);
-      shift_peers_[slot] = {dst, src};
-      return {int(slot)};
-    }
+  size_t slot = 0;
+  while (slot < pending_.size() && !pending_[slot].empty()) ++slot;
+  if (slot == pending_.size()) {
+    pending_.emplace_back();
+    shift_peers_.emplace_back();
+    shift_checks_.emplace_back();
   }
-  pending_.push_back(std::move(reqs));
-  shift_peers_.emplace_back(dst, src);
-  return {int(pending_.size() - 1)};
+  pending_[slot] = std::move(reqs);
+  shift_peers_[slot] = {dst, src};
+  shift_checks_[slot] = std::move(check);
+  return {int(slot)};
 }
 
 void MpiComm::wait(ShiftHandle& handle) {
   require(handle.slot >= 0 && size_t(handle.slot) < pending_.size(), "wait on a shift that was not started");
-  auto& reqs = pending_[size_t(handle.slot)];
-  complete(reqs.data(), int(reqs.size()), "MPI_Waitall of a ring shift",
-           shift_peers_[size_t(handle.slot)].first, shift_peers_[size_t(handle.slot)].second);
+  const size_t slot = size_t(handle.slot);
+  auto& reqs = pending_[slot];
+  complete(reqs.data(), int(reqs.size()), "MPI_Waitall of a ring shift", shift_peers_[slot].first,
+           shift_peers_[slot].second);
   reqs.clear();
   handle.slot = -1;
+  if (const auto check = std::move(shift_checks_[slot])) check->finish();
 }
 
 void MpiComm::all_to_all(const void* send, void* recv, int64_t bytes_per_rank) {
@@ -210,26 +218,37 @@ void MpiComm::all_gather(const void* send, void* recv, int64_t bytes_per_rank) {
 // buffers' reductions are all posted before one wait, so they progress together.
 SumHandle MpiComm::start_sum(const std::vector<ReduceBuffer>& buffers) {
   std::vector<MPI_Request> reqs(buffers.size());
+  std::vector<std::unique_ptr<TransferRuleCheck>> checks;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const auto [mpi_type, op] = sum_of(buffers[i].type);
-    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, buffers[i].data, as_int_count(buffers[i].count), mpi_type, op,
-                             comm_, &reqs[i]),
-              "MPI_Iallreduce");
-    count_to_all_peers(2.0 * double(buffers[i].count) * double(element_bytes(buffers[i].type)) / size_);
+    const int64_t bytes = buffers[i].count * element_bytes(buffers[i].type);
+    void* data = buffers[i].data;
+    if (kCheckTransferRules)
+      data = checks.emplace_back(std::make_unique<TransferRuleCheck>(data, bytes))->landing();
+    check_mpi(
+        MPI_Iallreduce(MPI_IN_PLACE, data, as_int_count(buffers[i].count), mpi_type, op, comm_, &reqs[i]),
+        "MPI_Iallreduce");
+    count_to_all_peers(2.0 * double(bytes) / size_);
   }
   size_t slot = 0;
   while (slot < sums_.size() && !sums_[slot].empty()) ++slot;
-  if (slot == sums_.size()) sums_.emplace_back();
+  if (slot == sums_.size()) {
+    sums_.emplace_back();
+    sum_checks_.emplace_back();
+  }
   sums_[slot] = std::move(reqs);
+  sum_checks_[slot] = std::move(checks);
   return {int(slot)};
 }
 
 void MpiComm::finish_sum(SumHandle& handle) {
   require(size_t(handle.slot) < sums_.size() && !sums_[size_t(handle.slot)].empty(),
           "wait on a sum that was not started");
-  auto& reqs = sums_[size_t(handle.slot)];
+  const size_t slot = size_t(handle.slot);
+  auto& reqs = sums_[slot];
   complete(reqs.data(), int(reqs.size()), "MPI_Iallreduce");
   reqs.clear();
+  for (const auto& check : std::exchange(sum_checks_[slot], {})) check->finish();
 }
 
 void MpiComm::sum_doubles(double* data, int64_t count) {

@@ -1,11 +1,13 @@
 #pragma once
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "comm/transfer_rule_check.hpp"
 
 namespace minictx {
 
@@ -50,7 +52,10 @@ class MpiComm final : public Comm {
   std::vector<int> world_ranks_;
   std::vector<std::vector<MPI_Request>> pending_;  // by ShiftHandle slot
   std::vector<std::pair<int, int>> shift_peers_;   // (dst, src) by ShiftHandle slot
-  std::vector<std::vector<MPI_Request>> sums_;     // by SumHandle slot
+  // The transfers' rule checks (debug builds), by slot.
+  std::vector<std::unique_ptr<TransferRuleCheck>> shift_checks_;
+  std::vector<std::vector<std::unique_ptr<TransferRuleCheck>>> sum_checks_;
+  std::vector<std::vector<MPI_Request>> sums_;  // by SumHandle slot
 
   // Completes n requests of `call` under the watchdog (comm/watchdog.hpp); dst and src
   // name a shift's peers, -1 a collective over this group.

@@ -1,10 +1,13 @@
 // MpiComm's error path: a failed MPI call is an Error naming the rank and the call, not an
-// abort inside MPI (so check_mpi is not dead code). One rank, MPI initialised.
+// abort inside MPI (so check_mpi is not dead code); in debug builds, the rule of
+// Comm::shift_start held to. One rank, MPI initialised.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "comm/mpi_comm.hpp"
+#include "comm/transfer_rule_check.hpp"
 #include "core/error.hpp"
 
 namespace minictx {
@@ -34,6 +37,39 @@ TEST(MpiComm, SplitsInheritTheErrorHandler) {
   auto sub = world->split(0, 0);
   float send = 1, recv = 0;
   EXPECT_THROW(sub->shift_start(&send, &recv, sizeof send, 0, sub->size() + 3), Error);
+}
+
+// Debug builds: until its wait, what a transfer writes reads as NaN, and a write to any
+// of its buffers is an error at the wait; what arrived is in place after it.
+TEST(MpiComm, TransferRulesHeldToInDebugBuilds) {
+  if (!kCheckTransferRules) GTEST_SKIP() << "a release build: the check is compiled out";
+  auto world = MpiComm::world(1);
+  float send[2] = {1, 2}, recv[2] = {0, 0};
+  ShiftHandle h = world->shift_start(send, recv, sizeof send, 0, 0);
+  EXPECT_TRUE(std::isnan(recv[0]) && std::isnan(recv[1]));
+  world->wait(h);
+  EXPECT_EQ(recv[0], 1.0f);
+  EXPECT_EQ(recv[1], 2.0f);
+
+  h = world->shift_start(send, recv, sizeof send, 0, 0);
+  send[1] = 3;
+  try {
+    world->wait(h);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "a ring shift's send buffer was written before its wait() (the rule of Comm::shift_start)");
+  }
+  h = world->shift_start(send, recv, sizeof send, 0, 0);
+  recv[0] = 0;
+  try {
+    world->wait(h);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "a ring shift's receive buffer was written before its wait() (the rule of Comm::shift_start)");
+  }
 }
 
 }  // namespace

@@ -163,7 +163,7 @@ Tensor CudaDevice::allocate(std::vector<int64_t> shape, DType dtype) {
   // queued on the one compute stream, in order, and the other streams (NCCL's comm
   // stream, the staged comm's copy stream) use a tensor only between a comm's start and
   // its wait, which joins them to the compute stream before the tensor can be released
-  // (Comm::shift_start's rule).
+  // (Comm::shift_start's rule, which debug builds check on the host comm).
   std::shared_ptr<void> storage(p, [this, bytes](void* q) {
     blocks_.keep(q, bytes, std::numeric_limits<int64_t>::max());
     memory_.remove(bytes);
