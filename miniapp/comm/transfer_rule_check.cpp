@@ -27,7 +27,9 @@ TransferRuleCheck::TransferRuleCheck(const void* send, void* recv, int64_t bytes
 }
 
 TransferRuleCheck::TransferRuleCheck(void* buffer, int64_t bytes)
-    : written_("a started sum's buffer was written before its wait_sum() (the rule of Comm::all_reduce_sum_start)"),
+    : written_(
+          "a started sum's buffer was written before its wait_sum() (the rule of "
+          "Comm::all_reduce_sum_start)"),
       recv_(static_cast<unsigned char*>(buffer)),
       landing_(recv_, recv_ + bytes) {
   poison(recv_, landing_.size());
@@ -36,7 +38,8 @@ TransferRuleCheck::TransferRuleCheck(void* buffer, int64_t bytes)
 void TransferRuleCheck::finish() const {
   require(std::equal(sent_.begin(), sent_.end(), send_),
           "a ring shift's send buffer was written before its wait() (the rule of Comm::shift_start)");
-  require(std::all_of(recv_, recv_ + landing_.size(), [](unsigned char c) { return c == kPoison; }), written_);
+  require(std::all_of(recv_, recv_ + landing_.size(), [](unsigned char c) { return c == kPoison; }),
+          written_);
   if (!landing_.empty()) std::memcpy(recv_, landing_.data(), landing_.size());
 }
 

@@ -25,7 +25,7 @@ class TransferRuleCheck {
   void finish() const;
 
  private:
-  const char* written_;  // the error line for a write to the buffer the transfer writes
+  const char* written_;                  // the error line for a write to the buffer the transfer writes
   const unsigned char* send_ = nullptr;  // a shift's send buffer, which must not change
   unsigned char* recv_;
   std::vector<unsigned char> sent_, landing_;
