@@ -221,6 +221,67 @@ INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
                                   std::to_string(i.param.head_dim);
                          });
 
+// Packed documents, which the GPU runs as per-document sub-blocks on its unchanged kernels
+// (device/document_blocks.hpp) and the host kernel masks itself: a zigzag shard with
+// padding, documents the chunks cut, one-token documents (one-row blocks for the flash
+// kernels), batch 2 with one packing for both rows and with a packing per row (run row by
+// row on copies); forward and backward against the host's fp32.
+void check_documents_against_host(const MaskCase& c, bool rows_differ) {
+  const int batch = 2, heads = 2, kv_heads = 1, d = c.head_dim;
+  std::vector<int64_t> pos;
+  for (int64_t i = 0; i < 90; ++i) pos.push_back(i);
+  for (int64_t i = 300; i < 390; ++i) pos.push_back(i);
+  const int64_t len = int64_t(pos.size()), real = 341;
+  std::vector<std::vector<int64_t>> packing{{40, 1, 1, 200, 1, 98}, {1, 88, 1, 250, 1}};
+  if (!rows_differ) packing[1] = packing[0];
+  AttnShape s{
+      batch, heads, kv_heads, d, true, real, 64, 256, std::make_shared<const DocumentBounds>(packing, real)};
+  const int64_t rows = batch * len;
+  const auto q = generated(size_t(rows * heads * d), 1), k = generated(size_t(rows * kv_heads * d), 2),
+             v = generated(size_t(rows * kv_heads * d), 3), dout = generated(size_t(rows * heads * d), 4);
+  std::vector<std::vector<double>> out[2];
+  Device* devs[2] = {&gpu(), &host()};
+  gpu().set_precision(c.dtype);
+  for (int i = 0; i < 2; ++i) {
+    Device& dev = *devs[i];
+    Tensor tq = upload(dev, q, {rows, heads * d}), tk = upload(dev, k, {rows, kv_heads * d}),
+           tv = upload(dev, v, {rows, kv_heads * d}), tdo = upload(dev, dout, {rows, heads * d});
+    Tensor o = dev.alloc({rows, heads * d}), lse = dev.alloc({batch, heads, len}),
+           delta = dev.alloc({batch, heads, len});
+    dev.attn_init(o, lse);
+    const SeqBlock qb{&tq, 0, len, pos.data()}, kb{&tk, 0, len, pos.data()}, vb{&tv, 0, len, pos.data()};
+    dev.attn_fwd(s, {qb, kb, vb, &o, &lse});
+    dev.attn_bwd_delta(s, o, tdo, delta);
+    Tensor dq = dev.zeros(tq.shape()), dk = dev.zeros(tk.shape()), dv = dev.zeros(tv.shape());
+    dev.attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
+    for (const Tensor* t : {&o, &dq, &dk, &dv}) out[i].push_back(download(dev, *t));
+  }
+  gpu().set_precision(DType::f32);
+  // Not lse: a padded query's is −∞ on both, which the relative error cannot weigh.
+  const char* names[] = {"o", "dq", "dk", "dv"};
+  const int64_t cols[] = {heads * d, heads * d, kv_heads * d, kv_heads * d};
+  const double tol = tolerance(c.dtype);
+  for (size_t j = 0; j < 4; ++j)
+    EXPECT_LT(rel_err(out[0][j], out[1][j]), tol)
+        << names[j] << ": " << where_wrong(out[0][j], out[1][j], cols[j], d, tol);
+}
+
+TEST_P(CudaAttentionMask, DocumentsMatchHost) {
+  with_family(AttentionKernels::sm80, [&] {
+    check_documents_against_host(GetParam(), false);
+    check_documents_against_host(GetParam(), true);
+  });
+}
+
+TEST_P(CudaAttentionMask, Sm90DocumentsMatchHost) {
+  const MaskCase c = GetParam();
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
+  with_family(AttentionKernels::sm90, [&] {
+    check_documents_against_host(c, false);
+    check_documents_against_host(c, true);
+  });
+}
+
 // Hopper's warpgroup MMA in each operand form of the Hopper kernels, through their
 // descriptor helpers, at each shape they use, in bf16 and fp16, on integers that 16 bits
 // and fp32 hold exactly: a wrong descriptor or swizzle convention fails here, by name,
