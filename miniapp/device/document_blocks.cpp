@@ -29,20 +29,24 @@ SeqBlock part(const SeqBlock& blk, const Span& rows) {
   return {blk.tensor, blk.begin + rows.begin, rows.end - rows.begin, blk.positions + rows.begin};
 }
 
-// Calls run(q part, k part) for each document with rows in both blocks (batch row b's
-// packing) of which some query sees some key.
-template <class Run>
-void for_each_document(const DocumentBounds& docs, int b, bool causal, const SeqBlock& q, const SeqBlock& k,
-                       const Run& run) {
-  const std::vector<Span> qs = document_spans(docs, b, q), ks = document_spans(docs, b, k);
+// Runs `kernel` under `shape` on each sub-block of blk that pairs one document's query
+// rows with its key rows (batch row b's packing), but for pairs causality masks whole.
+template <class Block, class Kernel>
+void run_by_document(const DocumentBounds& docs, int b, const AttnShape& shape, const Block& blk,
+                     const Kernel& kernel) {
+  const std::vector<Span> qs = document_spans(docs, b, blk.q), ks = document_spans(docs, b, blk.k);
   size_t j = 0;
   for (const Span& qrows : qs) {
     while (j < ks.size() && ks[j].doc < qrows.doc) ++j;
     if (j == ks.size()) return;
     const Span& krows = ks[j];
     if (krows.doc != qrows.doc) continue;
-    if (causal && k.positions[krows.begin] > q.positions[qrows.end - 1]) continue;
-    run(qrows, krows);
+    if (shape.causal && blk.k.positions[krows.begin] > blk.q.positions[qrows.end - 1]) continue;
+    Block sub = blk;
+    sub.q = part(blk.q, qrows);
+    sub.k = part(blk.k, krows);
+    sub.v = part(blk.v, krows);
+    kernel(shape, sub);
   }
 }
 
@@ -81,13 +85,7 @@ AttnShape without_documents(const AttnShape& s, int batch) {
 void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& blk,
                            const AttnFwdKernel& kernel) {
   const DocumentBounds& docs = *s.documents;
-  if (docs.rows_alike()) {
-    const AttnShape plain = without_documents(s, s.batch);
-    for_each_document(docs, 0, s.causal, blk.q, blk.k, [&](const Span& qrows, const Span& krows) {
-      kernel(plain, {part(blk.q, qrows), part(blk.k, krows), part(blk.v, krows), blk.o, blk.lse});
-    });
-    return;
-  }
+  if (docs.rows_alike()) return run_by_document(docs, 0, without_documents(s, s.batch), blk, kernel);
   const AttnShape one = without_documents(s, 1);
   const int64_t qw = int64_t(s.heads) * s.head_dim, kw = int64_t(s.kv_heads) * s.head_dim;
   const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, qw, blk.q),
@@ -101,9 +99,7 @@ void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& 
     Tensor o1 = take(dev, *blk.o, o, b), lse1 = take(dev, *blk.lse, lse, b);
     const SeqBlock qb{&q1, 0, blk.q.len, blk.q.positions}, kb{&k1, 0, blk.k.len, blk.k.positions},
         vb{&v1, 0, blk.k.len, blk.k.positions};
-    for_each_document(docs, b, s.causal, qb, kb, [&](const Span& qrows, const Span& krows) {
-      kernel(one, {part(qb, qrows), part(kb, krows), part(vb, krows), &o1, &lse1});
-    });
+    run_by_document(docs, b, one, AttnFwdBlock{qb, kb, vb, &o1, &lse1}, kernel);
     put(dev, *blk.o, o, b, o1);
     put(dev, *blk.lse, lse, b, lse1);
   }
@@ -112,14 +108,7 @@ void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& 
 void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& blk,
                            const AttnBwdKernel& kernel) {
   const DocumentBounds& docs = *s.documents;
-  if (docs.rows_alike()) {
-    const AttnShape plain = without_documents(s, s.batch);
-    for_each_document(docs, 0, s.causal, blk.q, blk.k, [&](const Span& qrows, const Span& krows) {
-      kernel(plain, {part(blk.q, qrows), part(blk.k, krows), part(blk.v, krows), blk.dout, blk.lse, blk.delta,
-                     blk.dq, blk.dk, blk.dv});
-    });
-    return;
-  }
+  if (docs.rows_alike()) return run_by_document(docs, 0, without_documents(s, s.batch), blk, kernel);
   const AttnShape one = without_documents(s, 1);
   const int64_t qw = int64_t(s.heads) * s.head_dim, kw = int64_t(s.kv_heads) * s.head_dim;
   const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, qw, blk.q),
@@ -137,10 +126,7 @@ void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& 
     Tensor dq1 = take(dev, *blk.dq, dq, b), dk1 = take(dev, *blk.dk, dk, b), dv1 = take(dev, *blk.dv, dv, b);
     const SeqBlock qb{&q1, 0, blk.q.len, blk.q.positions}, kb{&k1, 0, blk.k.len, blk.k.positions},
         vb{&v1, 0, blk.k.len, blk.k.positions};
-    for_each_document(docs, b, s.causal, qb, kb, [&](const Span& qrows, const Span& krows) {
-      kernel(one,
-             {part(qb, qrows), part(kb, krows), part(vb, krows), &dout1, &lse1, &delta1, &dq1, &dk1, &dv1});
-    });
+    run_by_document(docs, b, one, AttnBwdBlock{qb, kb, vb, &dout1, &lse1, &delta1, &dq1, &dk1, &dv1}, kernel);
     put(dev, *blk.dq, dq, b, dq1);
     put(dev, *blk.dk, dk, b, dk1);
     put(dev, *blk.dv, dv, b, dv1);

@@ -28,11 +28,6 @@ CudaDevice& gpu() {
   static CudaDevice dev{Topology{}};  // first use, not static initialisation: test listing needs no GPU
   return dev;
 }
-KokkosDevice& host() {
-  static KokkosDevice dev;
-  return dev;
-}
-
 // TransformerEngine's attention tolerances (atol = rtol): bf16 2.5e-2, fp16 5e-3.
 double tolerance(DType t) { return t == DType::bf16 ? 2.5e-2 : t == DType::f16 ? 5e-3 : 1e-5; }
 
@@ -166,26 +161,34 @@ struct MaskCase {
 };
 class CudaAttentionMask : public ::testing::TestWithParam<MaskCase> {};
 
-void check_masks_against_host(const MaskCase& c) {
-  const int heads = 2, kv_heads = 1, d = c.head_dim;
-  // Two chunks of a zigzag shard (positions 0..89 and 300..389) with the sequence's real
-  // length inside the second: its last 49 keys are padding.
+// A zigzag shard's two chunks (positions 0..89 and 300..389) with the sequence's real
+// length inside the second: its last 49 keys are padding.
+constexpr int64_t kShardRealLen = 341;
+std::vector<int64_t> zigzag_shard() {
   std::vector<int64_t> pos;
   for (int64_t i = 0; i < 90; ++i) pos.push_back(i);
   for (int64_t i = 300; i < 390; ++i) pos.push_back(i);
-  const int64_t len = int64_t(pos.size());
-  AttnShape s{1, heads, kv_heads, d, true, 341, 64, 256, {}};
-  const auto q = generated(size_t(len * heads * d), 1), k = generated(size_t(len * kv_heads * d), 2),
-             v = generated(size_t(len * kv_heads * d), 3), dout = generated(size_t(len * heads * d), 4);
+  return pos;
+}
+
+// One forward and backward over whole tensors of `pos`'s rows per batch row, on the GPU
+// at operand precision `dtype` and on the host in fp32: o, dq, dk and dv agree within the
+// dtype's tolerance (not lse: a padded query's is −∞ on both, which a relative error
+// cannot weigh).
+void expect_gpu_matches_host(const AttnShape& s, const std::vector<int64_t>& pos, DType dtype) {
+  const int d = s.head_dim;
+  const int64_t len = int64_t(pos.size()), rows = s.batch * len, qw = s.heads * d, kw = s.kv_heads * d;
+  const auto q = generated(size_t(rows * qw), 1), k = generated(size_t(rows * kw), 2),
+             v = generated(size_t(rows * kw), 3), dout = generated(size_t(rows * qw), 4);
   std::vector<std::vector<double>> out[2];
-  Device* devs[2] = {&gpu(), &host()};
-  gpu().set_precision(c.dtype);
+  Device* devs[2] = {&gpu(), &host_device()};
+  gpu().set_precision(dtype);
   for (int i = 0; i < 2; ++i) {
     Device& dev = *devs[i];
-    Tensor tq = upload(dev, q, {len, heads * d}), tk = upload(dev, k, {len, kv_heads * d}),
-           tv = upload(dev, v, {len, kv_heads * d}), tdo = upload(dev, dout, {len, heads * d});
-    Tensor o = dev.alloc({len, heads * d}), lse = dev.alloc({1, heads, len}),
-           delta = dev.alloc({1, heads, len});
+    Tensor tq = upload(dev, q, {rows, qw}), tk = upload(dev, k, {rows, kw}), tv = upload(dev, v, {rows, kw}),
+           tdo = upload(dev, dout, {rows, qw});
+    Tensor o = dev.alloc({rows, qw}), lse = dev.alloc({s.batch, s.heads, len}),
+           delta = dev.alloc({s.batch, s.heads, len});
     dev.attn_init(o, lse);
     const SeqBlock qb{&tq, 0, len, pos.data()}, kb{&tk, 0, len, pos.data()}, vb{&tv, 0, len, pos.data()};
     dev.attn_fwd(s, {qb, kb, vb, &o, &lse});
@@ -196,11 +199,15 @@ void check_masks_against_host(const MaskCase& c) {
   }
   gpu().set_precision(DType::f32);
   const char* names[] = {"o", "dq", "dk", "dv"};
-  const int64_t cols[] = {heads * d, heads * d, kv_heads * d, kv_heads * d};
-  const double tol = tolerance(c.dtype);
+  const int64_t cols[] = {qw, qw, kw, kw};
+  const double tol = tolerance(dtype);
   for (size_t j = 0; j < 4; ++j)
     EXPECT_LT(rel_err(out[0][j], out[1][j]), tol)
         << names[j] << ": " << where_wrong(out[0][j], out[1][j], cols[j], d, tol);
+}
+
+void check_masks_against_host(const MaskCase& c) {
+  expect_gpu_matches_host({1, 2, 1, c.head_dim, true, kShardRealLen, 64, 256, {}}, zigzag_shard(), c.dtype);
 }
 
 TEST_P(CudaAttentionMask, PaddingAndZigzagMatchHost) {
@@ -222,48 +229,16 @@ INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
                          });
 
 // Packed documents, which the GPU runs as per-document sub-blocks on its unchanged kernels
-// (device/document_blocks.hpp) and the host kernel masks itself: a zigzag shard with
-// padding, documents the chunks cut, one-token documents (one-row blocks for the flash
-// kernels), batch 2 with one packing for both rows and with a packing per row (run row by
-// row on copies); forward and backward against the host's fp32.
+// (device/document_blocks.hpp) and the host kernel masks itself: the zigzag shard above,
+// documents the chunks cut, one-token documents (one-row blocks for the flash kernels),
+// batch 2 with one packing for both rows and with a packing per row (run row by row on
+// copies).
 void check_documents_against_host(const MaskCase& c, bool rows_differ) {
-  const int batch = 2, heads = 2, kv_heads = 1, d = c.head_dim;
-  std::vector<int64_t> pos;
-  for (int64_t i = 0; i < 90; ++i) pos.push_back(i);
-  for (int64_t i = 300; i < 390; ++i) pos.push_back(i);
-  const int64_t len = int64_t(pos.size()), real = 341;
   std::vector<std::vector<int64_t>> packing{{40, 1, 1, 200, 1, 98}, {1, 88, 1, 250, 1}};
   if (!rows_differ) packing[1] = packing[0];
-  AttnShape s{
-      batch, heads, kv_heads, d, true, real, 64, 256, std::make_shared<const DocumentBounds>(packing, real)};
-  const int64_t rows = batch * len;
-  const auto q = generated(size_t(rows * heads * d), 1), k = generated(size_t(rows * kv_heads * d), 2),
-             v = generated(size_t(rows * kv_heads * d), 3), dout = generated(size_t(rows * heads * d), 4);
-  std::vector<std::vector<double>> out[2];
-  Device* devs[2] = {&gpu(), &host()};
-  gpu().set_precision(c.dtype);
-  for (int i = 0; i < 2; ++i) {
-    Device& dev = *devs[i];
-    Tensor tq = upload(dev, q, {rows, heads * d}), tk = upload(dev, k, {rows, kv_heads * d}),
-           tv = upload(dev, v, {rows, kv_heads * d}), tdo = upload(dev, dout, {rows, heads * d});
-    Tensor o = dev.alloc({rows, heads * d}), lse = dev.alloc({batch, heads, len}),
-           delta = dev.alloc({batch, heads, len});
-    dev.attn_init(o, lse);
-    const SeqBlock qb{&tq, 0, len, pos.data()}, kb{&tk, 0, len, pos.data()}, vb{&tv, 0, len, pos.data()};
-    dev.attn_fwd(s, {qb, kb, vb, &o, &lse});
-    dev.attn_bwd_delta(s, o, tdo, delta);
-    Tensor dq = dev.zeros(tq.shape()), dk = dev.zeros(tk.shape()), dv = dev.zeros(tv.shape());
-    dev.attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
-    for (const Tensor* t : {&o, &dq, &dk, &dv}) out[i].push_back(download(dev, *t));
-  }
-  gpu().set_precision(DType::f32);
-  // Not lse: a padded query's is −∞ on both, which the relative error cannot weigh.
-  const char* names[] = {"o", "dq", "dk", "dv"};
-  const int64_t cols[] = {heads * d, heads * d, kv_heads * d, kv_heads * d};
-  const double tol = tolerance(c.dtype);
-  for (size_t j = 0; j < 4; ++j)
-    EXPECT_LT(rel_err(out[0][j], out[1][j]), tol)
-        << names[j] << ": " << where_wrong(out[0][j], out[1][j], cols[j], d, tol);
+  expect_gpu_matches_host({2, 2, 1, c.head_dim, true, kShardRealLen, 64, 256,
+                           std::make_shared<const DocumentBounds>(packing, kShardRealLen)},
+                          zigzag_shard(), c.dtype);
 }
 
 TEST_P(CudaAttentionMask, DocumentsMatchHost) {
@@ -480,7 +455,7 @@ double gpu_vs_host(const std::vector<std::pair<std::vector<double>, std::vector<
                    const std::function<std::vector<Tensor*>(Device&, std::vector<Tensor>&)>& op,
                    DType dtype = DType::f32) {
   std::vector<std::vector<double>> results[2];
-  Device* devs[2] = {&gpu(), &host()};
+  Device* devs[2] = {&gpu(), &host_device()};
   for (int i = 0; i < 2; ++i) {
     std::vector<Tensor> t;
     t.reserve(inputs.size());
@@ -559,8 +534,8 @@ TEST(CudaElementWise, CopiesFillAddDotMatchHost) {
                         }),
             1e-6);
   Tensor ga = upload(gpu(), a, {200}), gb = upload(gpu(), b, {200});
-  Tensor ha = upload(host(), a, {200}), hb = upload(host(), b, {200});
-  EXPECT_NEAR(gpu().dot(ga, gb), host().dot(ha, hb), 1e-9);
+  Tensor ha = upload(host_device(), a, {200}), hb = upload(host_device(), b, {200});
+  EXPECT_NEAR(gpu().dot(ga, gb), host_device().dot(ha, hb), 1e-9);
   gpu().fill(ga, 2.5f);
   EXPECT_EQ(download(gpu(), ga)[199], 2.5);
 }
@@ -581,7 +556,7 @@ TEST(CudaElementWise, SixteenBitConversionsMatchHost) {
       d.add(y, h);                              // fp32 += 16-bit
       return std::pair{download(d, x), download(d, y)};
     };
-    EXPECT_EQ(run(gpu()), run(host())) << to_string(t);
+    EXPECT_EQ(run(gpu()), run(host_device())) << to_string(t);
   }
 }
 

@@ -11,9 +11,16 @@
 
 #include "core/synthetic_data.hpp"
 #include "device/device.hpp"
+#include "device/kokkos_device.hpp"
 #include "reference/reference.hpp"
 
 namespace minictx::test {
+
+// The host device the tests of one executable share (Kokkos starts once per process).
+inline KokkosDevice& host_device() {
+  static KokkosDevice dev;
+  return dev;
+}
 
 inline Tensor upload(Device& dev, const std::vector<double>& v, std::vector<int64_t> shape,
                      DType dtype = DType::f32) {

@@ -19,11 +19,6 @@ using namespace minictx::test;
 
 namespace {
 
-KokkosDevice& device() {
-  static KokkosDevice dev;
-  return dev;
-}
-
 std::vector<int64_t> run(int64_t first, int64_t n, int64_t stride = 1) {
   std::vector<int64_t> p(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) p[size_t(i)] = first + i * stride;
@@ -124,7 +119,7 @@ class DocumentBlocks : public ::testing::TestWithParam<DocCase> {
 
   Tensor make(int64_t rows, int heads, DType dtype, uint64_t id) const {
     const int batch = GetParam().batch;
-    return upload(device(), generated(size_t(batch * rows * heads * kHeadDim), id),
+    return upload(host_device(), generated(size_t(batch * rows * heads * kHeadDim), id),
                   {batch, rows, int64_t(heads) * kHeadDim}, dtype);
   }
   SeqBlock q() const {
@@ -135,13 +130,13 @@ class DocumentBlocks : public ::testing::TestWithParam<DocCase> {
   }
   // Two copies of a tensor: for the host kernel's mask and for the split.
   std::pair<Tensor, Tensor> twice(const Tensor& t) const {
-    Tensor a = device().alloc(t.shape()), b = device().alloc(t.shape());
-    device().copy(a, t);
-    device().copy(b, t);
+    Tensor a = host_device().alloc(t.shape()), b = host_device().alloc(t.shape());
+    host_device().copy(a, t);
+    host_device().copy(b, t);
     return {a, b};
   }
   static void expect_close(const Tensor& split, const Tensor& masked, const char* what) {
-    EXPECT_LT(rel_err(download(device(), split), download(device(), masked)), 2e-6) << what;
+    EXPECT_LT(rel_err(download(host_device(), split), download(host_device(), masked)), 2e-6) << what;
   }
 
   AttnShape shape_;
@@ -151,7 +146,7 @@ class DocumentBlocks : public ::testing::TestWithParam<DocCase> {
 
 TEST_P(DocumentBlocks, SplitMatchesTheKernelsOwnMask) {
   const DocCase& c = GetParam();
-  Device& dev = device();
+  Device& dev = host_device();
   // Running sums as an earlier block leaves them, so that the merge is tested too.
   const Tensor o0 = upload(dev, generated(size_t(c.batch * q_rows_ * c.heads * kHeadDim), 4),
                            {c.batch, q_rows_, int64_t(c.heads) * kHeadDim});
@@ -195,7 +190,7 @@ INSTANTIATE_TEST_SUITE_P(Layouts, DocumentBlocks, ::testing::ValuesIn(cases()),
 
 // Documents that never meet in a block call the kernel for nothing.
 TEST(DocumentBlocksCalls, OnlyDocumentsBothBlocksHoldAndCausalityLets) {
-  Device& dev = device();
+  Device& dev = host_device();
   const std::vector<int64_t> qpos = run(100, 60), kpos = run(0, 150);
   const AttnShape s{
       1,

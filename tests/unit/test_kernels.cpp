@@ -21,11 +21,6 @@ using namespace minictx::test;
 
 namespace {
 
-KokkosDevice& device() {
-  static KokkosDevice dev;
-  return dev;
-}
-
 struct AttnCase {
   int batch, heads, kv_heads, head_dim;
   int64_t len;
@@ -46,24 +41,26 @@ TEST_P(Attention, MatchesFp64Reference) {
 
   AttnShape s{c.batch, c.heads, c.kv_heads, c.head_dim, c.causal, 1 << 30, c.block_q, c.block_k, {}};
   const int64_t rows = c.batch * c.len;
-  Tensor tq = upload(device(), q, {rows, c.heads * c.head_dim}),
-         tk = upload(device(), k, {rows, c.kv_heads * c.head_dim});
-  Tensor tv = upload(device(), v, {rows, c.kv_heads * c.head_dim}),
-         tdo = upload(device(), dout, {rows, c.heads * c.head_dim});
-  Tensor o = device().alloc({rows, c.heads * c.head_dim}), lse = device().alloc({c.batch, c.heads, c.len});
-  device().attn_init(o, lse);
+  Tensor tq = upload(host_device(), q, {rows, c.heads * c.head_dim}),
+         tk = upload(host_device(), k, {rows, c.kv_heads * c.head_dim});
+  Tensor tv = upload(host_device(), v, {rows, c.kv_heads * c.head_dim}),
+         tdo = upload(host_device(), dout, {rows, c.heads * c.head_dim});
+  Tensor o = host_device().alloc({rows, c.heads * c.head_dim}),
+         lse = host_device().alloc({c.batch, c.heads, c.len});
+  host_device().attn_init(o, lse);
   const SeqBlock qb{&tq, 0, c.len, pos.data()}, kb{&tk, 0, c.len, pos.data()}, vb{&tv, 0, c.len, pos.data()};
-  device().attn_fwd(s, {qb, kb, vb, &o, &lse});
-  EXPECT_LT(rel_err(download(device(), o), ref.o), 1e-5);
-  EXPECT_LT(rel_err(download(device(), lse), ref.lse), 1e-5);
+  host_device().attn_fwd(s, {qb, kb, vb, &o, &lse});
+  EXPECT_LT(rel_err(download(host_device(), o), ref.o), 1e-5);
+  EXPECT_LT(rel_err(download(host_device(), lse), ref.lse), 1e-5);
 
-  Tensor delta = device().alloc({c.batch, c.heads, c.len});
-  device().attn_bwd_delta(s, o, tdo, delta);
-  Tensor dq = device().zeros(tq.shape()), dk = device().zeros(tk.shape()), dv = device().zeros(tv.shape());
-  device().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
-  EXPECT_LT(rel_err(download(device(), dq), ref.dq), 1e-5);
-  EXPECT_LT(rel_err(download(device(), dk), ref.dk), 1e-5);
-  EXPECT_LT(rel_err(download(device(), dv), ref.dv), 1e-5);
+  Tensor delta = host_device().alloc({c.batch, c.heads, c.len});
+  host_device().attn_bwd_delta(s, o, tdo, delta);
+  Tensor dq = host_device().zeros(tq.shape()), dk = host_device().zeros(tk.shape()),
+         dv = host_device().zeros(tv.shape());
+  host_device().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
+  EXPECT_LT(rel_err(download(host_device(), dq), ref.dq), 1e-5);
+  EXPECT_LT(rel_err(download(host_device(), dk), ref.dk), 1e-5);
+  EXPECT_LT(rel_err(download(host_device(), dv), ref.dv), 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -85,42 +82,42 @@ TEST(AttentionMerge, TwoKeyBlocksEqualOne) {
   const auto v = generated(size_t(len * kvh * d), 3);
   std::vector<int64_t> pos(static_cast<size_t>(len));
   std::iota(pos.begin(), pos.end(), 0);
-  Tensor tq = upload(device(), q, {len, h * d}), tk = upload(device(), k, {len, kvh * d}),
-         tv = upload(device(), v, {len, kvh * d});
-  Tensor whole = device().alloc({len, h * d}), whole_lse = device().alloc({b, h, len});
-  device().attn_init(whole, whole_lse);
-  device().attn_fwd(
+  Tensor tq = upload(host_device(), q, {len, h * d}), tk = upload(host_device(), k, {len, kvh * d}),
+         tv = upload(host_device(), v, {len, kvh * d});
+  Tensor whole = host_device().alloc({len, h * d}), whole_lse = host_device().alloc({b, h, len});
+  host_device().attn_init(whole, whole_lse);
+  host_device().attn_fwd(
       s,
       {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &whole, &whole_lse});
   // Second block first: the merge must not depend on order.
-  Tensor parts = device().alloc({len, h * d}), parts_lse = device().alloc({b, h, len});
-  device().attn_init(parts, parts_lse);
+  Tensor parts = host_device().alloc({len, h * d}), parts_lse = host_device().alloc({b, h, len});
+  host_device().attn_init(parts, parts_lse);
   const int64_t cut = 20;
-  device().attn_fwd(s, {{&tq, 0, len, pos.data()},
-                        {&tk, cut, len - cut, pos.data() + cut},
-                        {&tv, cut, len - cut, pos.data() + cut},
-                        &parts,
-                        &parts_lse});
-  device().attn_fwd(
+  host_device().attn_fwd(s, {{&tq, 0, len, pos.data()},
+                             {&tk, cut, len - cut, pos.data() + cut},
+                             {&tv, cut, len - cut, pos.data() + cut},
+                             &parts,
+                             &parts_lse});
+  host_device().attn_fwd(
       s,
       {{&tq, 0, len, pos.data()}, {&tk, 0, cut, pos.data()}, {&tv, 0, cut, pos.data()}, &parts, &parts_lse});
-  EXPECT_LT(rel_err(download(device(), parts), download(device(), whole)), 1e-6);
-  EXPECT_LT(rel_err(download(device(), parts_lse), download(device(), whole_lse)), 1e-6);
+  EXPECT_LT(rel_err(download(host_device(), parts), download(host_device(), whole)), 1e-6);
+  EXPECT_LT(rel_err(download(host_device(), parts_lse), download(host_device(), whole_lse)), 1e-6);
 }
 
 // The merge stays finite where the naive log(1 + exp(·)) form overflows.
 TEST(AttentionMerge, LseMergeIsOverflowFree) {
   AttnShape s{1, 1, 1, 2, false, 1 << 30, 16, 16, {}};
-  Tensor o = upload(device(), {1.0, 2.0}, {1, 2}), lse = upload(device(), {200.0}, {1, 1, 1});
-  Tensor ob = upload(device(), {3.0, 4.0}, {1, 2}), lseb = upload(device(), {-200.0}, {1, 1, 1});
-  device().lse_merge(s, o, lse, ob, lseb);
-  EXPECT_NEAR(download(device(), lse)[0], 200.0, 1e-4);
-  EXPECT_NEAR(download(device(), o)[0], 1.0, 1e-6);
-  Tensor o2 = upload(device(), {1.0, 2.0}, {1, 2}), l2 = upload(device(), {0.0}, {1, 1, 1});
-  Tensor o2b = upload(device(), {3.0, 4.0}, {1, 2}), l2b = upload(device(), {0.0}, {1, 1, 1});
-  device().lse_merge(s, o2, l2, o2b, l2b);  // equal weights: the mean, log 2
-  EXPECT_NEAR(download(device(), o2)[0], 2.0, 1e-6);
-  EXPECT_NEAR(download(device(), l2)[0], std::log(2.0), 1e-6);
+  Tensor o = upload(host_device(), {1.0, 2.0}, {1, 2}), lse = upload(host_device(), {200.0}, {1, 1, 1});
+  Tensor ob = upload(host_device(), {3.0, 4.0}, {1, 2}), lseb = upload(host_device(), {-200.0}, {1, 1, 1});
+  host_device().lse_merge(s, o, lse, ob, lseb);
+  EXPECT_NEAR(download(host_device(), lse)[0], 200.0, 1e-4);
+  EXPECT_NEAR(download(host_device(), o)[0], 1.0, 1e-6);
+  Tensor o2 = upload(host_device(), {1.0, 2.0}, {1, 2}), l2 = upload(host_device(), {0.0}, {1, 1, 1});
+  Tensor o2b = upload(host_device(), {3.0, 4.0}, {1, 2}), l2b = upload(host_device(), {0.0}, {1, 1, 1});
+  host_device().lse_merge(s, o2, l2, o2b, l2b);  // equal weights: the mean, log 2
+  EXPECT_NEAR(download(host_device(), o2)[0], 2.0, 1e-6);
+  EXPECT_NEAR(download(host_device(), l2)[0], std::log(2.0), 1e-6);
 }
 
 // attention.partials storage, block by block: the running sums take each block's result
@@ -213,11 +210,11 @@ TEST(AttentionMask, PaddingKeysAreInvisible) {
              v = generated(size_t(len * 4), 3);
   std::vector<int64_t> pos(static_cast<size_t>(len));
   std::iota(pos.begin(), pos.end(), 0);
-  Tensor tq = upload(device(), q, {len, 4}), tk = upload(device(), k, {len, 4}),
-         tv = upload(device(), v, {len, 4});
-  Tensor o = device().alloc({len, 4}), lse = device().alloc({1, 1, len});
-  device().attn_init(o, lse);
-  device().attn_fwd(
+  Tensor tq = upload(host_device(), q, {len, 4}), tk = upload(host_device(), k, {len, 4}),
+         tv = upload(host_device(), v, {len, 4});
+  Tensor o = host_device().alloc({len, 4}), lse = host_device().alloc({1, 1, len});
+  host_device().attn_init(o, lse);
+  host_device().attn_fwd(
       s, {{&tq, 0, len, pos.data()}, {&tk, 0, len, pos.data()}, {&tv, 0, len, pos.data()}, &o, &lse});
   const reference::Problem p = reference_attention(1, 1, 1, 4, real, false);
   const std::vector<double> kr(k.begin(), k.begin() + real * 4), vr(v.begin(), v.begin() + real * 4);
@@ -225,32 +222,32 @@ TEST(AttentionMask, PaddingKeysAreInvisible) {
   // Reference: the real queries against the real keys only.
   const std::vector<double> qr(q.begin(), q.begin() + real * 4);
   const auto ref = reference::attention_forward(p, qr, kr, vr, kpos);
-  const auto got = download(device(), o);
+  const auto got = download(host_device(), o);
   EXPECT_LT(rel_err(std::vector<double>(got.begin(), got.begin() + real * 4), ref.o), 1e-5);
 }
 
 TEST(ElementWise, RopeInverseUndoesRope) {
   const auto x = generated(6 * 32, 1);
-  Tensor t = upload(device(), x, {6, 32});
+  Tensor t = upload(host_device(), x, {6, 32});
   const std::vector<int64_t> pos = {0, 5, 17, 1000, 3, 9};
-  device().rope(t, 2, pos, 10000.0, false);
-  EXPECT_GT(rel_err(download(device(), t), x), 1e-3);  // it did rotate
-  device().rope(t, 2, pos, 10000.0, true);
-  EXPECT_LT(rel_err(download(device(), t), x), 1e-5);
+  host_device().rope(t, 2, pos, 10000.0, false);
+  EXPECT_GT(rel_err(download(host_device(), t), x), 1e-3);  // it did rotate
+  host_device().rope(t, 2, pos, 10000.0, true);
+  EXPECT_LT(rel_err(download(host_device(), t), x), 1e-5);
 }
 
 TEST(ElementWise, RmsNormAndSwiGluValues) {
-  Tensor x = upload(device(), {3.0, 4.0}, {1, 2}), g = upload(device(), {1.0, 2.0}, {2});
-  Tensor y = device().alloc({1, 2}), rstd = device().alloc({1});
-  device().rmsnorm_fwd(x, g, 0.0, y, rstd);
+  Tensor x = upload(host_device(), {3.0, 4.0}, {1, 2}), g = upload(host_device(), {1.0, 2.0}, {2});
+  Tensor y = host_device().alloc({1, 2}), rstd = host_device().alloc({1});
+  host_device().rmsnorm_fwd(x, g, 0.0, y, rstd);
   const double r = 1.0 / std::sqrt(12.5);
-  EXPECT_NEAR(download(device(), y)[0], 3 * r, 1e-6);
-  EXPECT_NEAR(download(device(), y)[1], 8 * r, 1e-6);
-  Tensor a = upload(device(), {0.0, 2.0}, {1, 2}), u = upload(device(), {5.0, 3.0}, {1, 2}),
-         m = device().alloc({1, 2});
-  device().swiglu_fwd(a, u, m);
-  EXPECT_NEAR(download(device(), m)[0], 0.0, 1e-7);
-  EXPECT_NEAR(download(device(), m)[1], 2.0 / (1.0 + std::exp(-2.0)) * 3.0, 1e-5);
+  EXPECT_NEAR(download(host_device(), y)[0], 3 * r, 1e-6);
+  EXPECT_NEAR(download(host_device(), y)[1], 8 * r, 1e-6);
+  Tensor a = upload(host_device(), {0.0, 2.0}, {1, 2}), u = upload(host_device(), {5.0, 3.0}, {1, 2}),
+         m = host_device().alloc({1, 2});
+  host_device().swiglu_fwd(a, u, m);
+  EXPECT_NEAR(download(host_device(), m)[0], 0.0, 1e-7);
+  EXPECT_NEAR(download(host_device(), m)[1], 2.0 / (1.0 + std::exp(-2.0)) * 3.0, 1e-5);
 }
 
 // A sequence cut into uneven chunks whose positions are out of order between chunks (as
@@ -271,29 +268,31 @@ TEST(AttentionBlocks, ShiftedChunksMatchFp64) {
 
   AttnShape s{b, h, kvh, d, true, 1 << 30, 16, 24, {}};
   const int64_t rows = b * len;
-  Tensor tq = upload(device(), q, {rows, h * d}), tk = upload(device(), k, {rows, kvh * d}),
-         tv = upload(device(), v, {rows, kvh * d});
-  Tensor tdo = upload(device(), dout, {rows, h * d});
-  Tensor o = device().alloc({rows, h * d}), lse = device().alloc({b, h, len});
-  device().attn_init(o, lse);
+  Tensor tq = upload(host_device(), q, {rows, h * d}), tk = upload(host_device(), k, {rows, kvh * d}),
+         tv = upload(host_device(), v, {rows, kvh * d});
+  Tensor tdo = upload(host_device(), dout, {rows, h * d});
+  Tensor o = host_device().alloc({rows, h * d}), lse = host_device().alloc({b, h, len});
+  host_device().attn_init(o, lse);
   auto chunk = [&](const Tensor& t, size_t c) {
     return SeqBlock{&t, cut[c], cut[c + 1] - cut[c], pos.data() + cut[c]};
   };
   for (size_t qc = 0; qc < 3; ++qc)
     for (size_t kc = 0; kc < 3; ++kc)
-      device().attn_fwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &o, &lse});
-  EXPECT_LT(rel_err(download(device(), o), ref.o), 1e-5);
-  EXPECT_LT(rel_err(download(device(), lse), ref.lse), 1e-5);
+      host_device().attn_fwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &o, &lse});
+  EXPECT_LT(rel_err(download(host_device(), o), ref.o), 1e-5);
+  EXPECT_LT(rel_err(download(host_device(), lse), ref.lse), 1e-5);
 
-  Tensor delta = device().alloc({b, h, len});
-  device().attn_bwd_delta(s, o, tdo, delta);
-  Tensor dq = device().zeros(tq.shape()), dk = device().zeros(tk.shape()), dv = device().zeros(tv.shape());
+  Tensor delta = host_device().alloc({b, h, len});
+  host_device().attn_bwd_delta(s, o, tdo, delta);
+  Tensor dq = host_device().zeros(tq.shape()), dk = host_device().zeros(tk.shape()),
+         dv = host_device().zeros(tv.shape());
   for (size_t qc = 0; qc < 3; ++qc)
     for (size_t kc = 0; kc < 3; ++kc)
-      device().attn_bwd(s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &tdo, &lse, &delta, &dq, &dk, &dv});
-  EXPECT_LT(rel_err(download(device(), dq), ref.dq), 1e-5);
-  EXPECT_LT(rel_err(download(device(), dk), ref.dk), 1e-5);
-  EXPECT_LT(rel_err(download(device(), dv), ref.dv), 1e-5);
+      host_device().attn_bwd(
+          s, {chunk(tq, qc), chunk(tk, kc), chunk(tv, kc), &tdo, &lse, &delta, &dq, &dk, &dv});
+  EXPECT_LT(rel_err(download(host_device(), dq), ref.dq), 1e-5);
+  EXPECT_LT(rel_err(download(host_device(), dk), ref.dk), 1e-5);
+  EXPECT_LT(rel_err(download(host_device(), dv), ref.dv), 1e-5);
 }
 
 // Padding keys under a causal mask, forward and backward: padded keys get no gradient and
@@ -308,17 +307,18 @@ TEST(AttentionMask, CausalPaddingForwardAndBackward) {
   std::fill(dout.begin() + real * 2 * d, dout.end(), 0.0);  // padded queries carry no loss
   std::vector<int64_t> pos(static_cast<size_t>(len));
   std::iota(pos.begin(), pos.end(), 0);
-  Tensor tq = upload(device(), q, {len, 2 * d}), tk = upload(device(), k, {len, d}),
-         tv = upload(device(), v, {len, d});
-  Tensor tdo = upload(device(), dout, {len, 2 * d});
-  Tensor o = device().alloc({len, 2 * d}), lse = device().alloc({1, 2, len});
-  device().attn_init(o, lse);
+  Tensor tq = upload(host_device(), q, {len, 2 * d}), tk = upload(host_device(), k, {len, d}),
+         tv = upload(host_device(), v, {len, d});
+  Tensor tdo = upload(host_device(), dout, {len, 2 * d});
+  Tensor o = host_device().alloc({len, 2 * d}), lse = host_device().alloc({1, 2, len});
+  host_device().attn_init(o, lse);
   const SeqBlock qb{&tq, 0, len, pos.data()}, kb{&tk, 0, len, pos.data()}, vb{&tv, 0, len, pos.data()};
-  device().attn_fwd(s, {qb, kb, vb, &o, &lse});
-  Tensor delta = device().alloc({1, 2, len});
-  device().attn_bwd_delta(s, o, tdo, delta);
-  Tensor dq = device().zeros(tq.shape()), dk = device().zeros(tk.shape()), dv = device().zeros(tv.shape());
-  device().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
+  host_device().attn_fwd(s, {qb, kb, vb, &o, &lse});
+  Tensor delta = host_device().alloc({1, 2, len});
+  host_device().attn_bwd_delta(s, o, tdo, delta);
+  Tensor dq = host_device().zeros(tq.shape()), dk = host_device().zeros(tk.shape()),
+         dv = host_device().zeros(tv.shape());
+  host_device().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
 
   const reference::Problem p = reference_attention(1, 2, 1, d, real, true);
   auto head = [](const std::vector<double>& x, int64_t n, int width) {
@@ -327,11 +327,11 @@ TEST(AttentionMask, CausalPaddingForwardAndBackward) {
   const std::vector<int64_t> real_pos(pos.begin(), pos.begin() + real);
   const auto ref = reference::attention_on(p, head(q, real, 2 * d), head(k, real, d), head(v, real, d),
                                            head(dout, real, 2 * d), real_pos);
-  EXPECT_LT(rel_err(head(download(device(), o), real, 2 * d), ref.o), 1e-5);
-  EXPECT_LT(rel_err(head(download(device(), dq), real, 2 * d), ref.dq), 1e-5);
-  EXPECT_LT(rel_err(head(download(device(), dk), real, d), ref.dk), 1e-5);
-  EXPECT_LT(rel_err(head(download(device(), dv), real, d), ref.dv), 1e-5);
-  const auto dk_all = download(device(), dk), dv_all = download(device(), dv);
+  EXPECT_LT(rel_err(head(download(host_device(), o), real, 2 * d), ref.o), 1e-5);
+  EXPECT_LT(rel_err(head(download(host_device(), dq), real, 2 * d), ref.dq), 1e-5);
+  EXPECT_LT(rel_err(head(download(host_device(), dk), real, d), ref.dk), 1e-5);
+  EXPECT_LT(rel_err(head(download(host_device(), dv), real, d), ref.dv), 1e-5);
+  const auto dk_all = download(host_device(), dk), dv_all = download(host_device(), dv);
   for (int64_t i = real * d; i < len * d; ++i) {
     EXPECT_EQ(dk_all[size_t(i)], 0.0);
     EXPECT_EQ(dv_all[size_t(i)], 0.0);

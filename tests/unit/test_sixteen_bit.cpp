@@ -19,11 +19,6 @@ namespace hf = minictx::half_float;
 
 namespace {
 
-KokkosDevice& device() {
-  static KokkosDevice dev;
-  return dev;
-}
-
 // Float bit patterns: random (so every exponent, mantissas and signs), plus the edges.
 std::vector<float> probe_floats() {
   std::mt19937 rng(7);
@@ -96,30 +91,30 @@ TEST(HalfFloat, F16MatchesTheCompilersConversion) {
 
 std::vector<float> host_of(const Tensor& t) {
   std::vector<float> out(size_t(t.numel()));
-  Tensor f = device().alloc(t.shape());
-  device().copy(f, t);
-  device().download(f, out.data());
+  Tensor f = host_device().alloc(t.shape());
+  host_device().copy(f, t);
+  host_device().download(f, out.data());
   return out;
 }
 
 TEST(SixteenBitTensors, ConvertingCopiesRoundOnceAndWidenExactly) {
   const std::vector<double> values = generated(6 * 10, 11);
-  Tensor x = upload(device(), values, {6, 10});
+  Tensor x = upload(host_device(), values, {6, 10});
   for (DType t : {DType::bf16, DType::f16}) {
-    Tensor h = device().alloc({6, 10}, t);
+    Tensor h = host_device().alloc({6, 10}, t);
     EXPECT_EQ(h.bytes(), 6 * 10 * 2);
     EXPECT_THROW(h.data(), Error);  // the fp32 kernels refuse it
-    device().copy(h, x);
+    host_device().copy(h, x);
     const std::vector<float> back = host_of(h);
     for (size_t i = 0; i < values.size(); ++i)
       ASSERT_EQ(back[i], hf::widen(hf::narrow(float(values[i]), t), t)) << i;
 
     // Rows 1..3, columns 2..6 of x into rows 0..2 of a 16-bit [3, 5], and back out.
-    Tensor part = device().alloc({3, 5}, t);
-    device().copy_rows(part, 0, 5, x, 12, 10, 3, 5);
-    Tensor wide = device().zeros({3, 8});
-    device().copy_rows(wide, 1, 8, part, 0, 5, 3, 5);
-    const std::vector<double> got = download(device(), wide);
+    Tensor part = host_device().alloc({3, 5}, t);
+    host_device().copy_rows(part, 0, 5, x, 12, 10, 3, 5);
+    Tensor wide = host_device().zeros({3, 8});
+    host_device().copy_rows(wide, 1, 8, part, 0, 5, 3, 5);
+    const std::vector<double> got = download(host_device(), wide);
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 8; ++c) {
         const double want =
@@ -129,14 +124,14 @@ TEST(SixteenBitTensors, ConvertingCopiesRoundOnceAndWidenExactly) {
       }
 
     // fill, and sums into a 16-bit tensor: added in fp32, rounded once.
-    device().fill(h, 0.5f);
-    device().add(h, x);
+    host_device().fill(h, 0.5f);
+    host_device().add(h, x);
     const std::vector<float> sum = host_of(h);
     for (size_t i = 0; i < values.size(); ++i)
       ASSERT_EQ(sum[i], hf::widen(hf::narrow(0.5f + float(values[i]), t), t)) << i;
-    Tensor y = upload(device(), values, {6, 10});
-    device().add(y, h);  // fp32 += 16-bit
-    const std::vector<double> y_got = download(device(), y);
+    Tensor y = upload(host_device(), values, {6, 10});
+    host_device().add(y, h);  // fp32 += 16-bit
+    const std::vector<double> y_got = download(host_device(), y);
     for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(y_got[i], double(float(values[i]) + sum[i])) << i;
   }
 }
@@ -151,10 +146,10 @@ TEST(SixteenBitTensors, AttentionOn16BitOperandsIsAttentionOnTheirValues) {
   const int64_t rows = B * L;
   for (DType t : {DType::bf16, DType::f16}) {
     auto both = [&](const std::vector<double>& v, int64_t width) {
-      Tensor f = upload(device(), v, {rows, width});
-      Tensor h = device().alloc(f.shape(), t);
-      device().copy(h, f);
-      device().copy(f, h);  // f now holds the rounded values
+      Tensor f = upload(host_device(), v, {rows, width});
+      Tensor h = host_device().alloc(f.shape(), t);
+      host_device().copy(h, f);
+      host_device().copy(f, h);  // f now holds the rounded values
       return std::pair{f, h};
     };
     const std::pair<Tensor, Tensor> q = both(a.q, H * D), k = both(a.k, Hkv * D), v = both(a.v, Hkv * D),
@@ -164,16 +159,17 @@ TEST(SixteenBitTensors, AttentionOn16BitOperandsIsAttentionOnTheirValues) {
       // Rows 5.. of the queries against keys 0..29: blocks that do not start at zero.
       const SeqBlock qb{&tq, 5, L - 5, pos.data() + 5}, kb{&tk, 0, 30, pos.data()},
           vb{&tv, 0, 30, pos.data()};
-      Tensor o = device().alloc({rows, H * D}), lse = device().alloc({B, H, L});
-      device().attn_init(o, lse);
-      device().attn_fwd(s, {qb, kb, vb, &o, &lse});
-      Tensor delta = device().alloc({B, H, L});
-      device().attn_bwd_delta(s, o, dout.first, delta);  // D from the fp32 values either way
-      Tensor dq = device().zeros({rows, H * D}), dk = device().zeros({rows, Hkv * D}),
-             dv = device().zeros({rows, Hkv * D});
-      device().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
-      return std::vector{download(device(), o), download(device(), lse), download(device(), dq),
-                         download(device(), dk), download(device(), dv)};
+      Tensor o = host_device().alloc({rows, H * D}), lse = host_device().alloc({B, H, L});
+      host_device().attn_init(o, lse);
+      host_device().attn_fwd(s, {qb, kb, vb, &o, &lse});
+      Tensor delta = host_device().alloc({B, H, L});
+      host_device().attn_bwd_delta(s, o, dout.first, delta);  // D from the fp32 values either way
+      Tensor dq = host_device().zeros({rows, H * D}), dk = host_device().zeros({rows, Hkv * D}),
+             dv = host_device().zeros({rows, Hkv * D});
+      host_device().attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
+      return std::vector{download(host_device(), o), download(host_device(), lse),
+                         download(host_device(), dq), download(host_device(), dk),
+                         download(host_device(), dv)};
     };
     const auto want = run(q.first, k.first, v.first, dout.first);
     const auto got = run(q.second, k.second, v.second, dout.second);
@@ -191,68 +187,69 @@ TEST(SixteenBitTensors, ModelOperationsOn16BitTensorsAreTheFp32OnesRoundedOnce) 
     // A 16-bit tensor and an fp32 one holding its values.
     auto both = [&](std::vector<int64_t> shape) {
       const int64_t n = shape[0] * (shape.size() > 1 ? shape[1] : 1);
-      Tensor f = upload(device(), generated(size_t(n), id++), shape);
-      Tensor h = device().alloc(f.shape(), t);
-      device().copy(h, f);
-      device().copy(f, h);
+      Tensor f = upload(host_device(), generated(size_t(n), id++), shape);
+      Tensor h = host_device().alloc(f.shape(), t);
+      host_device().copy(h, f);
+      host_device().copy(f, h);
       return std::pair{f, h};
     };
     // The fp32 result rounded as a 16-bit result would be.
     auto rounded = [&](const Tensor& f) {
-      Tensor h = device().alloc(f.shape(), t);
-      device().copy(h, f);
+      Tensor h = host_device().alloc(f.shape(), t);
+      host_device().copy(h, f);
       return host_of(h);
     };
     auto a = both({rows, inner}), b = both({inner, cols}), c = both({rows, cols}), x = both({rows, cols}),
          g = both({cols}), dy = both({rows, cols});
 
     // gemm into a fresh 16-bit C, and accumulated into one (beta = 1), with an fp32 A.
-    Tensor c16 = device().alloc({rows, cols}, t), c32 = device().alloc({rows, cols});
-    device().gemm(false, false, 1.0f, a.second, b.second, 0.0f, c16);
-    device().gemm(false, false, 1.0f, a.first, b.first, 0.0f, c32);
+    Tensor c16 = host_device().alloc({rows, cols}, t), c32 = host_device().alloc({rows, cols});
+    host_device().gemm(false, false, 1.0f, a.second, b.second, 0.0f, c16);
+    host_device().gemm(false, false, 1.0f, a.first, b.first, 0.0f, c32);
     EXPECT_EQ(host_of(c16), rounded(c32)) << to_string(t) << " gemm";
     Tensor& acc16 = c.second;
     Tensor& acc32 = c.first;
-    device().gemm(true, false, 0.5f, a.first, c.second, 1.0f, b.second);
-    device().gemm(true, false, 0.5f, a.first, c.first, 1.0f, b.first);
+    host_device().gemm(true, false, 0.5f, a.first, c.second, 1.0f, b.second);
+    host_device().gemm(true, false, 0.5f, a.first, c.first, 1.0f, b.first);
     EXPECT_EQ(host_of(b.second), rounded(b.first)) << to_string(t) << " gemm, beta = 1";
-    EXPECT_EQ(device().dot(x.second, dy.second), device().dot(x.first, dy.first)) << to_string(t) << " dot";
+    EXPECT_EQ(host_device().dot(x.second, dy.second), host_device().dot(x.first, dy.first))
+        << to_string(t) << " dot";
 
     // RMSNorm forward and backward; the gradients accumulate into 16-bit tensors.
-    Tensor y16 = device().alloc({rows, cols}, t), y32 = device().alloc({rows, cols});
-    Tensor r16 = device().alloc({rows}), r32 = device().alloc({rows});
-    device().rmsnorm_fwd(x.second, g.second, 1e-5, y16, r16);
-    device().rmsnorm_fwd(x.first, g.first, 1e-5, y32, r32);
+    Tensor y16 = host_device().alloc({rows, cols}, t), y32 = host_device().alloc({rows, cols});
+    Tensor r16 = host_device().alloc({rows}), r32 = host_device().alloc({rows});
+    host_device().rmsnorm_fwd(x.second, g.second, 1e-5, y16, r16);
+    host_device().rmsnorm_fwd(x.first, g.first, 1e-5, y32, r32);
     EXPECT_EQ(host_of(y16), rounded(y32)) << to_string(t) << " rmsnorm_fwd";
     EXPECT_EQ(host_of(r16), host_of(r32)) << to_string(t) << " rmsnorm_fwd rstd";
-    device().rmsnorm_bwd(x.second, g.second, r32, dy.second, acc16, g.second);
-    device().rmsnorm_bwd(x.first, g.first, r32, dy.first, acc32, g.first);
+    host_device().rmsnorm_bwd(x.second, g.second, r32, dy.second, acc16, g.second);
+    host_device().rmsnorm_bwd(x.first, g.first, r32, dy.first, acc32, g.first);
     EXPECT_EQ(host_of(acc16), rounded(acc32)) << to_string(t) << " rmsnorm_bwd dx";
     EXPECT_EQ(host_of(g.second), rounded(g.first)) << to_string(t) << " rmsnorm_bwd dg";
 
     // RoPE in place (2 heads of 4), SwiGLU forward and backward.
     const std::vector<int64_t> positions = {3, 4, 5, 10, 11, 12};
-    device().rope(x.second, 2, positions, 10000.0, false);
-    device().rope(x.first, 2, positions, 10000.0, false);
+    host_device().rope(x.second, 2, positions, 10000.0, false);
+    host_device().rope(x.first, 2, positions, 10000.0, false);
     EXPECT_EQ(host_of(x.second), rounded(x.first)) << to_string(t) << " rope";
-    Tensor m16 = device().alloc({rows, cols}, t), m32 = device().alloc({rows, cols});
-    device().copy(y32, y16);  // the operands of both calls hold the same values again
-    device().swiglu_fwd(y16, dy.second, m16);
-    device().swiglu_fwd(y32, dy.first, m32);
+    Tensor m16 = host_device().alloc({rows, cols}, t), m32 = host_device().alloc({rows, cols});
+    host_device().copy(y32, y16);  // the operands of both calls hold the same values again
+    host_device().swiglu_fwd(y16, dy.second, m16);
+    host_device().swiglu_fwd(y32, dy.first, m32);
     EXPECT_EQ(host_of(m16), rounded(m32)) << to_string(t) << " swiglu_fwd";
-    Tensor da16 = device().alloc({rows, cols}, t), du16 = device().alloc({rows, cols}, t);
-    Tensor da32 = device().alloc({rows, cols}), du32 = device().alloc({rows, cols});
-    device().swiglu_bwd(y16, dy.second, m16, da16, du16);
-    device().copy(m32, m16);
-    device().swiglu_bwd(y32, dy.first, m32, da32, du32);
+    Tensor da16 = host_device().alloc({rows, cols}, t), du16 = host_device().alloc({rows, cols}, t);
+    Tensor da32 = host_device().alloc({rows, cols}), du32 = host_device().alloc({rows, cols});
+    host_device().swiglu_bwd(y16, dy.second, m16, da16, du16);
+    host_device().copy(m32, m16);
+    host_device().swiglu_bwd(y32, dy.first, m32, da32, du32);
     EXPECT_EQ(host_of(da16), rounded(da32)) << to_string(t) << " swiglu_bwd da";
     EXPECT_EQ(host_of(du16), rounded(du32)) << to_string(t) << " swiglu_bwd du";
 
     // The backward's D from 16-bit o and dO (2 heads of 4, batch 1, 6 rows): fp32 out.
     const AttnShape s{1, 2, 2, 4, true, 1 << 30, 16, 16, {}};
-    Tensor delta16 = device().alloc({1, 2, rows}), delta32 = device().alloc({1, 2, rows});
-    device().attn_bwd_delta(s, m16, dy.second, delta16);
-    device().attn_bwd_delta(s, m32, dy.first, delta32);
+    Tensor delta16 = host_device().alloc({1, 2, rows}), delta32 = host_device().alloc({1, 2, rows});
+    host_device().attn_bwd_delta(s, m16, dy.second, delta16);
+    host_device().attn_bwd_delta(s, m32, dy.first, delta32);
     EXPECT_EQ(host_of(delta16), host_of(delta32)) << to_string(t) << " attn_bwd_delta";
   }
 }
