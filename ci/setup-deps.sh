@@ -6,7 +6,8 @@ set -euo pipefail
 # Open MPI is the second MPI that CI builds against (preset openmpi); MPICH stays the
 # machine's default mpicc/mpiexec. clang-format and clang-tidy: ci/format-check.sh, ci/tidy.sh.
 # jube: the benchmark definition jube/minictx.xml and its test (benchmark_jube). ccache:
-# ci/test.sh's presets share the objects that do not differ between them.
+# ci/test.sh's presets share the objects that do not differ between them. libssl-dev:
+# SHA-256 (libcrypto) for the results' digests; nlohmann-json3-dev: the JSON minictx writes.
 packages=(
   build-essential cmake pkg-config git ccache
   mpich libmpich-dev
@@ -14,6 +15,7 @@ packages=(
   libhdf5-dev
   libtrilinos-kokkos-dev
   libyaml-cpp-dev libcli11-dev
+  libssl-dev nlohmann-json3-dev
   libopenblas-dev
   libgtest-dev
   clang-format clang-tidy
