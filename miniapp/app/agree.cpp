@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <exception>
 
+#include "comm/watchdog.hpp"
+
 namespace minictx {
 
 int world_rank() {
@@ -15,21 +17,29 @@ int world_rank() {
 }
 
 bool agree(const std::function<void()>& f) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::string message;
-  int failed_rank = INT_MAX;
+  // The lowest failing rank, ranks that only waited for others counted after all the
+  // rest: the line names the failure, not a wait for it.
+  int failed = INT_MAX;
   try {
     f();
+  } catch (const watchdog::WaitedForOthers& e) {
+    message = e.what();
+    failed = size + world_rank();
   } catch (const std::exception& e) {
     message = e.what();
-    failed_rank = world_rank();
+    failed = world_rank();
   }
   int first = INT_MAX;
-  MPI_Allreduce(&failed_rank, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&failed, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (first == INT_MAX) return true;
+  const int from = first % size;
   int len = int(message.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, MPI_COMM_WORLD);
+  MPI_Bcast(&len, 1, MPI_INT, from, MPI_COMM_WORLD);
   message.resize(size_t(len));
-  MPI_Bcast(message.data(), len, MPI_CHAR, first, MPI_COMM_WORLD);
+  MPI_Bcast(message.data(), len, MPI_CHAR, from, MPI_COMM_WORLD);
   input_error_exit(message);
   return false;
 }

@@ -18,8 +18,10 @@
 #include "build_info.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/mpi_comm.hpp"
+#include "comm/watchdog.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
+#include "core/fault_seam.hpp"
 #include "core/file_kind.hpp"
 #include "device/blas_kernels.hpp"
 #include "device/device.hpp"
@@ -88,6 +90,7 @@ int cmd_verify(const VerifyOptions& o) {
   std::unique_ptr<Device> device;
   if (!agree([&] {
         points = verify_points(o);
+        watchdog::configure(points.front().config.run.watchdog_seconds);
         if (!o.dump.empty() && points.size() > 1) input_error("--dump takes a deck with a single point");
         Reference r;
         if (!o.reference.empty() && !parse_enum(o.reference, r))
@@ -109,6 +112,7 @@ int cmd_verify(const VerifyOptions& o) {
                         to_string(p.config.run.device));
           const auto mpi = MpiComm::world(p.config.topology.ranks_per_node);
           validate_backend(p.config, mpi->topology());
+          device->set_attention_kernels(p.config.attention.kernels);  // this rank's GPU runs the family
           check_memory_estimate(p.config, *mpi, *device);
         }
         world = point_world(points.front().config, *device);
@@ -313,15 +317,20 @@ int cli_main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   install_deck_backends();
   install_deck_devices();
+  watchdog::on_abort(record_exit_status);
   int code = 0;
   try {
-    code = dispatch(argc, argv);
-  } catch (const std::exception& e) {
-    // A failure past the agreed checks may be on this rank alone: abort them all.
-    std::fprintf(stderr, "minictx: error on rank %d: %s\n", world_rank(), e.what());
-    std::fflush(stderr);
-    record_exit_status(3);
-    MPI_Abort(MPI_COMM_WORLD, 3);
+    fault_seam::arm(world_rank());
+  } catch (const InputError& e) {  // the same environment on every rank: refused alike
+    code = input_error_exit(e.what());
+  }
+  if (code == 0) {
+    try {
+      code = dispatch(argc, argv);
+    } catch (const std::exception& e) {
+      // A failure past the agreed checks may be on this rank alone: abort them all.
+      watchdog::abort_job("minictx: error on rank " + std::to_string(world_rank()) + ": " + e.what());
+    }
   }
   if (world_rank() == 0) record_exit_status(code);
   MPI_Finalize();

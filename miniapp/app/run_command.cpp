@@ -24,6 +24,7 @@
 #include "comm/mpi_comm.hpp"
 #include "comm/watchdog.hpp"
 #include "core/error.hpp"
+#include "core/fault_seam.hpp"
 #include "device/device.hpp"
 #include "driver/verification.hpp"
 #include "io/report.hpp"
@@ -42,8 +43,8 @@ using Options = RunCommand::Options;
 struct RunSetup {
   std::vector<SweepPoint> points;
   std::vector<std::string> skipped;  // per point: "" if it runs on this world, else why not
-  std::unique_ptr<Comm> world;
   std::unique_ptr<Device> device;
+  std::unique_ptr<Comm> world;  // after the device, so destroyed before it: it queues work on its stream
   std::unique_ptr<OutputClaim> claim;     // rank 0 only, from the start until the writer holds it
   std::unique_ptr<ResultsWriter> writer;  // rank 0 only: serial HDF5
 };
@@ -200,6 +201,8 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
         const Deck deck = load_deck(o.deck);
         deck_yaml = deck.to_yaml();
         s.points = deck.expand();
+        // The start-up's waits (the comm's start) are bounded by the deck's limit too.
+        watchdog::configure(s.points.front().config.run.watchdog_seconds);
       }))
     return false;
   const RunConfig& first = s.points.front().config;  // whole-run keys are the same at every point
@@ -232,7 +235,14 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
       }))
     return false;
 
-  if (!agree([&] { s.device = make_device(first.run.device, mpi->topology()); })) return false;
+  if (!agree([&] {
+        s.device = make_device(first.run.device, mpi->topology());
+        // A kernel family this rank's GPU cannot run fails here, with every rank, not
+        // at its point on this rank alone.
+        for (size_t i = 0; i < s.points.size(); ++i)
+          if (s.skipped[i].empty()) s.device->set_attention_kernels(s.points[i].config.attention.kernels);
+      }))
+    return false;
   if (!agree([&] {
         // MPI decides the ranks; the comm run.comm names wraps it once the device exists.
         s.world = make_world_comm(first.run.comm, std::move(mpi), *s.device);
@@ -373,6 +383,7 @@ bool run_points(RunSetup& s) {
     }
     const auto point_start = clock::now();
     watchdog::set_point(what);
+    fault_seam::set_point(int(i));
     PointResult result = run_one_point(s.points[i], s.skipped[i], s, peak);
     if (s.skipped[i].empty()) progress.finished(since(point_start));
     result.name = point_name(i);

@@ -1,6 +1,8 @@
 #include "comm/comm_factory.hpp"
 
+#include "comm/watchdog.hpp"
 #include "core/error.hpp"
+#include "core/fault_seam.hpp"
 #ifdef MINICTX_HAVE_CUDA
 #include "comm/cuda/gpu_comms.hpp"
 #endif
@@ -8,7 +10,29 @@
 namespace minictx {
 namespace {
 
+// An MPI comm's start, bounded as NCCL's init is (NcclComm::over): every rank joins one
+// barrier under the watchdog, where the test seam's comm fault comes as an NCCL init
+// error would.
+void start_on_every_rank(const MpiComm& world) {
+  MPI_Request request;
+  check_mpi(MPI_Ibarrier(world.handle(), &request), "MPI_Ibarrier");
+  watchdog::Watch w;
+  w.call = "MPI_Ibarrier of the comm's start";
+  w.peers = [&world] { return world.describe_peers(-1, -1); };
+  w.done = [&request] {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    return done != 0;
+  };
+  w.fault = [] {
+    return fault_seam::fires(fault_seam::Stage::comm) ? fault_seam::injected("the comm could not be started")
+                                                      : std::string();
+  };
+  watchdog::wait_to_start(w);
+}
+
 std::unique_ptr<Comm> create_mpi(std::unique_ptr<MpiComm> world, [[maybe_unused]] Device& device) {
+  start_on_every_rank(*world);
 #ifdef MINICTX_HAVE_CUDA
   if (device.gpu_memory()) return make_gpu_world_comm(CommKind::mpi, *world, device);
 #endif

@@ -1,13 +1,11 @@
 #include "comm/mpi_comm.hpp"
 
-#include <chrono>
 #include <climits>
-#include <cstdio>
 #include <string>
-#include <thread>
 
 #include "comm/watchdog.hpp"
 #include "core/error.hpp"
+#include "core/fault_seam.hpp"
 #include "core/half_float.hpp"
 
 namespace minictx {
@@ -86,39 +84,25 @@ std::string MpiComm::describe_peers(int dst, int src) const {
   return "group of " + std::to_string(size_) + " ranks (" + ranks + (size_ > 8 ? ",..." : "") + ")";
 }
 
-// Every wait goes through here: MPI_Testall until done, and past the watchdog's limit one
-// line and MPI_Abort, so a lost or stopped peer ends the job instead of its allocation.
-// Portable MPI-3: nonblocking calls and MPI_Testall only. Long waits yield the core,
-// which an oversubscribed node's other ranks need, without delaying MPI's progress.
+// Every wait goes through here, under the watchdog (comm/watchdog.hpp): a lost or stopped
+// peer ends the job instead of its allocation. Portable MPI-3: nonblocking calls and
+// MPI_Testall only. A ring shift also answers the test seam's transfer fault, as NCCL's
+// asynchronous error would come.
 void MpiComm::complete(MPI_Request* reqs, int n, const char* call, int dst, int src) const {
-  const double limit = watchdog::limit_seconds();
-  if (limit <= 0) {
-    check_mpi(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE), call);
-    return;
-  }
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
-  for (;;) {
+  watchdog::Watch w;
+  w.call = call;
+  w.peers = [=] { return describe_peers(dst, src); };
+  w.done = [=] {
     int done = 0;
     check_mpi(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), call);
-    if (done) return;
-    const double waited = std::chrono::duration<double>(clock::now() - start).count();
-    if (waited > limit) {
-      int rank = -1;
-      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-      const std::string& point = watchdog::point();
-      std::fprintf(stderr, "minictx: watchdog: rank %d waited %.1f s in %s (%s) %s; aborting the job (%s)\n",
-                   rank, waited, call, describe_peers(dst, src).c_str(),
-                   point.empty() ? "outside any point" : ("at " + point).c_str(),
-                   watchdog::limit_description().c_str());
-      std::fflush(stderr);
-      // The launcher forwards a rank's output asynchronously and may tear the job down
-      // before it has: give the line a moment to get out.
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    if (waited > 1e-3) std::this_thread::yield();
-  }
+    return done != 0;
+  };
+  if (dst >= 0)
+    w.fault = [] {
+      return fault_seam::fires(fault_seam::Stage::shift) ? fault_seam::injected("the transfer failed")
+                                                         : std::string();
+    };
+  watchdog::wait(w);
 }
 
 MpiComm::MpiComm(MPI_Comm comm, Topology topology, std::shared_ptr<ByteCounter> bytes, bool owned)

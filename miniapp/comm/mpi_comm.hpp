@@ -39,6 +39,9 @@ class MpiComm final : public Comm {
   std::unique_ptr<Comm> split(int color, int key) override;
 
   MPI_Comm handle() const { return comm_; }
+  // The peers of a wait, for a watchdog line: a shift's (world ranks), or with dst and src
+  // −1 this group's.
+  std::string describe_peers(int dst, int src) const;
 
  private:
   SumHandle start_sum(const std::vector<ReduceBuffer>& buffers) override;
@@ -60,7 +63,6 @@ class MpiComm final : public Comm {
   // Completes n requests of `call` under the watchdog (comm/watchdog.hpp); dst and src
   // name a shift's peers, -1 a collective over this group.
   void complete(MPI_Request* reqs, int n, const char* call, int dst = -1, int src = -1) const;
-  std::string describe_peers(int dst, int src) const;
 };
 
 // "MPI call failed" as one line naming the rank and the call (Error). It fires on the

@@ -1,4 +1,5 @@
 #include "core/error.hpp"
+#include "core/fault_seam.hpp"
 #include "device/device.hpp"
 #include "device/kokkos_device.hpp"
 #ifdef MINICTX_HAVE_CUDA
@@ -36,7 +37,10 @@ const std::vector<DeviceInfo>& device_registry() {
 std::unique_ptr<Device> make_device(DeviceKind kind, const Topology& topology) {
   std::string available;
   for (const auto& d : device_registry()) {
-    if (d.kind == kind) return d.create(topology);
+    if (d.kind != kind) continue;
+    if (fault_seam::fires(fault_seam::Stage::gpu))
+      fault_seam::fail_here("the device could not be initialised");
+    return d.create(topology);
     available += (available.empty() ? "" : ", ") + std::string(to_string(d.kind));
   }
   // Every device but the host one is built by a preset of its own (CMakePresets.json).

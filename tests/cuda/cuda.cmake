@@ -141,7 +141,9 @@ add_test(NAME memory_estimate_covers_peak_cuda
 set_tests_properties(memory_estimate_covers_peak_cuda PROPERTIES LABELS gpu TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "estimates cover the peaks")
 
-# Two ranks on a machine with one GPU: NCCL refuses, every rank says so once.
-minictx_error_test(cuda_nccl_shared_gpu 2 "comm nccl needs one GPU per rank" verify --set run.device=cuda
-                   --set run.comm=nccl --set attention.backend=ring)
+# Two ranks on a machine with one GPU: NCCL refuses, in one line naming both ranks and
+# the GPU's PCI bus id.
+minictx_error_test(cuda_nccl_shared_gpu 2
+                   "comm nccl needs a GPU of its own per rank, but ranks 0 and 1 both use GPU [0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+[.][0-9A-Fa-f] on "
+                   verify --set run.device=cuda --set run.comm=nccl --set attention.backend=ring)
 set_property(TEST error_cuda_nccl_shared_gpu APPEND PROPERTY LABELS gpu)

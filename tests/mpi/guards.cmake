@@ -33,6 +33,17 @@ add_test(NAME watchdog_stopped_rank
                  ${MPIEXEC_BIN})
 set_tests_properties(watchdog_stopped_rank PROPERTIES PASS_REGULAR_EXPRESSION "watchdog ok"
                      PROCESSORS 2 TIMEOUT 300)
+# All or nothing: rank 1 fails at the device, at the comm's start and at a later point's
+# first shift (the test seam MINICTX_INJECT_FAULT); every launch exits 2 within the limit
+# with one line naming rank 1, the completed point kept.
+add_test(NAME fault_injection
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_fault_injection.py $<TARGET_FILE:minictx>
+                 ${MPIEXEC_BIN})
+set_tests_properties(fault_injection PROPERTIES PASS_REGULAR_EXPRESSION "fault injection ok" LABELS quick
+                     PROCESSORS 2 TIMEOUT 120)
+# The agreement names the failure, not a wait for it (tests/unit/test_agree.cpp, 2 ranks).
+add_test(NAME agree_two_ranks COMMAND ${MPIEXEC_BIN} -n 2 ${_mpiexec_preflags} $<TARGET_FILE:test_agree>)
+set_tests_properties(agree_two_ranks PROPERTIES LABELS quick PROCESSORS 2 TIMEOUT 60)
 minictx_error_test(watchdog_negative 2 "run.watchdog_seconds must be -1 \\(automatic\\), 0 \\(off\\) or seconds" run
                    --set attention.backend=ring --set run.watchdog_seconds=-0.5)
 

@@ -1,13 +1,92 @@
 #include "comm/cuda/nccl_comm.hpp"
 
+#include <exception>
+
+#include "comm/rank_gpus.hpp"
+#include "comm/watchdog.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/fault_seam.hpp"
+#include "device/cuda/spin_kernel.hpp"
+#include "device/gpu_binding.hpp"
 
 namespace minictx {
 namespace {
 
 ncclDataType_t nccl_type(DType type) {
   return type == DType::bf16 ? ncclBfloat16 : type == DType::f16 ? ncclFloat16 : ncclFloat;
+}
+
+std::string nccl_error(ncclResult_t code, ncclComm_t comm) {
+  std::string what = ncclGetErrorString(code);
+  const char* last = comm != nullptr ? ncclGetLastError(comm) : nullptr;
+  if (last != nullptr && *last != '\0') what += std::string(" (") + last + ")";
+  return what;
+}
+
+// Refused on every rank alike when two ranks would share a GPU: each rank's GPU is the
+// current device, which the cuda device chose. A rank that cannot read its bus id still
+// joins the all-gather, then every rank fails.
+void refuse_shared_gpus(const MpiComm& world) {
+  int device = -1;
+  char bus_id[64] = {};
+  std::string error;
+  cudaError_t code = cudaGetDevice(&device);
+  if (code == cudaSuccess) code = cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device);
+  if (code != cudaSuccess)
+    error = cuda::rank_label() + ": cannot read its GPU's PCI bus id: " + cudaGetErrorString(code);
+  const std::vector<RankGpu> ranks = gather_rank_gpus(world, code == cudaSuccess ? bus_id : "");
+  for (const RankGpu& r : ranks)
+    if (r.bus_id.empty())
+      fail(error.empty() ? "rank " + std::to_string(r.rank) + " cannot read its GPU's PCI bus id" : error);
+  const std::string refusal = shared_gpu_refusal(ranks);
+  if (!refusal.empty()) input_error(refusal);
+}
+
+// Rank 0's ncclUniqueId on every rank, or rank 0's failure to make one on every rank.
+ncclUniqueId shared_unique_id(const MpiComm& world) {
+  struct {
+    ncclUniqueId id;
+    int code;
+  } shared{};
+  if (world.rank() == 0) shared.code = ncclGetUniqueId(&shared.id);
+  check_mpi(MPI_Bcast(&shared, sizeof shared, MPI_BYTE, 0, world.handle()), "MPI_Bcast");
+  if (shared.code != ncclSuccess)
+    fail("rank " + std::to_string(world.world_rank_of(0)) +
+         ": ncclGetUniqueId failed: " + ncclGetErrorString(ncclResult_t(shared.code)));
+  return shared.id;
+}
+
+// ncclCommInitRank on a non-blocking communicator, waited for under the watchdog's limit.
+// A rank whose init fails (or the test seam's comm fault) aborts its part, and the
+// others' init never completes: they give up at the limit with WaitedForOthers, or
+// earlier when NCCL reports the peer's failure (ncclRemoteError), and the start-up's
+// agreement names the failure, not their wait.
+ncclComm_t init_rank(const MpiComm& world, const ncclUniqueId& id) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t nccl = nullptr;
+  ncclResult_t state = ncclCommInitRankConfig(&nccl, world.size(), id, world.rank(), &config);
+  watchdog::Watch w;
+  w.call = "ncclCommInitRank";
+  w.peers = [&world] { return world.describe_peers(-1, -1); };
+  w.done = [&] {
+    if (state == ncclInProgress && nccl != nullptr) ncclCommGetAsyncError(nccl, &state);
+    return state != ncclInProgress;
+  };
+  w.fault = [] {
+    return fault_seam::fires(fault_seam::Stage::comm) ? fault_seam::injected("NCCL reported an error")
+                                                      : std::string();
+  };
+  w.abandon = [&nccl] {
+    if (nccl != nullptr) ncclCommAbort(nccl);
+  };
+  watchdog::wait_to_start(w);
+  if (state == ncclSuccess) return nccl;
+  const std::string what = cuda::rank_label() + ": ncclCommInitRank failed: " + nccl_error(state, nccl);
+  if (nccl != nullptr) ncclCommAbort(nccl);
+  if (state == ncclRemoteError) throw watchdog::WaitedForOthers(what);
+  fail(what);
 }
 
 }  // namespace
@@ -22,38 +101,113 @@ NcclComm::NcclComm(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> by
     : Comm(mpi->topology(), std::move(bytes)), mpi_(std::move(mpi)), nccl_(nccl), compute_(compute) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+  CUDA_CHECK(cudaEventCreateWithFlags(&collected_, cudaEventDisableTiming));
 }
 
+// Destructors do not throw. The host saw every operation complete, so nothing is
+// synchronized here: CUDA frees the streams and events once their work is done.
 NcclComm::~NcclComm() {
-  cudaStreamSynchronize(comm_stream_);
-  ncclCommDestroy(nccl_);
+  // Torn down by an exception, the peers may be anywhere: abort, never wait for them.
+  if (broken_ || std::uncaught_exceptions() > 0 || !quiesce())
+    abandon();
+  else
+    ncclCommDestroy(nccl_);
   for (cudaEvent_t e : done_) cudaEventDestroy(e);
+  cudaEventDestroy(collected_);
   cudaEventDestroy(ready_);
   cudaStreamDestroy(comm_stream_);
 }
 
 std::unique_ptr<NcclComm> NcclComm::over(const MpiComm& world, cudaStream_t compute) {
-  // NCCL needs a GPU of its own per rank; every rank of the node sees the same counts,
-  // so they all fail together here instead of hanging in ncclCommInitRank.
-  const int local_ranks = world.topology().ranks_here;
-  int gpus = 0;
-  CUDA_CHECK(cudaGetDeviceCount(&gpus));
-  if (local_ranks > gpus)
-    input_error(cuda::rank_label() + ": comm nccl needs one GPU per rank: " + std::to_string(local_ranks) +
-                " ranks share this node's " + std::to_string(gpus) +
-                " GPU(s); use fewer ranks per node or run.comm: mpi");
-
+  refuse_shared_gpus(world);
+  const ncclUniqueId id = shared_unique_id(world);
   auto bytes = std::make_shared<ByteCounter>();
   auto mpi = std::make_unique<MpiComm>(world.handle(), world.topology(), bytes, false);
-  ncclUniqueId id;
-  if (mpi->rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
-  check_mpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi->handle()), "MPI_Bcast");
-  ncclComm_t nccl = nullptr;
-  NCCL_CHECK(ncclCommInitRank(&nccl, mpi->size(), id, mpi->rank()));
+  const ncclComm_t nccl = init_rank(*mpi, id);
   return std::make_unique<NcclComm>(std::move(mpi), bytes, nccl, compute);
 }
 
+int NcclComm::cuda_device() const {
+  int device = -1;
+  check_nccl(ncclCommCuDevice(nccl_, &device), "ncclCommCuDevice");
+  return device;
+}
+
+std::string NcclComm::fault() const {
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t got = ncclCommGetAsyncError(nccl_, &state);
+  if (got != ncclSuccess) state = got;
+  if (state != ncclSuccess && state != ncclInProgress) return "NCCL error " + nccl_error(state, nccl_);
+  return "";
+}
+
+void NcclComm::abandon() {
+  if (broken_) return;
+  broken_ = true;
+  ncclCommAbort(nccl_);
+}
+
+bool NcclComm::quiesce() {
+  ncclResult_t state = ncclCommFinalize(nccl_);
+  watchdog::Watch w;
+  w.call = "ncclCommFinalize";
+  w.peers = [this] { return mpi_->describe_peers(-1, -1); };
+  w.done = [&] {
+    if (state == ncclInProgress) ncclCommGetAsyncError(nccl_, &state);
+    return state != ncclInProgress;
+  };
+  try {
+    watchdog::wait_to_start(w);
+  } catch (const Error&) {
+    return false;
+  }
+  return state == ncclSuccess;
+}
+
+void NcclComm::issued(ncclResult_t code, const char* call) {
+  watchdog::Watch w;
+  w.call = call;
+  w.peers = [this] { return mpi_->describe_peers(-1, -1); };
+  if (code == ncclInProgress) {
+    w.done = [&] {
+      ncclCommGetAsyncError(nccl_, &code);
+      return code != ncclInProgress;
+    };
+    w.abandon = [this] { abandon(); };
+    watchdog::wait(w);
+  }
+  if (code == ncclSuccess) return;
+  const std::string reason = "NCCL error " + nccl_error(code, nccl_);
+  abandon();
+  watchdog::abort_on_fault(w, reason);
+}
+
+void NcclComm::await(cudaEvent_t event, const char* call, int dst, int src) {
+  watchdog::Watch w;
+  w.call = call;
+  w.peers = [this, dst, src] { return mpi_->describe_peers(dst, src); };
+  w.done = [event] {
+    const cudaError_t code = cudaEventQuery(event);
+    if (code == cudaErrorNotReady) return false;
+    cuda::check(code, "cudaEventQuery");
+    return true;
+  };
+  w.fault = [this, shift = dst >= 0] {
+    std::string f = fault();
+    if (f.empty() && shift && fault_seam::fires(fault_seam::Stage::shift))
+      f = fault_seam::injected("NCCL reported an error");
+    return f;
+  };
+  w.abandon = [this] { abandon(); };
+  watchdog::wait(w);
+}
+
+void NcclComm::stall_if_injected() {
+  if (fault_seam::fires(fault_seam::Stage::stall)) cuda::spin(compute_, -1);
+}
+
 size_t NcclComm::begin_on_comm_stream() {
+  stall_if_injected();
   size_t slot = 0;
   while (slot < busy_.size() && busy_[slot]) ++slot;
   if (slot == busy_.size()) {
@@ -61,53 +215,64 @@ size_t NcclComm::begin_on_comm_stream() {
     CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     done_.push_back(e);
     busy_.push_back(false);
+    peers_.emplace_back(-1, -1);
   }
   CUDA_CHECK(cudaEventRecord(ready_, compute_));
   CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, ready_, 0));
   return slot;
 }
 
-void NcclComm::end_on_comm_stream(size_t slot) {
+void NcclComm::end_on_comm_stream(size_t slot, int dst, int src) {
   CUDA_CHECK(cudaEventRecord(done_[slot], comm_stream_));
   busy_[slot] = true;
+  peers_[slot] = {dst, src};
 }
 
-void NcclComm::join_comm_stream(int slot) {
+// The host saw the slot's work complete: what the compute stream queues next runs after it.
+void NcclComm::join_comm_stream(int slot, const char* call) {
   require(slot >= 0 && size_t(slot) < busy_.size() && busy_[size_t(slot)],
           "wait on a transfer that was not started");
-  CUDA_CHECK(cudaStreamWaitEvent(compute_, done_[size_t(slot)], 0));
+  const auto [dst, src] = peers_[size_t(slot)];
+  await(done_[size_t(slot)], call, dst, src);
   busy_[size_t(slot)] = false;
 }
 
 ShiftHandle NcclComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
   const size_t slot = begin_on_comm_stream();
-  NCCL_CHECK(ncclGroupStart());
-  NCCL_CHECK(ncclSend(send, size_t(bytes), ncclUint8, dst, nccl_, comm_stream_));
-  NCCL_CHECK(ncclRecv(recv, size_t(bytes), ncclUint8, src, nccl_, comm_stream_));
-  NCCL_CHECK(ncclGroupEnd());
-  end_on_comm_stream(slot);
+  issued(ncclGroupStart(), "ncclGroupStart");
+  issued(ncclSend(send, size_t(bytes), ncclUint8, dst, nccl_, comm_stream_), "ncclSend");
+  issued(ncclRecv(recv, size_t(bytes), ncclUint8, src, nccl_, comm_stream_), "ncclRecv");
+  issued(ncclGroupEnd(), "ncclSend/ncclRecv of a ring shift");
+  end_on_comm_stream(slot, dst, src);
   count_sent(dst, double(bytes));
   return {int(slot)};
 }
 
 void NcclComm::wait(ShiftHandle& handle) {
-  join_comm_stream(handle.slot);
+  join_comm_stream(handle.slot, "ncclSend/ncclRecv of a ring shift");
   handle.slot = -1;
 }
 
 void NcclComm::all_to_all(const void* send, void* recv, int64_t bytes_per_rank) {
+  stall_if_injected();
   const size_t n = size_t(bytes_per_rank);
-  NCCL_CHECK(ncclGroupStart());
+  issued(ncclGroupStart(), "ncclGroupStart");
   for (int p = 0; p < size(); ++p) {
-    NCCL_CHECK(ncclSend(static_cast<const char*>(send) + size_t(p) * n, n, ncclUint8, p, nccl_, compute_));
-    NCCL_CHECK(ncclRecv(static_cast<char*>(recv) + size_t(p) * n, n, ncclUint8, p, nccl_, compute_));
+    issued(ncclSend(static_cast<const char*>(send) + size_t(p) * n, n, ncclUint8, p, nccl_, compute_),
+           "ncclSend");
+    issued(ncclRecv(static_cast<char*>(recv) + size_t(p) * n, n, ncclUint8, p, nccl_, compute_), "ncclRecv");
   }
-  NCCL_CHECK(ncclGroupEnd());
+  issued(ncclGroupEnd(), "ncclSend/ncclRecv of an all-to-all");
+  CUDA_CHECK(cudaEventRecord(collected_, compute_));
+  await(collected_, "ncclSend/ncclRecv of an all-to-all");
   count_to_all_peers(double(bytes_per_rank));
 }
 
 void NcclComm::all_gather(const void* send, void* recv, int64_t bytes_per_rank) {
-  NCCL_CHECK(ncclAllGather(send, recv, size_t(bytes_per_rank), ncclUint8, nccl_, compute_));
+  stall_if_injected();
+  issued(ncclAllGather(send, recv, size_t(bytes_per_rank), ncclUint8, nccl_, compute_), "ncclAllGather");
+  CUDA_CHECK(cudaEventRecord(collected_, compute_));
+  await(collected_, "ncclAllGather");
   count_to_all_peers(double(bytes_per_rank));
 }
 
@@ -116,24 +281,29 @@ void NcclComm::all_gather(const void* send, void* recv, int64_t bytes_per_rank) 
 // them: the bandwidth-optimal ring's 2(P−1)/P of each buffer.
 SumHandle NcclComm::start_sum(const std::vector<ReduceBuffer>& buffers) {
   const size_t slot = begin_on_comm_stream();
-  NCCL_CHECK(ncclGroupStart());
+  issued(ncclGroupStart(), "ncclGroupStart");
   for (const ReduceBuffer& b : buffers) {
-    NCCL_CHECK(
-        ncclAllReduce(b.data, b.data, size_t(b.count), nccl_type(b.type), ncclSum, nccl_, comm_stream_));
+    issued(ncclAllReduce(b.data, b.data, size_t(b.count), nccl_type(b.type), ncclSum, nccl_, comm_stream_),
+           "ncclAllReduce");
     count_to_all_peers(2.0 * double(b.count) * double(element_bytes(b.type)) / size());
   }
-  NCCL_CHECK(ncclGroupEnd());
-  end_on_comm_stream(slot);
+  issued(ncclGroupEnd(), "ncclAllReduce of a started sum");
+  end_on_comm_stream(slot, -1, -1);
   return {int(slot)};
 }
 
-void NcclComm::finish_sum(SumHandle& handle) { join_comm_stream(handle.slot); }
+void NcclComm::finish_sum(SumHandle& handle) {
+  join_comm_stream(handle.slot, "ncclAllReduce of a started sum");
+}
 
 void NcclComm::sum_doubles(double* data, int64_t count) { mpi_->all_reduce_sum(data, count); }
 
 void NcclComm::reduce_scatter_sum(const void* send, void* recv, int64_t count_per_rank, DType type) {
-  NCCL_CHECK(
-      ncclReduceScatter(send, recv, size_t(count_per_rank), nccl_type(type), ncclSum, nccl_, compute_));
+  stall_if_injected();
+  issued(ncclReduceScatter(send, recv, size_t(count_per_rank), nccl_type(type), ncclSum, nccl_, compute_),
+         "ncclReduceScatter");
+  CUDA_CHECK(cudaEventRecord(collected_, compute_));
+  await(collected_, "ncclReduceScatter");
   count_to_all_peers(double(count_per_rank) * double(element_bytes(type)));
 }
 
@@ -143,12 +313,16 @@ void NcclComm::gather_doubles(const double* send, double* recv, int64_t count_pe
 
 void NcclComm::barrier() { mpi_->barrier(); }
 
+// The sub-communicator inherits the non-blocking configuration: its creation is waited
+// for under the watchdog, polling the new communicator.
 std::unique_ptr<Comm> NcclComm::split(int color, int key) {
   std::unique_ptr<Comm> sub = mpi_->split(color, key);
   std::unique_ptr<MpiComm> sub_mpi(static_cast<MpiComm*>(sub.release()));  // MpiComm::split makes an MpiComm
   ncclComm_t sub_nccl = nullptr;
-  NCCL_CHECK(ncclCommSplit(nccl_, color, key, &sub_nccl, nullptr));
-  return std::make_unique<NcclComm>(std::move(sub_mpi), bytes_shared(), sub_nccl, compute_);
+  issued(ncclCommSplit(nccl_, color, key, &sub_nccl, nullptr), "ncclCommSplit");
+  auto made = std::make_unique<NcclComm>(std::move(sub_mpi), bytes_shared(), sub_nccl, compute_);
+  made->issued(ncclInProgress, "ncclCommSplit");  // until the new communicator is ready
+  return made;
 }
 
 }  // namespace minictx

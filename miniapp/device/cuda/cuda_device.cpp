@@ -12,6 +12,7 @@
 #include "device/cuda/elementwise_kernels.hpp"
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/tile_sizes.hpp"
+#include "device/gpu_binding.hpp"
 
 namespace minictx {
 namespace {
@@ -67,8 +68,11 @@ CudaDevice::CudaDevice(const Topology& topology)
   if (found != cudaSuccess || gpu_count_ == 0)
     fail(cuda::rank_label() + ": device cuda: no usable GPU (cudaGetDeviceCount: " +
          (found != cudaSuccess ? std::string(cudaGetErrorString(found)) : std::string("0 devices")) + ")");
-  gpu_ = topology.rank_here % gpu_count_;
+  gpu_ = visible_gpu_for(gpu_count_, topology.rank_here);
   CUDA_CHECK(cudaSetDevice(gpu_));
+  char bus_id[64] = {};
+  CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, gpu_));
+  bus_id_ = bus_id;
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_major_, cudaDevAttrComputeCapabilityMajor, gpu_));
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_minor_, cudaDevAttrComputeCapabilityMinor, gpu_));
   CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu_));
@@ -101,11 +105,11 @@ std::string CudaDevice::description() const {
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
   std::ostringstream s;
-  s << "CUDA GPU " << gpu_ << " of " << gpu_count_ << ": " << prop.name << " (sm_" << prop.major << prop.minor
-    << ", " << prop.multiProcessorCount << " SMs), memory " << (free_bytes >> 20) << " MiB free of "
-    << (total_bytes >> 20) << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000 << "."
-    << (runtime % 1000) / 10 << ", driver " << driver / 1000 << "." << (driver % 1000) / 10 << ", cuBLASLt "
-    << gemm_->version()
+  s << "CUDA GPU " << gpu_ << " of " << gpu_count_ << " at PCI " << bus_id_ << ": " << prop.name << " (sm_"
+    << prop.major << prop.minor << ", " << prop.multiProcessorCount << " SMs), memory " << (free_bytes >> 20)
+    << " MiB free of " << (total_bytes >> 20) << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000
+    << "." << (runtime % 1000) / 10 << ", driver " << driver / 1000 << "." << (driver % 1000) / 10
+    << ", cuBLASLt " << gemm_->version()
     << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_, *family_);
   return s.str();
 }

@@ -19,11 +19,13 @@ namespace minictx {
 // The NVIDIA device: tensors are fp32 arrays in GPU memory, save the 16-bit ones that
 // travel between ranks, and the run dtype is the precision of the operands: GEMM inputs are converted to
 // bf16/fp16 for cuBLASLt and attention rounds q, k, v, dO and P to it on load, accumulating in fp32
-// (docs/nvidia.md, "Storage dtype"). Work is queued on one compute stream; rank r of a node uses GPU r mod
-// (GPUs on the node), so several ranks may share one GPU.
+// (docs/nvidia.md, "Storage dtype"). Work is queued on one compute stream. A rank takes the one GPU it
+// sees, or among several its node-local rank's, modulo their number (device/gpu_binding.hpp), so several
+// ranks may share one GPU; the NCCL comm refuses that by the GPUs' bus ids.
 class CudaDevice final : public Device {
  public:
-  // Takes GPU topology.rank_here modulo the GPUs this node shows.
+  // Takes the GPU visible_gpu_for(GPUs this rank sees, topology.rank_here) and makes it
+  // current: the one NCCL then uses.
   explicit CudaDevice(const Topology& topology);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
@@ -98,6 +100,7 @@ class CudaDevice final : public Device {
 
   int gpu_ = 0;
   int gpu_count_ = 0;
+  std::string bus_id_;  // cudaDeviceGetPCIBusId's, for the description
   int sm_major_ = 0, sm_minor_ = 0;
   const cuda::KernelFamily* family_ = nullptr;
   int shared_optin_ = 0;  // opt-in shared memory per block, bytes
