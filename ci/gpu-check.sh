@@ -19,9 +19,12 @@
 #   sanitize    compute-sanitizer memcheck and racecheck on the kernel tests
 #   layer       the llama-7b layer deck on each family beside eager PyTorch, one table
 #   bench       the default family's grid (D 64 and 128) beside SDPA, and the layer deck
+#   nccl        the NCCL comm on the GPU: test_nccl_comm (every transfer through a one-rank
+#               communicator behind a slow kernel), two ranks refused on the one GPU, and
+#               an NCCL operation stalled behind a kernel that never ends ending the job
 # Default: deps build test sanitize bench. For a 15-minute GPU allocation, two calls:
 #   ci/gpu-check.sh deps build kernels grid acceptance     (about 6 minutes)
-#   ci/gpu-check.sh test sanitize layer                    (about 5 minutes)
+#   ci/gpu-check.sh test sanitize layer nccl               (about 6 minutes)
 # (docs/nvidia.md, "On a GPU machine").
 # Each stage prints its seconds, ends with a summary a person reads in a minute, and
 # writes at most 8 files to $OUT (the device tool returns at most 8). DRY_RUN=1 stops
@@ -255,6 +258,52 @@ stage_layer() {
   return $rc
 }
 
+# One launch of stage_nccl, judged as the host's check_launch.py judges: nccl_check NAME
+# EXIT SECONDS REGEX COMMAND...: passes when COMMAND exits EXIT within SECONDS and, with a
+# REGEX, prints exactly one line of minictx's own ("minictx: ..."), matching it. Prints
+# the summary row; the output goes to $out/nccl.log.
+nccl_check() {
+  local name=$1 want=$2 seconds=$3 regex=$4 code=0 started=$SECONDS took lines why=""
+  shift 4
+  echo "== $name: $*" >>"$out/nccl.log"
+  "$@" >/tmp/minictx-nccl-check.log 2>&1 || code=$?
+  took=$((SECONDS - started))
+  cat /tmp/minictx-nccl-check.log >>"$out/nccl.log"
+  lines=$(grep -c '^minictx:' /tmp/minictx-nccl-check.log || true)
+  [ "$code" = "$want" ] || why="exit $code, expected $want"
+  [ "$took" -le "$seconds" ] || why="${why:+$why; }took $took s, more than $seconds s"
+  if [ -n "$regex" ] && { [ "$lines" != 1 ] || ! grep -Eq "$regex" /tmp/minictx-nccl-check.log; }; then
+    why="${why:+$why; }expected one minictx line matching /$regex/, got $lines"
+  fi
+  echo "| $name | $code | $took | ${why:-ok} |"
+  [ -z "$why" ]
+}
+
+# NCCL on the one GPU (docs/nvidia.md, "NCCL failures"): the one-rank communicator's
+# transfers, each behind a deliberately slow kernel on the compute stream, against the
+# host's values (test_nccl_comm); two ranks on the GPU with comm nccl refused in one line
+# naming the GPU's bus id; and an NCCL operation queued behind a kernel that never ends
+# (the test seam, MINICTX_INJECT_FAULT=0:stall) ending the job with exit 2 and the
+# watchdog's line: run.watchdog_seconds 5, and the launch's CUDA and NCCL start besides.
+stage_nccl() {
+  local m=$build/miniapp/minictx mpiexec=$prefix/usr/bin/mpiexec.hydra rc=0
+  local cuda_nccl=(--set run.device=cuda --set run.comm=nccl)
+  : >"$out/nccl.log"
+  echo "| check | exit | seconds | result |"
+  echo "|---|---|---|---|"
+  nccl_check "test_nccl_comm, one rank" 0 120 "" deps_env timeout 120 "$build/tests/test_nccl_comm" \
+    --gtest_brief=1 || rc=1
+  nccl_check "two ranks on one GPU refused" 2 60 \
+    "^minictx: error: comm nccl needs a GPU of its own per rank, but ranks 0 and 1 both use GPU [0-9A-Fa-f:.]+ on " \
+    deps_env timeout 60 "$mpiexec" -n 2 "$m" verify "${cuda_nccl[@]}" --set attention.backend=ring || rc=1
+  nccl_check "stalled NCCL operation ends the job" 2 30 \
+    "^minictx: watchdog: rank 0 waited [0-9.]+ s in ncclAllGather .* at point_0000 .*; aborting the job \(run.watchdog_seconds = 5 s\)$" \
+    deps_env env MINICTX_INJECT_FAULT=0:stall timeout 60 "$mpiexec" -n 1 "$m" run "${cuda_nccl[@]}" \
+    --set attention.backend=allgather --set run.mode=attention --set sequence.length=1024 --set run.iters=1 \
+    --set run.warmup=0 --set run.watchdog_seconds=5 -o /tmp/minictx-nccl-stall.h5 --force || rc=1
+  return $rc
+}
+
 # A failed test stage still lets the benchmarks run; the exit status reports both.
 failed=()
 for s in "${stages[@]}"; do
@@ -269,7 +318,8 @@ for s in "${stages[@]}"; do
     sanitize) stage_sanitize || failed+=(sanitize) ;;
     bench) stage_bench || failed+=(bench) ;;
     acceptance) stage_acceptance || failed+=(acceptance) ;;
-    *) echo "gpu-check: unknown stage '$s' (deps build kernels grid acceptance test sanitize layer bench)"; exit 2 ;;
+    nccl) stage_nccl || failed+=(nccl) ;;
+    *) echo "gpu-check: unknown stage '$s' (deps build kernels grid acceptance test sanitize layer bench nccl)"; exit 2 ;;
   esac
   echo "gpu-check: stage $s took $((SECONDS - started)) s"
 done

@@ -14,10 +14,14 @@ Checks that
 - grid verifies inputs/gpu-flash-grid.yaml at 4 ranks and `local` at 1 rank once per
   family, prints the count of VALID points per launch, and fails on an INVALID point;
 - layer runs the layer deck on each family beside PyTorch's layer and prints one table
-  with the ratios.
+  with the ratios;
+- nccl runs test_nccl_comm, two ranks of `verify` with comm nccl and a one-rank run with
+  the test seam's stall, and passes only when each exits as it must with one line of
+  minictx's own of the expected form (the refusal naming the bus id, the watchdog's).
 
   check_gpu_check_stages.py SOURCE_DIR"""
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -46,6 +50,17 @@ def executable(path, text):
 
 
 MINICTX = """#!/bin/sh
+case "$*" in *run.comm=nccl*)
+  echo "stand-in minictx $1 nccl fault=$MINICTX_INJECT_FAULT"
+  for i in $(seq {nccl_lines}); do
+    if [ "$MINICTX_INJECT_FAULT" = 0:stall ]; then
+      echo "minictx: watchdog: rank 0 waited 5.0 s in ncclAllGather (group of 1 ranks (0)) at point_0000 allgather; aborting the job (run.watchdog_seconds = 5 s)"
+    else
+      echo "minictx: error: comm nccl needs a GPU of its own per rank, but ranks 0 and 1 both use GPU 0000:3B:00.0 on gpu1; bind one GPU per rank"
+    fi
+  done
+  exit {nccl_rc} ;;
+esac
 family=$(echo "$*" | sed -n 's/.*--kernels \\([a-z0-9]*\\).*/\\1/p;s/.*attention.kernels=\\([a-z0-9]*\\).*/\\1/p')
 echo "stand-in minictx $1 kernels=$family"
 case "$1" in
@@ -73,7 +88,7 @@ TORCH_LAYER = "seq_len,ms,tflops_mpt,mfu_mpt,peak_mem_gb\n16384,50.00,600.0,0.60
 
 
 def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench-acceptance.log", tests_rc=0,
-              tests_say="", invalid=False):
+              tests_say="", invalid=False, nccl_rc=2, nccl_lines=1):
     bin_dir, build, out = (os.path.join(tmp, d) for d in ("bin", "build", "out"))
     for d in (bin_dir, os.path.join(build, "miniapp"), os.path.join(build, "tests"), out):
         os.makedirs(d, exist_ok=True)
@@ -86,14 +101,15 @@ def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench
     with open(os.path.join(tmp, "bench.txt"), "w") as f:
         f.write(BENCH)
     executable(os.path.join(build, "miniapp", "minictx"),
-               MINICTX.format(tmp=tmp, rc=minictx_rc, python=sys.executable,
+               MINICTX.format(tmp=tmp, rc=minictx_rc, python=sys.executable, nccl_rc=nccl_rc, nccl_lines=nccl_lines,
                               verdict="INVALID" if invalid else "VALID", verdict_row="NO" if invalid else "yes"))
     mpiexec_dir = os.path.join(tmp, "deps", "usr", "bin")
     os.makedirs(mpiexec_dir, exist_ok=True)
     executable(os.path.join(mpiexec_dir, "mpiexec.hydra"),
                "#!/bin/sh\necho \"stand-in mpiexec $*\"\nshift 2\nexec \"$@\"\n")
-    executable(os.path.join(build, "tests", "test_cuda_device"),
-               f"#!/bin/sh\necho \"stand-in tests $*\"\necho '{tests_say}'\nexit {tests_rc}\n")
+    for tests in ("test_cuda_device", "test_nccl_comm"):
+        executable(os.path.join(build, "tests", tests),
+                   f"#!/bin/sh\necho \"stand-in {tests} $*\"\necho '{tests_say}'\nexit {tests_rc}\n")
     with open(os.path.join(tmp, "sdpa.py"), "w") as f:
         f.write(f"import sys\nprint('# stand-in sdpa', *sys.argv[1:])\nprint({SDPA!r})\n")
     with open(os.path.join(tmp, "layer.py"), "w") as f:
@@ -130,8 +146,8 @@ with tempfile.TemporaryDirectory() as tmp:
     run, files, log = run_stage(tmp, "9.0", stage="kernels", log_name="ctest-kernels.log")
     assert run.returncode == 0, run.stdout + run.stderr
     assert files == ["ctest-kernels.log"], files
-    probes = "stand-in tests --gtest_filter=CudaWgmma.*:CudaTma.* --gtest_brief=1"
-    rest = "stand-in tests --gtest_filter=-CudaWgmma.*:CudaTma.* --gtest_brief=1"
+    probes = "stand-in test_cuda_device --gtest_filter=CudaWgmma.*:CudaTma.* --gtest_brief=1"
+    rest = "stand-in test_cuda_device --gtest_filter=-CudaWgmma.*:CudaTma.* --gtest_brief=1"
     assert probes in log and rest in log and log.index(probes) < log.index(rest), log
 
     run, _, _ = run_stage(tmp, "9.0", stage="kernels", log_name="ctest-kernels.log", tests_rc=1)
@@ -167,4 +183,24 @@ with tempfile.TemporaryDirectory() as tmp:
         assert f"stand-in minictx run kernels={family}" in log, log
         assert f"| 16384 | {family} | 60.00 | 50.0 % | 5000 | 50.00 | 60.0 % | 4608 | 1.200 | 1.085 |" in log, log
         assert f"| 32768 | {family} | 160.00 | 50.0 % | 5000 | 128.00 | 68.0 % | 8192 | 1.250 | 0.610 |" in log, log
+    # NCCL on the GPU: the one-rank tests, the refusal of two ranks on one GPU and the
+    # stalled operation, one row each.
+    run, files, log = run_stage(tmp, "9.0", stage="nccl", log_name="nccl.log")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert files == ["nccl.log"], files
+    for row in ("| test_nccl_comm, one rank | 0 | ", "| two ranks on one GPU refused | 2 | ",
+                "| stalled NCCL operation ends the job | 2 | "):
+        assert row in run.stdout and run.stdout.split(row)[1].split("\n")[0].endswith("| ok |"), run.stdout
+    assert "stand-in test_nccl_comm --gtest_brief=1" in log, log
+    assert re.search(r"stand-in mpiexec -n 2 \S+/minictx verify --set run.device=cuda --set run.comm=nccl ", log), log
+    assert "stand-in minictx verify nccl fault=\n" in log, log
+    assert re.search(r"stand-in mpiexec -n 1 \S+/minictx run --set run.device=cuda --set run.comm=nccl .*"
+                     r"--set run.watchdog_seconds=5 ", log), log
+    assert "stand-in minictx run nccl fault=0:stall" in log, log
+    # Each way a check can go wrong fails the stage and says why in its row.
+    for kwargs, why in (({"nccl_rc": 3}, "exit 3, expected 2"), ({"nccl_lines": 2}, "got 2"),
+                        ({"nccl_lines": 0}, "got 0"), ({"tests_rc": 1}, "exit 1, expected 0")):
+        run, _, _ = run_stage(tmp, "9.0", stage="nccl", log_name="nccl.log", **kwargs)
+        assert run.returncode != 0 and "failed stages: nccl" in run.stdout, (kwargs, run.stdout)
+        assert why in run.stdout, (kwargs, run.stdout)
 print("gpu-check stages ok")

@@ -1,6 +1,9 @@
 #include "comm/cuda/nccl_comm.hpp"
 
+#include <chrono>
 #include <exception>
+#include <future>
+#include <thread>
 
 #include "comm/rank_gpus.hpp"
 #include "comm/watchdog.hpp"
@@ -13,8 +16,25 @@
 namespace minictx {
 namespace {
 
+// How long ending a job or a communicator waits for ncclCommAbort.
+constexpr double kAbortSeconds = 5;
+
 ncclDataType_t nccl_type(DType type) {
   return type == DType::bf16 ? ncclBfloat16 : type == DType::f16 ? ncclFloat16 : ncclFloat;
+}
+
+// ncclCommAbort on a thread of its own, waited for kAbortSeconds at most: an abort that
+// itself waits on the GPU (behind a kernel that never ends) must not keep the job from
+// ending. Past that the communicator is left to the process's exit.
+void abort_within_seconds(ncclComm_t nccl) {
+  if (nccl == nullptr) return;
+  auto aborted = std::make_shared<std::promise<void>>();
+  std::future<void> done = aborted->get_future();
+  std::thread([nccl, aborted] {
+    ncclCommAbort(nccl);
+    aborted->set_value();
+  }).detach();
+  done.wait_for(std::chrono::duration<double>(kAbortSeconds));
 }
 
 std::string nccl_error(ncclResult_t code, ncclComm_t comm) {
@@ -79,12 +99,13 @@ ncclComm_t init_rank(const MpiComm& world, const ncclUniqueId& id) {
                                                       : std::string();
   };
   w.abandon = [&nccl] {
-    if (nccl != nullptr) ncclCommAbort(nccl);
+    abort_within_seconds(nccl);
+    nccl = nullptr;
   };
   watchdog::wait_to_start(w);
   if (state == ncclSuccess) return nccl;
   const std::string what = cuda::rank_label() + ": ncclCommInitRank failed: " + nccl_error(state, nccl);
-  if (nccl != nullptr) ncclCommAbort(nccl);
+  abort_within_seconds(nccl);
   if (state == ncclRemoteError) throw watchdog::WaitedForOthers(what);
   fail(what);
 }
@@ -144,7 +165,7 @@ std::string NcclComm::fault() const {
 void NcclComm::abandon() {
   if (broken_) return;
   broken_ = true;
-  ncclCommAbort(nccl_);
+  abort_within_seconds(nccl_);
 }
 
 bool NcclComm::quiesce() {

@@ -86,7 +86,7 @@ class NcclComm final : public Comm {
   void stall_if_injected();
   // NCCL's asynchronous error, or the test seam's, as a line's reason; "" if none.
   std::string fault() const;
-  // ncclCommAbort, once: the communicator is broken.
+  // ncclCommAbort, once and within seconds: the communicator is broken.
   void abandon();
   // ncclCommFinalize until NCCL says the communicator is quiescent, within the
   // watchdog's limit: whether it did.
