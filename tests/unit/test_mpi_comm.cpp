@@ -1,12 +1,13 @@
 // MpiComm's error path: a failed MPI call is an Error naming the rank and the call, not an
 // abort inside MPI (so check_mpi is not dead code); in debug builds, the rule of
-// Comm::shift_start held to. One rank, MPI initialised.
+// Comm::shift_start held to; the census of the ranks' GPUs. One rank, MPI initialised.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
 #include "comm/mpi_comm.hpp"
+#include "comm/rank_gpus.hpp"
 #include "comm/transfer_rule_check.hpp"
 #include "core/error.hpp"
 
@@ -30,6 +31,19 @@ TEST(MpiComm, AFailedCallIsAnErrorNamingTheRankAndTheCall) {
   double gathered = 0;
   world->gather_doubles(&x, &gathered, 1);
   EXPECT_EQ(gathered, 2.0);
+}
+
+// What the NCCL comm's refusal of shared GPUs reads: each rank's host and bus id.
+TEST(MpiComm, GathersEachRanksGpuByHostAndBusId) {
+  const auto world = MpiComm::world(0);
+  char host[MPI_MAX_PROCESSOR_NAME];
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  const std::vector<RankGpu> ranks = gather_rank_gpus(*world, "0000:3B:00.0");
+  ASSERT_EQ(ranks.size(), 1u);
+  EXPECT_EQ(ranks[0].rank, 0);
+  EXPECT_EQ(ranks[0].host, std::string(host, size_t(len)));
+  EXPECT_EQ(ranks[0].bus_id, "0000:3B:00.0");
 }
 
 TEST(MpiComm, SplitsInheritTheErrorHandler) {
