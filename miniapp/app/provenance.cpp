@@ -39,10 +39,11 @@ Provenance collect_provenance(const Comm& world, const Device& device, const std
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   p.text["date"] = date;
-  // The batch system's view of the job (Slurm, PBS), when there is one.
+  // The batch system's view of the job (Slurm, PBS), when there is one, and the NCCL
+  // settings a GPU job ran with (network, debug, timeouts).
   for (char** e = environ; *e; ++e) {
     const std::string kv = *e;
-    if (kv.rfind("SLURM_", 0) == 0 || kv.rfind("PBS_", 0) == 0) {
+    if (kv.rfind("SLURM_", 0) == 0 || kv.rfind("PBS_", 0) == 0 || kv.rfind("NCCL_", 0) == 0) {
       const auto eq = kv.find('=');
       p.text["env." + kv.substr(0, eq)] = kv.substr(eq + 1);
     }
