@@ -186,6 +186,7 @@ bool NcclComm::quiesce() {
 }
 
 void NcclComm::issued(ncclResult_t code, const char* call) {
+  if (code == ncclSuccess) return;
   watchdog::Watch w;
   w.call = call;
   w.peers = [this] { return mpi_->describe_peers(-1, -1); };
