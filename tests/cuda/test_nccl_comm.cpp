@@ -14,7 +14,7 @@
 #include "comm/cuda/nccl_comm.hpp"
 #include "config/run_config.hpp"
 #include "device/cuda/cuda_device.hpp"
-#include "device/cuda/spin_kernel.hpp"
+#include "core/cuda/spin_kernel.hpp"
 #include "tests/unit/device_test_support.hpp"
 
 using namespace minictx;

@@ -10,7 +10,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/fault_seam.hpp"
-#include "device/cuda/spin_kernel.hpp"
+#include "core/cuda/spin_kernel.hpp"
 #include "device/gpu_binding.hpp"
 
 namespace minictx {

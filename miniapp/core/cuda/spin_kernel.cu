@@ -1,6 +1,6 @@
 #include <cstdint>
 
-#include "device/cuda/spin_kernel.hpp"
+#include "core/cuda/spin_kernel.hpp"
 
 namespace minictx::cuda {
 namespace {
