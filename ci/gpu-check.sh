@@ -20,8 +20,9 @@
 #   layer       the llama-7b layer deck on each family beside eager PyTorch, one table
 #   bench       the default family's grid (D 64 and 128) beside SDPA, and the layer deck
 #   nccl        the NCCL comm on the GPU: test_nccl_comm (every transfer through a one-rank
-#               communicator behind a slow kernel), two ranks refused on the one GPU, and
-#               an NCCL operation stalled behind a kernel that never ends ending the job
+#               communicator behind a slow kernel), two ranks refused on the one GPU, an
+#               NCCL error and an operation stalled behind a kernel that never ends, each
+#               ending the job
 # Default: deps build test sanitize bench. For a 15-minute GPU allocation, two calls:
 #   ci/gpu-check.sh deps build kernels grid acceptance     (about 6 minutes)
 #   ci/gpu-check.sh test sanitize layer nccl               (about 6 minutes)
@@ -282,12 +283,16 @@ nccl_check() {
 # NCCL on the one GPU (docs/nvidia.md, "NCCL failures"): the one-rank communicator's
 # transfers, each behind a deliberately slow kernel on the compute stream, against the
 # host's values (test_nccl_comm); two ranks on the GPU with comm nccl refused in one line
-# naming the GPU's bus id; and an NCCL operation queued behind a kernel that never ends
-# (the test seam, MINICTX_INJECT_FAULT=0:stall) ending the job with exit 2 and the
-# watchdog's line: run.watchdog_seconds 5, and the launch's CUDA and NCCL start besides.
+# naming the GPU's bus id; with the test seam (MINICTX_INJECT_FAULT), an NCCL error on an
+# operation in flight and an NCCL operation queued behind a kernel that never ends, each
+# ending the job with exit 2 and one line (run.watchdog_seconds 5; the bound allows for
+# the launch's CUDA and NCCL start).
 stage_nccl() {
   local m=$build/miniapp/minictx mpiexec=$prefix/usr/bin/mpiexec.hydra rc=0
   local cuda_nccl=(--set run.device=cuda --set run.comm=nccl)
+  local one_point=(run "${cuda_nccl[@]}" --set attention.backend=allgather --set run.mode=attention
+                   --set sequence.length=1024 --set run.iters=1 --set run.warmup=0 --set run.watchdog_seconds=5
+                   -o /tmp/minictx-nccl-fault.h5 --force)
   : >"$out/nccl.log"
   echo "| check | exit | seconds | result |"
   echo "|---|---|---|---|"
@@ -296,11 +301,12 @@ stage_nccl() {
   nccl_check "two ranks on one GPU refused" 2 60 \
     "^minictx: error: comm nccl needs a GPU of its own per rank, but ranks 0 and 1 both use GPU [0-9A-Fa-f:.]+ on " \
     deps_env timeout 60 "$mpiexec" -n 2 "$m" verify "${cuda_nccl[@]}" --set attention.backend=ring || rc=1
+  nccl_check "NCCL error ends the job" 2 30 \
+    "^minictx: error: rank 0: NCCL reported an error \(injected by MINICTX_INJECT_FAULT\) in ncclAllGather .* at point_0000 .*; aborting the job$" \
+    deps_env env MINICTX_INJECT_FAULT=0:shift timeout 60 "$mpiexec" -n 1 "$m" "${one_point[@]}" || rc=1
   nccl_check "stalled NCCL operation ends the job" 2 30 \
     "^minictx: watchdog: rank 0 waited [0-9.]+ s in ncclAllGather .* at point_0000 .*; aborting the job \(run.watchdog_seconds = 5 s\)$" \
-    deps_env env MINICTX_INJECT_FAULT=0:stall timeout 60 "$mpiexec" -n 1 "$m" run "${cuda_nccl[@]}" \
-    --set attention.backend=allgather --set run.mode=attention --set sequence.length=1024 --set run.iters=1 \
-    --set run.warmup=0 --set run.watchdog_seconds=5 -o /tmp/minictx-nccl-stall.h5 --force || rc=1
+    deps_env env MINICTX_INJECT_FAULT=0:stall timeout 60 "$mpiexec" -n 1 "$m" "${one_point[@]}" || rc=1
   return $rc
 }
 

@@ -11,8 +11,9 @@ namespace minictx::fault_seam {
 enum class Stage {
   gpu,    // creating the device (a GPU that cannot be used, out of memory)
   comm,   // the world comm's start on every rank (ncclCommInitRank; a barrier on MPI)
-  shift,  // the first ring shift of point POINT reports an error (NCCL's asynchronous error)
-  stall,  // the first ring shift of point POINT waits behind a kernel that never ends (cuda, nccl)
+  shift,  // the first ring shift of point POINT reports an error, as NCCL's asynchronous error
+          // comes (with NCCL: the first operation waited for, a shift or a collective)
+  stall,  // the first NCCL operation of point POINT waits behind a kernel that never ends
 };
 
 // Reads MINICTX_INJECT_FAULT for this world rank; InputError when it is malformed.

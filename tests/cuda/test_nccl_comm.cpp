@@ -13,8 +13,8 @@
 
 #include "comm/cuda/nccl_comm.hpp"
 #include "config/run_config.hpp"
-#include "device/cuda/cuda_device.hpp"
 #include "core/cuda/spin_kernel.hpp"
+#include "device/cuda/cuda_device.hpp"
 #include "tests/unit/device_test_support.hpp"
 
 using namespace minictx;

@@ -15,9 +15,10 @@ Checks that
   family, prints the count of VALID points per launch, and fails on an INVALID point;
 - layer runs the layer deck on each family beside PyTorch's layer and prints one table
   with the ratios;
-- nccl runs test_nccl_comm, two ranks of `verify` with comm nccl and a one-rank run with
-  the test seam's stall, and passes only when each exits as it must with one line of
-  minictx's own of the expected form (the refusal naming the bus id, the watchdog's).
+- nccl runs test_nccl_comm, two ranks of `verify` with comm nccl and one-rank runs with
+  the test seam's NCCL error and stall, and passes only when each exits as it must with
+  one line of minictx's own of the expected form (the refusal naming the bus id, the
+  error's, the watchdog's).
 
   check_gpu_check_stages.py SOURCE_DIR"""
 import os
@@ -55,6 +56,8 @@ case "$*" in *run.comm=nccl*)
   for i in $(seq {nccl_lines}); do
     if [ "$MINICTX_INJECT_FAULT" = 0:stall ]; then
       echo "minictx: watchdog: rank 0 waited 5.0 s in ncclAllGather (group of 1 ranks (0)) at point_0000 allgather; aborting the job (run.watchdog_seconds = 5 s)"
+    elif [ "$MINICTX_INJECT_FAULT" = 0:shift ]; then
+      echo "minictx: error: rank 0: NCCL reported an error (injected by MINICTX_INJECT_FAULT) in ncclAllGather (group of 1 ranks (0)) at point_0000 allgather; aborting the job"
     else
       echo "minictx: error: comm nccl needs a GPU of its own per rank, but ranks 0 and 1 both use GPU 0000:3B:00.0 on gpu1; bind one GPU per rank"
     fi
@@ -189,14 +192,14 @@ with tempfile.TemporaryDirectory() as tmp:
     assert run.returncode == 0, run.stdout + run.stderr
     assert files == ["nccl.log"], files
     for row in ("| test_nccl_comm, one rank | 0 | ", "| two ranks on one GPU refused | 2 | ",
-                "| stalled NCCL operation ends the job | 2 | "):
+                "| NCCL error ends the job | 2 | ", "| stalled NCCL operation ends the job | 2 | "):
         assert row in run.stdout and run.stdout.split(row)[1].split("\n")[0].endswith("| ok |"), run.stdout
     assert "stand-in test_nccl_comm --gtest_brief=1" in log, log
     assert re.search(r"stand-in mpiexec -n 2 \S+/minictx verify --set run.device=cuda --set run.comm=nccl ", log), log
     assert "stand-in minictx verify nccl fault=\n" in log, log
     assert re.search(r"stand-in mpiexec -n 1 \S+/minictx run --set run.device=cuda --set run.comm=nccl .*"
                      r"--set run.watchdog_seconds=5 ", log), log
-    assert "stand-in minictx run nccl fault=0:stall" in log, log
+    assert "stand-in minictx run nccl fault=0:stall" in log and "stand-in minictx run nccl fault=0:shift" in log, log
     # Each way a check can go wrong fails the stage and says why in its row.
     for kwargs, why in (({"nccl_rc": 3}, "exit 3, expected 2"), ({"nccl_lines": 2}, "got 2"),
                         ({"nccl_lines": 0}, "got 0"), ({"tests_rc": 1}, "exit 1, expected 0")):

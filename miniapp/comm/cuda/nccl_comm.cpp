@@ -8,9 +8,9 @@
 #include "comm/rank_gpus.hpp"
 #include "comm/watchdog.hpp"
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/spin_kernel.hpp"
 #include "core/error.hpp"
 #include "core/fault_seam.hpp"
-#include "core/cuda/spin_kernel.hpp"
 #include "device/gpu_binding.hpp"
 
 namespace minictx {
@@ -214,9 +214,9 @@ void NcclComm::await(cudaEvent_t event, const char* call, int dst, int src) {
     cuda::check(code, "cudaEventQuery");
     return true;
   };
-  w.fault = [this, shift = dst >= 0] {
+  w.fault = [this] {
     std::string f = fault();
-    if (f.empty() && shift && fault_seam::fires(fault_seam::Stage::shift))
+    if (f.empty() && fault_seam::fires(fault_seam::Stage::shift))
       f = fault_seam::injected("NCCL reported an error");
     return f;
   };

@@ -80,7 +80,8 @@ class NcclComm final : public Comm {
   // non-blocking communicator still queuing the call) is waited out under the watchdog.
   void issued(ncclResult_t code, const char* call);
   // Waits on the host, under the watchdog, until `event` completes; NCCL's asynchronous
-  // error or the test seam's transfer fault meanwhile ends the job.
+  // error or the test seam's shift fault (on any operation: one rank has no shift)
+  // meanwhile ends the job.
   void await(cudaEvent_t event, const char* call, int dst = -1, int src = -1);
   // The test seam's stall: a kernel that never ends, queued before this operation.
   void stall_if_injected();
