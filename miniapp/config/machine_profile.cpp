@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "config/deck.hpp"
+#include "config/yaml_keys.hpp"
 #include "core/error.hpp"
 
 namespace fs = std::filesystem;
@@ -56,6 +57,7 @@ class Reader {
       input_error(where_ + ": invalid YAML: " + e.msg);
     }
     if (!root_.IsMap()) input_error(where_ + ": expected a mapping");
+    refuse_duplicate_keys(root_, where_);
   }
 
   const YAML::Node& root() const { return root_; }

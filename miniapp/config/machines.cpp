@@ -6,6 +6,7 @@
 #include <set>
 
 #include "config/deck_schema.hpp"
+#include "config/yaml_keys.hpp"
 #include "core/error.hpp"
 
 namespace fs = std::filesystem;
@@ -64,6 +65,7 @@ MachineProfile read_profile(const fs::path& file) {
   }
   auto at = [&](const YAML::Node& n) { return where + " line " + std::to_string(n.Mark().line + 1); };
   if (!root.IsMap()) input_error(where + ": expected 'name:' and 'peak_tflops:'");
+  refuse_duplicate_keys(root, where);
   MachineProfile p;
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();

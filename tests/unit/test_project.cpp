@@ -3,6 +3,7 @@
 // link-bound as the profile's link bandwidth drops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -78,6 +79,27 @@ TEST(Project, AFigureWithoutItsSourceIsRefused) {
   EXPECT_NE(inter.find("projection.inter_node has no 'source:'"), std::string::npos) << inter;
   const std::string size = refusal_without("    source: \"assumed: the length shape", "nosizesource.yaml");
   EXPECT_NE(size.find("projection.attention_block_size has no 'source:'"), std::string::npos) << size;
+}
+
+// A group given twice would be read from its first copy (yaml-cpp keeps both): refused,
+// naming the key and both lines.
+TEST(Project, AKeyGivenTwiceIsRefused) {
+  const auto file = std::filesystem::temp_directory_path() / "minictx_test_project_twice.yaml";
+  std::ifstream in(std::filesystem::path(a100().file));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string again = "  memory:\n    capacity_gib: 1\n    bandwidth_gb_s: 1\n    source: \"a copy\"\n";
+  std::ofstream(file) << text + again;
+  const int first = 1 + int(std::count(text.begin(), text.begin() + long(text.find("  memory:")), '\n'));
+  const int second = 1 + int(std::count(text.begin(), text.end(), '\n'));
+  try {
+    load_projection_profile(file.string(), {});
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "machine profile " + file.string() + " line " + std::to_string(second) +
+                                         ": projection.memory is given twice (lines " +
+                                         std::to_string(first) + " and " + std::to_string(second) + ")");
+  }
+  std::filesystem::remove(file);
 }
 
 // The attention efficiency table: exact at its points, linear in log2 of the head dim and
