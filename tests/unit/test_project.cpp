@@ -311,6 +311,35 @@ TEST(Project, OverlappedGradientSumsHideUnderTheLayersBelow) {
   EXPECT_NEAR(project(c, t, p).phases.at("grad_allreduce"), all, 1e-12 * all);
 }
 
+// Packed documents: the attention time follows the work the documents leave (half of it
+// with two documents of S/2: the rate stays), and many short documents run at the
+// efficiency of their length, with a kernel call each.
+TEST(Project, PackedDocumentsSetTheAttentionWork) {
+  const ProjectionProfile p = a100();
+  for (const char* backend : {"ring", "allgather"}) {
+    const Topology t{8, 8};
+    RunConfig whole = attention_point(1 << 20);
+    whole.attention.backend = backend;
+    RunConfig halves = whole;
+    halves.sequence.documents.lengths = {{1 << 19, 1 << 19}};
+    const double ratio = project(halves, t, p).total.seconds() / project(whole, t, p).total.seconds();
+    ASSERT_DOUBLE_EQ(step_flops(halves).attention / step_flops(whole).attention, 0.5);
+    EXPECT_NEAR(ratio, 0.5, 0.02) << backend;
+  }
+  // On one device (no transfers to hide under), pieces of 512 rows run at the profile's
+  // causal factor at 512 against that of 16k and beyond, and launch once per document.
+  RunConfig whole = attention_point(1 << 16);
+  whole.attention.backend = "local";
+  RunConfig short_docs = whole;
+  short_docs.sequence.documents.lengths = {std::vector<int64_t>(1 << 7, 1 << 9)};
+  auto seconds_per_flop = [&](const RunConfig& c) {
+    return project(c, {1, 1}, p).total.seconds() / step_flops(c).attention;
+  };
+  const double slower = seconds_per_flop(short_docs) / seconds_per_flop(whole);
+  EXPECT_GT(slower, 0.91 / 0.54);
+  EXPECT_LT(slower, 0.91 / 0.54 * 1.5);  // launch overhead included
+}
+
 // Shorter ring blocks run at a lower efficiency: at a fixed FLOP count per step the time
 // grows as the blocks shrink, by the profile's length factors (causal zigzag on 8 ranks:
 // diagonal blocks of S/8 and off-diagonal halves).
