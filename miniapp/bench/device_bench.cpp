@@ -38,8 +38,8 @@ AttnShape attention_shape(const DeviceBenchOptions& opt, int head_dim) {
 
 void check_device_bench_memory(const DeviceBenchOptions& opt, const Comm& world, const Device& device) {
   const Topology& topology = world.topology();
-  const std::string calibration =
-      square_gemm_refusal(opt.calibration_side, element_bytes(opt.dtype), capacity_per_rank(device, topology));
+  const std::string calibration = square_gemm_refusal(opt.calibration_side, element_bytes(opt.dtype),
+                                                      capacity_per_rank(device, topology));
   if (!calibration.empty())
     input_error("--calibration-size " + std::to_string(opt.calibration_side) + ": " + calibration);
   const AttnShape tiles;  // the estimate's tiles; the device chooses its own

@@ -40,7 +40,8 @@ Cost exchange_cost(double bytes_per_peer, const PeerSplit& peers, const LinkRate
 double block_seconds(const KernelRates& rates, bool backward, int head_dim, double flops, double q, double k,
                      bool masked, const DocumentWork& docs) {
   const double piece_q = std::min(q, docs.token_length), piece_k = std::min(k, docs.token_length);
-  const double t = rates.attention_seconds(backward, flops * docs.pair_share, head_dim, piece_q, piece_k, masked);
+  const double t =
+      rates.attention_seconds(backward, flops * docs.pair_share, head_dim, piece_q, piece_k, masked);
   if (t <= 0) return 0;
   return t + (std::ceil(std::max(q, k) / docs.token_length) - 1) * rates.call_seconds();
 }
