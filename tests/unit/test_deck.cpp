@@ -488,6 +488,10 @@ TEST(DeckErrors, MachineProfiles) {
             "deck t.yaml line 2: machine.profile must be 'measure' or a profile name (letters, digits, '-', "
             "'_', '.'), "
             "got '../secrets'");
+  // A name the system cannot look up says why, not a filesystem exception's text.
+  const std::string name(300, 'p');
+  EXPECT_EQ(resolve_error("machine:\n  profile: " + name + "\n"),
+            "deck t.yaml line 2: machine profile '" + name + "': File name too long");
   EXPECT_EQ(resolve_error("run:\n  dtype: bf16\n"),
             "deck t.yaml: machine profile 'generic-cpu' has no peak_tflops for bf16; set machine.peak_tflops "
             "or use "

@@ -102,6 +102,18 @@ TEST(Project, AKeyGivenTwiceIsRefused) {
   std::filesystem::remove(file);
 }
 
+// A profile name or path the system cannot look up says why.
+TEST(Project, AProfileNameTooLongSaysSo) {
+  for (const std::string& name : {std::string(300, 'p'), "/tmp/" + std::string(300, 'p') + ".yaml"}) {
+    try {
+      load_projection_profile(name, {});
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), "--machine " + name + ": File name too long");
+    }
+  }
+}
+
 // The attention efficiency table: exact at its points, linear in log2 of the head dim and
 // of the length between them, constant beyond the ends, per pass and mask.
 TEST(Project, AttentionEfficiencyInterpolatesInLogHeadDimAndLength) {
