@@ -102,9 +102,9 @@ void check_documents(const RunConfig& c,
   }
   // Generated lengths: a row holds up to length / min documents, every one of which the
   // run and the projection list.
-  const std::optional<int64_t> most =
-      d.generated() ? checked_mul(c.sequence.batch, (c.sequence.length + d.uniform_min - 1) / d.uniform_min)
-                    : 0;
+  if (!d.generated()) return;
+  const int64_t per_row = c.sequence.length / d.uniform_min + (c.sequence.length % d.uniform_min != 0);
+  const std::optional<int64_t> most = checked_mul(c.sequence.batch, per_row);
   if (!most || *most > kMostGeneratedDocuments)
     input_error(where + ": sequence.documents " + to_text(d) + " may draw up to " +
                 (most ? std::to_string(*most) : "more than " + std::to_string(kSaturated)) +
