@@ -9,10 +9,11 @@
 # submission report over all twins; OUTDIR/projected-<class>-<machine>.h5,
 # OUTDIR/projections.md (each projection's tables) and OUTDIR/projections-table.md (one
 # row per class and machine: step, FOM, MFU, bound, memory). Needs h5py in $PYTHON
-# (default python3).
+# (default python3). A SIGTERM or Ctrl-C stops the run in progress and the script.
 set -euo pipefail
 out=${1:?usage: tools/benchmark-reference.sh OUTDIR [MINICTX]}
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/tools/signals.bash"
 minictx=${2:-$root/build/miniapp/minictx}
 mkdir -p "$out"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
@@ -24,12 +25,13 @@ for class in tiny small medium large xl; do
   deck=$root/inputs/benchmark/$class-twin.yaml
   n=$(ranks_of "$deck")
   echo "== $class-twin on $n ranks"
-  mpiexec -n "$n" "$minictx" run "$deck" -o "$out/$class-twin.h5" --force | grep -E '^(FOM|VERIFICATION)'
-  mpiexec -n "$n" "$minictx" run "$deck" --set benchmark.role=verification -o "$out/$class-twin-verify.h5" --force |
-    grep -E '^(FOM|VERIFICATION)'
+  forward mpiexec -n "$n" "$minictx" run "$deck" -o "$out/$class-twin.h5" --force > "$out/$class-twin.log"
+  forward mpiexec -n "$n" "$minictx" run "$deck" --set benchmark.role=verification -o "$out/$class-twin-verify.h5" \
+    --force > "$out/$class-twin-verify.log"
+  grep -hE '^(FOM|VERIFICATION)' "$out/$class-twin.log" "$out/$class-twin-verify.log"
   files+=("$out/$class-twin.h5" "$out/$class-twin-verify.h5")
 done
-"$minictx" report --submission "${files[@]}" --csv "$out/twins.csv" > "$out/twins.md"
+forward "$minictx" report --submission "${files[@]}" --csv "$out/twins.csv" > "$out/twins.md"
 
 : > "$out/projections.md"
 for class in tiny small medium large xl; do
@@ -42,13 +44,13 @@ for class in tiny small medium large xl; do
       echo "minictx project inputs/benchmark/$class.yaml --machine $machine"
       echo '```'
       echo
-      "$minictx" project "$root/inputs/benchmark/$class.yaml" --machine "$machine" --columns summary \
+      forward "$minictx" project "$root/inputs/benchmark/$class.yaml" --machine "$machine" --columns summary \
         -o "$out/projected-$class-$machine.h5" --force
       echo
     } >> "$out/projections.md"
   done
 done
-"${PYTHON:-python3}" - "$out" > "$out/projections-table.md" <<'PY'
+forward "${PYTHON:-python3}" - "$out" > "$out/projections-table.md" <<'PY'
 import sys
 import h5py
 text = lambda x: x.decode() if isinstance(x, bytes) else x

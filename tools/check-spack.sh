@@ -13,10 +13,13 @@
 # configuration, caches, stage, install tree and the copy of the checkout) goes under
 # WORKDIR, default a new temporary directory; PREFIX (default /usr) is where the libraries
 # without a Spack detector (Kokkos, yaml-cpp, CLI11, GoogleTest) are looked for. BUILD=0
-# stops after the concretizations.
+# stops after the concretizations. A SIGTERM or Ctrl-C stops the Spack command or run in
+# progress and the script.
 set -euo pipefail
 spack_root=${1:?usage: tools/check-spack.sh SPACK_ROOT [WORKDIR]}
+spack_root=$(cd "$spack_root" && pwd)  # the script changes directory below
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/tools/signals.bash"
 work=${2:-$(mktemp -d /tmp/minictx-spack.XXXXXX)}
 prefix=${PREFIX:-/usr}
 mkdir -p "$work/config" "$work/system"
@@ -29,10 +32,10 @@ export SPACK_USER_CACHE_PATH=$work/cache
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 spack() {
   echo "\$ spack $*" >&2
-  "$spack_root/bin/spack" "$@"
+  forward "$spack_root/bin/spack" "$@"
 }
 
-python3 -c 'import clingo; print("clingo", clingo.__version__)'
+forward python3 -c 'import clingo; print("clingo", clingo.__version__)'
 spack --version
 spack config --scope user add "config:install_tree:root:$work/opt"
 spack config --scope user add "config:build_stage:[$work/stage]"
@@ -96,12 +99,16 @@ git clone --quiet --no-checkout "$root" "$work/src"
 git -C "$work/src" checkout --quiet "$(git -C "$root" rev-parse HEAD)"
 # MPI=mpich|openmpi picks the MPI (default mpich); the run uses that MPI's mpiexec.
 mpi=${MPI:-mpich}
-(cd "$work/src" && spack dev-build minictx@0.9.0 ~cuda ^"$mpi")
+# In this shell, not a subshell: a signal to the script reaches the build (signals.bash).
+cd "$work/src"
+spack dev-build minictx@0.9.0 ~cuda ^"$mpi"
 
 exe=$(spack location -i minictx@0.9.0 ~cuda)/bin/minictx
 mpiexec=$(spack location -i "$mpi")/bin/mpiexec
 [[ ! -x $mpiexec.$mpi ]] || mpiexec=$mpiexec.$mpi  # Debian's co-installed MPIs
 "$exe" --version
-(cd "$work" && "$mpiexec" -n 2 "$exe" run --set attention.backend=ring --set run.verify=true -o "$work/quickstart.h5" |
-  grep -E "^FOM")
+cd "$work"
+forward "$mpiexec" -n 2 "$exe" run --set attention.backend=ring --set run.verify=true -o "$work/quickstart.h5" \
+  > "$work/quickstart.log"
+grep -E "^FOM" "$work/quickstart.log"
 echo "spack check ok: $work"

@@ -1,6 +1,7 @@
 #include "backends/engine/sequence_layout.hpp"
 
 #include "core/error.hpp"
+#include "core/saturating.hpp"
 
 namespace minictx {
 
@@ -10,7 +11,11 @@ SequenceLayout::SequenceLayout(LayoutKind kind, int64_t real_len, int outer, int
   // Every outer share must split into whole chunks (2 per part for zigzag) and every
   // share into `inner` equal pieces.
   const int64_t unit = int64_t(kind == LayoutKind::zigzag ? 2 : 1) * outer * inner;
-  padded_len_ = (real_len + unit - 1) / unit * unit;
+  const std::optional<int64_t> padded = checked_mul(real_len / unit + (real_len % unit != 0), unit);
+  if (!padded)
+    input_error("sequence.length " + std::to_string(real_len) + " padded to a multiple of " +
+                std::to_string(unit) + " tokens exceeds " + std::to_string(kSaturated));
+  padded_len_ = *padded;
 }
 
 int64_t SequenceLayout::outer_position(int o, int64_t row) const {

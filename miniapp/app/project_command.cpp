@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "app/agree.hpp"
+#include "app/count_option.hpp"
 #include "app/labels.hpp"
 #include "app/output_path.hpp"
 #include "backends/backend.hpp"
@@ -169,11 +170,11 @@ ProjectCommand::ProjectCommand(CLI::App& app) {
   cmd_->add_option("--machine", machine_, "machine profile: a name in inputs/machines/ or a YAML path")
       ->required();
   cmd_->add_option("--ranks", ranks_, "world size (default: the deck's topology.world_size)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_from(1));
   cmd_->add_option(
           "--ranks-per-node", ranks_per_node_,
           "ranks per node (default: the deck's topology.ranks_per_node, else the profile's devices per node)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_from(1));
   cmd_->add_option(
       "--calibration", calibration_,
       "HDF5 file of `minictx bench` or `bench --comm` rates to use in place of the profile's (repeatable)");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/agree.hpp"
+#include "app/count_option.hpp"
 #include "app/interrupt.hpp"
 #include "app/labels.hpp"
 #include "app/output_path.hpp"
@@ -138,8 +139,6 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
   int64_t capacity = -1;
   std::string unbuilt;
   if (!agree([&] {
-        if (ranks_given && o.ranks < 1)
-          input_error("--ranks must be at least 1, got " + std::to_string(o.ranks));
         points = load_deck(o.deck).expand();
         int world = o.ranks;
         if (!ranks_given) MPI_Comm_size(MPI_COMM_WORLD, &world);
@@ -450,11 +449,13 @@ RunCommand::RunCommand(CLI::App& app) {
   ranks_option_ =
       cmd_->add_option("--ranks", o_.ranks,
                        "with --dry-run: check the points for this many ranks (default: this run's)")
+          ->check(whole_number_from(1))
           ->needs(dry);
   ranks_per_node_option_ =
       cmd_->add_option(
               "--ranks-per-node", o_.ranks_per_node,
               "with --dry-run: ranks per node (default: the deck's topology.ranks_per_node, else one node)")
+          ->check(whole_number_from(1))
           ->needs(dry);
 }
 

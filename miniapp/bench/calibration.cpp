@@ -3,9 +3,19 @@
 #include <algorithm>
 
 #include "bench/attn_problem.hpp"
+#include "core/saturating.hpp"
 #include "core/synthetic_data.hpp"
 
 namespace minictx {
+
+std::string square_gemm_refusal(int64_t n, int64_t element_bytes, int64_t capacity_per_rank) {
+  const int64_t bytes = sat_mul(3 * element_bytes, sat_mul(n, n));
+  if (bytes <= capacity_per_rank) return "";
+  return "its three " + std::to_string(n) + " x " + std::to_string(n) + " matrices need " +
+         (bytes == kSaturated ? "more than 8 EiB" : std::to_string(bytes >> 20) + " MiB") +
+         " per rank, more than the " + std::to_string(capacity_per_rank >> 20) +
+         " MiB this device offers each of its ranks";
+}
 
 double measure_gemm_tflops(Device& device, int n, int repeats, BenchClock clock) {
   // Random operands: a GPU's tensor cores draw less power on constant data and clock

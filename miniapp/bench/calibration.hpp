@@ -1,4 +1,7 @@
 #pragma once
+#include <cstdint>
+#include <string>
+
 #include "bench/bench_clock.hpp"
 #include "device/device.hpp"
 
@@ -15,5 +18,9 @@ double measure_gemm_tflops(Device& device, int n = 1024, int repeats = 5,
 // reaches its tensor cores' rate only at the larger sides (at 1024 an H200 shows an
 // eighth of it, launch and synchronisation included).
 double measure_peak_tflops(Device& device);
+
+// Why the three n × n matrices of a square GEMM, `element_bytes` each, do not fit in
+// `capacity_per_rank` bytes, or "" if they do (any n: the size saturates, never wraps).
+std::string square_gemm_refusal(int64_t n, int64_t element_bytes, int64_t capacity_per_rank);
 
 }  // namespace minictx

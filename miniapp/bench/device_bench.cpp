@@ -1,6 +1,7 @@
 #include "bench/device_bench.hpp"
 
 #include "bench/attn_problem.hpp"
+#include "bench/calibration.hpp"
 #include "bench/lockstep.hpp"
 #include "core/error.hpp"
 #include "model/flops.hpp"
@@ -37,6 +38,10 @@ AttnShape attention_shape(const DeviceBenchOptions& opt, int head_dim) {
 
 void check_device_bench_memory(const DeviceBenchOptions& opt, const Comm& world, const Device& device) {
   const Topology& topology = world.topology();
+  const std::string calibration = square_gemm_refusal(opt.calibration_side, element_bytes(opt.dtype),
+                                                      capacity_per_rank(device, topology));
+  if (!calibration.empty())
+    input_error("--calibration-size " + std::to_string(opt.calibration_side) + ": " + calibration);
   const AttnShape tiles;  // the estimate's tiles; the device chooses its own
   for (int d : opt.head_dims)
     for (int64_t s : opt.seq_lens) {

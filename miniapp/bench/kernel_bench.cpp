@@ -228,6 +228,10 @@ void check_kernel_bench_memory(const KernelBenchOptions& opt, const Comm& world,
       input_error("bench row at S=" + std::to_string(cfg.sequence.length) +
                   ", D=" + std::to_string(cfg.model.head_dim) + ": " + refusal);
   }
+  for (int64_t n : opt.gemm_sizes) {
+    const std::string refusal = square_gemm_refusal(n, 4, capacity_per_rank(device, topology));
+    if (!refusal.empty()) input_error("bench GEMM row at n=" + std::to_string(n) + ": " + refusal);
+  }
 }
 
 KernelBenchResult run_kernel_bench(const KernelBenchOptions& opt, Comm& world, Device& device,

@@ -2,10 +2,13 @@
 #include "config/deck.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "config/deck_schema.hpp"
+#include "config/yaml_keys.hpp"
 #include "core/error.hpp"
 #include "core/file_kind.hpp"
 
@@ -23,11 +26,12 @@ std::string line_of(const YAML::Mark& m) { return m.is_null() ? "" : " line " + 
 
 Deck Deck::from_file(const std::string& path) {
   refuse_special_file(path, "deck");
+  errno = 0;
   std::ifstream in(path);
-  if (!in) input_error("deck " + path + ": cannot read the file");
+  if (!in) input_error("deck " + path + ": cannot read the file: " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
-  if (in.bad()) input_error("deck " + path + ": cannot read the file");
+  if (in.bad()) input_error("deck " + path + ": cannot read the file: " + std::strerror(errno));
   Deck d = from_string(text.str(), path);
   d.dir_ = fs::absolute(path).parent_path();
   return d;
@@ -52,16 +56,14 @@ Deck Deck::from_string(const std::string& yaml, const std::string& name) {
   const YAML::Node& root = docs[0];
   auto at = [&](const YAML::Node& n) { return deck + line_of(n.Mark()); };
   if (!root.IsMap()) input_error(at(root) + ": a deck is a mapping of sections (model:, sequence:, ...)");
+  refuse_duplicate_keys(root, deck);
 
-  std::map<std::string, std::string> first;  // section or key -> " line N" where first given
   for (const auto& sec : root) {
     const std::string section = sec.first.Scalar();
     const std::string where = at(sec.first);
     const auto& names = section_names();
     if (std::find(names.begin(), names.end(), section) == names.end())
       input_error(where + ": " + unknown_section_message(section));
-    if (!first.emplace(section, line_of(sec.first.Mark())).second)
-      input_error(where + ": section '" + section + "' is given twice (first at" + first[section] + ")");
     if (sec.second.IsNull()) continue;
     if (!sec.second.IsMap()) input_error(where + ": section '" + section + "' must hold 'key: value' lines");
     for (const auto& kv : sec.second) {
@@ -69,8 +71,6 @@ Deck Deck::from_string(const std::string& yaml, const std::string& name) {
       const std::string kwhere = at(kv.first);
       const KeySpec* spec = find_key(key);
       if (!spec) input_error(kwhere + ": " + unknown_key_message(key));
-      if (!first.emplace(key, line_of(kv.first.Mark())).second)
-        input_error(kwhere + ": " + key + " is given twice (first at" + first[key] + ")");
       // A null item has no mark of its own; its key's line is the nearest.
       auto item_at = [&](const YAML::Node& n) { return n.Mark().is_null() ? kwhere : at(n); };
       d.entries_.push_back(parse_entry(*spec, kv.second, kwhere, item_at));
@@ -93,6 +93,7 @@ void Deck::set(const std::string& key_equals_value) {
   } catch (const YAML::Exception& e) {
     input_error(where + ": the value is not valid YAML (" + e.msg + ")");
   }
+  refuse_duplicate_keys(value, where);
   if (value.IsMap() && spec->kind != Kind::documents)  // sequence.documents has mapping forms
     input_error(where + ": the value must be a single value or a list such as [1,2]");
   // `where` is captured, not the lambda's local: the copy is by design.

@@ -63,5 +63,8 @@ std::vector<std::string> model_presets();
 std::vector<std::filesystem::path> machine_profile_dirs(const std::filesystem::path& deck_dir);
 // The profile names in `dirs`, comma-separated ("none" if there are none).
 std::string list_machine_profiles(const std::vector<std::filesystem::path>& dirs);
+// Whether `file` is a regular file; absent is false. InputError "WHERE: REASON" when the
+// system cannot look it up (a name too long, a folder without access).
+bool profile_file_exists(const std::filesystem::path& file, const std::string& where);
 
 }  // namespace minictx

@@ -193,12 +193,6 @@ const char* after_plus(const std::string& t) {
   return t.data() + (t.size() > 1 && t[0] == '+' && t[1] != '-');
 }
 
-bool is_integer_text(const std::string& t) {
-  const std::size_t sign = !t.empty() && (t[0] == '+' || t[0] == '-');
-  return t.size() > sign &&
-         std::all_of(t.begin() + sign, t.end(), [](unsigned char c) { return std::isdigit(c); });
-}
-
 bool parse_real(const std::string& t, double& out) {
   const char* e = t.data() + t.size();
   auto [p, ec] = std::from_chars(after_plus(t), e, out);
@@ -296,6 +290,13 @@ std::string unknown_section_message(const std::string& section) {
   return msg + " (sections: " + join(section_names(), ", ") + ")";
 }
 
+const char* integer_digits(const std::string& t) {
+  const std::size_t sign = !t.empty() && (t[0] == '+' || t[0] == '-');
+  const bool digits = t.size() > sign &&
+                      std::all_of(t.begin() + sign, t.end(), [](unsigned char c) { return std::isdigit(c); });
+  return digits ? t.data() + (t[0] == '+') : nullptr;
+}
+
 DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::string& where) {
   if (node.IsNull()) {
     if (s.kind == Kind::text) return std::string();  // "file:" means the default name
@@ -307,9 +308,10 @@ DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::stri
   const std::string& t = node.Scalar();
   switch (s.kind) {
     case Kind::integer: {
-      if (!is_integer_text(t)) bad(where, s, "must be an integer, got '" + t + "'");
+      const char* digits = integer_digits(t);
+      if (!digits) bad(where, s, "must be an integer, got '" + t + "'");
       long long v = 0;
-      const auto parsed = std::from_chars(after_plus(t), t.data() + t.size(), v);
+      const auto parsed = std::from_chars(digits, t.data() + t.size(), v);
       // Out of the range of long long: beyond the key's bounds on the side of its sign.
       const bool too_small = parsed.ec == std::errc() ? v < s.min_int : t[0] == '-';
       const bool too_large = parsed.ec == std::errc() ? v > s.max_int : t[0] != '-';

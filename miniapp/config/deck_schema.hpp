@@ -40,6 +40,10 @@ std::string unknown_key_message(const std::string& dotted);
 std::string unknown_section_message(const std::string& section);
 std::size_t edit_distance(const std::string& a, const std::string& b);
 
+// The deck's one rule for integers, for every key and every number inside a value: decimal
+// digits after an optional sign ('+' as YAML allows). Returns where from_chars should
+// start (past a '+'), or nullptr when `text` is not an integer.
+const char* integer_digits(const std::string& text);
 // Type- and range-checks one YAML value for spec; `where` starts the error line.
 DeckScalar parse_value(const KeySpec& spec, const YAML::Node& node, const std::string& where);
 

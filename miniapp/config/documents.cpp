@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "config/deck_schema.hpp"
+#include "config/yaml_keys.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 
@@ -26,9 +27,9 @@ const char* const kForms =
 
 int64_t positive(const YAML::Node& n, const std::string& where) {
   const std::string t = n.IsScalar() ? n.Scalar() : std::string();
+  const char* digits = deck_detail::integer_digits(t);
   long long v = 0;
-  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (t.empty() || ec != std::errc() || p != t.data() + t.size() || v < 1)
+  if (!digits || std::from_chars(digits, t.data() + t.size(), v).ec != std::errc() || v < 1)
     bad(where, "a length must be a positive integer, got '" + (n.IsScalar() ? t : YAML::Dump(n)) + "'");
   return v;
 }
@@ -61,8 +62,8 @@ DocumentPacking from_map(const YAML::Node& n, const std::string& where) {
   const std::vector<int64_t> mm = length_list(range, where);
   if (mm.size() != 2 || mm[0] > mm[1]) bad(where, "uniform takes [min, max] with min <= max");
   const std::string seed = n["seed"].IsScalar() ? n["seed"].Scalar() : std::string();
-  const auto [end, ec] = std::from_chars(seed.data(), seed.data() + seed.size(), p.seed);
-  if (seed.empty() || ec != std::errc() || end != seed.data() + seed.size())
+  const char* digits = deck_detail::integer_digits(seed);
+  if (!digits || std::from_chars(digits, seed.data() + seed.size(), p.seed).ec != std::errc())
     bad(where, "seed must be a non-negative integer, got '" + seed + "'");
   p.uniform_min = mm[0];
   p.uniform_max = mm[1];
@@ -89,6 +90,7 @@ DocumentPacking packing_from_text(const std::string& text, const std::string& wh
   } catch (const YAML::Exception& e) {
     bad(where, "the value is not valid YAML (" + e.msg + ")");
   }
+  refuse_duplicate_keys(n, where);
   return deck_detail::packing_from_yaml(n, where);
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "config/deck.hpp"
+#include "config/yaml_keys.hpp"
 #include "core/error.hpp"
 
 namespace fs = std::filesystem;
@@ -56,6 +57,7 @@ class Reader {
       input_error(where_ + ": invalid YAML: " + e.msg);
     }
     if (!root_.IsMap()) input_error(where_ + ": expected a mapping");
+    refuse_duplicate_keys(root_, where_);
   }
 
   const YAML::Node& root() const { return root_; }
@@ -159,13 +161,14 @@ class Reader {
 fs::path find_profile(const std::string& name_or_path, const fs::path& deck_dir) {
   const bool is_path =
       name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".yaml";
+  auto regular = [&](const fs::path& p) { return profile_file_exists(p, "--machine " + name_or_path); };
   if (is_path) {
-    if (!fs::is_regular_file(name_or_path)) input_error("--machine " + name_or_path + ": no such file");
+    if (!regular(name_or_path)) input_error("--machine " + name_or_path + ": no such file");
     return name_or_path;
   }
   std::string searched;
   for (const auto& d : machine_profile_dirs(deck_dir)) {
-    if (fs::is_regular_file(d / (name_or_path + ".yaml"))) return d / (name_or_path + ".yaml");
+    if (regular(d / (name_or_path + ".yaml"))) return d / (name_or_path + ".yaml");
     searched += (searched.empty() ? "" : ", ") + d.string();
   }
   input_error("--machine " + name_or_path +

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "config/deck_schema.hpp"
+#include "config/yaml_keys.hpp"
 #include "core/error.hpp"
 
 namespace fs = std::filesystem;
@@ -38,6 +39,14 @@ std::vector<fs::path> machine_profile_dirs(const fs::path& deck_dir) {
   return dirs;
 }
 
+bool profile_file_exists(const fs::path& file, const std::string& where) {
+  std::error_code ec;
+  const bool regular = fs::is_regular_file(file, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    input_error(where + ": " + ec.message());
+  return regular;
+}
+
 std::string list_machine_profiles(const std::vector<fs::path>& dirs) {
   std::set<std::string> names;
   for (const auto& d : dirs)
@@ -64,6 +73,7 @@ MachineProfile read_profile(const fs::path& file) {
   }
   auto at = [&](const YAML::Node& n) { return where + " line " + std::to_string(n.Mark().line + 1); };
   if (!root.IsMap()) input_error(where + ": expected 'name:' and 'peak_tflops:'");
+  refuse_duplicate_keys(root, where);
   MachineProfile p;
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
@@ -123,7 +133,7 @@ void resolve_machine(RunConfig& cfg, const fs::path& deck_dir, const std::string
     // The first directory holding NAME.yaml wins, so a site directory can add profiles
     // and still fall back on the shipped ones.
     auto found = std::find_if(dirs.begin(), dirs.end(), [&](const fs::path& d) {
-      return fs::is_regular_file(d / (m.profile + ".yaml"));
+      return profile_file_exists(d / (m.profile + ".yaml"), at + ": machine profile '" + m.profile + "'");
     });
     if (found == dirs.end()) {
       std::string searched;

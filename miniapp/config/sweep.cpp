@@ -9,6 +9,7 @@
 #include "config/deck_schema.hpp"
 #include "config/device_catalog.hpp"
 #include "core/error.hpp"
+#include "core/saturating.hpp"
 
 namespace minictx::deck_detail {
 namespace {
@@ -16,6 +17,9 @@ namespace {
 // Far more points than any benchmark campaign runs; a typo like a 1000-long list in
 // each of three keys would otherwise build a billion configurations.
 constexpr std::size_t max_points = 10000;
+
+// Generated document lengths are listed, 8 bytes each (512 MiB at this bound).
+constexpr int64_t kMostGeneratedDocuments = int64_t(1) << 26;
 
 // x = 2^e exactly: frexp's mantissa of a power of two is 0.5.
 bool is_power_of_two(double x) {
@@ -58,6 +62,25 @@ std::string resolved_yaml(const RunConfig& cfg) {
   return std::string(out.c_str()) + "\n";
 }
 
+// run.input_scale (a power of two) against the data it scales, which must keep its
+// precision: the smallest input (the scale / 128) stored exactly in the run's dtype (fp16's
+// subnormals end at 2^-24), the attention gradients, which grow as the cube of the scale,
+// normal in fp32, where every dtype computes (its normal numbers end at 2^-126); and the
+// largest input (the scale) finite in the dtype.
+void check_input_scale_range(const RunConfig& c,
+                             const std::function<std::string(std::initializer_list<const char*>)>& at) {
+  const bool f16 = c.run.dtype == DType::f16;
+  const int lowest = f16 ? -17 : -42, highest = f16 ? 15 : 127;
+  const int e = std::ilogb(c.run.input_scale);
+  if (e < lowest || e > highest)
+    input_error(at({"run.input_scale", "run.dtype"}) + ": run.input_scale must lie between 2^" +
+                std::to_string(lowest) + " and 2^" + std::to_string(highest) + " in " +
+                to_string(c.run.dtype) +
+                " (below, the inputs or the attention gradients, which grow as its cube, underflow; above, "
+                "the inputs overflow), got " +
+                number_text(c.run.input_scale));
+}
+
 // sequence.documents against sequence.length and sequence.batch.
 void check_documents(const RunConfig& c,
                      const std::function<std::string(std::initializer_list<const char*>)>& at) {
@@ -69,13 +92,24 @@ void check_documents(const RunConfig& c,
                 " rows of lengths, but sequence.batch is " + std::to_string(c.sequence.batch) +
                 " (rows: takes one length list per batch row)");
   for (std::size_t r = 0; r < d.lengths.size(); ++r) {
-    int64_t sum = 0;
-    for (int64_t len : d.lengths[r]) sum += len;
+    std::optional<int64_t> sum = 0;
+    for (int64_t len : d.lengths[r]) sum = sum ? checked_add(*sum, len) : sum;
     if (sum != c.sequence.length)
       input_error(where + ": sequence.documents" + (d.per_row ? " row " + std::to_string(r) : "") +
-                  " lengths sum to " + std::to_string(sum) + " tokens, but sequence.length is " +
-                  std::to_string(c.sequence.length));
+                  " lengths sum to " +
+                  (sum ? std::to_string(*sum) : "more than " + std::to_string(kSaturated)) +
+                  " tokens, but sequence.length is " + std::to_string(c.sequence.length));
   }
+  // Generated lengths: a row holds up to length / min documents, every one of which the
+  // run and the projection list.
+  if (!d.generated()) return;
+  const int64_t per_row = c.sequence.length / d.uniform_min + (c.sequence.length % d.uniform_min != 0);
+  const std::optional<int64_t> most = checked_mul(c.sequence.batch, per_row);
+  if (!most || *most > kMostGeneratedDocuments)
+    input_error(where + ": sequence.documents " + to_text(d) + " may draw up to " +
+                (most ? std::to_string(*most) : "more than " + std::to_string(kSaturated)) +
+                " documents (sequence.batch times sequence.length / min); at most " +
+                std::to_string(kMostGeneratedDocuments) + " are supported: raise the minimum length");
 }
 
 // Checks between keys that no single value can make (a preset may have supplied either
@@ -124,6 +158,7 @@ void check_point(const RunConfig& c,
                 ": run.input_scale must be a power of two (so that the scaled inputs are exact in every "
                 "dtype), got " +
                 number_text(c.run.input_scale));
+  check_input_scale_range(c, at);
   check_documents(c, at);
   if (!device.kernel_families && a.kernels != AttentionKernels::automatic)
     input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " + to_string(a.kernels) +

@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "core/error.hpp"
 
 namespace minictx {
@@ -25,7 +28,8 @@ void refuse_special_file(const std::string& path, const std::string& what) {
 void require_regular_file(const std::string& path, const std::string& what) {
   refuse_special_file(path, what);
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) input_error(what + " " + path + ": not found");
+  if (::stat(path.c_str(), &st) != 0)
+    input_error(what + " " + path + ": " + (errno == ENOENT ? "not found" : std::strerror(errno)));
 }
 
 }  // namespace minictx

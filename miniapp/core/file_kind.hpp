@@ -14,7 +14,8 @@ std::string special_file_kind(const std::string& path);
 // regular file.
 void refuse_special_file(const std::string& path, const std::string& what);
 
-// As refuse_special_file, and InputError "WHAT PATH: not found" when it is absent.
+// As refuse_special_file, and InputError "WHAT PATH: not found" when it is absent (or
+// with the reason it cannot be looked at: a name too long, a folder without access).
 void require_regular_file(const std::string& path, const std::string& what);
 
 }  // namespace minictx

@@ -1,6 +1,7 @@
 #include "device/blas_kernels.hpp"
 
 #include <cblas.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -11,6 +12,9 @@ namespace {
 
 // Set on the re-executed process: the core OpenBLAS detected on its own.
 constexpr const char* kDetectedVar = "MINICTX_BLAS_DETECTED_CORE";
+// Set by the tests: restart whatever OpenBLAS detected, so that the restart's path runs on
+// machines whose CPU OpenBLAS knows.
+constexpr const char* kForceVar = "MINICTX_TEST_BLAS_RESTART";
 
 // The kernels this CPU can run, by its features; nullptr when it has no AVX2 (then
 // OpenBLAS's fallback is all there is).
@@ -23,14 +27,26 @@ const char* core_for_cpu_features() {
   return nullptr;
 }
 
+// The kernel names a process after the file it executes, and the restart executes
+// /proc/self/exe: without this the ranks would run as `exe`, and `ps -C minictx`, pgrep,
+// top and job monitors would not see them. The name is what the first exec gave it: the
+// base name of the program as launched (15 characters at most, as the kernel keeps).
+void keep_process_name(const char* argv0) {
+  if (!argv0) return;
+  const char* slash = std::strrchr(argv0, '/');
+  prctl(PR_SET_NAME, slash ? slash + 1 : argv0, 0, 0, 0);
+}
+
 }  // namespace
 
 void choose_blas_kernels(char** argv) {
+  if (std::getenv(kDetectedVar)) keep_process_name(argv[0]);
   if (std::getenv("OPENBLAS_CORETYPE") || std::getenv(kDetectedVar)) return;
   const char* detected = openblas_get_corename();
   // Prescott is what OpenBLAS falls back to for a CPU model it does not know; any other
   // choice was made from the model and is left alone.
-  if (!detected || std::strcmp(detected, "Prescott") != 0) return;
+  const bool fallback = detected && std::strcmp(detected, "Prescott") == 0;
+  if (!detected || (!fallback && !std::getenv(kForceVar))) return;
   const char* core = core_for_cpu_features();
   if (!core) return;
   setenv(kDetectedVar, detected, 1);

@@ -12,6 +12,13 @@ double attention_pairs(const RunConfig& c) {
   return pairs;
 }
 
+// Every batch row's lengths sum to S (the deck's checks), so the tokens are B·S.
+DocumentWork document_work(const RunConfig& c) {
+  const double tokens = c.sequence.batch * double(c.sequence.length);
+  const double pairs = attention_pairs(c);
+  return {pairs / (tokens * double(c.sequence.length)), pairs / tokens};
+}
+
 double attention_fwd_flops(const RunConfig& c) {
   const double f = 4.0 * attention_pairs(c) * c.model.heads * c.model.head_dim;
   return c.attention.causal ? f / 2 : f;

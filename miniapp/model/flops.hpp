@@ -17,6 +17,16 @@ struct StepFlops {
 // (query, key) pairs, halved when causal.
 double attention_pairs(const RunConfig&);
 
+// What packed documents leave of the attention: the share of the (query, key) pairs of
+// the sequence that they keep (attention_pairs over B·S²; 1 without documents), and the
+// length of the document the average token sits in (Σ len² / Σ len; S without documents),
+// the longest piece a kernel call sees once a block is split by document.
+struct DocumentWork {
+  double pair_share = 1;
+  double token_length = 0;
+};
+DocumentWork document_work(const RunConfig&);
+
 // Attention op: fwd = 4·pairs·H·D, halved when causal; bwd = 2.5× fwd.
 double attention_fwd_flops(const RunConfig&);
 

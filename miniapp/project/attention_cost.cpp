@@ -1,10 +1,12 @@
 #include "project/attention_cost.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "backends/engine/ring_blocks.hpp"
 #include "model/elementwise_work.hpp"
+#include "model/flops.hpp"
 #include "project/rank_geometry.hpp"
 
 namespace minictx {
@@ -30,13 +32,27 @@ Cost exchange_cost(double bytes_per_peer, const PeerSplit& peers, const LinkRate
   return c;
 }
 
+// The kernel time of a block of q × k rows whose FLOPs without packed documents are
+// `flops`. Packed documents keep their share of the pairs, and the run splits the block
+// into one kernel call per document met (run_by_document): calls of at most a document's
+// rows, at the efficiency of that length, each with its launch. The documents are taken
+// as spread evenly over the ranks: a packing that loads some ranks more is not modelled.
+double block_seconds(const KernelRates& rates, bool backward, int head_dim, double flops, double q, double k,
+                     bool masked, const DocumentWork& docs) {
+  const double piece_q = std::min(q, docs.token_length), piece_k = std::min(k, docs.token_length);
+  const double t =
+      rates.attention_seconds(backward, flops * docs.pair_share, head_dim, piece_q, piece_k, masked);
+  if (t <= 0) return 0;
+  return t + (std::ceil(std::max(q, k) / docs.token_length) - 1) * rates.call_seconds();
+}
+
 // The kernel time of one active block: FLOPs (FlashAttention convention) of its whole
 // rows, or half of them under the causal mask's diagonal (a causal diagonal block, every
 // causal stripe block), at the efficiency of the block's length and mask, kept by shape.
 class BlockTimes {
  public:
-  BlockTimes(const KernelRates& rates, bool backward, int head_dim, double per_pair)
-      : rates_(rates), backward_(backward), head_dim_(head_dim), per_pair_(per_pair) {}
+  BlockTimes(const KernelRates& rates, bool backward, int head_dim, double per_pair, const DocumentWork& docs)
+      : rates_(rates), backward_(backward), head_dim_(head_dim), per_pair_(per_pair), docs_(docs) {}
 
   double seconds(const ActiveRows& a, bool masked) {
     if (a.empty()) return 0;
@@ -44,7 +60,7 @@ class BlockTimes {
       if (k.q == a.q.len && k.k == a.k.len && k.masked == masked) return k.seconds;
     const double q = double(a.q.len), k = double(a.k.len);
     const double flops = per_pair_ * q * k * (masked ? 0.5 : 1.0) * (backward_ ? 2.5 : 1.0);
-    const double t = rates_.attention_seconds(backward_, flops, head_dim_, q, k, masked);
+    const double t = block_seconds(rates_, backward_, head_dim_, flops, q, k, masked, docs_);
     known_.push_back({a.q.len, a.k.len, masked, t});
     return t;
   }
@@ -59,6 +75,7 @@ class BlockTimes {
   bool backward_;
   int head_dim_;
   double per_pair_;
+  DocumentWork docs_;
   std::vector<Known> known_;
 };
 
@@ -141,7 +158,7 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   const bool backward = pass == AttentionPass::backward;
   Cost total = head_exchanges(cfg, topology, plan, backward, rates, links);
   const RingWalkModel walk(u, plan.degrees.context, plan.degrees.window, topology);
-  BlockTimes blocks(rates, backward, m.head_dim, per_pair);
+  BlockTimes blocks(rates, backward, m.head_dim, per_pair, document_work(cfg));
   // A block's active rows depend only on whether its source is the computing ring rank,
   // an earlier or a later one (active_rows): ring ranks 0 and 1 stand for every pair.
   auto block_seconds = [&](int j, int src) {
@@ -197,10 +214,11 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
   const double per_pair = 4.0 * b * m.heads * d * (backward ? 2.5 : 1.0);
   const bool causal = cfg.attention.causal;
   const double earlier = causal ? all - len : all;
+  const DocumentWork docs = document_work(cfg);
   const double t_full =
-      rates.attention_seconds(backward, per_pair * queries * earlier, m.head_dim, queries, earlier, false);
-  const double t_diag = causal ? rates.attention_seconds(backward, per_pair * queries * queries / 2,
-                                                         m.head_dim, queries, queries, true)
+      block_seconds(rates, backward, m.head_dim, per_pair * queries * earlier, queries, earlier, false, docs);
+  const double t_diag = causal ? block_seconds(rates, backward, m.head_dim, per_pair * queries * queries / 2,
+                                               queries, queries, true, docs)
                                : 0;
   const double one_call = t_full > 0 && t_diag > 0 ? rates.call_seconds() : 0;
   total += cost_of(Bound::compute, t_full + t_diag - one_call);

@@ -12,6 +12,9 @@ set_tests_properties(bench_two_ranks PROPERTIES PASS_REGULAR_EXPRESSION "2 ranks
                                                 PROCESSORS 2 TIMEOUT 120)
 minictx_error_test(bench_bad_mask 1 "--mask must be causal, full or both" bench --mask sideways)
 minictx_error_test(bench_bad_seq 1 "--seq must be at least 1, got 0" bench --seq 0)
+# A GEMM row's n × n matrices are sized without wrapping and checked against the memory.
+minictx_error_test(bench_gemm_past_memory 1 "bench GEMM row at n=3000000000: its three 3000000000 x 3000000000 matrices need more than 8 EiB per rank"
+                   bench --gemm-sizes 3000000000 --seq 64)
 minictx_error_test(bench_bad_clock 1 "--clock must be wall or cpu" bench --clock sundial)
 minictx_error_test(bench_bad_device 1 "--device must be kokkos or cuda, not 'abacus'" bench --device abacus)
 minictx_error_test(bench_host_option_on_device 1 "--memory-seq applies to the host bench, not --device cuda" bench

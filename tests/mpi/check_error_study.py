@@ -2,17 +2,69 @@
 """tools/error-study.sh at its smallest (world sizes 1 and 2, one layer, 64 tokens): every
 point VALID; one row per world size, dtype and partials; at one rank the forward equal to
 one device's; at two ranks storage partials farther from one device than fp32 partials in
-bf16 and fp16 (the rounding the key adds); and the figure drawn.
+bf16 and fp16 (the rounding the key adds); and the figure drawn. First: WORLDS that name
+no world size, or not whole numbers from 1, are refused before any run; and a SIGTERM to
+the script while its ranks run reaches them, and the script ends after them, with their
+status, leaving no process behind.
 
   check_error_study.py MINICTX MPIEXEC SOURCE_DIR"""
 import csv
 import io
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from job_support import points_in  # noqa: E402
 
 minictx, mpiexec, source = sys.argv[1:4]
+script = os.path.join(source, "tools", "error-study.sh")
+LIMIT_S = 120  # a generous bound for a loaded machine, never the pass criterion
+
+
+def running_in(folder):
+    """The live processes (mpiexec, its proxies, the ranks) whose command line names FOLDER."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                named = folder.encode() in f.read()
+            with open(f"/proc/{entry}/stat") as f:
+                live = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            continue
+        if named and live:
+            found.append(int(entry))
+    return found
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for worlds in ("0", "", "2 x", "-1"):
+        env = dict(os.environ, MINICTX=minictx, MPIEXEC=mpiexec, WORLDS=worlds)
+        run = subprocess.run([script, tmp], capture_output=True, text=True, env=env, timeout=LIMIT_S)
+        assert run.returncode == 2 and "error-study.sh: WORLDS" in run.stderr, (worlds, run.returncode, run.stderr)
+        assert not [f for f in os.listdir(tmp) if f.endswith(".h5")], (worlds, os.listdir(tmp))
+
+    # The signal comes once the first run holds a point, so while its ranks run on (the
+    # second point) or, on a fast machine, between two runs: either way the script must
+    # stop there, and not before the ranks it started have ended.
+    env = dict(os.environ, MINICTX=minictx, MPIEXEC=mpiexec, WORLDS="2", LENGTH="512")
+    study = subprocess.Popen([script, tmp], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    deadline = time.monotonic() + LIMIT_S
+    while not points_in(os.path.join(tmp, "world-2-fp32.h5")):
+        assert study.poll() is None and time.monotonic() < deadline, study.stdout.read()
+        time.sleep(0.05)
+    os.kill(study.pid, signal.SIGTERM)
+    out = study.communicate(timeout=LIMIT_S)[0]
+    print(out)
+    assert study.returncode != 0, out
+    assert not running_in(tmp), running_in(tmp)
+    assert not os.path.exists(os.path.join(tmp, "errors.md")), "the study went on after the signal"
+    print("error study: WORLDS checked; a SIGTERM stops the study after its ranks")
+
 with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ, MINICTX=minictx, MPIEXEC=mpiexec, WORLDS="1 2", LAYERS="1", LENGTH="64")
     run = subprocess.run([os.path.join(source, "tools", "error-study.sh"), tmp], capture_output=True, text=True,

@@ -43,14 +43,17 @@ minictx_error_test(cli_unknown_option 2 "minictx: error: The following argument 
 minictx_error_test(cli_missing_value 2 "minictx: error: --set: 1 required TEXT missing" run --set)
 minictx_error_test(cli_unknown_command 2 "minictx: error: unknown command 'frobnicate' \\(commands: run, verify"
                    frobnicate)
-minictx_error_test(cli_dry_run_zero_ranks 2 "minictx: error: --ranks must be at least 1, got 0"
+# A count's range in one short line (CLI11's own printed its bounds as doubles).
+minictx_error_test(cli_dry_run_zero_ranks 2 "minictx: error: --ranks: must be a whole number from 1 to 2147483647, got 0; see minictx --help"
                    run --dry-run --ranks 0)
+minictx_error_test(cli_project_zero_ranks_per_node 1 "minictx: error: --ranks-per-node: must be a whole number from 1 to 2147483647, got 0; see minictx --help"
+                   project ${CMAKE_SOURCE_DIR}/inputs/quickstart.yaml --machine a100-80gb-hdr --ranks 2 --ranks-per-node 0)
 minictx_error_test(cli_not_a_number 2 "minictx: error: .*--ranks" run --dry-run --ranks many)
 
 # Ranks per node must lie in 1..world when given.
-minictx_error_test(dry_run_negative_ranks_per_node 2
-                   "minictx: error: --ranks-per-node must be between 1 and the world size 2, got -1"
-                   run --dry-run --ranks-per-node -1)
+minictx_error_test(dry_run_ranks_per_node_above_world 2
+                   "minictx: error: --ranks-per-node must be between 1 and the world size 2, got 3"
+                   run --dry-run --ranks-per-node 3)
 minictx_error_test(ranks_per_node_above_world 2
                    "minictx: error: topology.ranks_per_node must be between 1 and the world size 2, got 3"
                    run ${_tiny} --set topology.ranks_per_node=3)

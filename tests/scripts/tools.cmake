@@ -28,3 +28,14 @@ add_test(NAME plot_script
                  ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR})
 set_tests_properties(plot_script PROPERTIES PASS_REGULAR_EXPRESSION "plot ok" PROCESSORS 2
                      TIMEOUT 300)
+
+# The tools pass a signal on to the mpiexec, minictx, Spack or build they started and wait
+# for it (tools/signals.bash; error_study stops one for real).
+add_test(NAME tool_signals COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_tool_signals.py
+                                   ${CMAKE_SOURCE_DIR})
+set_tests_properties(tool_signals PROPERTIES PASS_REGULAR_EXPRESSION "tool signals ok" LABELS quick TIMEOUT 60)
+# tools/bench-skipped-sweep.sh at its smallest, a sweep of one point (docs/performance.md).
+add_test(NAME bench_skipped_sweep_one_point
+         COMMAND ${CMAKE_SOURCE_DIR}/tools/bench-skipped-sweep.sh 1 $<TARGET_FILE:minictx>)
+set_tests_properties(bench_skipped_sweep_one_point PROPERTIES PASS_REGULAR_EXPRESSION "^points=1 skipped=0 bytes="
+                                                              LABELS quick TIMEOUT 60)

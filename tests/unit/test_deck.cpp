@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -345,6 +347,20 @@ TEST(DeckErrors, ImpossibleValues) {
             "deck t.yaml line 2: machine.peak_tflops must be at least 0, got -1");
   EXPECT_EQ(resolve_error("machine:\n  peak_tflops: .inf\n"),
             "deck t.yaml line 2: machine.peak_tflops must be a number, got '.inf'");
+  // The scaled inputs keep their precision in the run's dtype, and the attention
+  // gradients (the cube of the scale) theirs in fp32.
+  EXPECT_EQ(resolve_error("run:\n  input_scale: 4.9406564584124654e-324\n"),
+            "deck t.yaml line 2: run.input_scale must lie between 2^-42 and 2^127 in fp32 (below, the inputs "
+            "or the attention gradients, which grow as its cube, underflow; above, the inputs overflow), got "
+            "4.94066e-324");
+  EXPECT_NE(resolve_error("run:\n  dtype: fp16\n  input_scale: 65536\n")
+                .find("run.input_scale must lie between 2^-17 and 2^15 in fp16"),
+            std::string::npos);
+  EXPECT_EQ(deck("run: {input_scale: 2.2737367544323206e-13}").resolve().run.input_scale,
+            std::ldexp(1.0, -42));
+  EXPECT_EQ(
+      deck("run: {dtype: fp16, input_scale: 32768}\nmachine: {peak_tflops: 1}").resolve().run.input_scale,
+      32768);
 
   // Between keys: the line is that of the first key involved that the deck sets.
   EXPECT_EQ(resolve_error("model:\n  heads: 8\n  kv_heads: 3\n"),
@@ -472,6 +488,10 @@ TEST(DeckErrors, MachineProfiles) {
             "deck t.yaml line 2: machine.profile must be 'measure' or a profile name (letters, digits, '-', "
             "'_', '.'), "
             "got '../secrets'");
+  // A name the system cannot look up says why, not a filesystem exception's text.
+  const std::string name(300, 'p');
+  EXPECT_EQ(resolve_error("machine:\n  profile: " + name + "\n"),
+            "deck t.yaml line 2: machine profile '" + name + "': File name too long");
   EXPECT_EQ(resolve_error("run:\n  dtype: bf16\n"),
             "deck t.yaml: machine profile 'generic-cpu' has no peak_tflops for bf16; set machine.peak_tflops "
             "or use "
@@ -490,15 +510,26 @@ TEST(DeckErrors, BadYamlAndStructure) {
   EXPECT_EQ(resolve_error("model: {}\n---\nrun: {}\n"),
             "deck t.yaml: holds 2 YAML documents ('---'); a deck is one");
   EXPECT_EQ(resolve_error("model:\n  layers: 2\n  layers: 3\n"),
-            "deck t.yaml line 3: model.layers is given twice (first at line 2)");
+            "deck t.yaml line 3: model.layers is given twice (lines 2 and 3)");
   EXPECT_EQ(resolve_error("model: {}\nrun: {}\nmodel: {}\n"),
-            "deck t.yaml line 3: section 'model' is given twice (first at line 1)");
+            "deck t.yaml line 3: model is given twice (lines 1 and 3)");
+  // Inside a value too: yaml-cpp keeps both, and the first would win.
+  EXPECT_EQ(
+      resolve_error("sequence:\n  length: 8\n  documents:\n    uniform: [1, 2]\n    seed: 1\n    seed: 2\n"),
+      "deck t.yaml line 6: sequence.documents.seed is given twice (lines 5 and 6)");
+  EXPECT_EQ(
+      input_error_of([] { deck("").set("sequence.documents={rows: [[4]], rows: [[2, 2]]}"); }),
+      "--set sequence.documents={rows: [[4]], rows: [[2, 2]]} line 1: rows is given twice (lines 1 and 1)");
   EXPECT_EQ(resolve_error("sequence:\n  length: []\n"),
             "deck t.yaml line 2: sequence.length has an empty sweep list");
   EXPECT_EQ(resolve_error("sequence:\n  length: [[1, 2]]\n"),
             "deck t.yaml line 2: sequence.length must be a single value, got a nested list");
+  // The reason the file cannot be read, from the system.
   EXPECT_EQ(input_error_of([] { Deck::from_file("/nonexistent/deck.yaml"); }),
-            "deck /nonexistent/deck.yaml: cannot read the file");
+            "deck /nonexistent/deck.yaml: cannot read the file: No such file or directory");
+  const std::string too_long = "/tmp/" + std::string(PATH_MAX, 'd') + ".yaml";
+  EXPECT_EQ(input_error_of([&] { Deck::from_file(too_long); }),
+            "deck " + too_long + ": cannot read the file: File name too long");
 }
 
 TEST(DeckErrors, SpecialFilesAreRefusedBeforeTheyAreOpened) {
@@ -818,6 +849,14 @@ TEST(DeckMachines, SearchOrder) {
   EXPECT_NE(broken.find("broken.yaml line 2: peak_tflops.fp32 must be greater than 0, got 0"),
             std::string::npos)
       << broken;
+  // A key given twice: yaml-cpp would read the first; refused with both lines.
+  tmp.write("bad/machines/twice.yaml", "name: T\npeak_tflops:\n  fp32: 1\n  fp32: 80\n");
+  tmp.write("bad/t.yaml", "machine:\n  profile: twice\n");
+  const std::string twice =
+      input_error_of([&] { Deck::from_file((tmp.path / "bad" / "t.yaml").string()).resolve(); });
+  EXPECT_NE(twice.find("twice.yaml line 4: peak_tflops.fp32 is given twice (lines 3 and 4)"),
+            std::string::npos)
+      << twice;
   const std::string extra =
       input_error_of([&] { Deck::from_file((tmp.path / "bad" / "e.yaml").string()).resolve(); });
   EXPECT_NE(
@@ -1145,6 +1184,28 @@ TEST(DeckDocuments, ErrorsNameTheKeyAndBothNumbers) {
               0u)
         << bad << ": " << msg;
   }
+  // The sum is exact: lengths that wrap a 64-bit sum to the length are refused.
+  EXPECT_EQ(
+      resolve_error("sequence: {length: 256, documents: [9223372036854775807, 9223372036854775807, 258]}"),
+      "deck t.yaml line 1: sequence.documents lengths sum to more than 9223372036854775807 tokens, but "
+      "sequence.length is 256");
+  // One integer rule for every key and every length: a '+' as YAML allows.
+  EXPECT_EQ(to_text(deck("sequence: {length: +256, documents: [+128, 128]}").resolve().sequence.documents),
+            "[128, 128]");
+  EXPECT_EQ(deck("sequence: {length: 8, documents: {uniform: [+2, 3], seed: +5}}")
+                .resolve()
+                .sequence.documents.seed,
+            5u);
+  // Generated lengths are listed: their count (batch times length / min) is bounded.
+  EXPECT_EQ(
+      resolve_error("sequence: {length: 100000000, batch: 4, documents: {uniform: [1, 9], seed: 1}}"),
+      "deck t.yaml line 1: sequence.documents {uniform: [1, 9], seed: 1} may draw up to 400000000 "
+      "documents (sequence.batch times sequence.length / min); at most 67108864 are supported: raise the "
+      "minimum length");
+  EXPECT_NE(resolve_error(
+                "sequence: {length: 9223372036854775807, batch: 2, documents: {uniform: [1, 9], seed: 1}}")
+                .find("may draw up to more than 9223372036854775807 documents"),
+            std::string::npos);
   // Every device runs packed documents.
   EXPECT_EQ(deck("sequence: {length: 5, batch: 2, documents: {rows: [[5], [2, 3]]}}\nrun: {device: cuda}")
                 .resolve()

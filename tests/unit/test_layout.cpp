@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/engine/sequence_layout.hpp"
+#include "core/error.hpp"
 #include "core/synthetic_data.hpp"
 #include "device/kokkos_device.hpp"
 #include "model/shard_data.hpp"
@@ -68,6 +69,14 @@ TEST(SequenceLayout, KnownPlacements) {
   const SequenceLayout padded(LayoutKind::zigzag, 10, 4);
   EXPECT_EQ(padded.padded_len(), 16);
   EXPECT_EQ(padded.real_tokens(0), 2);  // chunks 0 and 7: positions 0,1 real; 14,15 padding
+}
+
+// Padding a length near 2^63 to the parts would wrap: refused, not wrapped.
+TEST(SequenceLayout, PaddingThatWouldOverflowIsRefused) {
+  const int64_t most = INT64_MAX;
+  EXPECT_EQ(SequenceLayout(LayoutKind::contiguous, most, 1).padded_len(), most);
+  EXPECT_THROW(SequenceLayout(LayoutKind::zigzag, most, 3), InputError);
+  EXPECT_THROW(SequenceLayout(LayoutKind::stripe, most, 1 << 30, 2), InputError);
 }
 
 TEST(ShardData, ShardsEqualSlicesOfTheGlobalTensor) {

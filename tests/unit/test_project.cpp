@@ -3,6 +3,7 @@
 // link-bound as the profile's link bandwidth drops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -78,6 +79,39 @@ TEST(Project, AFigureWithoutItsSourceIsRefused) {
   EXPECT_NE(inter.find("projection.inter_node has no 'source:'"), std::string::npos) << inter;
   const std::string size = refusal_without("    source: \"assumed: the length shape", "nosizesource.yaml");
   EXPECT_NE(size.find("projection.attention_block_size has no 'source:'"), std::string::npos) << size;
+}
+
+// A group given twice would be read from its first copy (yaml-cpp keeps both): refused,
+// naming the key and both lines.
+TEST(Project, AKeyGivenTwiceIsRefused) {
+  const auto file = std::filesystem::temp_directory_path() / "minictx_test_project_twice.yaml";
+  std::ifstream in(std::filesystem::path(a100().file));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string again = "  memory:\n    capacity_gib: 1\n    bandwidth_gb_s: 1\n    source: \"a copy\"\n";
+  std::ofstream(file) << text + again;
+  const int first = 1 + int(std::count(text.begin(), text.begin() + long(text.find("  memory:")), '\n'));
+  const int second = 1 + int(std::count(text.begin(), text.end(), '\n'));
+  try {
+    load_projection_profile(file.string(), {});
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "machine profile " + file.string() + " line " + std::to_string(second) +
+                                         ": projection.memory is given twice (lines " +
+                                         std::to_string(first) + " and " + std::to_string(second) + ")");
+  }
+  std::filesystem::remove(file);
+}
+
+// A profile name or path the system cannot look up says why.
+TEST(Project, AProfileNameTooLongSaysSo) {
+  for (const std::string& name : {std::string(300, 'p'), "/tmp/" + std::string(300, 'p') + ".yaml"}) {
+    try {
+      load_projection_profile(name, {});
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), "--machine " + name + ": File name too long");
+    }
+  }
 }
 
 // The attention efficiency table: exact at its points, linear in log2 of the head dim and
@@ -287,6 +321,35 @@ TEST(Project, OverlappedGradientSumsHideUnderTheLayersBelow) {
   // A link that moves nothing under a kernel hides nothing.
   p.intra.overlap = 0;
   EXPECT_NEAR(project(c, t, p).phases.at("grad_allreduce"), all, 1e-12 * all);
+}
+
+// Packed documents: the attention time follows the work the documents leave (half of it
+// with two documents of S/2: the rate stays), and many short documents run at the
+// efficiency of their length, with a kernel call each.
+TEST(Project, PackedDocumentsSetTheAttentionWork) {
+  const ProjectionProfile p = a100();
+  for (const char* backend : {"ring", "allgather"}) {
+    const Topology t{8, 8};
+    RunConfig whole = attention_point(1 << 20);
+    whole.attention.backend = backend;
+    RunConfig halves = whole;
+    halves.sequence.documents.lengths = {{1 << 19, 1 << 19}};
+    const double ratio = project(halves, t, p).total.seconds() / project(whole, t, p).total.seconds();
+    ASSERT_DOUBLE_EQ(step_flops(halves).attention / step_flops(whole).attention, 0.5);
+    EXPECT_NEAR(ratio, 0.5, 0.02) << backend;
+  }
+  // On one device (no transfers to hide under), pieces of 512 rows run at the profile's
+  // causal factor at 512 against that of 16k and beyond, and launch once per document.
+  RunConfig whole = attention_point(1 << 16);
+  whole.attention.backend = "local";
+  RunConfig short_docs = whole;
+  short_docs.sequence.documents.lengths = {std::vector<int64_t>(1 << 7, 1 << 9)};
+  auto seconds_per_flop = [&](const RunConfig& c) {
+    return project(c, {1, 1}, p).total.seconds() / step_flops(c).attention;
+  };
+  const double slower = seconds_per_flop(short_docs) / seconds_per_flop(whole);
+  EXPECT_GT(slower, 0.91 / 0.54);
+  EXPECT_LT(slower, 0.91 / 0.54 * 1.5);  // launch overhead included
 }
 
 // Shorter ring blocks run at a lower efficiency: at a fixed FLOP count per step the time
