@@ -55,7 +55,7 @@ json plain_scalar(const std::string& s) {
 // record never holds before it can cost anything: anchors, aliases, tags, deep nesting.
 class ToJson : public YAML::EventHandler {
  public:
-  json result;
+  explicit ToJson(json& result) : result_(result) {}
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
@@ -88,6 +88,7 @@ class ToJson : public YAML::EventHandler {
     std::string key;
     bool have_key = false;
   };
+  json& result_;
   std::vector<Open> stack_;
 
   static void no_anchor(YAML::anchor_t anchor) {
@@ -108,7 +109,7 @@ class ToJson : public YAML::EventHandler {
   // `text` is what a mapping key reads as.
   void add(json value, const std::string& text) {
     if (stack_.empty()) {
-      result = std::move(value);
+      result_ = std::move(value);
       return;
     }
     Open& top = stack_.back();
@@ -126,14 +127,15 @@ class ToJson : public YAML::EventHandler {
 
 json yaml_json(const std::string& payload) {
   std::istringstream in(payload);
-  ToJson handler;
+  json result;
+  ToJson handler(result);
   try {
     YAML::Parser parser(in);
     if (!parser.HandleNextDocument(handler)) fail("it is empty");
   } catch (const YAML::Exception& e) {
     fail(std::string("it is not YAML: ") + e.what());
   }
-  return std::move(handler.result);
+  return result;
 }
 
 }  // namespace

@@ -42,18 +42,24 @@ std::string read_whole(const std::string& path) {
   return bytes;
 }
 
-// The record's point, or Error saying why the line is not one of `journal_id`'s records
-// ("" when it is a whole record of another journal).
+// The checksum a line states in its prefix; Error if the line does not begin with one.
+uint32_t stated_crc32(const std::string& line) {
+  const std::string head = "{\"crc32\":\"";
+  const std::string hex = line.size() > kPrefixBytes ? line.substr(head.size(), 8) : "";
+  if (line.compare(0, head.size(), head) != 0 || hex.size() != 8 ||
+      hex.find_first_not_of("0123456789abcdef") != std::string::npos || line.compare(18, 2, "\",") != 0)
+    fail("it does not begin with {\"crc32\":\"<8 hex digits>\",");
+  return uint32_t(std::stoul(hex, nullptr, 16));
+}
+
+// The record's point; `foreign` when it is a whole record of another writer's journal.
+// Error saying why the line is not a record.
 json point_of(const std::string& line, const std::string& journal_id, bool& foreign) {
   if (line.size() > kMaxJournalRecordBytes)
     fail("it has " + std::to_string(line.size()) + " bytes, more than a record may (" +
          std::to_string(kMaxJournalRecordBytes) + ")");
-  char hex[9] = {};
-  unsigned sum = 0;
-  if (line.size() <= kPrefixBytes || line.compare(0, 10, "{\"crc32\":\"") != 0 ||
-      line.compare(18, 2, "\",") != 0 || (line.copy(hex, 8, 10), std::sscanf(hex, "%8x", &sum) != 1))
-    fail("it does not begin with {\"crc32\":\"<8 hex digits>\",");
-  if (sum != crc32(line.data() + kPrefixBytes, line.size() - kPrefixBytes)) fail("it fails its checksum");
+  if (stated_crc32(line) != crc32(line.data() + kPrefixBytes, line.size() - kPrefixBytes))
+    fail("it fails its checksum");
   const json record = parse_json(line, kMaxDepth);
   const auto id = record.find("journal_id");
   const auto point = record.find("point");

@@ -105,13 +105,16 @@ std::string one_line(std::string text) {
 // What the child read: the file's root and provenance, each point it read as JSON, why it
 // could not read the others.
 struct Probe {
-  json head;
+  std::string head;  // the "file" line's JSON
   std::vector<json> points;
   std::map<std::string, std::string> unreadable;
 };
 
-constexpr unsigned kProbeSeconds = 30;                    // a results file reads in well under a second
-constexpr uint64_t kProbeExtraBytes = uint64_t(4) << 30;  // nor needs gigabytes
+// A file of a few points reads in well under a second, and 10,000 points (200 MB) in
+// seconds; nor does reading need gigabytes.
+constexpr unsigned kProbeSeconds = 30;
+constexpr uint64_t kProbeBytesPerSecond = uint64_t(1) << 20;  // and one more second per MB
+constexpr uint64_t kProbeExtraBytes = uint64_t(4) << 30;
 
 void write_line(int fd, const std::string& line) {
   const std::string text = line + "\n";
@@ -124,14 +127,20 @@ void write_line(int fd, const std::string& line) {
   }
 }
 
+unsigned probe_seconds(const std::string& path) {
+  struct stat st;
+  return kProbeSeconds +
+         unsigned(::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) / kProbeBytesPerSecond : 0);
+}
+
 // Bounds the child: libhdf5 may crash, hang or grow without bound on damaged bytes.
-void limit_child() {
+void limit_child(unsigned seconds) {
   // The parent reports how the child ended in one line: the child says nothing itself,
   // and dies of its signals (MPI libraries install handlers that print backtraces).
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
   const int null = ::open("/dev/null", O_WRONLY);
   if (null >= 0) ::dup2(null, STDERR_FILENO);
-  alarm(kProbeSeconds);
+  alarm(seconds);
   long pages = 0;
   if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
     if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
@@ -149,7 +158,7 @@ void limit_child() {
 // then "ok" POINT or "bad" [NAME, why]; "fail" why for the whole file; "done" at the end.
 // It never returns.
 [[noreturn]] void probe_child(const std::string& path, const std::set<std::string>& skip, int fd) {
-  limit_child();
+  limit_child(probe_seconds(path));
   try {
     h5::QuietErrors quiet;
     h5::Handle file = h5::open_file_readonly(path);
@@ -184,10 +193,10 @@ void limit_child() {
   _exit(0);
 }
 
-std::string how_it_ended(int status) {
+std::string how_it_ended(const std::string& path, int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    if (sig == SIGALRM) return "reading it took more than " + std::to_string(kProbeSeconds) + " s";
+    if (sig == SIGALRM) return "reading it took more than " + std::to_string(probe_seconds(path)) + " s";
     return std::string("libhdf5 crashed reading it (") + strsignal(sig) + ")";
   }
   return "the reader exited with status " + std::to_string(WEXITSTATUS(status));
@@ -236,7 +245,7 @@ Probe probe(const std::string& path) {
       const std::string word = line.substr(0, space);
       const json j = space == std::string::npos ? json() : json::parse(line.substr(space + 1));
       if (word == "file") {
-        result.head = j;
+        result.head = line.substr(space + 1);
       } else if (word == "try") {
         pending = j.get<std::string>();
       } else if (word == "ok") {
@@ -255,8 +264,8 @@ Probe probe(const std::string& path) {
       result.unreadable.insert(crashed.begin(), crashed.end());
       return result;
     }
-    if (pending.empty()) fail("cannot read the file: " + how_it_ended(status));
-    crashed[pending] = how_it_ended(status);
+    if (pending.empty()) fail("cannot read the file: " + how_it_ended(path, status));
+    crashed[pending] = how_it_ended(path, status);
     skip.insert(pending);
   }
 }
@@ -282,8 +291,9 @@ void add_outside_points(const std::vector<json>& points, const std::string& what
 }
 
 ResultsFile read_contents(const std::string& path, const Probe& probed) {
+  const json head = json::parse(probed.head);
   ResultsFile contents;
-  contents.provenance = provenance_from_json(probed.head.at("provenance"));
+  contents.provenance = provenance_from_json(head.at("provenance"));
   Indexed indexed;
   for (const json& point : probed.points) {
     try {
@@ -294,10 +304,10 @@ ResultsFile read_contents(const std::string& path, const Probe& probed) {
   }
   for (const auto& [name, why] : probed.unreadable)
     contents.unreadable.push_back(name + " unreadable: " + why);
-  const int64_t version = probed.head.at("format_version").get<int64_t>();
-  const std::string journal_id = probed.head.at("journal_id").get<std::string>();
+  const int64_t version = head.at("format_version").get<int64_t>();
+  const std::string journal_id = head.at("journal_id").get<std::string>();
   if (version == 2) {
-    const LegacyTail tail = read_legacy_tail(path, probed.head.at("end").get<uint64_t>());
+    const LegacyTail tail = read_legacy_tail(path, head.at("end").get<uint64_t>());
     add_outside_points(tail.points, "appended point", contents, indexed);
     contents.unreadable.insert(contents.unreadable.end(), tail.unreadable.begin(), tail.unreadable.end());
   } else if (!journal_id.empty()) {
