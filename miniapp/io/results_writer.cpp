@@ -225,7 +225,7 @@ ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_ex
         prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
         break;
     }
-  } else if (on_existing == OnExisting::refuse && ::lstat(journal_.c_str(), &st) == 0) {
+  } else if (on_existing != OnExisting::replace && ::lstat(journal_.c_str(), &st) == 0) {
     input_error(
         "results file " + path_ + " is gone, but its journal " + journal_ +
         " is there (points of a run whose file was removed); move the journal away or choose another name");

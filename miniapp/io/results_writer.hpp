@@ -52,8 +52,8 @@ class ResultsWriter {
   // all into the file; a file that cannot be read as minictx results is never resumed
   // from (Error). A path that exists but is not a regular file is refused (InputError)
   // whatever `on_existing` says, and so is a name too long for its scratch file in its
-  // directory, and a new file whose journal exists (a killed run's points, whose file was
-  // removed). `claim` is `path`'s.
+  // directory, and (unless replacing) a missing file whose journal exists (a killed run's
+  // points, whose file was removed). `claim` is `path`'s.
   ResultsWriter(std::string path, Provenance prov, OnExisting on_existing, OutputClaim claim);
 
   const std::string& path() const { return path_; }
