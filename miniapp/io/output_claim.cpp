@@ -57,10 +57,8 @@ bool holds_a_claim(int fd, off_t size) {
   if (size > off_t(kMaxClaimBytes)) return false;
   const std::string text = claim_text(fd);
   const size_t space = text.find(' ');
-  return space != std::string::npos && space + 1 < text.size() &&
-         text.find_first_of(" \n", space + 1) == std::string::npos &&
-         text.find_first_not_of("0123456789", space + 1) == std::string::npos &&
-         text.find('\n') == std::string::npos;
+  return space != std::string::npos && space + 1 < text.size() && text.find('\n') == std::string::npos &&
+         text.find_first_not_of("0123456789", space + 1) == std::string::npos;
 }
 
 // Why minictx may not write the lock file open as `fd` (made by this call if `created`), or "".

@@ -746,8 +746,9 @@ TEST_F(ResultsIo, ANewFileIsRefusedWhileItsOrphanJournalHoldsPoints) {
   fs::remove(path_);
   const std::string journal = slurp(journal_);
   for (OnExisting mode : {OnExisting::refuse, OnExisting::resume})
-    EXPECT_NE(error_of<InputError>([&] { ResultsWriter(path_, sample_provenance(), mode); })
-                  .find("move the journal away"),
+    EXPECT_NE(error_of<InputError>([&] {
+                ResultsWriter(path_, sample_provenance(), mode);
+              }).find("move the journal away"),
               std::string::npos);
   EXPECT_EQ(slurp(journal_), journal);
 }
