@@ -21,8 +21,8 @@ errors: verify's errors against world size (points run with run.verify=true), as
   one line per backend, dtype, partials and layer count.
 The default kind is bars when a file holds burst points, else lines. Points of several
 files are merged; skipped points are left out. Needs h5py and matplotlib (Debian:
-python3-h5py python3-matplotlib), and PyYAML (python3-yaml) for a file with points appended
-after its HDF5 part; draws with the Agg backend, no display needed.
+python3-h5py python3-matplotlib); a killed run's points in the file's journal are drawn
+too. Draws with the Agg backend, no display needed.
 """
 import argparse
 import os
@@ -32,7 +32,7 @@ from collections import OrderedDict
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from system_python import require  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from appended_points import appended_points  # noqa: E402
+from journal_points import journal_points  # noqa: E402
 
 require("h5py", "numpy", "matplotlib")
 import h5py  # noqa: E402  (after require)
@@ -56,10 +56,18 @@ def read_points(paths):
                 if g.attrs["skipped_reason"]:
                     continue
                 points.append((dict(g["labels"].attrs), {k: float(v) for k, v in g["metrics"].attrs.items()}))
-        # Appended points come after those in the HDF5 part in run order.
+        # A killed run's journal holds the points after those in the file, in run order.
         points += [(p["labels"], {k: float(v) for k, v in p["metrics"].items()})
-                   for p in appended_points(path) if not p["skipped_reason"]]
+                   for p in only_in_journal(path) if not p["skipped_reason"]]
     return points
+
+
+def only_in_journal(path):
+    """The points of PATH's journal that are not in the file (a killed run's last points)."""
+    with h5py.File(path, "r") as f:
+        names = set(f["points"]) if "points" in f else set()
+        journal_id = f.attrs.get("journal_id")
+    return [p for p in journal_points(path, journal_id) if p["name"] not in names]
 
 
 def projected(labels):
@@ -185,7 +193,7 @@ def read_errors(paths):
                 if not g.attrs["skipped_reason"] and v["tensor"].shape[0]:
                     points.append((dict(g["labels"].attrs), worst(list(v["tensor"].asstr()[:]),
                                                                   {c: v[c][:] for c in v})))
-        for p in appended_points(path):
+        for p in only_in_journal(path):
             v = p["verification"]
             if not p["skipped_reason"] and v["tensor"]:
                 points.append((p["labels"], worst(v["tensor"], v)))
@@ -252,6 +260,12 @@ def read_columns(t, names):
     return {c: t[c].asstr()[:] if c in ("pass", "carries") else t[c][:] for c in names}
 
 
+def journal_column(t, c):
+    """A timeline column of a journal record as numpy: JSON writes NaN as the string "NaN"."""
+    kind = object if c in ("pass", "carries") else float if c.startswith(("compute", "transfer")) else int
+    return numpy.array(t[c], dtype=kind)
+
+
 def read_timeline(path, point):
     """(point name, labels, step columns, outer columns) of the named point, or of the first
     point with ring steps. A file from before the outer transfers were recorded has none."""
@@ -271,7 +285,7 @@ def read_timeline(path, point):
                 continue
             outer = read_columns(t["outer"], OUTER_COLUMNS) if "outer" in t else {c: numpy.empty(0, dtype=object) for c in OUTER_COLUMNS}
             return name, dict(g["labels"].attrs), read_columns(t, TIMELINE_COLUMNS), outer
-    for p in appended_points(path):
+    for p in only_in_journal(path):
         t = p["ring_timeline"]
         if point is not None and p["name"] != point:
             continue
@@ -280,8 +294,8 @@ def read_timeline(path, point):
                 sys.exit(f"plot.py: {path} {point} recorded no ring steps "
                          "(run it with --set run.ring_timeline=true and a ring backend)")
             continue
-        return (p["name"], p["labels"], {c: numpy.array(t[c]) for c in TIMELINE_COLUMNS},
-                {c: numpy.array(t["outer"][c]) for c in OUTER_COLUMNS})
+        return (p["name"], p["labels"], {c: journal_column(t, c) for c in TIMELINE_COLUMNS},
+                {c: journal_column(t["outer"], c) for c in OUTER_COLUMNS})
     sys.exit(f"plot.py: {path} has no point {point}" if point is not None else
              f"plot.py: no point of {path} recorded ring steps (run.ring_timeline=true)")
 

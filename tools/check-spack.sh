@@ -12,9 +12,9 @@
 # one): bootstrapping is turned off, since it downloads. Everything Spack writes (its
 # configuration, caches, stage, install tree and the copy of the checkout) goes under
 # WORKDIR, default a new temporary directory; PREFIX (default /usr) is where the libraries
-# without a Spack detector (Kokkos, yaml-cpp, CLI11, GoogleTest) are looked for. BUILD=0
-# stops after the concretizations. A SIGTERM or Ctrl-C stops the Spack command or run in
-# progress and the script.
+# without a Spack detector (Kokkos, yaml-cpp, nlohmann-json, CLI11, GoogleTest) are looked
+# for. BUILD=0 stops after the concretizations. A SIGTERM or Ctrl-C stops the Spack command
+# or run in progress and the script.
 set -euo pipefail
 spack_root=${1:?usage: tools/check-spack.sh SPACK_ROOT [WORKDIR]}
 spack_root=$(cd "$spack_root" && pwd)  # the script changes directory below
@@ -80,6 +80,7 @@ external openblas "$(pkg-config --modversion openblas 2>/dev/null || true)" "thr
 external nccl "$(header_version "$cuda_prefix/include/nccl.h" NCCL)" "+cuda cuda_arch=80,90" "$cuda_prefix"
 external kokkos "$(cmake_version KokkosConfigVersion.cmake)" "+serial ~openmp ~threads ~cuda" "$prefix"
 external yaml-cpp "$(cmake_version yaml-cpp-config-version.cmake)" "+shared" "$prefix"
+external nlohmann-json "$(cmake_version nlohmann_jsonConfigVersion.cmake)" "" "$prefix"
 external cli11 "$(cmake_version CLI11ConfigVersion.cmake)" "" "$prefix"
 external googletest "$(cmake_version GTestConfigVersion.cmake)" "" "$prefix"
 spack config get packages

@@ -132,8 +132,11 @@ int BenchCommand::run_comm(const std::string& command_line) {
     if (comm_sizes_.size() < 2) input_error("--sizes needs two sizes or more (latency and bandwidth)");
     auto world = MpiComm::world(ranks_per_node_);
     if (world->size() < 2) input_error("bench --comm needs at least 2 ranks (mpiexec -n 2 or more)");
-    if (!output_.empty() && !force_ && std::filesystem::exists(output_))
-      input_error("results file " + output_ + " exists; pass --force to replace it");
+    // Rank 0 writes the file: its name is checked before the bench, and every rank learns the answer.
+    if (!agree([&] {
+          if (rank == 0 && !output_.empty()) prepare_output_path(output_, force_, "results file");
+        }))
+      return 2;
     auto device = make_host_device(world->topology());
     const Provenance prov = collect_provenance(*world, *device, command_line, "");
     const CommBenchResult r = run_comm_bench(*world, comm_sizes_, opt_.min_seconds);

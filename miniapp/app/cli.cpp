@@ -27,6 +27,7 @@
 #include "device/device.hpp"
 #include "driver/verification.hpp"
 #include "io/compare.hpp"
+#include "io/output_file.hpp"
 #include "io/report.hpp"
 #include "io/results_reader.hpp"
 #include "io/submission_report.hpp"
@@ -187,13 +188,9 @@ int cmd_submission(const ReportOptions& o) {
       std::fprintf(stderr, "minictx: warning: %s: %s\n", f.c_str(), line.c_str());
   }
   std::printf("%s", submission_report(files, parse_table_format(o.format)).c_str());
-  if (!o.csv.empty()) {
-    std::FILE* out = std::fopen(o.csv.c_str(), "w");
-    if (!out) input_error("--csv " + o.csv + ": cannot be written");
-    const std::string text = submission_report(files, TableFormat::csv);
-    const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-    if (std::fclose(out) != 0 || !ok) input_error("--csv " + o.csv + ": write failed");
-  }
+  if (!o.csv.empty())
+    write_output_file(o.csv, "--csv", false, submission_report(files, TableFormat::csv),
+                      "--csv " + o.csv + ": the file exists; remove it or choose another name");
   return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/file_kind.hpp"
+#include "io/output_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -56,6 +57,7 @@ void prepare_output_path(const std::string& path, bool may_exist, const std::str
   }
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     input_error(named + ": cannot write in the directory " + dir.string() + ": " + std::strerror(errno));
+  require_room_for_scratch(path, what);
 }
 
 std::string default_output_name(const std::string& dir, int attempt) {

@@ -8,7 +8,8 @@ namespace minictx {
 
 // Creates the missing parent directories. InputError (one line naming `what` and the
 // path) when the name ends in '/', when the path exists and is not a regular file, when
-// it exists and `may_exist` is false, or when its directory cannot be created or written.
+// it exists and `may_exist` is false, when its directory cannot be created or written, or
+// when the name leaves no room for its scratch file (io/output_file.hpp).
 void prepare_output_path(const std::string& path, bool may_exist, const std::string& what);
 
 // The default results file name: `<dir>/minictx-<YYYYmmdd-HHMMSS>-<job>.h5`, where <job>

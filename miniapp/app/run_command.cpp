@@ -228,7 +228,6 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
         }
         // Claimed before it is checked, so a run racing this one is refused by its claim.
         prepare_output_path(path, true, "results file");
-        require_room_for_scratch(path);
         s.claim = std::make_unique<OutputClaim>(path);
         prepare_output_path(path, mode != OnExisting::refuse, "results file");
       }))

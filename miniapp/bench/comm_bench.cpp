@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <memory>
 #include <vector>
 
 #include "bench/lockstep.hpp"
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
+#include "io/output_file.hpp"
 #include "io/results_writer.hpp"
 
 namespace minictx {
@@ -128,10 +128,8 @@ CommBenchResult run_comm_bench(Comm& world, const std::vector<double>& sizes_in,
 
 void write_comm_bench(const std::string& path, const Provenance& prov, const CommBenchResult& result,
                       bool overwrite) {
-  if (!overwrite && std::filesystem::exists(path))
-    input_error("results file " + path + " exists; pass --force to replace it");
   h5::QuietErrors quiet;
-  h5::write_file(path, [&](hid_t file) {
+  const std::string image = h5::file_image([&](hid_t file) {
     write_provenance(file, prov);
     h5::Handle c = h5::create_group(file, "comm");
     for (const auto& [name, link] : {std::pair{"intra", result.intra}, std::pair{"inter", result.inter}}) {
@@ -155,6 +153,8 @@ void write_comm_bench(const std::string& path, const Provenance& prov, const Com
     h5::write_doubles(c.get(), "seconds", seconds, {hsize_t(seconds.size())});
     h5::write_doubles(c.get(), "gb_s", gb_s, {hsize_t(gb_s.size())});
   });
+  write_output_file(path, "results file", overwrite, image,
+                    "results file " + path + " exists; pass --force to replace it");
 }
 
 }  // namespace minictx

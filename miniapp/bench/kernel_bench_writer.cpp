@@ -1,10 +1,10 @@
 #include "bench/kernel_bench_writer.hpp"
 
-#include <filesystem>
 #include <functional>
 
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
+#include "io/output_file.hpp"
 #include "io/results_writer.hpp"
 
 namespace minictx {
@@ -15,10 +15,8 @@ namespace {
 // column of the rows (outputs/README.md, "Benchmark files").
 void write_bench_file(const std::string& path, const Provenance& prov, const KernelBenchResult& result,
                       bool overwrite, const std::function<void(hid_t)>& attributes) {
-  if (!overwrite && std::filesystem::exists(path))
-    input_error("results file " + path + " exists; pass --force to replace it");
   h5::QuietErrors quiet;
-  h5::write_file(path, [&](hid_t file) {
+  const std::string image = h5::file_image([&](hid_t file) {
     write_provenance(file, prov);
     h5::Handle b = h5::create_group(file, "bench");
     h5::write_attribute(b.get(), "calibration_gflops", result.calibration_gflops);
@@ -60,6 +58,8 @@ void write_bench_file(const std::string& path, const Provenance& prov, const Ker
     h5::write_doubles(b.get(), "bytes", bytes, n);
     b.close("write " + path);
   });
+  write_output_file(path, "results file", overwrite, image,
+                    "results file " + path + " exists; pass --force to replace it");
 }
 
 }  // namespace

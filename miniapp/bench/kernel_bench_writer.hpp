@@ -9,7 +9,8 @@ namespace minictx {
 
 // Writes `minictx bench` results (layout: outputs/README.md, "Benchmark files"): the
 // provenance group as in a results file, and /bench with one 1-D dataset per column.
-// An existing file is replaced only with `overwrite` (else InputError).
+// An existing file is replaced only with `overwrite` (else InputError); written whole
+// under the file's claim (io/output_file.hpp), so never while a run writes it.
 void write_kernel_bench(const std::string& path, const Provenance& prov, const KernelBenchOptions& opt,
                         const KernelBenchResult& result, bool overwrite);
 

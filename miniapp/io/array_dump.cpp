@@ -1,10 +1,10 @@
 #include "io/array_dump.hpp"
 
-#include <filesystem>
 #include <utility>
 
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
+#include "io/output_file.hpp"
 
 namespace minictx {
 namespace {
@@ -29,12 +29,10 @@ h5::Handle parent_group(hid_t file, const std::string& path) {
 
 void write_array_dump(const std::string& path, const std::vector<DumpArray>& arrays,
                       const DumpAttributes& attributes) {
-  if (std::filesystem::exists(path))
-    input_error("--dump " + path + ": file exists; remove it or choose another name");
-  const std::string tmp = path + ".partial";
+  std::string image;
   try {
     const h5::QuietErrors quiet;
-    h5::write_file(tmp, [&](hid_t file) {
+    image = h5::file_image([&](hid_t file) {
       for (const auto& a : arrays) {
         const h5::Handle group = parent_group(file, a.name);
         const std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
@@ -46,9 +44,8 @@ void write_array_dump(const std::string& path, const std::vector<DumpArray>& arr
   } catch (const Error& e) {
     throw Error("--dump " + path + ": " + e.what());
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) fail("--dump: cannot rename '" + tmp + "' onto '" + path + "': " + ec.message());
+  write_output_file(path, "--dump", false, image,
+                    "--dump " + path + ": file exists; remove it or choose another name");
 }
 
 }  // namespace minictx

@@ -1,8 +1,5 @@
 #include "io/hdf5_util.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 
@@ -145,55 +142,20 @@ hssize_t element_count(const Handle& dset, const std::string& name, std::vector<
 
 }  // namespace
 
-namespace {
-
-[[noreturn]] void io_fail(const std::string& what, const std::string& path, int err) {
-  minictx::fail("cannot " + what + " '" + path + "': " + std::strerror(err));
-}
-
-void write_bytes(const std::string& path, const std::vector<char>& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) io_fail("create", path, errno);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : ENOSPC;
-      ::close(fd);
-      ::unlink(path.c_str());
-      io_fail("write", path, err);
-    }
-    done += size_t(n);
-  }
-  // close() can report a deferred write error (NFS); fsync makes the bytes durable.
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(path.c_str());
-    io_fail("write", path, err);
-  }
-}
-
-}  // namespace
-
-void write_file(const std::string& path, const std::function<void(hid_t file)>& fill) {
-  std::vector<char> image;
-  {
-    Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "create a file access list"), H5Pclose);
-    check_status(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "set the file close degree");
-    check_status(H5Pset_fapl_core(fapl.get(), 1 << 20, /*backing_store=*/false), "use the in-memory driver");
-    Handle file(
-        check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "create file in memory"),
-        H5Fclose);
-    fill(file.get());
-    check_status(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "flush the file in memory");
-    const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
-    if (size < 0) fail("get the file image");
-    image.resize(size_t(size));
-    if (H5Fget_file_image(file.get(), image.data(), image.size()) != size) fail("get the file image");
-    file.close("file in memory");
-  }
-  write_bytes(path, image);
+std::string file_image(const std::function<void(hid_t file)>& fill) {
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "create a file access list"), H5Pclose);
+  check_status(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "set the file close degree");
+  check_status(H5Pset_fapl_core(fapl.get(), 1 << 20, /*backing_store=*/false), "use the in-memory driver");
+  Handle file(check(H5Fcreate("in-memory", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "create file in memory"),
+              H5Fclose);
+  fill(file.get());
+  check_status(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "flush the file in memory");
+  const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
+  if (size < 0) fail("get the file image");
+  std::string image(size_t(size), '\0');
+  if (H5Fget_file_image(file.get(), image.data(), image.size()) != size) fail("get the file image");
+  file.close("file in memory");
+  return image;
 }
 
 Handle open_file_readonly(const std::string& path) {
@@ -216,20 +178,17 @@ Handle open_dataset(hid_t loc, const std::string& name) {
 }
 
 std::vector<std::string> link_names(hid_t group) {
-  H5G_info_t info;
-  check_status(H5Gget_info(group, &info), "get group info");
+  // One pass: asking for the i-th name by index sorts the group's links on every call.
   std::vector<std::string> names;
-  for (hsize_t i = 0; i < info.nlinks; ++i) {
-    const ssize_t len =
-        H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
-    if (len < 0) fail("get a link name");
-    std::string name(static_cast<size_t>(len) + 1, '\0');
-    if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) <
-        0)
-      fail("get a link name");
-    name.resize(static_cast<size_t>(len));
-    names.push_back(std::move(name));
-  }
+  hsize_t idx = 0;
+  check_status(H5Literate(
+                   group, H5_INDEX_NAME, H5_ITER_INC, &idx,
+                   [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+                     static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+                     return 0;
+                   },
+                   &names),
+               "list the links of a group");
   return names;
 }
 
@@ -245,6 +204,20 @@ std::vector<std::string> attribute_names(hid_t obj) {
                    &names),
                "list attributes");
   return names;
+}
+
+bool is_group(hid_t loc, const std::string& name) {
+  Handle object(check(H5Oopen(loc, name.c_str(), H5P_DEFAULT), "open '" + name + "'"), H5Oclose);
+  const H5I_type_t type = H5Iget_type(object.get());
+  if (type != H5I_GROUP && type != H5I_DATASET)
+    minictx::fail("'" + name + "' is neither a group nor a dataset");
+  return type == H5I_GROUP;
+}
+
+H5T_class_t dataset_class(hid_t loc, const std::string& name) {
+  Handle dset = open_dataset(loc, name);
+  Handle type(check(H5Dget_type(dset.get()), "get the type of dataset '" + name + "'"), H5Tclose);
+  return H5Tget_class(type.get());
 }
 
 bool has_attribute(hid_t obj, const std::string& name) {
@@ -352,10 +325,10 @@ std::vector<int8_t> read_int8s(hid_t loc, const std::string& name) {
   return values;
 }
 
-std::vector<int32_t> read_int32s(hid_t loc, const std::string& name) {
+std::vector<int64_t> read_int64s(hid_t loc, const std::string& name, std::vector<hsize_t>* dims) {
   Handle dset = open_dataset(loc, name);
-  std::vector<int32_t> values(static_cast<size_t>(element_count(dset, name, nullptr)));
-  read_dataset(dset, name, H5T_NATIVE_INT32, values.data(), values.size());
+  std::vector<int64_t> values(static_cast<size_t>(element_count(dset, name, dims)));
+  read_dataset(dset, name, H5T_NATIVE_INT64, values.data(), values.size());
   return values;
 }
 

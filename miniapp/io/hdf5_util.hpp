@@ -47,11 +47,11 @@ class QuietErrors {
 // Throws Error("cannot <what> (HDF5: <innermost message>)") and clears the HDF5 stack.
 [[noreturn]] void fail(const std::string& what);
 
-// Builds a file in memory with `fill`, then writes its bytes to `path` (created or
-// truncated) with plain POSIX I/O and fsync. A full disk or an I/O error is then one
-// Error naming the file and errno, and never a half-closed HDF5 file, which HDF5 1.10
-// cannot close again and crashes on when it tidies up at exit.
-void write_file(const std::string& path, const std::function<void(hid_t file)>& fill);
+// The bytes of a file built in memory with `fill`, for plain POSIX I/O to write
+// (io/output_file.hpp): a full disk or an I/O error is then one Error naming the file and
+// errno, and never a half-closed HDF5 file, which HDF5 1.10 cannot close again and crashes
+// on when it tidies up at exit.
+std::string file_image(const std::function<void(hid_t file)>& fill);
 Handle open_file_readonly(const std::string& path);
 Handle create_group(hid_t loc, const std::string& name);
 Handle open_group(hid_t loc, const std::string& name);
@@ -59,6 +59,9 @@ Handle open_dataset(hid_t loc, const std::string& name);
 
 // Names of the links in a group / attributes on an object, in name order.
 std::vector<std::string> link_names(hid_t group);
+// True if `name` in `loc` is a group, false if it is a dataset; Error for anything else.
+bool is_group(hid_t loc, const std::string& name);
+H5T_class_t dataset_class(hid_t loc, const std::string& name);
 std::vector<std::string> attribute_names(hid_t obj);
 bool has_attribute(hid_t obj, const std::string& name);
 H5T_class_t attribute_class(hid_t obj, const std::string& name);
@@ -80,7 +83,8 @@ void write_int32s(hid_t loc, const std::string& name, const std::vector<int32_t>
 void write_strings(hid_t loc, const std::string& name, const std::vector<std::string>& values);
 std::vector<double> read_doubles(hid_t loc, const std::string& name, std::vector<hsize_t>* dims = nullptr);
 std::vector<int8_t> read_int8s(hid_t loc, const std::string& name);
-std::vector<int32_t> read_int32s(hid_t loc, const std::string& name);
+// Any integer dataset.
+std::vector<int64_t> read_int64s(hid_t loc, const std::string& name, std::vector<hsize_t>* dims = nullptr);
 std::vector<std::string> read_strings(hid_t loc, const std::string& name);
 
 }  // namespace minictx::h5

@@ -14,170 +14,78 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <sstream>
 #include <utility>
 
 #include "core/error.hpp"
 #include "io/hdf5_util.hpp"
-#include "io/point_record.hpp"
+#include "io/legacy_tail.hpp"
+#include "io/point_json.hpp"
+#include "io/results_journal.hpp"
 #include "io/results_schema.hpp"
-#include "io/results_tail.hpp"
 
 namespace minictx {
 namespace {
 
-void read_provenance(hid_t file, Provenance& prov) {
-  h5::Handle group = h5::open_group(file, "provenance");
-  for (const std::string& name : h5::attribute_names(group.get())) {
-    // Strings are text, numbers are numbers: the attribute's type says which map.
-    const H5T_class_t cls = h5::attribute_class(group.get(), name);
-    if (cls == H5T_STRING)
-      prov.text[name] = h5::read_string_attribute(group.get(), name);
-    else if (cls == H5T_FLOAT || cls == H5T_INTEGER)
-      prov.numbers[name] = h5::read_double_attribute(group.get(), name);
-    else
-      fail("provenance attribute '" + name + "' is neither a string nor a number");
+// A point's groups nest 2 deep (ring_timeline/outer); a deeper (or cyclic) file is not ours.
+constexpr int kMaxGroupDepth = 3;
+
+json attribute_json(hid_t obj, const std::string& name) {
+  switch (h5::attribute_class(obj, name)) {
+    case H5T_STRING:
+      return h5::read_string_attribute(obj, name);
+    case H5T_INTEGER:
+      return h5::read_int_attribute(obj, name);
+    case H5T_FLOAT:
+      return json_number(h5::read_double_attribute(obj, name));
+    default:
+      fail("attribute '" + name + "' is neither a string nor a number");
   }
-  prov.hostnames = h5::read_strings(group.get(), "hostnames");
 }
 
-bool has_link(hid_t group, const char* name) {
-  const std::vector<std::string> links = h5::link_names(group);
-  return std::find(links.begin(), links.end(), name) != links.end();
-}
-
-std::vector<VerifyRow> read_verification(hid_t point) {
-  h5::Handle group = h5::open_group(point, "verification");
-  const hid_t g = group.get();
-  const std::vector<std::string> tensor = h5::read_strings(g, "tensor");
-  const std::vector<int8_t> pass = h5::read_int8s(g, "pass");
-  const size_t n = tensor.size();
-  if (pass.size() != n) fail("the verification columns differ in length");
-  std::vector<VerifyRow> rows(n);
-  for (size_t i = 0; i < n; ++i) {
-    rows[i].tensor = tensor[i];
-    rows[i].pass = pass[i] != 0;
+// A 1-D dataset as a list, a 2-D one as a list of rows.
+json dataset_json(hid_t loc, const std::string& name) {
+  std::vector<hsize_t> dims;
+  json flat = json::array();
+  switch (h5::dataset_class(loc, name)) {
+    case H5T_STRING:
+      flat = h5::read_strings(loc, name);
+      dims = {flat.size()};
+      break;
+    case H5T_INTEGER:
+      flat = h5::read_int64s(loc, name, &dims);
+      break;
+    case H5T_FLOAT:
+      for (double v : h5::read_doubles(loc, name, &dims)) flat.push_back(json_number(v));
+      break;
+    default:
+      fail("dataset '" + name + "' holds neither strings nor numbers");
   }
-  for (const VerifyColumn& c : verify_columns()) {
-    if (c.added && !has_link(g, c.name)) continue;
-    const std::vector<double> column = h5::read_doubles(g, c.name);
-    if (column.size() != n) fail("the verification columns differ in length");
-    for (size_t i = 0; i < n; ++i) rows[i].*c.member = column[i];
-  }
+  if (dims.size() == 1) return flat;
+  if (dims.size() != 2) fail("dataset '" + name + "' has " + std::to_string(dims.size()) + " dimensions");
+  json rows = json::array();
+  for (size_t at = 0; at < flat.size(); at += dims[1])
+    rows.push_back(json(flat.begin() + long(at), flat.begin() + long(at + dims[1])));
   return rows;
 }
 
-// The columns ring steps and outer transfers share (results_writer.cpp), as records of
-// their kind; `where` names the group in errors. The caller reads the rest.
-template <class Record>
-std::vector<Record> read_shared_columns(hid_t g, const std::string& where) {
-  namespace rt = schema::ring_timeline;
-  const std::vector<int32_t> rank = h5::read_int32s(g, rt::rank), layer = h5::read_int32s(g, rt::layer),
-                             round = h5::read_int32s(g, rt::round);
-  const std::vector<std::string> pass = h5::read_strings(g, rt::pass);
-  const std::vector<double> transfer_posted = h5::read_doubles(g, rt::transfer_posted),
-                            transfer_done = h5::read_doubles(g, rt::transfer_done);
-  const size_t n = rank.size();
-  for (size_t len : {layer.size(), round.size(), pass.size(), transfer_posted.size(), transfer_done.size()})
-    if (len != n) fail("the " + where + " columns differ in length");
-  std::vector<Record> records(n);
-  for (size_t i = 0; i < n; ++i) {
-    Record& r = records[i];
-    if (!parse_enum(pass[i], r.pass)) fail(where + " pass '" + pass[i] + "' is not a pass");
-    r.rank = rank[i];
-    r.layer = layer[i];
-    r.round = round[i];
-    r.transfer_posted = transfer_posted[i];
-    r.transfer_done = transfer_done[i];
+// A group as point_json's form: its attributes and datasets by name, subgroups as objects.
+json group_json(hid_t group, int depth) {
+  json out = json::object();
+  for (const std::string& name : h5::attribute_names(group)) out[name] = attribute_json(group, name);
+  for (const std::string& name : h5::link_names(group)) {
+    if (!h5::is_group(group, name)) {
+      out[name] = dataset_json(group, name);
+    } else {
+      if (depth == kMaxGroupDepth) fail("group '" + name + "' is nested deeper than a point's groups");
+      h5::Handle sub = h5::open_group(group, name);
+      out[name] = group_json(sub.get(), depth + 1);
+    }
   }
-  return records;
+  return out;
 }
 
-// Files written before the subgroup existed read as no outer transfers.
-std::vector<OuterTransfer> read_outer_transfers(hid_t timeline) {
-  namespace rt = schema::ring_timeline;
-  if (!has_link(timeline, rt::outer)) return {};
-  h5::Handle group = h5::open_group(timeline, rt::outer);
-  std::vector<OuterTransfer> outer = read_shared_columns<OuterTransfer>(group.get(), "ring_timeline/outer");
-  const std::vector<std::string> carries = h5::read_strings(group.get(), rt::carries);
-  if (carries.size() != outer.size()) fail("the ring_timeline/outer columns differ in length");
-  for (size_t i = 0; i < outer.size(); ++i)
-    if (!parse_enum(carries[i], outer[i].carries))
-      fail("ring_timeline/outer carries '" + carries[i] + "' is neither block nor sums");
-  return outer;
-}
-
-// Files written before the group existed (same format version) read as "not recorded".
-RingTimelineResult read_ring_timeline(hid_t point) {
-  namespace rt = schema::ring_timeline;
-  RingTimelineResult t;
-  if (!has_link(point, rt::group)) return t;
-  h5::Handle group = h5::open_group(point, rt::group);
-  const hid_t g = group.get();
-  t.iteration = h5::read_int_attribute(g, rt::iteration);
-  t.clock = h5::read_string_attribute(g, rt::clock);
-  t.steps = read_shared_columns<RingStep>(g, "ring_timeline");
-  const std::vector<int32_t> step = h5::read_int32s(g, rt::step), source = h5::read_int32s(g, rt::source);
-  const std::vector<double> compute_start = h5::read_doubles(g, rt::compute_start),
-                            compute_end = h5::read_doubles(g, rt::compute_end);
-  for (size_t len : {step.size(), source.size(), compute_start.size(), compute_end.size()})
-    if (len != t.steps.size()) fail("the ring_timeline columns differ in length");
-  for (size_t i = 0; i < t.steps.size(); ++i) {
-    RingStep& s = t.steps[i];
-    s.step = step[i];
-    s.source = source[i];
-    s.compute_start = compute_start[i];
-    s.compute_end = compute_end[i];
-  }
-  t.outer = read_outer_transfers(g);
-  return t;
-}
-
-// Returns the point and its insertion index.
-std::pair<int64_t, PointResult> read_point(hid_t points, const std::string& name) {
-  h5::Handle group = h5::open_group(points, name);
-  const hid_t g = group.get();
-  PointResult p;
-  p.name = name;
-  const int64_t index = h5::read_int_attribute(g, "index");
-  p.deck = h5::read_string_attribute(g, "deck");
-  p.verdict = h5::read_string_attribute(g, "verdict");
-  p.reference = h5::read_string_attribute(g, "reference");
-  p.skipped_reason = h5::read_string_attribute(g, "skipped_reason");
-  p.iters = static_cast<int>(h5::read_int_attribute(g, "iters"));
-  p.ranks = static_cast<int>(h5::read_int_attribute(g, "ranks"));
-  {
-    h5::Handle labels = h5::open_group(g, "labels");
-    for (const std::string& key : h5::attribute_names(labels.get()))
-      p.labels[key] = h5::read_string_attribute(labels.get(), key);
-  }
-  {
-    h5::Handle metrics = h5::open_group(g, "metrics");
-    for (const std::string& key : h5::attribute_names(metrics.get()))
-      p.metrics[key] = h5::read_double_attribute(metrics.get(), key);
-  }
-  if (p.iters < 0 || p.ranks < 0) fail("iters or ranks is negative");
-  std::vector<hsize_t> dims;
-  p.iter_seconds = h5::read_doubles(g, "iter_seconds", &dims);
-  if (dims.size() != 2) fail("iter_seconds is not 2-D");
-  if (!p.iter_seconds.empty() && (dims[0] != hsize_t(p.iters) || dims[1] != hsize_t(p.ranks)))
-    fail("iter_seconds is not iters x ranks");
-  {
-    h5::Handle phases = h5::open_group(g, "phase_seconds");
-    for (const std::string& phase : h5::link_names(phases.get()))
-      p.phase_seconds[phase] = h5::read_doubles(phases.get(), phase);
-  }
-  p.peak_memory_bytes = h5::read_doubles(g, "peak_memory_bytes");
-  p.bytes_sent_intra = h5::read_doubles(g, "bytes_sent_intra");
-  p.bytes_sent_inter = h5::read_doubles(g, "bytes_sent_inter");
-  for (const auto* per_rank : {&p.peak_memory_bytes, &p.bytes_sent_intra, &p.bytes_sent_inter})
-    if (!per_rank->empty() && per_rank->size() != size_t(p.ranks))
-      fail("a per-rank dataset does not have ranks values");
-  p.verification = read_verification(g);
-  p.ring_timeline = read_ring_timeline(g);
-  return {index, std::move(p)};
-}
-
-void check_format(hid_t f) {
+int64_t check_format(hid_t f) {
   if (!h5::has_attribute(f, "format") || h5::attribute_class(f, "format") != H5T_STRING ||
       h5::read_string_attribute(f, "format") != schema::kFormat)
     fail(std::string("not a minictx results file (no root attribute format = \"") + schema::kFormat + "\")");
@@ -185,6 +93,7 @@ void check_format(hid_t f) {
   if (version < schema::kOldestReadableVersion || version > schema::kFormatVersion)
     fail("format_version " + std::to_string(version) + ", but this minictx reads versions " +
          std::to_string(schema::kOldestReadableVersion) + " to " + std::to_string(schema::kFormatVersion));
+  return version;
 }
 
 std::string one_line(std::string text) {
@@ -193,14 +102,19 @@ std::string one_line(std::string text) {
   return text;
 }
 
-// What the child found: each point it read cleanly, why it could not read the others.
+// What the child read: the file's root and provenance, each point it read as JSON, why it
+// could not read the others.
 struct Probe {
-  std::set<std::string> ok;
+  std::string head;  // the "file" line's JSON
+  std::vector<json> points;
   std::map<std::string, std::string> unreadable;
 };
 
-constexpr unsigned kProbeSeconds = 30;                    // a results file reads in well under a second
-constexpr uint64_t kProbeExtraBytes = uint64_t(4) << 30;  // nor needs gigabytes
+// A file of a few points reads in well under a second, and 10,000 points (200 MB) in
+// seconds; nor does reading need gigabytes.
+constexpr unsigned kProbeSeconds = 30;
+constexpr uint64_t kProbeBytesPerSecond = uint64_t(1) << 20;  // and one more second per MB
+constexpr uint64_t kProbeExtraBytes = uint64_t(4) << 30;
 
 void write_line(int fd, const std::string& line) {
   const std::string text = line + "\n";
@@ -213,16 +127,20 @@ void write_line(int fd, const std::string& line) {
   }
 }
 
-// The child: reads the file as read_contents will, one line per step to `fd`:
-// "try NAME", then "ok NAME" or "bad NAME<TAB>why"; "fail<TAB>why" for the whole file;
-// "done" at the end. It never returns.
-[[noreturn]] void probe_child(const std::string& path, const std::set<std::string>& skip, int fd) {
+unsigned probe_seconds(const std::string& path) {
+  struct stat st;
+  return kProbeSeconds +
+         unsigned(::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) / kProbeBytesPerSecond : 0);
+}
+
+// Bounds the child: libhdf5 may crash, hang or grow without bound on damaged bytes.
+void limit_child(unsigned seconds) {
   // The parent reports how the child ended in one line: the child says nothing itself,
   // and dies of its signals (MPI libraries install handlers that print backtraces).
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
   const int null = ::open("/dev/null", O_WRONLY);
   if (null >= 0) ::dup2(null, STDERR_FILENO);
-  alarm(kProbeSeconds);
+  alarm(seconds);
   long pages = 0;
   if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
     if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
@@ -233,138 +151,171 @@ void write_line(int fd, const std::string& line) {
     const rlimit limit{cap, cap};
     setrlimit(RLIMIT_AS, &limit);
   }
+}
+
+// The child: reads the file and writes it to `fd` as lines of a word and JSON: "file"
+// {format_version, journal_id, end (of the HDF5 part), provenance}; per point "try" NAME,
+// then "ok" POINT or "bad" [NAME, why]; "fail" why for the whole file; "done" at the end.
+// It never returns.
+[[noreturn]] void probe_child(const std::string& path, const std::set<std::string>& skip, int fd) {
+  limit_child(probe_seconds(path));
   try {
     h5::QuietErrors quiet;
     h5::Handle file = h5::open_file_readonly(path);
-    check_format(file.get());
-    Provenance prov;
-    read_provenance(file.get(), prov);
-    h5::Handle points = h5::open_group(file.get(), "points");
+    const hid_t f = file.get();
+    const int64_t version = check_format(f);
+    haddr_t end = 0;
+    if (H5Fget_eoa(f, &end) < 0) h5::fail("get the end of the HDF5 part");
+    h5::Handle provenance = h5::open_group(f, "provenance");
+    const std::string journal_id =
+        h5::has_attribute(f, "journal_id") ? h5::read_string_attribute(f, "journal_id") : "";
+    write_line(fd, "file " + json_line({{"format_version", version},
+                                        {"journal_id", journal_id},
+                                        {"end", uint64_t(end)},
+                                        {"provenance", group_json(provenance.get(), kMaxGroupDepth)}}));
+    h5::Handle points = h5::open_group(f, "points");
     for (const std::string& name : h5::link_names(points.get())) {
       if (skip.count(name)) continue;
-      write_line(fd, "try " + name);
+      write_line(fd, "try " + json_line(name));
       try {
-        read_point(points.get(), name);
-        write_line(fd, "ok " + name);
+        h5::Handle group = h5::open_group(points.get(), name);
+        json point = group_json(group.get(), 1);
+        point["name"] = name;
+        write_line(fd, "ok " + json_line(point));
       } catch (const std::exception& e) {
-        write_line(fd, "bad " + name + "\t" + one_line(e.what()));
+        write_line(fd, "bad " + json_line({name, e.what()}));
       }
     }
     write_line(fd, "done");
   } catch (const std::exception& e) {
-    write_line(fd, "fail\t" + one_line(e.what()));
+    write_line(fd, "fail " + json_line(e.what()));
   }
   _exit(0);
 }
 
-std::string how_it_ended(int status) {
+std::string how_it_ended(const std::string& path, int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    if (sig == SIGALRM) return "reading it took more than " + std::to_string(kProbeSeconds) + " s";
+    if (sig == SIGALRM) return "reading it took more than " + std::to_string(probe_seconds(path)) + " s";
     return std::string("libhdf5 crashed reading it (") + strsignal(sig) + ")";
   }
   return "the reader exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
+// Runs the child once, skipping `skip`; what it wrote.
+std::string run_child(const std::string& path, const std::set<std::string>& skip, int& status) {
+  int fds[2];
+  if (::pipe(fds) != 0) fail(std::string("cannot make a pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);  // the child must not flush our buffered output a second time
+  const pid_t child = ::fork();
+  if (child < 0) fail(std::string("cannot fork a reader: ") + std::strerror(errno));
+  if (child == 0) {
+    ::close(fds[0]);
+    probe_child(path, skip, fds[1]);
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, size_t(n));
+  }
+  ::close(fds[0]);
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return text;
+}
+
 // Runs children until one reads to the end, each skipping the points that took an earlier
 // one down (at most one child per point).
 Probe probe(const std::string& path) {
-  Probe result;
+  std::map<std::string, std::string> crashed;
   std::set<std::string> skip;
   for (;;) {
-    int fds[2];
-    if (::pipe(fds) != 0) fail(std::string("cannot make a pipe: ") + std::strerror(errno));
-    std::fflush(nullptr);  // the child must not flush our buffered output a second time
-    const pid_t child = ::fork();
-    if (child < 0) fail(std::string("cannot fork a reader: ") + std::strerror(errno));
-    if (child == 0) {
-      ::close(fds[0]);
-      probe_child(path, skip, fds[1]);
-    }
-    ::close(fds[1]);
-    std::string text;
-    char buf[4096];
-    for (;;) {
-      const ssize_t n = ::read(fds[0], buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      text.append(buf, size_t(n));
-    }
-    ::close(fds[0]);
     int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    const std::string text = run_child(path, skip, status);
+    Probe result;
     std::string pending;  // the point the child was reading when it ended
     bool done = false;
-    size_t begin = 0;
-    for (size_t end = text.find('\n'); end != std::string::npos;
-         begin = end + 1, end = text.find('\n', begin)) {
-      const std::string line = text.substr(begin, end - begin);
-      const size_t tab = line.find('\t');
-      if (line.rfind("try ", 0) == 0) {
-        pending = line.substr(4);
-      } else if (line.rfind("ok ", 0) == 0) {
-        result.ok.insert(line.substr(3));
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t space = line.find(' ');
+      const std::string word = line.substr(0, space);
+      const json j = space == std::string::npos ? json() : json::parse(line.substr(space + 1));
+      if (word == "file") {
+        result.head = line.substr(space + 1);
+      } else if (word == "try") {
+        pending = j.get<std::string>();
+      } else if (word == "ok") {
+        result.points.push_back(j);
         pending.clear();
-      } else if (line.rfind("bad ", 0) == 0 && tab != std::string::npos) {
-        result.unreadable[line.substr(4, tab - 4)] = line.substr(tab + 1);
+      } else if (word == "bad") {
+        result.unreadable[j[0].get<std::string>()] = one_line(j[1].get<std::string>());
         pending.clear();
-      } else if (line.rfind("fail\t", 0) == 0) {
-        fail(line.substr(5));
-      } else if (line == "done") {
+      } else if (word == "fail") {
+        fail(one_line(j.get<std::string>()));
+      } else if (word == "done") {
         done = true;
       }
     }
-    if (done) return result;
-    if (pending.empty()) fail("cannot read the file: " + how_it_ended(status));
-    result.unreadable[pending] = how_it_ended(status);
+    if (done) {
+      result.unreadable.insert(crashed.begin(), crashed.end());
+      return result;
+    }
+    if (pending.empty()) fail("cannot read the file: " + how_it_ended(path, status));
+    crashed[pending] = how_it_ended(path, status);
     skip.insert(pending);
   }
 }
 
-// The points appended after the HDF5 part (io/results_tail.hpp) join those in it; a record
-// that cannot be read, or names a point the file has already, is reported and left out.
-void read_tail_points(const std::string& path, hid_t file, ResultsFile& contents,
-                      std::vector<std::pair<int64_t, PointResult>>& indexed) {
-  haddr_t end = 0;
-  if (H5Fget_eoa(file, &end) < 0) h5::fail("get the end of the HDF5 part");
-  const TailRecords tail = read_tail(path, end);
+using Indexed = std::vector<std::pair<int64_t, PointResult>>;
+
+// Points kept outside the HDF5 part (the journal, or an older file's tail) join those in it;
+// one whose name the file has already is the same point, recorded before the file was last
+// written whole.
+void add_outside_points(const std::vector<json>& points, const std::string& what, ResultsFile& contents,
+                        Indexed& indexed) {
   std::set<std::string> names;
   for (const auto& entry : indexed) names.insert(entry.second.name);
-  for (size_t i = 0; i < tail.payloads.size(); ++i) {
+  for (size_t i = 0; i < points.size(); ++i) {
     try {
-      auto point = decode_point(tail.payloads[i]);
-      if (!names.insert(point.second.name).second) fail("the file has a point of that name already");
-      indexed.push_back(std::move(point));
+      auto point = point_from_json(points[i]);
+      if (names.insert(point.second.name).second) indexed.push_back(std::move(point));
     } catch (const Error& e) {
-      contents.unreadable.push_back("appended point " + std::to_string(i + 1) +
+      contents.unreadable.push_back(what + " " + std::to_string(i + 1) +
                                     " unreadable: " + one_line(e.what()));
     }
   }
-  if (!tail.damage.empty()) contents.unreadable.push_back("appended points unreadable from " + tail.damage);
 }
 
 ResultsFile read_contents(const std::string& path, const Probe& probed) {
-  h5::Handle file = h5::open_file_readonly(path);
-  const hid_t f = file.get();
-  check_format(f);
+  const json head = json::parse(probed.head);
   ResultsFile contents;
-  read_provenance(f, contents.provenance);
-  h5::Handle points = h5::open_group(f, "points");
-  std::vector<std::pair<int64_t, PointResult>> indexed;
-  for (const std::string& name : h5::link_names(points.get())) {
-    const auto bad = probed.unreadable.find(name);
-    if (bad != probed.unreadable.end()) {
-      contents.unreadable.push_back(name + " unreadable: " + bad->second);
-    } else if (probed.ok.count(name)) {
-      try {
-        indexed.push_back(read_point(points.get(), name));
-      } catch (const std::exception& e) {
-        contents.unreadable.push_back(name + " unreadable: " + one_line(e.what()));
-      }
+  contents.provenance = provenance_from_json(head.at("provenance"));
+  Indexed indexed;
+  for (const json& point : probed.points) {
+    try {
+      indexed.push_back(point_from_json(point));
+    } catch (const Error& e) {
+      contents.unreadable.push_back(point.value("name", "?") + " unreadable: " + one_line(e.what()));
     }
   }
-  read_tail_points(path, f, contents, indexed);
+  for (const auto& [name, why] : probed.unreadable)
+    contents.unreadable.push_back(name + " unreadable: " + why);
+  const int64_t version = head.at("format_version").get<int64_t>();
+  const std::string journal_id = head.at("journal_id").get<std::string>();
+  if (version == 2) {
+    const LegacyTail tail = read_legacy_tail(path, head.at("end").get<uint64_t>());
+    add_outside_points(tail.points, "appended point", contents, indexed);
+    contents.unreadable.insert(contents.unreadable.end(), tail.unreadable.begin(), tail.unreadable.end());
+  } else if (!journal_id.empty()) {
+    const JournalPoints journal = read_journal(journal_path(path), journal_id);
+    add_outside_points(journal.points, "journal record", contents, indexed);
+    contents.unreadable.insert(contents.unreadable.end(), journal.unreadable.begin(),
+                               journal.unreadable.end());
+  }
   std::stable_sort(indexed.begin(), indexed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& entry : indexed) contents.points.push_back(std::move(entry.second));
@@ -377,9 +328,7 @@ ResultsFile read_results(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) fail("results file '" + path + "' not found");
   try {
-    const Probe probed = probe(path);
-    h5::QuietErrors quiet;
-    return read_contents(path, probed);
+    return read_contents(path, probe(path));
   } catch (const Error& e) {
     throw Error("results file '" + path + "': " + e.what());
   }

@@ -6,9 +6,10 @@
 namespace minictx::schema {
 
 inline constexpr const char* kFormat = "minictx-results";
-// Version 2 may carry points appended after the HDF5 part (io/results_tail.hpp); version 1
-// files are version 2 files without them, so they read as they are.
-inline constexpr int kFormatVersion = 2;
+// Version 3 files are ordinary HDF5 files whose root attribute journal_id names the records
+// of their journal (io/results_journal.hpp); version 2 files may carry points appended after
+// the HDF5 part (io/legacy_tail.hpp); version 1 files are version 2 files without them.
+inline constexpr int kFormatVersion = 3;
 inline constexpr int kOldestReadableVersion = 1;
 
 // What a point's per-rank measurements count, written as the string attribute `unit` of

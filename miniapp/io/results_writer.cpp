@@ -13,43 +13,17 @@
 #include "core/error.hpp"
 #include "core/file_kind.hpp"
 #include "io/hdf5_util.hpp"
-#include "io/point_record.hpp"
+#include "io/point_json.hpp"
+#include "io/results_journal.hpp"
 #include "io/results_reader.hpp"
 #include "io/results_schema.hpp"
-#include "io/results_tail.hpp"
 
 namespace minictx {
 namespace {
 
-[[noreturn]] void refuse_existing(const std::string& path) {
-  input_error("results file '" + path +
-              "' already exists; pass overwrite (--force) to replace it, or choose "
-              "another name");
-}
-
-// Puts the complete file `scratch` at `path` unless `path` exists: of several jobs given
-// one name, exactly one goes on, and no reader ever sees a partial file there. A hard
-// link is that atomic exclusive create; where the file system has none, an empty file
-// made with O_EXCL claims the name first.
-void publish_exclusive(const std::string& scratch, const std::string& path) {
-  if (::link(scratch.c_str(), path.c_str()) == 0) {
-    ::unlink(scratch.c_str());
-    return;
-  }
-  if (errno != EEXIST) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd >= 0) {
-      ::close(fd);
-      if (std::rename(scratch.c_str(), path.c_str()) == 0) return;
-    }
-    if (errno != EEXIST) {
-      const int err = errno;
-      std::remove(scratch.c_str());
-      fail("cannot create results file '" + path + "': " + std::strerror(err));
-    }
-  }
-  std::remove(scratch.c_str());
-  refuse_existing(path);
+std::string existing_refusal(const std::string& path) {
+  return "results file '" + path +
+         "' already exists; pass overwrite (--force) to replace it, or choose another name";
 }
 
 // A point or phase name becomes one HDF5 link name.
@@ -58,40 +32,13 @@ void require_link_name(const std::string& name, const std::string& what) {
     fail(what + " '" + name + "' cannot name an HDF5 group or dataset (empty, '.' or has '/')");
 }
 
-void fsync_path(const std::string& path, int extra_flags) {
-  const int fd = ::open(path.c_str(), O_RDONLY | extra_flags);
-  if (fd < 0) fail("cannot open '" + path + "' to sync it: " + std::strerror(errno));
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  // Some file systems cannot sync a directory (EINVAL); the file itself is synced already.
-  if (rc != 0 && !((extra_flags & O_DIRECTORY) && err == EINVAL))
-    fail("cannot sync '" + path + "': " + std::strerror(err));
+// Unique to this writer among every writer of the file, past and future.
+std::string new_journal_id() {
+  std::string host_pid = this_process();
+  host_pid[host_pid.rfind(' ')] = '-';
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return host_pid + "-" + std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
 }
-
-std::string directory_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-}  // namespace
-
-void require_room_for_scratch(const std::string& path) {
-  const std::string scratch = results_scratch_name(path);
-  long limit = ::pathconf(directory_of(path).c_str(), _PC_NAME_MAX);
-  if (limit <= 0) limit = 255;
-  const size_t base = scratch.size() - (scratch.rfind('/') == std::string::npos ? 0 : scratch.rfind('/') + 1);
-  if (base <= static_cast<size_t>(limit)) return;
-  const size_t suffix = scratch.size() - path.size();
-  input_error("results file " + path + ": the name is too long; its scratch file adds " +
-              std::to_string(suffix) + " bytes (." + scratch.substr(path.size() + 1) +
-              ") and names in its directory hold at most " + std::to_string(limit) +
-              " bytes, so the file name may have " + std::to_string(static_cast<size_t>(limit) - suffix) +
-              " at most");
-}
-
-namespace {
 
 OutputClaim claim_of(const std::string& path) {
   refuse_special_file(path, "results file");  // a FIFO is refused by type before a lock file is made
@@ -222,9 +169,10 @@ void write_point(hid_t points, const PointResult& p, int64_t index) {
   write_ring_timeline(g, p.ring_timeline);
 }
 
-void write_contents(hid_t file, const ResultsFile& contents) {
+void write_contents(hid_t file, const ResultsFile& contents, const std::string& journal_id) {
   h5::write_attribute(file, "format", std::string(schema::kFormat));
   h5::write_attribute(file, "format_version", static_cast<int64_t>(schema::kFormatVersion));
+  h5::write_attribute(file, "journal_id", journal_id);
   write_provenance(file, contents.provenance);
   h5::Handle points = h5::create_group(file, "points");
   for (size_t i = 0; i < contents.points.size(); ++i)
@@ -240,22 +188,20 @@ void write_provenance(hid_t file, const Provenance& prov) {
   h5::write_strings(group.get(), "hostnames", prov.hostnames);
 }
 
-std::string results_scratch_name(const std::string& path) {
-  // Host and process make the name unique among jobs sharing a directory, even across
-  // nodes of a shared file system.
-  std::string host_pid = this_process();
-  host_pid[host_pid.rfind(' ')] = '-';
-  return path + "." + host_pid + ".partial";
-}
-
 ResultsWriter::ResultsWriter(const std::string& path, Provenance prov, OnExisting on_existing)
     : ResultsWriter(path, std::move(prov), on_existing, claim_of(path)) {}
 
 ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_existing, OutputClaim claim)
-    : claim_(std::move(claim)), path_(std::move(path)), scratch_(results_scratch_name(path_)) {
+    : claim_(std::move(claim)),
+      path_(std::move(path)),
+      scratch_(scratch_name(path_)),
+      journal_(journal_path(path_)),
+      journal_id_(new_journal_id()) {
   if (claim_.path() != path_) fail("results file " + path_ + ": written under the claim of " + claim_.path());
   for (const auto& entry : prov.numbers)
     if (prov.text.count(entry.first)) fail("provenance key '" + entry.first + "' is both text and a number");
+  if (prov.text.count("hostnames") || prov.numbers.count("hostnames"))
+    fail("provenance key 'hostnames' names its dataset");
   refuse_special_file(path_, "results file");
   require_room_for_scratch(path_);
   struct stat st;
@@ -264,7 +210,7 @@ ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_ex
     at_path_ = FileId{st.st_dev, st.st_ino};
     switch (on_existing) {
       case OnExisting::refuse:
-        refuse_existing(path_);
+        input_error(existing_refusal(path_));
       case OnExisting::replace:
         keep_old_file = st.st_size > 0;  // an empty file holds no results to keep
         break;
@@ -279,6 +225,10 @@ ResultsWriter::ResultsWriter(std::string path, Provenance prov, OnExisting on_ex
         prov.numbers["resumed_points"] = static_cast<double>(contents_.points.size());
         break;
     }
+  } else if (on_existing != OnExisting::replace && ::lstat(journal_.c_str(), &st) == 0) {
+    input_error(
+        "results file " + path_ + " is gone, but its journal " + journal_ +
+        " is there (points of a run whose file was removed); move the journal away or choose another name");
   }
   contents_.provenance = std::move(prov);
   if (!keep_old_file) commit(on_existing == OnExisting::refuse);
@@ -293,8 +243,11 @@ bool ResultsWriter::has_point(const std::string& name) const {
 void ResultsWriter::add_point(const PointResult& p) {
   require_link_name(p.name, "point name");
   if (has_point(p.name)) fail("results file '" + path_ + "' already has a point '" + p.name + "'");
-  for (const auto& entry : p.phase_seconds) require_link_name(entry.first, "phase name");
-  // HDF5 refuses an attribute without a name; an appended point must be one a rewrite can take.
+  for (const auto& entry : p.phase_seconds) {
+    require_link_name(entry.first, "phase name");
+    if (entry.first == schema::unit::attribute) fail("phase name 'unit' names the phases' unit");
+  }
+  // HDF5 refuses an attribute without a name; a journaled point must be one a rewrite can take.
   if (p.labels.count("") || p.metrics.count(""))
     fail("point '" + p.name + "': a label or metric has an empty name");
   if (!p.iter_seconds.empty() &&
@@ -303,7 +256,8 @@ void ResultsWriter::add_point(const PointResult& p) {
          " values, not iters x ranks = " + std::to_string(p.iters) + " x " + std::to_string(p.ranks));
   contents_.points.push_back(p);
   try {
-    if (rewrite_due())
+    // A file replaced or deleted under the run: the rewrite finds out, and saves this run's points beside.
+    if (rewrite_due() || !still_at_path())
       commit(false);
     else
       append_last();
@@ -315,12 +269,13 @@ void ResultsWriter::add_point(const PointResult& p) {
 }
 
 void ResultsWriter::finish() {
-  if (appended_ran_ == 0) return;
+  if (journaled_ == 0) return;
   try {
     commit(false);
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + "; its " + std::to_string(contents_.points.size()) +
-                " points are all in it, appended after its HDF5 part, where report and --resume read them");
+                " points are all in it and its journal " + journal_ +
+                ", where report and --resume read them");
   }
 }
 
@@ -336,79 +291,81 @@ bool ResultsWriter::rewrite_due() const {
   return point_seconds >= expected;
 }
 
-void ResultsWriter::append_last() {
-  const std::string record =
-      tail_record(encode_point(contents_.points.back(), int64_t(contents_.points.size() - 1)));
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+bool ResultsWriter::still_at_path() const {
   struct stat st;
-  if (fd < 0 || ::fstat(fd, &st) != 0 || !(FileId{st.st_dev, st.st_ino} == at_path_)) {
-    // Deleted or replaced by someone else: the rewrite finds out, and saves this run's points beside.
-    if (fd >= 0) ::close(fd);
-    commit(false);
+  if (::stat(path_.c_str(), &st) != 0) return !at_path_;
+  return at_path_ == FileId{st.st_dev, st.st_ino};
+}
+
+void ResultsWriter::append_last() {
+  const PointResult& p = contents_.points.back();
+  const std::string record = journal_record(journal_id_, point_json(p, int64_t(contents_.points.size() - 1)));
+  const auto failed = [&](int err) {
+    fail("results file '" + path_ + "': cannot record point '" + p.name + "' in its journal " + journal_ +
+         ": " + std::strerror(err));
+  };
+  // The journal is made anew after each rewrite: whatever was at its name is unlinked, never written through.
+  const bool first = journaled_ == 0;
+  if (first) ::unlink(journal_.c_str());
+  const int fd = ::open(journal_.c_str(),
+                        O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | (first ? O_CREAT | O_EXCL : 0), 0644);
+  if (fd < 0) {
+    if (errno != ENOENT) failed(errno);
+    commit(false);  // the journal was deleted under the run: every point goes into the file
     return;
   }
-  size_t done = 0;
-  int err = 0;
-  while (done < record.size()) {
-    const ssize_t n = ::pwrite(fd, record.data() + done, record.size() - done, off_t(end_ + done));
+  struct stat st;
+  int err = ::fstat(fd, &st) == 0 ? 0 : errno;
+  for (size_t done = 0; err == 0 && done < record.size();) {
+    const ssize_t n = ::write(fd, record.data() + done, record.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : ENOSPC;
-      break;
-    }
-    done += size_t(n);
+    if (n <= 0) err = n < 0 ? errno : ENOSPC;
+    done += n > 0 ? size_t(n) : 0;
   }
   // A skipped point holds no measurement and is skipped again in no time by --resume, so it
   // is not synced on its own: the next point that ran, or the next rewrite, syncs it.
-  const bool skipped = !contents_.points.back().skipped_reason.empty();
-  if (err == 0 && !skipped && ::fdatasync(fd) != 0) err = errno;
+  if (err == 0 && p.skipped_reason.empty() && ::fdatasync(fd) != 0) err = errno;
   if (err != 0) {
-    // Cut back to the last point, so the file reads as it did; a reader ignores a cut-short record anyway.
-    if (::ftruncate(fd, off_t(end_)) != 0) errno = 0;
+    // Cut back to the last whole record, so the next one starts a line of its own.
+    if (::ftruncate(fd, st.st_size) != 0) errno = 0;
     ::close(fd);
-    fail("results file '" + path_ + "': cannot append point '" + contents_.points.back().name +
-         "': " + std::strerror(err));
+    failed(err);
   }
-  if (::close(fd) != 0)
-    fail("results file '" + path_ + "': cannot append point '" + contents_.points.back().name +
-         "': " + std::strerror(errno));
-  end_ += record.size();
-  if (!skipped) ++appended_ran_;
+  if (::close(fd) != 0) failed(errno);
+  if (first) sync_directory_of(journal_);
+  ++journaled_;
   ++work_.appends;
   work_.bytes_written += record.size();
 }
 
 void ResultsWriter::commit(bool exclusive) {
-  const std::string& partial = scratch_;
   const Clock::time_point start = Clock::now();
   struct stat st;
   try {
     h5::QuietErrors quiet;
-    h5::write_file(partial, [this](hid_t file) { write_contents(file, contents_); });  // fsynced
-    if (::stat(partial.c_str(), &st) != 0)
+    write_scratch(scratch_,
+                  h5::file_image([this](hid_t file) { write_contents(file, contents_, journal_id_); }));
+    if (::stat(scratch_.c_str(), &st) != 0)
       fail(std::string("cannot stat its scratch file: ") + std::strerror(errno));
   } catch (const Error& e) {
-    std::remove(partial.c_str());
+    ::unlink(scratch_.c_str());
     throw Error("results file '" + path_ + "': " + e.what());
   }
   // The commit point: rename is atomic, so readers see the old file or the new one.
   if (exclusive) {
-    publish_exclusive(partial, path_);
+    publish_exclusive(scratch_, path_, existing_refusal(path_));
   } else {
-    struct stat now;
-    const bool present = ::stat(path_.c_str(), &now) == 0;
-    const std::optional<FileId> there =
-        present ? std::optional<FileId>(FileId{now.st_dev, now.st_ino}) : std::nullopt;
-    if (!(there == at_path_)) save_beside(!present);
-    if (std::rename(partial.c_str(), path_.c_str()) != 0)
-      fail("cannot rename '" + partial + "' onto '" + path_ + "': " + std::strerror(errno));
+    if (!still_at_path()) save_beside(::access(path_.c_str(), F_OK) != 0);
+    publish_replace(scratch_, path_);
   }
   at_path_ = FileId{st.st_dev, st.st_ino};  // a rename or a link keeps the inode
   written_ = true;
-  fsync_path(directory_of(path_), O_DIRECTORY);  // makes the rename itself durable
-  end_ = uint64_t(st.st_size);
+  sync_directory_of(path_);  // makes the rename itself durable
+  // Every point is in the file now; a journal there holds this writer's points, or an
+  // earlier run's of the file this one replaced or resumed.
+  ::unlink(journal_.c_str());
+  journaled_ = 0;
   rewrite_points_ = contents_.points.size();
-  appended_ran_ = 0;
   rewrite_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
   ++work_.rewrites;
   work_.bytes_written += uint64_t(st.st_size);
@@ -423,7 +380,8 @@ void ResultsWriter::save_beside(bool deleted) {
          " by someone else during this run, and its points could not be saved beside it (" + saved +
          "): " + std::strerror(err));
   }
-  fsync_path(directory_of(saved), O_DIRECTORY);
+  sync_directory_of(saved);
+  if (journaled_ > 0) ::unlink(journal_.c_str());  // its points are all in the saved file
   fail("results file " + path_ + " was " + (deleted ? "deleted" : "replaced") +
        " by someone else during this run; " +
        (deleted ? "nothing is written in its place" : "it is left as it is") + ", and this run's " +

@@ -255,6 +255,10 @@ std::string submission_report(const std::vector<SubmissionFile>& files, TableFor
     for (const auto& p : f.results.points) {
       if (!p.skipped_reason.empty()) continue;
       const ClassPoint c{&f, &p, benchmark_keys(p.deck)};
+      for (const char* key : {lk::world_size, lk::backend})  // what every table of a class run shows
+        if (!c.keys.class_name.empty() && !p.labels.count(key))
+          input_error(c.where() + ": a class run without its '" + key +
+                      "' label; the file is not as minictx wrote it");
       if (c.keys.class_name.empty())
         not_class.push_back(c.where());
       else

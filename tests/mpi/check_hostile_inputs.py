@@ -200,6 +200,9 @@ def launches(tmp):
     long_name = os.path.join(tmp, "r" * 247 + ".h5")
     refused(["run", DECK, "-o", long_name] + RING, "the name is too long; its scratch file adds",
             "names in its directory hold at most 255 bytes")
+    # Every writer checks its name before any work, and every rank of four exits 2.
+    refused(["bench", "--comm", "-o", long_name], "results file " + long_name + ": the name is too long", ranks=4)
+    refused(["verify", DECK, "--dump", long_name] + RING, "--dump " + long_name + ": the name is too long", ranks=4)
     assert os.listdir(tmp) == [], os.listdir(tmp)
     if "cuda" not in subprocess.run([minictx, "list"], capture_output=True, text=True).stdout.split("comms:")[0]:
         listing = refused(["run", DECK, "--dry-run", "--set", "run.device=cuda"] + RING,

@@ -7,8 +7,8 @@ race-fresh: two runs started together on one new output: exactly one runs, the o
   refused with one line (exit 2) naming the holder's host and pid (or, if the winner has
   already finished, that the file exists); the file holds every point the winner reported.
 race-resume: a --resume of a file whose run is still going is refused with one line naming
-  the holder; then two --resume runs started together: exactly one runs. The file holds
-  every point reported.
+  the holder, and so are `bench -o` and `project -o` of it with --force; then two --resume
+  runs started together: exactly one runs. The file holds every point reported.
 replaced: the output replaced under a run by another results file: the run stops with one
   line (exit 2), the other file is left byte for byte, and the run's completed points are
   in the .saved file beside it.
@@ -25,9 +25,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from job_support import own_lines, points_in  # noqa: E402
+from job_support import own_lines, points_in, rank_pids  # noqa: E402
 
 minictx, mpiexec, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+DECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "inputs", "quickstart.yaml")
 LIMIT_S = 240
 # Each point takes a noticeable fraction of a second on two ranks, so a second launch
 # meets the first one mid-sweep.
@@ -97,6 +98,21 @@ def race(tmp, extra, expected_points):
     return path
 
 
+def others_refused(path):
+    """Every other writer of the file, --force or not, is refused by the claim of the run,
+    and the file is left as it was."""
+    with open(path, "rb") as f:
+        before = f.read()
+    for args in (["bench", "--seq", "64", "--head-dim", "16", "--mask", "causal", "--memory-seq", "64",
+                  "--layer-seq", "64", "--gemm-sizes", "32", "--min-seconds", "0", "-o", path, "--force"],
+                 ["project", DECK, "--machine", "a100-80gb-hdr", "--ranks", "2"] + SWEEP[1:] +
+                 ["-o", path, "--force"]):
+        r = subprocess.run([minictx] + args, capture_output=True, text=True, timeout=LIMIT_S)
+        print(refused_by_claim(r.returncode, r.stderr, path))
+    with open(path, "rb") as f:
+        assert f.read() == before, "another writer changed the file of a running run"
+
+
 def race_fresh(tmp):
     path = race(tmp, [], 5)
     assert points_in(path) == ["point_%04d" % i for i in range(5)]
@@ -107,8 +123,18 @@ def race_resume(tmp):
     path = os.path.join(tmp, "r.h5")
     first = launch(SWEEP + ["-o", path])
     wait_for(first, "FOM ")
-    code, out, err = finish(launch(SWEEP + ["-o", path, "--resume"]))
-    print(refused_by_claim(code, err, path))
+    # Its ranks held still, so that it cannot end before the others have tried.
+    ranks = rank_pids(path)
+    assert len(ranks) == 2, ranks
+    for pid in ranks.values():
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        code, out, err = finish(launch(SWEEP + ["-o", path, "--resume"]))
+        print(refused_by_claim(code, err, path))
+        others_refused(path)
+    finally:
+        for pid in ranks.values():
+            os.kill(pid, signal.SIGCONT)
     code, out, err = finish(first)
     assert code == 0, err
     assert points_in(path) == ["point_%04d" % i for i in range(5)]

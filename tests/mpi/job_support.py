@@ -11,15 +11,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 
 def points_in(path):
-    """The points written to the results file so far (none before it exists): those in its
-    HDF5 part and those appended after it."""
+    """The points written to the results file so far (none before it exists): those in it
+    and those in its journal."""
     import h5py  # here, so that a check can skip before it needs h5py
-    from appended_points import appended_points
+    from journal_points import journal_points
     if not os.path.exists(path):
         return []
     with h5py.File(path, "r") as f:
         names = set(f["points"].keys()) if "points" in f else set()
-    return sorted(names | {p["name"] for p in appended_points(path)})
+        journal_id = f.attrs.get("journal_id")
+    return sorted(names | {p["name"] for p in journal_points(path, journal_id)})
 
 
 def rank_pids(results_path):

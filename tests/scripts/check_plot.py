@@ -5,17 +5,17 @@ BurstAttention-style bars from a results file of the four variants in two settin
 of one of the sweep's points (recorded with run.ring_timeline) and of a double ring of two
 windows, whose outer-ring lane must show both its colours (blocks, gradient sums). Each PNG
 must have the expected size and real content (many non-white pixels, several colours).
-Points appended after a file's HDF5 part are read as minictx writes them (skipped points of
-a sweep) and drawn (a point that ran, appended here in the same record format, which
-`minictx report` must read too).
+A finished sweep is all in its file; a killed run's points in the file's journal (one
+written here in minictx's record format) are read by `minictx report` and drawn, and a
+record cut short is not.
 
   check_plot.py MINICTX MPIEXEC SOURCE_DIR"""
+import json
 import os
-import shutil
-import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 import h5py
 import matplotlib.colors
@@ -25,7 +25,7 @@ import numpy
 minictx, mpiexec, source = sys.argv[1], sys.argv[2], sys.argv[3]
 plot = [sys.executable, os.path.join(source, "outputs", "plot.py")]
 sys.path.insert(0, os.path.join(source, "outputs"))
-import appended_points as records  # noqa: E402  (the reader of appended points)
+import journal_points as records  # noqa: E402  (the reader of a results file's journal)
 import plot as plot_module  # noqa: E402  (its timeline columns)
 
 
@@ -46,6 +46,17 @@ def record(out, ranks, *sets):
         args += ["--set", s]
     run = subprocess.run(args + ["-o", out], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def as_json(group):
+    """An HDF5 group as JSON holds it: attributes and datasets by name, NaN as "NaN"."""
+    def value(x):
+        x = x.decode() if isinstance(x, bytes) else x.item() if hasattr(x, "item") else x
+        return "NaN" if x != x else x
+    out = {k: value(v) for k, v in group.attrs.items()}
+    for k, v in group.items():
+        out[k] = as_json(v) if isinstance(v, h5py.Group) else [value(x) for x in v[()].reshape(-1)]
+    return out
 
 
 def has_colour(path, name, alpha):
@@ -113,41 +124,36 @@ with tempfile.TemporaryDirectory() as tmp:
     out = subprocess.run(plot + [sweep, "-o", timeline, "--kind", "timeline"], capture_output=True, text=True)
     assert out.returncode == 0 and not has_colour(timeline, "tab:purple", 0.8), out.stdout + out.stderr
 
-    # Points appended after the HDF5 part: the skipped points of a sweep on one rank stay there.
-    appended = os.path.join(tmp, "appended.h5")
-    record(appended, 1, "run.mode=attention", "attention.backend=usp", "attention.ulysses_degree=[1,8,8]",
+    # A finished sweep (skipped points after the last that ran) is all in the file, no journal.
+    killed = os.path.join(tmp, "killed.h5")
+    record(killed, 1, "run.mode=attention", "attention.backend=usp", "attention.ulysses_degree=[1,8,8]",
            "sequence.length=[256,512,1024]", "sweep.zip=[attention.ulysses_degree,sequence.length]")
-    tail = records.appended_points(appended)
-    assert [(p["name"], p["index"], bool(p["skipped_reason"])) for p in tail] == [
-        ("point_0001", 1, True), ("point_0002", 2, True)], tail
-    # A point that ran, appended: the double ring's, under the next name.
+    assert not os.path.exists(killed + ".journal")
+    with h5py.File(killed, "r") as f:
+        assert sorted(f["points"]) == ["point_0000", "point_0001", "point_0002"], list(f["points"])
+        assert f["points/point_0002"].attrs["skipped_reason"]
+        journal_id = f.attrs["journal_id"]
+    # As a killed run leaves it: a point that ran, in the journal only (the double ring's,
+    # under the next name), recorded as minictx records it (outputs/README.md, "The journal").
     with h5py.File(double, "r") as f:
-        g = f["points/point_0000"]
-        ran = dict(tail[-1], name="point_0003", index=3, skipped_reason="", labels=dict(g["labels"].attrs),
-                   metrics={k: float(v) for k, v in g["metrics"].attrs.items()})
-        t = g["ring_timeline"]
-        columns = lambda grp, names: {c: [x.decode() if isinstance(x, bytes) else x.item() for x in grp[c][:]]
-                                      for c in names}
-        ran["ring_timeline"] = dict(iteration=int(t.attrs["iteration"]), clock=t.attrs["clock"],
-                                    **columns(t, plot_module.TIMELINE_COLUMNS),
-                                    outer=columns(t["outer"], plot_module.OUTER_COLUMNS))
-    import yaml
-    payload = yaml.safe_dump(ran).encode()
-    with open(appended, "ab") as f:
-        f.write(records.RECORD_MAGIC + struct.pack("<Q", len(payload)) + payload +
-                struct.pack("<Q", records.fnv1a64(payload)))
-    report = subprocess.run([minictx, "report", appended, "--format", "csv"], capture_output=True, text=True)
+        ran = dict(as_json(f["points/point_0000"]), name="point_0003", index=3)
+    rest = json.dumps({"journal_id": journal_id, "point": ran}, separators=(",", ":"))[1:] + "\n"
+    with open(killed + ".journal", "w") as f:
+        f.write('{"crc32":"%08x",' % zlib.crc32(rest.encode()) + rest)
+    assert [p["name"] for p in records.journal_points(killed, journal_id)] == ["point_0003"]
+    report = subprocess.run([minictx, "report", killed, "--format", "csv"], capture_output=True, text=True)
     assert report.returncode == 0 and len(report.stdout.strip().splitlines()) == 5, report.stdout + report.stderr
-    out = subprocess.run(plot + [appended, "-o", lines], capture_output=True, text=True)
+    out = subprocess.run(plot + [killed, "-o", lines], capture_output=True, text=True)
     assert out.returncode == 0 and "lines of 2 points" in out.stdout, out.stdout + out.stderr
-    out = subprocess.run(plot + [appended, "-o", timeline, "--kind", "timeline", "--point", "point_0003"],
+    out = subprocess.run(plot + [killed, "-o", timeline, "--kind", "timeline", "--point", "point_0003"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and "timeline of point_0003 layer 0" in out.stdout, out.stdout + out.stderr
-    assert has_colour(timeline, "tab:purple", 0.8), "no outer-ring bar of the appended point"
-    # A record cut short (a job killed while appending it) is not read; the rest is.
-    shutil.copy(appended, sweep)
-    os.truncate(sweep, os.path.getsize(sweep) - 5)
-    assert [p["name"] for p in records.appended_points(sweep)] == ["point_0001", "point_0002"]
+    assert has_colour(timeline, "tab:purple", 0.8), "no outer-ring bar of the journal's point"
+    # A record cut short (a job killed while writing it) is not read; the rest is.
+    os.truncate(killed + ".journal", os.path.getsize(killed + ".journal") - 5)
+    assert records.journal_points(killed, journal_id) == []
+    report = subprocess.run([minictx, "report", killed, "--format", "csv"], capture_output=True, text=True)
+    assert report.returncode == 0 and len(report.stdout.strip().splitlines()) == 4, report.stdout + report.stderr
 
     bad = subprocess.run(plot + [os.path.join(tmp, "missing.h5"), "-o", bars], capture_output=True, text=True)
     assert bad.returncode != 0

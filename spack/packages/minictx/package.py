@@ -30,6 +30,7 @@ class Minictx(CMakePackage, CudaPackage):
     # openblas_get_corename.
     depends_on("openblas")
     depends_on("yaml-cpp")
+    depends_on("nlohmann-json@3.9:")
     depends_on("cli11")
     depends_on("googletest", type=("build", "test"), when="+tests")
 
