@@ -12,13 +12,13 @@
 
 #include "app/agree.hpp"
 #include "app/interrupt.hpp"
-#include "app/labels.hpp"
 #include "app/output_path.hpp"
 #include "app/progress.hpp"
 #include "app/provenance.hpp"
 #include "app/resume_check.hpp"
 #include "backends/backend.hpp"
 #include "bench/calibration.hpp"
+#include "bench/labels.hpp"
 #include "bench/runner.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/mpi_comm.hpp"
@@ -194,11 +194,12 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
 // has none, so a failure on one rank never leaves another waiting. The output file is
 // checked before any work, and only replaced or written once everything else is known.
 bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
-  std::string deck_yaml;
+  std::string deck_yaml, deck_digest;
   if (!agree([&] {
         check_options(o);
         const Deck deck = load_deck(o.deck);
         deck_yaml = deck.to_yaml();
+        deck_digest = deck_file_digest(o.deck.deck);
         s.points = deck.expand();
       }))
     return false;
@@ -242,6 +243,7 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
     return false;
 
   Provenance prov = collect_provenance(*s.world, *s.device, command_line, deck_yaml);
+  if (!deck_digest.empty()) prov.text["deck_sha256"] = deck_digest;
   return agree([&] {
     if (world_rank() != 0) return;
     if (!path.empty()) {

@@ -170,7 +170,9 @@ std::string encode_point(const PointResult& p, int64_t index) {
   for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"deck", &p.deck},
                                    {"verdict", &p.verdict},
                                    {"reference", &p.reference},
-                                   {"skipped_reason", &p.skipped_reason}}) {
+                                   {"skipped_reason", &p.skipped_reason},
+                                   {"provenance_digest", &p.provenance_digest},
+                                   {"digest", &p.digest}}) {
     out << YAML::Key << key << YAML::Value;
     quoted(out, *value);
   }
@@ -218,6 +220,8 @@ std::pair<int64_t, PointResult> decode_point(const std::string& yaml) {
     p.verdict = g["verdict"].as<std::string>();
     p.reference = g["reference"].as<std::string>();
     p.skipped_reason = g["skipped_reason"].as<std::string>();
+    for (auto [key, digest] : {std::pair{"provenance_digest", &p.provenance_digest}, {"digest", &p.digest}})
+      if (g[key]) *digest = g[key].as<std::string>();
     p.iters = g["iters"].as<int>();
     p.ranks = g["ranks"].as<int>();
     if (p.iters < 0 || p.ranks < 0) fail("iters or ranks is negative");

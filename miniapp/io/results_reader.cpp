@@ -145,6 +145,8 @@ std::pair<int64_t, PointResult> read_point(hid_t points, const std::string& name
   p.skipped_reason = h5::read_string_attribute(g, "skipped_reason");
   p.iters = static_cast<int>(h5::read_int_attribute(g, "iters"));
   p.ranks = static_cast<int>(h5::read_int_attribute(g, "ranks"));
+  for (auto [name, digest] : {std::pair{"provenance_digest", &p.provenance_digest}, {"digest", &p.digest}})
+    if (h5::has_attribute(g, name)) *digest = h5::read_string_attribute(g, name);
   {
     h5::Handle labels = h5::open_group(g, "labels");
     for (const std::string& key : h5::attribute_names(labels.get()))
