@@ -27,9 +27,9 @@
 #include "io/compare.hpp"
 #include "io/report.hpp"
 #include "io/results_reader.hpp"
-#include "io/submission_report.hpp"
 #include "io/table.hpp"
 #include "model/memory_estimate.hpp"
+#include "submission/submission_report.hpp"
 
 namespace minictx {
 namespace {
@@ -154,7 +154,8 @@ struct ReportOptions {
   std::string columns = "summary";
   bool compare = false;
   bool submission = false;
-  std::string csv;  // with --submission: also write the CSV worksheet here
+  std::string csv;   // with --submission: also write the CSV worksheet here
+  std::string json;  // with --submission: also write the assessment as JSON here
 };
 
 // Intra- and inter-node bytes and times of two files compare only on the same split of
@@ -172,9 +173,18 @@ void require_same_nodes(const std::vector<std::string>& files, const ResultsFile
                 std::to_string(pa) + ")");
 }
 
-// `report --submission`: the document on stdout, the worksheet to --csv when asked.
+void write_text(const std::string& path, const std::string& option, const std::string& text) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) input_error(option + " " + path + ": cannot be written");
+  const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (std::fclose(out) != 0 || !ok) input_error(option + " " + path + ": write failed");
+}
+
+// `report --submission`: the document on stdout, the worksheet to --csv and the JSON to
+// --json when asked; the exit code is the submission's status (docs/benchmark.md).
 int cmd_submission(const ReportOptions& o) {
   if (!o.csv.empty()) prepare_output_path(o.csv, false, "--csv");
+  if (!o.json.empty()) prepare_output_path(o.json, false, "--json");
   std::vector<SubmissionFile> files;
   for (const auto& f : o.files) {
     require_regular_file(f, "results file");
@@ -182,15 +192,11 @@ int cmd_submission(const ReportOptions& o) {
     for (const auto& line : files.back().results.unreadable)
       std::fprintf(stderr, "minictx: warning: %s: %s\n", f.c_str(), line.c_str());
   }
-  std::printf("%s", submission_report(files, parse_table_format(o.format)).c_str());
-  if (!o.csv.empty()) {
-    std::FILE* out = std::fopen(o.csv.c_str(), "w");
-    if (!out) input_error("--csv " + o.csv + ": cannot be written");
-    const std::string text = submission_report(files, TableFormat::csv);
-    const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-    if (std::fclose(out) != 0 || !ok) input_error("--csv " + o.csv + ": write failed");
-  }
-  return 0;
+  const Submission assessed = assess_submission(files);
+  std::printf("%s", submission_report(assessed, files, parse_table_format(o.format)).c_str());
+  if (!o.csv.empty()) write_text(o.csv, "--csv", submission_report(assessed, files, TableFormat::csv));
+  if (!o.json.empty()) write_text(o.json, "--json", submission_json(assessed));
+  return exit_code(assessed.status);
 }
 
 int cmd_report(const ReportOptions& o) {
@@ -267,9 +273,13 @@ int dispatch(int argc, char** argv) {
                        "MEASURED.h5 PROJECTED.h5: measured/projected ratios per point");
   auto* submission_flag = report_cmd->add_flag("--submission", report.submission,
                                                "one benchmark submission document: system, each class's FOM, "
-                                               "verification and deviations from the class "
-                                               "deck (docs/benchmark.md)");
+                                               "verification and deviations from the class deck; exit 0 "
+                                               "compliant, 4 unverified, 5 non-compliant, 6 inconsistent "
+                                               "(docs/benchmark.md)");
   report_cmd->add_option("--csv", report.csv, "with --submission: also write the CSV worksheet to this file")
+      ->needs(submission_flag);
+  report_cmd
+      ->add_option("--json", report.json, "with --submission: also write the assessment as JSON to this file")
       ->needs(submission_flag);
   submission_flag->excludes(report_cmd->get_option("--compare"));
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
