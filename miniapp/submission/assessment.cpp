@@ -76,8 +76,9 @@ std::pair<std::string, std::string> class_and_role(const std::string& deck) {
   return {c && c.IsScalar() ? c.Scalar() : "", r && r.IsScalar() ? r.Scalar() : "measurement"};
 }
 
-// The class deck as shipped (compiled in), resolved with `role`; none for an unknown class.
-std::optional<std::string> class_deck_yaml(const std::string& name, const std::string& role) {
+}  // namespace
+
+std::optional<std::string> resolved_class_deck(const std::string& name, const std::string& role) {
   for (const ClassDeck& d : class_decks()) {
     if (name != d.name) continue;
     Deck deck = Deck::from_string(d.text, "inputs/benchmark/" + name + ".yaml");
@@ -88,6 +89,8 @@ std::optional<std::string> class_deck_yaml(const std::string& name, const std::s
   }
   return std::nullopt;
 }
+
+namespace {
 
 std::string text_of(const Provenance& p, const char* key) {
   const auto it = p.text.find(key);
@@ -184,7 +187,7 @@ AssessedRun assess_run(const ClassPoint& m, std::vector<AssessedVerification>& v
   a.run = m;
   if (!m.audit.findings.empty())
     raise(a.status, a.why, Status::inconsistent, "recorded values disagree: " + fields_of(m.audit));
-  const std::optional<std::string> reference = class_deck_yaml(m.class_name, "measurement");
+  const std::optional<std::string> reference = resolved_class_deck(m.class_name, "measurement");
   if (!reference) {
     raise(a.status, a.why, Status::non_compliant, "class '" + m.class_name + "' is not one of this build's");
   } else {
@@ -289,6 +292,11 @@ std::vector<std::pair<const SubmissionFile*, const PointResult*>> sorted_points(
 Submission assess_submission(const std::vector<SubmissionFile>& files) {
   Submission s;
   std::vector<ClassPoint> measurements;
+  for (const auto& f : files)
+    for (const std::string& line : f.results.unreadable) {
+      s.left_out.push_back({f.path, line});
+      raise(s.status, s.why, Status::inconsistent, f.path + ": " + line);
+    }
   for (const auto& [file, point] : sorted_points(files)) {
     const std::string where = file->path + ":" + point->name;
     if (!point->skipped_reason.empty()) {

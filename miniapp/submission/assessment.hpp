@@ -3,6 +3,7 @@
 // measurement audited (submission/point_audit.hpp), compared with its class deck and joined
 // to the fp64 verification runs of its configuration; its launches grouped by class and
 // configuration, with the median figure of merit and its spread; one status for all.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,10 @@ struct Submission {
   Status status = Status::compliant;
   std::vector<std::string> why;
 };
+
+// A class deck as shipped (compiled in), resolved with benchmark.role `role`; none for a
+// class this build does not have. inputs/benchmark/resolved/ holds the measurements'.
+std::optional<std::string> resolved_class_deck(const std::string& name, const std::string& role);
 
 // The files in any order give the same assessment: points are taken in order of path and name.
 Submission assess_submission(const std::vector<SubmissionFile>& files);
