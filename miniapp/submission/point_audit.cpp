@@ -166,6 +166,19 @@ bool check_shape(const PointResult& p, const Provenance& prov, const RunConfig& 
   return usable;
 }
 
+// The device the provenance names is the deck's, and only a GPU run names a GPU.
+void check_device(const Provenance& prov, const RunConfig& cfg, Findings& f) {
+  const auto device = prov.text.find("device");
+  const std::string deck_device = to_string(cfg.run.device);
+  if (device == prov.text.end() || device->second != deck_device)
+    f.add("provenance/device", "recorded '" + (device == prov.text.end() ? "" : device->second) +
+                                   "', the deck's run.device " + deck_device);
+  if (cfg.run.device != DeviceKind::cuda)
+    for (const auto& [key, value] : prov.text)
+      if (key.rfind("gpu_", 0) == 0)
+        f.add("provenance/" + key, "a GPU recorded for a run on device " + deck_device);
+}
+
 void check_labels(const PointResult& p, const Provenance& prov, const RunConfig& cfg, Findings& f) {
   std::map<std::string, std::string> expected;
   try {
@@ -257,6 +270,7 @@ PointAudit audit_point(const PointResult& p, const Provenance& prov) {
   const RunConfig& cfg = *a.config;
   const bool usable = check_shape(p, prov, cfg, f);
   check_labels(p, prov, cfg, f);
+  check_device(prov, cfg, f);
   if (usable) a.fom = check_metrics(p, cfg, f);
   a.verdict = check_verification(p, cfg, f);
   return a;

@@ -53,7 +53,7 @@ Recorded recorded_run(const std::string& role) {
   Recorded r;
   const std::string deck_yaml = *resolved_class_deck("tiny-twin", role);
   const RunConfig cfg = Deck::from_string(deck_yaml, "resolved").resolve();
-  r.prov.text = {{"deck", deck_yaml}, {"version", "0.9.0"}};
+  r.prov.text = {{"deck", deck_yaml}, {"version", "0.9.0"}, {"device", "kokkos"}};
   r.prov.numbers = {{"world_size", 1}, {"ranks_per_node", 1}, {"nodes", 1}};
   r.prov.hostnames = {"node-a"};
   PointResult& p = r.point;
@@ -184,6 +184,8 @@ TEST(PointAudit, NamesTheFieldOfEachEdit) {
       names(edited("measurement", [](Recorded& r) { r.point.iter_seconds[0] = -1; }), "iter_seconds"));
   EXPECT_TRUE(names(edited("measurement", [](Recorded& r) { r.prov.numbers["world_size"] = 8; }),
                     "provenance/world_size"));
+  EXPECT_TRUE(names(edited("measurement", [](Recorded& r) { r.prov.text["gpu_name"] = "NVIDIA H100"; }),
+                    "provenance/gpu_name"));
   EXPECT_TRUE(names(edited("verification",
                            [](Recorded& r) {
                              for (VerifyRow& row : r.point.verification) row.max_rel_err = 1.0;
@@ -210,7 +212,7 @@ TEST(PointAudit, AnEditWithoutANewDigestIsNamedByTheDigest) {
   r.point.metrics[mk::loss] = 0.5;  // not recomputable: only the digest sees it
   EXPECT_EQ(fields(audit_point(r.point, r.prov)), std::vector<std::string>{"digest"});
   r = recorded_run("measurement");
-  r.prov.text["gpu_name"] = "H100";
+  r.prov.text["cpu_model"] = "another CPU";
   EXPECT_EQ(fields(audit_point(r.point, r.prov)), std::vector<std::string>{"provenance_digest"});
   r = recorded_run("measurement");
   r.point.digest.clear();
