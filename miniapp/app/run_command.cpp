@@ -351,8 +351,9 @@ std::string fom_line(const PointResult& p, const RunConfig& cfg) {
     << " world=" << p.labels.at(lk::world_size) << " seq=" << p.labels.at(lk::seq_len)
     << " tokens/s=" << metric(mk::tokens_per_s, 1)
     << " tokens/s/device=" << metric(mk::tokens_per_s_per_device, 1)
-    << " TFLOPS/device=" << metric(mk::tflops_per_device, 4) << " MFU=" << metric(mk::mfu, 2, 100.0)
-    << "% peak_MB=" << metric(mk::peak_memory_mb, 1) << " " << verdict_note(p, cfg);
+    << " TFLOPS/device=" << metric(mk::tflops_per_device, 4)
+    << " MFU(MPT,full-mask)=" << metric(mk::mfu, 2, 100.0) << "% peak_MB=" << metric(mk::peak_memory_mb, 1)
+    << " " << verdict_note(p, cfg);
   return s.str();
 }
 

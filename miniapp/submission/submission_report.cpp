@@ -195,6 +195,8 @@ std::string status_text(Status status, const std::vector<std::string>& why) {
   return out + ": " + reasons;
 }
 
+std::string bound_text() { return std::to_string(std::lround(100 * kSpreadBound)) + " %"; }
+
 std::string fom_text(double fom) { return fom > 0 ? format_number(fom, 1) : "n/a"; }
 
 Table class_table(const Submission& s) {
@@ -202,7 +204,7 @@ Table class_table(const Submission& s) {
   t.header = {"class", "configuration", "launches", "FOM median", "min", "max", "spread", "status"};
   for (const ClassEntry& e : s.classes) {
     std::string spread = e.median > 0 ? format_number(100 * e.spread, 1) + " %" : "n/a";
-    if (e.spread_flagged) spread += " FLAGGED (above " + format_number(100 * kSpreadBound, 0) + " %)";
+    if (e.spread_flagged) spread += " FLAGGED (above " + bound_text() + ")";
     t.rows.push_back({e.class_name, e.configuration, std::to_string(e.launches.size()), fom_text(e.median),
                       fom_text(e.min), fom_text(e.max), spread, status_text(e.status, e.why)});
   }
@@ -337,7 +339,7 @@ std::string submission_report(const Submission& sub, const std::vector<Submissio
     << kRequiredLaunches
     << "): the median, least and greatest figure of merit, recomputed from each launch's "
        "per-iteration times, and the spread (greatest - least) / median, flagged above "
-    << format_number(100 * kSpreadBound, 0) << " %.\n\n";
+    << bound_text() << ".\n\n";
   s << (sub.classes.empty() ? "None.\n" : render(class_table(sub), format));
   s << "\n## Class runs\n\nFOM: tokens per second per device of a full training step (forward and backward "
        "of "

@@ -771,7 +771,8 @@ TEST(Report, SummaryTablePrintsEveryColumn) {
   const Table t = summary_table({full_point("point_0000")});
   EXPECT_EQ(render(t, TableFormat::markdown),
             "| point | backend | ring_type | mode | world | seq_len | batch | fwd_only | iters/s "
-            "| latency(ms) | tokens/s | tokens/s/device | TFLOPS/device | MFU | HFU | peak "
+            "| latency(ms) | tokens/s | tokens/s/device | TFLOPS/device | MFU (MPT, full mask) | HFU (MPT, "
+            "full mask) | peak "
             "MB/device | sent MB/device/step (intra) | sent MB/device/step (inter) | verdict |\n"
             "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: "
             "| :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: | :----: "
@@ -855,7 +856,8 @@ TEST(Report, MptTableHasTheSeedColumnsAndNaForWhatIsNotModelled) {
   const std::string md = render(make_table("mpt", {mpt_point()}), TableFormat::markdown);
   EXPECT_EQ(
       md,
-      "| Model | SeqLen (T) | # GPUs | GPU | MFU | HFU | Model TFLOP | MicroBatchSize | GradAccum | "
+      "| Model | SeqLen (T) | # GPUs | GPU | MFU (MPT, full mask) | HFU (MPT, full mask) | Model TFLOP | "
+      "MicroBatchSize | GradAccum | "
       "GlobalBatchSize | Throughput (S/s) | Throughput (T/s) | Throughput (T/s/GPU) | GlobalBatchSize (T) | "
       "Precision | MP Mode | Sharding Strategy | Activation Checkpointing | Activation CPUOffload | "
       "NumParams |\n"
@@ -922,8 +924,8 @@ TEST(Report, BurstTableGroupsSettingsAndOrdersVariants) {
                                            burst_point("llama-7b", 2048000, 32, "ring", "selective", 0.35),
                                            burst_point("llama-7b", 2048000, 32, "ulysses", "full", 0.31)};
   const Table t = make_table("burst", points);
-  EXPECT_EQ(t.header, (std::vector<std::string>{"Model", "SeqLen (T)", "# GPUs", "GPU", "Variant", "MFU",
-                                                "Tokens/s/GPU"}));
+  EXPECT_EQ(t.header, (std::vector<std::string>{"Model", "SeqLen (T)", "# GPUs", "GPU", "Variant",
+                                                "MFU (causal)", "Tokens/s/GPU"}));
   ASSERT_EQ(t.rows.size(), 5u);
   const std::vector<std::string> order = {"(A)", "(B)", "(C)", "(D)", "(A)"};
   for (size_t r = 0; r < 5; ++r) {
@@ -933,8 +935,8 @@ TEST(Report, BurstTableGroupsSettingsAndOrdersVariants) {
   EXPECT_EQ(t.rows[0][5], "30.00");
   EXPECT_EQ(t.rows[0][6], "300.0");
   EXPECT_EQ(t.rows[3][5], "40.00");
-  EXPECT_EQ(render(t, TableFormat::csv).substr(0, 53),
-            "Model,SeqLen (T),# GPUs,GPU,Variant,MFU,Tokens/s/GPU\n");
+  EXPECT_EQ(render(t, TableFormat::csv).substr(0, 62),
+            "Model,SeqLen (T),# GPUs,GPU,Variant,MFU (causal),Tokens/s/GPU\n");
 }
 
 }  // namespace
