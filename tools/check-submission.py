@@ -603,7 +603,9 @@ def class_entries(runs):
         for copy in e["copies"]:
             e["state"].raise_("inconsistent", f"{copy} repeats another launch's times")
         if len(e["launches"]) < REQUIRED_LAUNCHES:
-            e["state"].raise_("non-compliant", f"{len(e['launches'])} launches; the run rules ask for {REQUIRED_LAUNCHES}")
+            n = len(e["launches"])
+            e["state"].raise_("non-compliant", f"{n} launch{'es' if n != 1 else ''}; the run rules ask for "
+                                               f"{REQUIRED_LAUNCHES}")
         e["median"] = float(np.median(foms)) if foms else 0.0
         e["min"], e["max"] = (min(foms), max(foms)) if foms else (0.0, 0.0)
         e["spread"] = (e["max"] - e["min"]) / e["median"] if foms else 0.0

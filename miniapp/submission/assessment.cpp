@@ -233,8 +233,8 @@ void summarise(ClassEntry& e, const std::vector<AssessedRun>& runs) {
           copy + " repeats another launch's times: not a launch of its own");
   if (int(e.launches.size()) < kRequiredLaunches)
     raise(e.status, e.why, Status::non_compliant,
-          std::to_string(e.launches.size()) + " launches; the run rules ask for " +
-              std::to_string(kRequiredLaunches));
+          std::to_string(e.launches.size()) + (e.launches.size() == 1 ? " launch" : " launches") +
+              "; the run rules ask for " + std::to_string(kRequiredLaunches));
   if (foms.empty()) return;
   e.median = median_of(foms);
   e.min = *std::min_element(foms.begin(), foms.end());
