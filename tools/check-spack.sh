@@ -12,7 +12,7 @@
 # one): bootstrapping is turned off, since it downloads. Everything Spack writes (its
 # configuration, caches, stage, install tree and the copy of the checkout) goes under
 # WORKDIR, default a new temporary directory; PREFIX (default /usr) is where the libraries
-# without a Spack detector (Kokkos, yaml-cpp, CLI11, GoogleTest) are looked for. BUILD=0
+# without a Spack detector (Kokkos, yaml-cpp, CLI11, nlohmann-json, GoogleTest) are looked for. BUILD=0
 # stops after the concretizations.
 set -euo pipefail
 spack_root=${1:?usage: tools/check-spack.sh SPACK_ROOT [WORKDIR]}
@@ -46,7 +46,7 @@ spack repo add --scope user "$root/spack"
 spack compiler find --scope user
 
 # What Spack can detect, made not buildable so that nothing is downloaded.
-spack external find --scope user --not-buildable cmake gmake pkgconf mpich openmpi hdf5 cuda
+spack external find --scope user --not-buildable cmake gmake pkgconf mpich openmpi hdf5 cuda openssl
 
 # The others, with their versions read from their own files.
 cmake_version() {  # the version in a library's CMake package file under PREFIX
@@ -78,6 +78,7 @@ external nccl "$(header_version "$cuda_prefix/include/nccl.h" NCCL)" "+cuda cuda
 external kokkos "$(cmake_version KokkosConfigVersion.cmake)" "+serial ~openmp ~threads ~cuda" "$prefix"
 external yaml-cpp "$(cmake_version yaml-cpp-config-version.cmake)" "+shared" "$prefix"
 external cli11 "$(cmake_version CLI11ConfigVersion.cmake)" "" "$prefix"
+external nlohmann-json "$(cmake_version nlohmann_jsonConfigVersion.cmake)" "" "$prefix"
 external googletest "$(cmake_version GTestConfigVersion.cmake)" "" "$prefix"
 spack config get packages
 

@@ -131,9 +131,10 @@ DryRunCapacity dry_run_capacity(const RunConfig& cfg, const Topology& topology,
     }
   }
   if (!profile || profile->memory_gib <= 0) return {};
+  std::ostringstream gib;
+  gib << profile->memory_gib;
   return {int64_t(profile->memory_gib * double(int64_t(1) << 30)),
-          "machine profile " + cfg.machine.profile + " (" + format_number(profile->memory_gib, 0) +
-              " GiB per device)"};
+          "machine profile " + cfg.machine.profile + " (" + gib.str() + " GiB per device)"};
 }
 
 // The build that runs `kind` when this one does not (the jobs script's choice too).
