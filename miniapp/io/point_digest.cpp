@@ -79,6 +79,7 @@ auto pick(const std::vector<Record>& records, Field field) {
 template <class Record>
 std::vector<std::string> pass_names(const std::vector<Record>& records) {
   std::vector<std::string> names;
+  names.reserve(records.size());
   for (const Record& r : records) names.emplace_back(to_string(r.pass));
   return names;
 }
@@ -106,6 +107,7 @@ void ring_timeline(Canon& c, const RingTimelineResult& t) {
   const std::string o = g + rt::outer + "/";
   shared_columns(c, o, t.outer);
   std::vector<std::string> carries;
+  carries.reserve(t.outer.size());
   for (const OuterTransfer& x : t.outer) carries.emplace_back(to_string(x.carries));
   c.column(o + rt::carries, carries);
 }
@@ -115,6 +117,7 @@ void verification(Canon& c, const std::vector<VerifyRow>& rows) {
   for (const VerifyColumn& col : verify_columns())
     c.column(std::string("verification/") + col.name, pick(rows, col.member));
   std::vector<int64_t> pass;
+  pass.reserve(rows.size());
   for (const VerifyRow& r : rows) pass.push_back(r.pass ? 1 : 0);
   c.column("verification/pass", pass);
 }

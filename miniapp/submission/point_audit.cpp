@@ -129,7 +129,8 @@ bool check_shape(const PointResult& p, const Provenance& prov, const RunConfig& 
     f.add("provenance/world_size", "recorded " + number(provenance_number(prov, "world_size")) +
                                        ", the point's ranks " + std::to_string(p.ranks));
   const int per_node = ranks_per_node(prov, cfg);
-  const double nodes = double((p.ranks + per_node - 1) / per_node);
+  const int64_t whole_nodes = (int64_t(p.ranks) + per_node - 1) / per_node;
+  const auto nodes = double(whole_nodes);
   if (provenance_number(prov, "nodes") != nodes)
     f.add("provenance/nodes", "recorded " + number(provenance_number(prov, "nodes")) + ", " +
                                   std::to_string(p.ranks) + " ranks at " + std::to_string(per_node) +
@@ -254,7 +255,7 @@ std::string check_verification(const PointResult& p, const RunConfig& cfg, Findi
   }
   for (const auto& [field, w] : wrong)
     f.add(field, std::to_string(w.first) + " rows disagree (" + w.second + ")");
-  const std::string verdict = valid ? "VALID" : "INVALID";
+  std::string verdict = valid ? "VALID" : "INVALID";
   if (p.verdict != verdict) f.add("verdict", "recorded " + p.verdict + ", re-derived " + verdict);
   return verdict;
 }
