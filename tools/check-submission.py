@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""An independent check of a minictx benchmark submission (docs/benchmark.md, "The
-independent checker"): reads the results files with h5py and numpy alone, shares no code
+"""An independent check of a minictx benchmark submission (docs/benchmark.md, "A centre's
+spot-check"): reads the results files with h5py and numpy alone, shares no code
 with minictx, and believes nothing a file says about itself. For every class point it
 recomputes each figure from the per-iteration, per-rank times and the resolved deck's
 shape, re-derives the verdict from the per-tensor errors against the dtype's tolerance,

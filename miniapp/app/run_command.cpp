@@ -137,18 +137,17 @@ DryRunCapacity dry_run_capacity(const RunConfig& cfg, const Topology& topology,
           "machine profile " + cfg.machine.profile + " (" + gib.str() + " GiB per device)"};
 }
 
-// The build that runs `kind` when this one does not (the jobs script's choice too).
-std::string build_for(DeviceKind kind) {
-  return kind == DeviceKind::cuda
-             ? "a build with the cuda device (cmake --preset cuda: build-cuda/miniapp/minictx)"
-             : std::string("a build with the ") + to_string(kind) + " device";
-}
-
-// Whether this build has `kind`.
-bool built_in(DeviceKind kind) {
+// Why this build cannot run on `kind` (the line make_device would give, which names the
+// build that can), or "" when it can.
+std::string build_refusal(DeviceKind kind) {
   for (const auto& d : device_registry())
-    if (d.kind == kind) return true;
-  return false;
+    if (d.kind == kind) return "";
+  try {
+    make_device(kind, Topology{});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // The one error line of a launch where no point can run: a job started at the wrong rank
@@ -160,16 +159,17 @@ std::string nothing_runs(const std::vector<SweepPoint>& points, const std::vecto
          "); nothing was run or written";
 }
 
-// The dry run's topology: --ranks, else the deck's topology.world_size, else this launch's
-// ranks; --ranks-per-node, else the deck's, else the machine profile's devices per node
-// for a device this build lacks (a GPU class), else all on one node.
+// The dry run's topology: --ranks, else this launch's ranks (the deck's
+// topology.world_size when it is one process); --ranks-per-node, else the deck's, else the machine profile's
+// devices per node for a device this build lacks (a GPU class), else all on one node.
 Topology dry_run_topology(const Options& o, bool ranks_given, bool per_node_given, const RunConfig& first,
                           const std::optional<ProjectionProfile>& profile, bool built) {
   if (ranks_given && o.ranks < 1) input_error("--ranks must be at least 1, got " + std::to_string(o.ranks));
   int world = o.ranks;
   if (!ranks_given) {
-    world = first.topology.world_size;
-    if (world < 1) MPI_Comm_size(MPI_COMM_WORLD, &world);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    // One process (a login node's shell) checks the deck at the ranks it is written for.
+    if (world == 1 && first.topology.world_size > 0) world = first.topology.world_size;
   }
   int per_node = first.topology.ranks_per_node;
   if (per_node_given)
@@ -190,11 +190,13 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
   std::vector<std::string> skipped;
   Topology topology;
   DryRunCapacity capacity;
+  std::string unbuilt;
   bool built = true;
   if (!agree([&] {
         points = load_deck(o.deck).expand();
         const RunConfig& first = points.front().config;
-        built = built_in(first.run.device);
+        unbuilt = build_refusal(first.run.device);
+        built = unbuilt.empty();
         const std::optional<ProjectionProfile> profile = deck_profile(first, o.deck.deck);
         topology = dry_run_topology(o, ranks_given, per_node_given, first, profile, built);
         skipped = skip_reasons(points, topology);
@@ -227,8 +229,7 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
                 topology.world_size, all_skipped);
     if (refused) std::printf(", %zu would be refused %s", refused, built ? "here" : "on their device");
     std::printf("\nnodes: %d of %d ranks\n", topology.nodes(), topology.ranks_per_node);
-    if (!built)
-      std::printf("runs with %s, not this binary\n", build_for(points.front().config.run.device).c_str());
+    if (!built) std::printf("runs with another build: %s\n", unbuilt.c_str());
     std::fflush(stdout);
   }
   if (all_skipped == points.size())

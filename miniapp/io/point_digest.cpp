@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -46,13 +47,22 @@ class Canon {
   void scalar(const std::string& path, const T& value) {
     add(path, type_name(value), "", token(value_text(value)));
   }
-  template <class T, class As = T>
-  void column(const std::string& path, const std::vector<T>& values, std::vector<uint64_t> shape = {}) {
-    if (shape.empty()) shape = {values.size()};
+  // A 1-D dataset (or one of `shape`) of each record's `value(record)`: an int64_t, a
+  // double or a string, as the type the file stores it in reads back.
+  template <class Record, class Value>
+  void column(const std::string& path, const std::vector<Record>& records, Value value,
+              std::vector<uint64_t> shape = {}) {
+    using V = std::decay_t<decltype(value(std::declval<const Record&>()))>;
+    if (shape.empty()) shape = {records.size()};
     std::string shape_text, body;
     for (uint64_t d : shape) shape_text += (shape_text.empty() ? "" : "x") + std::to_string(d);
-    for (const T& v : values) body += token(value_text(As(v)));
-    add(path, type_name(As()), shape_text, body);
+    for (const Record& r : records) body += token(value_text(value(r)));
+    add(path, type_name(V()), shape_text, body);
+  }
+  template <class T>
+  void column(const std::string& path, const std::vector<T>& values, std::vector<uint64_t> shape = {}) {
+    column(
+        path, values, [](const T& v) { return v; }, std::move(shape));
   }
   std::string text() {
     std::sort(entries_.begin(), entries_.end());
@@ -68,31 +78,15 @@ class Canon {
   std::vector<std::pair<std::string, std::string>> entries_;
 };
 
-template <class Record, class Field>
-auto pick(const std::vector<Record>& records, Field field) {
-  std::vector<std::decay_t<decltype(records.front().*field)>> values;
-  values.reserve(records.size());
-  for (const Record& r : records) values.push_back(r.*field);
-  return values;
-}
-
-template <class Record>
-std::vector<std::string> pass_names(const std::vector<Record>& records) {
-  std::vector<std::string> names;
-  names.reserve(records.size());
-  for (const Record& r : records) names.emplace_back(to_string(r.pass));
-  return names;
-}
-
-// The columns ring steps and outer transfers share, under `group/`.
+// The columns ring steps and outer transfers share, under `group/` (int32 in the file).
 template <class Record>
 void shared_columns(Canon& c, const std::string& group, const std::vector<Record>& records) {
-  c.column<int, int64_t>(group + rt::rank, pick(records, &Record::rank));
-  c.column<int, int64_t>(group + rt::layer, pick(records, &Record::layer));
-  c.column(group + rt::pass, pass_names(records));
-  c.column<int, int64_t>(group + rt::round, pick(records, &Record::round));
-  c.column(group + rt::transfer_posted, pick(records, &Record::transfer_posted));
-  c.column(group + rt::transfer_done, pick(records, &Record::transfer_done));
+  c.column(group + rt::rank, records, [](const Record& r) { return int64_t(r.rank); });
+  c.column(group + rt::layer, records, [](const Record& r) { return int64_t(r.layer); });
+  c.column(group + rt::pass, records, [](const Record& r) { return std::string(to_string(r.pass)); });
+  c.column(group + rt::round, records, [](const Record& r) { return int64_t(r.round); });
+  c.column(group + rt::transfer_posted, records, [](const Record& r) { return r.transfer_posted; });
+  c.column(group + rt::transfer_done, records, [](const Record& r) { return r.transfer_done; });
 }
 
 void ring_timeline(Canon& c, const RingTimelineResult& t) {
@@ -100,26 +94,22 @@ void ring_timeline(Canon& c, const RingTimelineResult& t) {
   c.scalar(std::string(rt::group) + "@" + rt::iteration, t.iteration);
   c.scalar(std::string(rt::group) + "@" + rt::clock, t.clock);
   shared_columns(c, g, t.steps);
-  c.column<int, int64_t>(g + rt::step, pick(t.steps, &RingStep::step));
-  c.column<int, int64_t>(g + rt::source, pick(t.steps, &RingStep::source));
-  c.column(g + rt::compute_start, pick(t.steps, &RingStep::compute_start));
-  c.column(g + rt::compute_end, pick(t.steps, &RingStep::compute_end));
+  c.column(g + rt::step, t.steps, [](const RingStep& s) { return int64_t(s.step); });
+  c.column(g + rt::source, t.steps, [](const RingStep& s) { return int64_t(s.source); });
+  c.column(g + rt::compute_start, t.steps, [](const RingStep& s) { return s.compute_start; });
+  c.column(g + rt::compute_end, t.steps, [](const RingStep& s) { return s.compute_end; });
   const std::string o = g + rt::outer + "/";
   shared_columns(c, o, t.outer);
-  std::vector<std::string> carries;
-  carries.reserve(t.outer.size());
-  for (const OuterTransfer& x : t.outer) carries.emplace_back(to_string(x.carries));
-  c.column(o + rt::carries, carries);
+  c.column(o + rt::carries, t.outer,
+           [](const OuterTransfer& x) { return std::string(to_string(x.carries)); });
 }
 
 void verification(Canon& c, const std::vector<VerifyRow>& rows) {
-  c.column("verification/tensor", pick(rows, &VerifyRow::tensor));
+  c.column("verification/tensor", rows, [](const VerifyRow& r) { return r.tensor; });
   for (const VerifyColumn& col : verify_columns())
-    c.column(std::string("verification/") + col.name, pick(rows, col.member));
-  std::vector<int64_t> pass;
-  pass.reserve(rows.size());
-  for (const VerifyRow& r : rows) pass.push_back(r.pass ? 1 : 0);
-  c.column("verification/pass", pass);
+    c.column(std::string("verification/") + col.name, rows,
+             [&](const VerifyRow& r) { return r.*col.member; });
+  c.column("verification/pass", rows, [](const VerifyRow& r) { return int64_t(r.pass ? 1 : 0); });
 }
 
 }  // namespace

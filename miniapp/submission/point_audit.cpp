@@ -10,6 +10,7 @@
 #include "bench/metrics.hpp"
 #include "config/deck.hpp"
 #include "config/deck_diff.hpp"
+#include "config/device_catalog.hpp"
 #include "core/error.hpp"
 #include "driver/verification.hpp"
 #include "io/point_digest.hpp"
@@ -174,7 +175,7 @@ void check_device(const Provenance& prov, const RunConfig& cfg, Findings& f) {
   if (device == prov.text.end() || device->second != deck_device)
     f.add("provenance/device", "recorded '" + (device == prov.text.end() ? "" : device->second) +
                                    "', the deck's run.device " + deck_device);
-  if (cfg.run.device != DeviceKind::cuda)
+  if (!device_facts(cfg.run.device).gpu)
     for (const auto& [key, value] : prov.text)
       if (key.rfind("gpu_", 0) == 0)
         f.add("provenance/" + key, "a GPU recorded for a run on device " + deck_device);

@@ -49,7 +49,7 @@ def dry_run(per_node, *sets):
     assert run.returncode == 0 and summary, "the class is one point that runs"
     assert re.search(r"^point_0000 \S+: runs, memory estimate \d+ MiB per rank, within the \d+ MiB of ", run.stdout,
                      re.M), "the memory estimate checked against the class's device"
-    unbuilt = "runs with a build with the cuda device (cmake --preset cuda: build-cuda/miniapp/minictx), not this binary"
+    unbuilt = "runs with another build: device 'cuda' is not compiled into this build"
     assert (unbuilt in run.stdout) == (gpu and "cuda" not in subprocess.run(
         [minictx, "list"], capture_output=True, text=True).stdout.split("devices:")[1].split("comms:")[0])
 

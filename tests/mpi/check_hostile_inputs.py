@@ -205,7 +205,7 @@ def launches(tmp):
         # A GPU deck on a host-only build (a login node) is checked all the same, naming the build that runs it.
         dry = subprocess.run([minictx, "run", DECK, "--dry-run", "--set", "run.device=cuda"] + RING,
                              capture_output=True, text=True)
-        assert dry.returncode == 0 and "runs with a build with the cuda device" in dry.stdout, dry.stdout + dry.stderr
+        assert dry.returncode == 0 and "runs with another build: device 'cuda'" in dry.stdout, dry.stdout + dry.stderr
 
 
 with tempfile.TemporaryDirectory() as tmp:
