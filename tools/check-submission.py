@@ -497,6 +497,8 @@ def fields(p):
 
 
 def mismatch(a, b, may_differ):
+    if a.keys is None or b.keys is None:
+        return "a deck that does not resolve"
     for key, old, new in differences(parse_deck(a.deck), parse_deck(b.deck)):
         if not may_differ(key):
             return f"{key} ({old} against {new})"
@@ -564,7 +566,9 @@ def assess_run(m, verifications, class_dir):
     if m.findings:
         run["state"].raise_("inconsistent", f"recorded values disagree: {fields(m)}")
     class_file = os.path.join(class_dir, f"{m.class_name}.yaml")
-    if not os.path.isfile(class_file):
+    if m.keys is None:
+        pass  # inconsistent already: a deck that does not resolve has no deviations to list
+    elif not os.path.isfile(class_file):
         run["state"].raise_("non-compliant", f"class '{m.class_name}' is not one of the benchmark's")
     else:
         with open(class_file) as f:

@@ -107,9 +107,10 @@ constexpr const char* build_keys[] = {"version",    "git_sha",     "git_dirty", 
                                       "build_type", "mpi_version", "gpu_name",  "binary_sha256"};
 
 // Why `b` is not the configuration of `a` (keys `may_differ` aside), or "": the same
-// deck, world size, ranks per node and build.
+// deck, world size, ranks per node and build. A deck that does not resolve is no one's.
 template <class MayDiffer>
 std::string mismatch(const ClassPoint& a, const ClassPoint& b, MayDiffer may_differ) {
+  if (!a.audit.config || !b.audit.config) return "a deck that does not resolve";
   for (const auto& d : all_differences(a.point->deck, b.point->deck, {}))
     if (!may_differ(d.key)) return d.key + " (" + d.old_value + " against " + d.new_value + ")";
   if (a.point->ranks != b.point->ranks) return "the world size";
@@ -188,7 +189,9 @@ AssessedRun assess_run(const ClassPoint& m, std::vector<AssessedVerification>& v
   if (!m.audit.findings.empty())
     raise(a.status, a.why, Status::inconsistent, "recorded values disagree: " + fields_of(m.audit));
   const std::optional<std::string> reference = resolved_class_deck(m.class_name, "measurement");
-  if (!reference) {
+  if (!m.audit.config) {
+    // Inconsistent already: a deck that does not resolve has no deviations to list.
+  } else if (!reference) {
     raise(a.status, a.why, Status::non_compliant, "class '" + m.class_name + "' is not one of this build's");
   } else {
     std::string forbidden;

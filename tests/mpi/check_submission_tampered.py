@@ -212,6 +212,9 @@ binary, _ = case("a dataset deleted", [broken] + launches, 6)
 assert any(broken in why for why in binary["why"]), binary["why"]
 garbled = edited("m1", lambda f: f[POINT].attrs.__setitem__("deck", "model: [unclosed"), True)
 case("a deck that does not parse", [garbled] + launches, 6)
+unresolved = edited("m1", lambda f: f[POINT].attrs.__setitem__("deck", "benchmark:\n  class: tiny-twin\nmodel:\n  layers: many\n"),
+                    True)
+case("a deck that is not a resolved deck", [unresolved] + launches, 6, {unresolved: {"deck"}})
 unprojected = edited("proj", unproject, True)
 case("a projected point passed off as a run", [unprojected] + submission, 6, {unprojected: {"iters"}})
 
