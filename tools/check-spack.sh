@@ -49,7 +49,7 @@ spack repo add --scope user "$root/spack"
 spack compiler find --scope user
 
 # What Spack can detect, made not buildable so that nothing is downloaded.
-spack external find --scope user --not-buildable cmake gmake pkgconf mpich openmpi hdf5 cuda
+spack external find --scope user --not-buildable cmake gmake pkgconf mpich openmpi hdf5 cuda openssl
 
 # The others, with their versions read from their own files.
 cmake_version() {  # the version in a library's CMake package file under PREFIX

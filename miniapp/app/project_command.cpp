@@ -9,9 +9,9 @@
 
 #include "app/agree.hpp"
 #include "app/count_option.hpp"
-#include "app/labels.hpp"
 #include "app/output_path.hpp"
 #include "backends/backend.hpp"
+#include "bench/labels.hpp"
 #include "bench/metrics.hpp"
 #include "build_info.hpp"
 #include "config/deck.hpp"

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "app/labels.hpp"
+#include "bench/labels.hpp"
 #include "config/deck_diff.hpp"
 #include "core/error.hpp"
 

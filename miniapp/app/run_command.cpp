@@ -6,24 +6,27 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "app/agree.hpp"
 #include "app/count_option.hpp"
 #include "app/interrupt.hpp"
-#include "app/labels.hpp"
 #include "app/output_path.hpp"
 #include "app/progress.hpp"
 #include "app/provenance.hpp"
 #include "app/resume_check.hpp"
 #include "backends/backend.hpp"
 #include "bench/calibration.hpp"
+#include "bench/labels.hpp"
 #include "bench/runner.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/mpi_comm.hpp"
 #include "comm/watchdog.hpp"
+#include "config/machine_profile.hpp"
 #include "core/error.hpp"
 #include "core/fault_seam.hpp"
 #include "device/device.hpp"
@@ -98,18 +101,46 @@ std::string describe(const SweepPoint& p, size_t i) {
   return point_name(i) + " " + (p.label.empty() ? p.config.attention.backend : p.label);
 }
 
-// Memory per rank of this host's device for the dry run's ranks per node (all its ranks
-// on this node unless --ranks-per-node says otherwise), or -1 where this host lacks the
-// deck's device: the real run here would refuse what exceeds it.
-int64_t dry_run_capacity(const RunConfig& cfg, const Topology& topology) {
+// The deck's machine profile as `project` reads it (devices per node, device memory), or
+// none: `measure`, a profile with peaks only, or one not found here.
+std::optional<ProjectionProfile> deck_profile(const RunConfig& cfg, const std::string& deck_path) {
   try {
-    return capacity_per_rank(*make_device(cfg.run.device, topology), topology);
+    const std::filesystem::path dir =
+        deck_path.empty() ? std::filesystem::path() : std::filesystem::absolute(deck_path).parent_path();
+    return load_projection_profile(cfg.machine.profile, dir);
   } catch (const Error&) {
-    return -1;
+    return std::nullopt;
   }
 }
 
-// Why this build cannot run on `kind` (the line make_device would give), or "".
+// Where the dry run's memory check comes from: the capacity per rank and its source.
+struct DryRunCapacity {
+  int64_t bytes = -1;  // -1: none known here
+  std::string source;  // "this host's kokkos device", "machine profile h100-sxm-ndr (80 GiB per device)"
+};
+
+// Memory per rank of the deck's device for the dry run's ranks per node: this host's
+// device where the build has the deck's; for a device this build lacks (a GPU class on a
+// login node's host build), the device memory of the deck's machine profile.
+DryRunCapacity dry_run_capacity(const RunConfig& cfg, const Topology& topology,
+                                const std::optional<ProjectionProfile>& profile, bool built) {
+  if (built) {
+    try {
+      return {capacity_per_rank(*make_device(cfg.run.device, topology), topology),
+              std::string("this host's ") + to_string(cfg.run.device) + " device"};
+    } catch (const Error&) {
+      return {};
+    }
+  }
+  if (!profile || profile->memory_gib <= 0) return {};
+  std::ostringstream gib;
+  gib << profile->memory_gib;
+  return {int64_t(profile->memory_gib * double(int64_t(1) << 30)),
+          "machine profile " + cfg.machine.profile + " (" + gib.str() + " GiB per device)"};
+}
+
+// Why this build cannot run on `kind` (the line make_device would give, which names the
+// build that can), or "" when it can.
 std::string build_refusal(DeviceKind kind) {
   for (const auto& d : device_registry())
     if (d.kind == kind) return "";
@@ -130,61 +161,79 @@ std::string nothing_runs(const std::vector<SweepPoint>& points, const std::vecto
          "); nothing was run or written";
 }
 
+// The dry run's topology: --ranks, else this launch's ranks (the deck's
+// topology.world_size when it is one process); --ranks-per-node, else the deck's, else the machine profile's
+// devices per node for a device this build lacks (a GPU class), else all on one node.
+Topology dry_run_topology(const Options& o, bool ranks_given, bool per_node_given, const RunConfig& first,
+                          const std::optional<ProjectionProfile>& profile, bool built) {
+  if (ranks_given && o.ranks < 1) input_error("--ranks must be at least 1, got " + std::to_string(o.ranks));
+  int world = o.ranks;
+  if (!ranks_given) {
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    // One process (a login node's shell) checks the deck at the ranks it is written for.
+    if (world == 1 && first.topology.world_size > 0) world = first.topology.world_size;
+  }
+  int per_node = first.topology.ranks_per_node;
+  if (per_node_given)
+    check_ranks_per_node(per_node = o.ranks_per_node, world, "--ranks-per-node");
+  else if (per_node > 0)
+    check_ranks_per_node(per_node, world, "topology.ranks_per_node");
+  else
+    per_node = !built && profile ? std::min(world, profile->gpus_per_node) : world;
+  return Topology{world, per_node, per_node_given ? o.ranks_per_node : world};
+}
+
 // `run --dry-run`: expand and check the deck, print the points; nothing runs or is written.
-// Exit 2 (on every rank) when no point would run.
+// A deck for a device this build lacks is checked all the same (the backend on the
+// topology, the memory estimate against its machine profile's device), saying which build
+// runs it. Exit 2 (on every rank) when no point would run.
 int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
   std::vector<SweepPoint> points;
   std::vector<std::string> skipped;
   Topology topology;
-  int64_t capacity = -1;
+  DryRunCapacity capacity;
   std::string unbuilt;
+  bool built = true;
   if (!agree([&] {
         points = load_deck(o.deck).expand();
-        int world = o.ranks;
-        if (!ranks_given) MPI_Comm_size(MPI_COMM_WORLD, &world);
-        int per_node = points.front().config.topology.ranks_per_node;
-        if (per_node_given)
-          check_ranks_per_node(per_node = o.ranks_per_node, world, "--ranks-per-node");
-        else if (per_node > 0)
-          check_ranks_per_node(per_node, world, "topology.ranks_per_node");
-        else
-          per_node = world;
-        topology = Topology{world, per_node, per_node_given ? o.ranks_per_node : world};
+        const RunConfig& first = points.front().config;
+        unbuilt = build_refusal(first.run.device);
+        built = unbuilt.empty();
+        const std::optional<ProjectionProfile> profile = deck_profile(first, o.deck.deck);
+        topology = dry_run_topology(o, ranks_given, per_node_given, first, profile, built);
         skipped = skip_reasons(points, topology);
-        unbuilt = build_refusal(points.front().config.run.device);
-        if (unbuilt.empty()) capacity = dry_run_capacity(points.front().config, topology);
+        capacity = dry_run_capacity(first, topology, profile, built);
       }))
     return 2;
   size_t runnable = 0, refused = 0, all_skipped = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
-    const std::string refusal = capacity < 0 ? "" : memory_refusal(p.config, topology, capacity);
+    const std::string refusal = capacity.bytes < 0 ? "" : memory_refusal(p.config, topology, capacity.bytes);
     std::string line;
     if (!skipped[i].empty()) {
       ++all_skipped;
       line = "skipped: " + skipped[i];
-    } else if (!unbuilt.empty()) {
-      line = "not runnable with this build: " + unbuilt;
     } else if (!refusal.empty()) {
       ++refused;
-      line = "would be refused here: " + refusal;
+      line = "would be refused " + std::string(built ? "here" : "on its device") + ": " + refusal;
     } else {
       ++runnable;
       line = "runs, memory estimate " + std::to_string(estimate_memory_bytes(p.config, topology) >> 20) +
-             " MiB per rank";
+             " MiB per rank" +
+             (capacity.bytes < 0
+                  ? " (no device memory known here to check it against)"
+                  : ", within the " + std::to_string(capacity.bytes >> 20) + " MiB of " + capacity.source);
     }
     if (world_rank() == 0) std::printf("%s: %s\n", describe(p, i).c_str(), line.c_str());
   }
-  const size_t unrunnable = points.size() - runnable - refused - all_skipped;
   if (world_rank() == 0) {
     std::printf("dry run: %zu points, %zu run on %d ranks, %zu skipped", points.size(), runnable,
                 topology.world_size, all_skipped);
-    if (refused) std::printf(", %zu would be refused here", refused);
-    if (unrunnable) std::printf(", %zu not runnable with this build", unrunnable);
-    std::printf("\n");
+    if (refused) std::printf(", %zu would be refused %s", refused, built ? "here" : "on their device");
+    std::printf("\nnodes: %d of %d ranks\n", topology.nodes(), topology.ranks_per_node);
+    if (!built) std::printf("runs with another build: %s\n", unbuilt.c_str());
     std::fflush(stdout);
   }
-  if (unrunnable) return input_error_exit("the deck's points cannot run with this build: " + unbuilt);
   if (all_skipped == points.size())
     return input_error_exit(nothing_runs(points, skipped, topology.world_size));
   return 0;
@@ -194,11 +243,12 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
 // has none, so a failure on one rank never leaves another waiting. The output file is
 // checked before any work, and only replaced or written once everything else is known.
 bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
-  std::string deck_yaml;
+  std::string deck_yaml, deck_digest;
   if (!agree([&] {
         check_options(o);
         const Deck deck = load_deck(o.deck);
         deck_yaml = deck.to_yaml();
+        deck_digest = deck_file_digest(o.deck.deck);
         s.points = deck.expand();
         // The start-up's waits (the comm's start) are bounded by the deck's limit too.
         watchdog::configure(s.points.front().config.run.watchdog_seconds);
@@ -250,6 +300,7 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
     return false;
 
   Provenance prov = collect_provenance(*s.world, *s.device, command_line, deck_yaml);
+  if (!deck_digest.empty()) prov.text["deck_sha256"] = deck_digest;
   return agree([&] {
     if (world_rank() != 0) return;
     if (!path.empty()) {
@@ -312,8 +363,9 @@ std::string fom_line(const PointResult& p, const RunConfig& cfg) {
     << " world=" << p.labels.at(lk::world_size) << " seq=" << p.labels.at(lk::seq_len)
     << " tokens/s=" << metric(mk::tokens_per_s, 1)
     << " tokens/s/device=" << metric(mk::tokens_per_s_per_device, 1)
-    << " TFLOPS/device=" << metric(mk::tflops_per_device, 4) << " MFU=" << metric(mk::mfu, 2, 100.0)
-    << "% peak_MB=" << metric(mk::peak_memory_mb, 1) << " " << verdict_note(p, cfg);
+    << " TFLOPS/device=" << metric(mk::tflops_per_device, 4)
+    << " MFU(MPT,full-mask)=" << metric(mk::mfu, 2, 100.0) << "% peak_MB=" << metric(mk::peak_memory_mb, 1)
+    << " " << verdict_note(p, cfg);
   return s.str();
 }
 

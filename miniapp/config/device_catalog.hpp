@@ -18,6 +18,7 @@ struct DeviceDeckFacts {
   // host kernel's tiles, would be ignored there.
   bool own_tiles = false;
   std::vector<CommKind> comms;  // the comm libraries that can move its tensors (run.comm)
+  bool gpu = false;             // a GPU: its runs record it in the provenance (gpu_* keys)
 };
 
 void install_device_catalog(std::vector<DeviceDeckFacts> devices);

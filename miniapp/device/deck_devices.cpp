@@ -16,6 +16,7 @@ void install_deck_devices() {
   gpu.kernel_families = true;
   gpu.own_tiles = true;
   gpu.comms = {CommKind::mpi, CommKind::nccl};
+  gpu.gpu = true;
   install_device_catalog({host, gpu});
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/enum_names.hpp"
@@ -258,6 +259,8 @@ json point_json(const PointResult& p, int64_t index) {
             {"verdict", p.verdict},
             {"reference", p.reference},
             {"skipped_reason", p.skipped_reason},
+            {"provenance_digest", p.provenance_digest},
+            {"digest", p.digest},
             {"iters", int64_t(p.iters)},
             {"ranks", int64_t(p.ranks)},
             {"labels", p.labels},
@@ -286,6 +289,9 @@ std::pair<int64_t, PointResult> point_from_json(const json& g) {
   p.verdict = text(member(g, "verdict"), "verdict");
   p.reference = text(member(g, "reference"), "reference");
   p.skipped_reason = text(member(g, "skipped_reason"), "skipped_reason");
+  // Files written before digests have none.
+  for (auto [key, digest] : {std::pair{"provenance_digest", &p.provenance_digest}, {"digest", &p.digest}})
+    if (g.contains(key)) *digest = text(g.at(key), key);
   p.iters = small_integer(member(g, "iters"), "iters");
   p.ranks = small_integer(member(g, "ranks"), "ranks");
   if (p.iters < 0 || p.ranks < 0) fail("iters or ranks is negative");

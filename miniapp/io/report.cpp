@@ -92,6 +92,10 @@ Column whole_job(std::string header, std::string key, int decimals) {
 }
 
 constexpr double kPercent = 100.0;
+// MFU and HFU name their FLOP convention wherever they print: MPT's formula counts the
+// whole S² of attention (full mask); the causal count halves it (docs/user-guide.md, "Metrics").
+constexpr const char* kMfuFullMask = "MFU (MPT, full mask)";
+constexpr const char* kHfuFullMask = "HFU (MPT, full mask)";
 constexpr double kPerMiB = 1.0 / (1024.0 * 1024.0);
 
 Table build(const std::vector<PointResult>& points, const std::vector<Column>& columns) {
@@ -139,8 +143,8 @@ Table summary_table(const std::vector<PointResult>& points) {
        flag("fwd_only", lk::fwd_only), metric("iters/s", mk::iters_per_s, 3),
        metric("latency(ms)", mk::latency_ms, 3), metric("tokens/s", mk::tokens_per_s, 0),
        metric("tokens/s/device", mk::tokens_per_s_per_device, 0),
-       metric("TFLOPS/device", mk::tflops_per_device, 2), metric("MFU", mk::mfu, 2, kPercent),
-       metric("HFU", mk::hfu, 2, kPercent), metric("peak MB/device", mk::peak_memory_mb, 1),
+       metric("TFLOPS/device", mk::tflops_per_device, 2), metric(kMfuFullMask, mk::mfu, 2, kPercent),
+       metric(kHfuFullMask, mk::hfu, 2, kPercent), metric("peak MB/device", mk::peak_memory_mb, 1),
        metric("sent MB/device/step (intra)", mk::bytes_sent_intra_per_device, 1, kPerMiB),
        metric("sent MB/device/step (inter)", mk::bytes_sent_inter_per_device, 1, kPerMiB), verdict});
 }
@@ -175,8 +179,8 @@ Table mpt_table(const std::vector<PointResult>& points) {
                         label("SeqLen (T)", lk::seq_len),
                         label("# GPUs", lk::world_size),
                         label("GPU", lk::gpu),
-                        metric("MFU", mk::mfu, 2, kPercent),
-                        metric("HFU", mk::hfu, 2, kPercent),
+                        metric(kMfuFullMask, mk::mfu, 2, kPercent),
+                        metric(kHfuFullMask, mk::hfu, 2, kPercent),
                         metric("Model TFLOP", mk::tflops_per_device, 3),
                         label("MicroBatchSize", lk::batch),
                         one,
@@ -237,7 +241,7 @@ Table burst_table(const std::vector<PointResult>& points) {
   const Column variant{"Variant", burst_variant};
   return build(sorted,
                {label("Model", lk::model), label("SeqLen (T)", lk::seq_len), label("# GPUs", lk::world_size),
-                label("GPU", lk::gpu), variant, metric("MFU", mk::mfu_causal, 2, kPercent),
+                label("GPU", lk::gpu), variant, metric("MFU (causal)", mk::mfu_causal, 2, kPercent),
                 metric("Tokens/s/GPU", mk::tokens_per_s_per_device, 1)});
 }
 

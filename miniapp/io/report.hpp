@@ -15,7 +15,7 @@ namespace minictx {
 
 // The default `minictx report` / end-of-run table: point | backend | ring_type | mode |
 // world | seq_len | batch | fwd_only | iters/s | latency(ms) | tokens/s | tokens/s/device |
-// TFLOPS/device | MFU | HFU | peak MB/device | sent MB/device (intra) |
+// TFLOPS/device | MFU (MPT, full mask) | HFU (MPT, full mask) | peak MB/device | sent MB/device (intra) |
 // sent MB/device (inter) | verdict ("skipped: <reason>" for a skipped point).
 Table summary_table(const std::vector<PointResult>& points);
 
@@ -27,7 +27,8 @@ Table usp_table(const std::vector<PointResult>& points);
 // place of the two degrees.
 Table double_ring_table(const std::vector<PointResult>& points);
 
-// The MPT benchmark table (llm-foundry): Model | SeqLen (T) | # GPUs | GPU | MFU | HFU |
+// The MPT benchmark table (llm-foundry): Model | SeqLen (T) | # GPUs | GPU | MFU (MPT, full
+// mask) | HFU (MPT, full mask) |
 // Model TFLOP | MicroBatchSize | GradAccum | GlobalBatchSize | Throughput (S/s) |
 // Throughput (T/s) | Throughput (T/s/GPU) | GlobalBatchSize (T) | Precision | MP Mode |
 // Sharding Strategy | Activation Checkpointing | Activation CPUOffload | NumParams.
@@ -44,7 +45,7 @@ Table mpt_table(const std::vector<PointResult>& points);
 // Checkpointing". Any other backend is named "backend (ring_type)".
 std::string burst_variant(const PointResult& p);
 
-// The BurstAttention figures as a table: Model | SeqLen (T) | # GPUs | GPU | Variant | MFU |
+// The BurstAttention figures as a table: Model | SeqLen (T) | # GPUs | GPU | Variant | MFU (causal) |
 // Tokens/s, one row per point, grouped by setting (model, seq_len, world size) in order
 // of first appearance, variants (A)..(D) first inside a setting.
 Table burst_table(const std::vector<PointResult>& points);

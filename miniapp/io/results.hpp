@@ -78,6 +78,10 @@ struct PointResult {
   std::vector<VerifyRow> verification;
   RingTimelineResult ring_timeline;  // empty unless asked for, and for backends without a ring
   std::string skipped_reason;        // non-empty: the point did not run, and why
+  // SHA-256 of the provenance the point was written under, and of the point bound to it
+  // (io/point_digest.hpp): set by the writer; empty in files written before digests.
+  std::string provenance_digest;
+  std::string digest;
 };
 
 struct ResultsFile {

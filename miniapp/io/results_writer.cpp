@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/file_kind.hpp"
 #include "io/hdf5_util.hpp"
+#include "io/point_digest.hpp"
 #include "io/point_json.hpp"
 #include "io/results_journal.hpp"
 #include "io/results_reader.hpp"
@@ -142,6 +143,8 @@ void write_point(hid_t points, const PointResult& p, int64_t index) {
   h5::write_attribute(g, "skipped_reason", p.skipped_reason);
   h5::write_attribute(g, "iters", static_cast<int64_t>(p.iters));
   h5::write_attribute(g, "ranks", static_cast<int64_t>(p.ranks));
+  h5::write_attribute(g, "provenance_digest", p.provenance_digest);
+  h5::write_attribute(g, "digest", p.digest);
   {
     h5::Handle labels = h5::create_group(g, "labels");
     for (const auto& [key, value] : p.labels) h5::write_attribute(labels.get(), key, value);
@@ -255,6 +258,7 @@ void ResultsWriter::add_point(const PointResult& p) {
     fail("point '" + p.name + "': iter_seconds has " + std::to_string(p.iter_seconds.size()) +
          " values, not iters x ranks = " + std::to_string(p.iters) + " x " + std::to_string(p.ranks));
   contents_.points.push_back(p);
+  seal_point(contents_.points.back(), contents_.provenance);
   try {
     // A file replaced or deleted under the run: the rewrite finds out, and saves this run's points beside.
     if (rewrite_due() || !still_at_path())

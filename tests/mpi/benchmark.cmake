@@ -17,10 +17,20 @@ foreach(_deck ${_class_decks})
                                                          LABELS quick TIMEOUT 60)
 endforeach()
 
-# The submission report on runs of a twin: compliant with its verification run joined,
-# a forbidden change named, allowed changes listed as allowed, no verification =
-# unverified; and the run's printed lines saying which run is which.
-add_test(NAME benchmark_submission COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_submission.py
-                                           $<TARGET_FILE:minictx> ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR}/inputs/benchmark)
-set_tests_properties(benchmark_submission PROPERTIES PASS_REGULAR_EXPRESSION "submission ok" LABELS full
-                                                     PROCESSORS 2 TIMEOUT 600)
+# The submission report and tools/check-submission.py, on honest runs of the tiny class's
+# host twin made once (benchmark_submission_runs: three launches, their verification runs,
+# deviations, a projection) and on copies of them tampered with h5py; the two tools agree
+# on every case (tests/mpi/check_submission*.py).
+set(_submission_runs ${CMAKE_CURRENT_BINARY_DIR}/submission_runs)
+add_test(NAME benchmark_submission_runs
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/make_submission_runs.py $<TARGET_FILE:minictx>
+                 ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR}/inputs/benchmark ${_submission_runs})
+set_tests_properties(benchmark_submission_runs PROPERTIES FIXTURES_SETUP submission_runs
+                     PASS_REGULAR_EXPRESSION "submission runs ok" LABELS full PROCESSORS 2 TIMEOUT 600)
+foreach(_check submission submission_tampered)
+  add_test(NAME benchmark_${_check}
+           COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_${_check}.py $<TARGET_FILE:minictx>
+                   ${_submission_runs})
+  set_tests_properties(benchmark_${_check} PROPERTIES FIXTURES_REQUIRED submission_runs
+                       PASS_REGULAR_EXPRESSION "submission ok|tampered submissions ok" LABELS full TIMEOUT 300)
+endforeach()

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Every deck in inputs/ expands and every point of it runs at the scale the deck says:
-`minictx run DECK --dry-run --ranks N` must exit 0 with no point skipped, or, for a deck
-whose run.device this build lacks (a CUDA deck on a host-only build), exit 2 with every
-point listed as not runnable with this build and none skipped. N is the rank
-count of the deck's own usage line ("mpiexec -n N", or "--ntasks-per-node=N" times "-N
-NODES", which also sets the ranks per node), 1 when it has none.
+`minictx run DECK --dry-run --ranks N` must exit 0 with no point skipped (a deck whose
+run.device this build lacks, a CUDA deck on a host-only build, is checked all the same and
+names the build that runs it). N is the rank count of the deck's own usage line
+("mpiexec -n N", or "--ntasks-per-node=N" times "-N NODES", which also sets the ranks per
+node), 1 when it has none.
 
   check_deck.py MINICTX DECK"""
 import re
@@ -26,10 +26,5 @@ print(run.stdout + run.stderr)
 summary = re.search(r"dry run: (\d+) points, (\d+) run on (\d+) ranks, (\d+) skipped", run.stdout)
 assert summary, "no summary line"
 assert summary.group(4) == "0", "points skipped at the deck's own scale"
-unbuilt = re.search(r", (\d+) not runnable with this build$", run.stdout, re.M)
-if unbuilt:
-    assert run.returncode == 2 and unbuilt.group(1) == summary.group(1), (run.returncode, unbuilt.group(0))
-    assert "minictx: error: the deck's points cannot run with this build" in run.stderr, run.stderr
-else:
-    assert run.returncode == 0, run.returncode
+assert run.returncode == 0, run.returncode
 print(f"deck ok: {deck} ({summary.group(1)} points on {ranks} ranks)")

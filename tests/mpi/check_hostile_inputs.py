@@ -205,9 +205,10 @@ def launches(tmp):
     refused(["verify", DECK, "--dump", long_name] + RING, "--dump " + long_name + ": the name is too long", ranks=4)
     assert os.listdir(tmp) == [], os.listdir(tmp)
     if "cuda" not in subprocess.run([minictx, "list"], capture_output=True, text=True).stdout.split("comms:")[0]:
-        listing = refused(["run", DECK, "--dry-run", "--set", "run.device=cuda"] + RING,
-                          "cannot run with this build", "device 'cuda' is not compiled into this build")
-        assert "not runnable with this build" in listing, listing
+        # A GPU deck on a host-only build (a login node) is checked all the same, naming the build that runs it.
+        dry = subprocess.run([minictx, "run", DECK, "--dry-run", "--set", "run.device=cuda"] + RING,
+                             capture_output=True, text=True)
+        assert dry.returncode == 0 and "runs with another build: device 'cuda'" in dry.stdout, dry.stdout + dry.stderr
 
 
 with tempfile.TemporaryDirectory() as tmp:

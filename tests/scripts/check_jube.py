@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The JUBE benchmark definition (jube/minictx.xml) runs the tiny class's host twin on
-this machine (tags tiny twin local): its measurement, its verification run and the
-submission report; `jube result` prints one row with the FOM, VALID and compliant.
+this machine (tags tiny twin local): its three launches, its verification run and the
+submission report; `jube result` prints one row with the ranks per node, the median FOM and
+its spread, VALID and compliant.
 Exits 77 (ctest SKIP_RETURN_CODE) when JUBE is not installed (ci/setup-deps.sh installs it).
 
   check_jube.py MINICTX MPIEXEC SOURCE_DIR"""
@@ -28,7 +29,7 @@ with tempfile.TemporaryDirectory() as tmp:
     rows = [line for line in result.stdout.splitlines() if re.match(r"^\|?\s*tiny\s*\|", line)]
     assert len(rows) == 1, "one result row for the tiny class"
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
-    assert cells[:4] == ["tiny", "-twin", "local", "1"], cells
-    assert float(cells[4]) > 0, cells
-    assert cells[5:] == ["VALID", "compliant"], cells
+    assert cells[:5] == ["tiny", "-twin", "local", "1", "1"], cells
+    assert float(cells[5]) > 0 and "%" in cells[6], cells
+    assert cells[7:] == ["VALID", "compliant"], cells
 print("jube ok")

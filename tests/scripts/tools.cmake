@@ -22,6 +22,14 @@ add_test(NAME benchmark_jube COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DI
 set_tests_properties(benchmark_jube PROPERTIES PASS_REGULAR_EXPRESSION "jube ok" SKIP_RETURN_CODE 77
                                                LABELS full TIMEOUT 600)
 
+# Every h5py line of outputs/README.md on a file a run just wrote, and the bench recipe on
+# the bench file of project_bench_kernels.
+add_test(NAME outputs_readme_recipes
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_outputs_readme.py $<TARGET_FILE:minictx>
+                 ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/tests/project_kernel_calibration.h5)
+set_tests_properties(outputs_readme_recipes PROPERTIES FIXTURES_REQUIRED project_kernels PASS_REGULAR_EXPRESSION
+                     "outputs readme ok" LABELS full PROCESSORS 2 TIMEOUT 120)
+
 # outputs/plot.py on a small real sweep (lines) and on burst-variant points (bars).
 add_test(NAME plot_script
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_plot.py $<TARGET_FILE:minictx>

@@ -2,7 +2,7 @@
 // ran and nothing of a layer stack that did not.
 #include <gtest/gtest.h>
 
-#include "app/labels.hpp"
+#include "bench/labels.hpp"
 #include "installed_backends.hpp"
 #include "io/results_schema.hpp"
 

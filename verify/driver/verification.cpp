@@ -107,6 +107,18 @@ std::string grad_name(int layer, Weight w) {
   return "grads/layer" + std::to_string(layer) + "/" + weight_name(w);
 }
 
+}  // namespace
+
+std::vector<std::string> verification_tensor_names(const RunConfig& cfg) {
+  if (cfg.run.mode == Mode::attention) return {"outputs/o", "outputs/lse", "grads/q", "grads/k", "grads/v"};
+  std::vector<std::string> names = {kLoss, kOutput, "grads/x"};
+  for (int l = 0; l < cfg.model.layers; ++l)
+    for (int w = 0; w < int(Weight::count); ++w) names.push_back(grad_name(l, Weight(w)));
+  return names;
+}
+
+namespace {
+
 // One step of `cfg` on `comm`; the global outputs and gradients on every rank of it.
 Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
   validate_backend(cfg, comm.group_topology());  // the single-device reference: a group of one

@@ -65,6 +65,11 @@ reference::Problem reference_problem(const RunConfig& cfg);
 // bf16 2.5e-2 as TransformerEngine, 3.5e-2 with GQA, fp16 5e-3).
 double verify_tolerance(const RunConfig& cfg);
 
+// The tensors a verification of `cfg` compares, in its table's order: attention mode's
+// outputs/o, outputs/lse and grads/q, k, v; the model's outputs/loss, outputs/y, grads/x
+// and every layer's weight gradients (grads/layer<l>/<weight>).
+std::vector<std::string> verification_tensor_names(const RunConfig& cfg);
+
 // One table row from a tensor and its reference (exposed for tests). Relative errors are
 // relative to `scale` where it is given (> 0), else to max |ref| (max_rel_err) and rms(ref)
 // (rms_rel_err).

@@ -32,6 +32,9 @@ class Minictx(CMakePackage, CudaPackage):
     depends_on("yaml-cpp")
     depends_on("nlohmann-json@3.9:")
     depends_on("cli11")
+    # SHA-256 of the results' points, the binary and the decks; the submission report's JSON.
+    depends_on("openssl")
+    depends_on("nlohmann-json")
     depends_on("googletest", type=("build", "test"), when="+tests")
 
     # The NVIDIA path: cuBLASLt and NCCL beside the CUDA toolkit.

@@ -1,4 +1,4 @@
-#include "app/labels.hpp"
+#include "bench/labels.hpp"
 
 #include <cstdio>
 
