@@ -25,8 +25,9 @@ LossScaler::LossScaler(const RunConfig& cfg)
 
 bool LossScaler::accept(bool gradients_finite, double loss) {
   if (!std::isfinite(loss))
-    throw PointRefused("the loss is " + number(loss) + ": the forward overflows " + to_string(dtype_) +
-                       ", which no loss scale changes (a smaller run.input_scale keeps the activations in range)");
+    throw PointRefused(
+        "the loss is " + number(loss) + ": the forward overflows " + to_string(dtype_) +
+        ", which no loss scale changes (a smaller run.input_scale keeps the activations in range)");
   if (gradients_finite) {
     if (dynamic_ && ++clean_ == kGrowthInterval) {
       scale_ *= 2;
@@ -34,7 +35,8 @@ bool LossScaler::accept(bool gradients_finite, double loss) {
     }
     return true;
   }
-  const std::string overflow = "the weight gradients overflow " + std::string(to_string(dtype_)) + " (Inf or NaN) ";
+  const std::string overflow =
+      "the weight gradients overflow " + std::string(to_string(dtype_)) + " (Inf or NaN) ";
   if (!dynamic_)
     throw PointRefused(overflow + "at the fixed run.loss_scale " + number(scale_) +
                        ": set run.loss_scale to dynamic, or to a smaller power of two");
