@@ -107,6 +107,21 @@ KeySpec backend_key_spec(const BackendKey& b) {
   return s;
 }
 
+// run.loss_scale: a fixed scale (a number) or `dynamic`, RunSettings::kDynamicLossScale.
+KeySpec loss_scale_key() {
+  KeySpec s = real("run.loss_scale", &RunConfig::run, &RunSettings::loss_scale, 1, false);
+  s.word = "dynamic";
+  s.apply = [](RunConfig& c, const DeckScalar& v) {
+    const double* fixed = std::get_if<double>(&v);
+    c.run.loss_scale = fixed ? *fixed : RunSettings::kDynamicLossScale;
+  };
+  s.read = [](const RunConfig& c) {
+    return c.run.loss_scale == RunSettings::kDynamicLossScale ? DeckScalar(std::string("dynamic"))
+                                                              : DeckScalar(c.run.loss_scale);
+  };
+  return s;
+}
+
 std::vector<KeySpec> make_schema() {
   using R = RunConfig;
   std::vector<KeySpec> k;
@@ -151,16 +166,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(enumeration("run.grad_reduce", &R::run, &RunSettings::grad_reduce));
   k.push_back(enumeration("run.grad_reduce_dtype", &R::run, &RunSettings::grad_reduce_dtype));
   k.push_back(enumeration("run.dtype", &R::run, &RunSettings::dtype));
-  k.push_back(real("run.loss_scale", &R::run, &RunSettings::loss_scale, 1, false));
-  k.back().word = "dynamic";  // RunSettings::kDynamicLossScale
-  k.back().apply = [](RunConfig& c, const DeckScalar& v) {
-    const double* fixed = std::get_if<double>(&v);
-    c.run.loss_scale = fixed ? *fixed : RunSettings::kDynamicLossScale;
-  };
-  k.back().read = [](const RunConfig& c) {
-    return c.run.loss_scale == RunSettings::kDynamicLossScale ? DeckScalar(std::string("dynamic"))
-                                                              : DeckScalar(c.run.loss_scale);
-  };
+  k.push_back(loss_scale_key());
   k.push_back(real("run.initial_loss_scale", &R::run, &RunSettings::initial_loss_scale, 1, false));
   k.push_back(enumeration("run.device", &R::run, &RunSettings::device));
   k.push_back(enumeration("run.comm", &R::run, &RunSettings::comm));

@@ -59,15 +59,20 @@ Cost gradient_check(const RunConfig& cfg, const KernelRates& rates) {
   return cost_of(Bound::memory, s);
 }
 
-// The gradient sums LayerStack makes, one grouped sum per layer, each costing `one`:
-// after the backward, all of them exposed; overlapped, each starts when its layer's
+// The gradient sums LayerStack makes, one grouped sum per layer: a layer's gradients are
+// one grouped call (Comm::all_reduce_sum_start of a buffer list), whose reductions
+// progress together, one latency chain, in the gradients' dtype (run.grad_reduce_dtype).
+// After the backward, all of them are exposed; overlapped, each starts when its layer's
 // backward (`layer_backward_s`) ends and moves under the backward of the layers below as
 // far as the link overlaps a kernel, so at least the last layer's sum stays exposed.
-Cost gradient_sums(const Cost& one, double layers, double layer_backward_s, GradReduce when,
+Cost gradient_sums(const RunConfig& cfg, const Topology& topology, double layer_backward_s,
                    const LinkRates& links) {
+  const double layers = cfg.model.layers;
+  const Cost one = all_reduce_cost(double(cfg.model.n_params()) / layers,
+                                   double(element_bytes(cfg.grad_dtype())), 1, topology, links);
   Cost all = one.times(layers);
   const double total = all.seconds();
-  if (when == GradReduce::after_backward || total <= 0) return all;
+  if (cfg.run.grad_reduce == GradReduce::after_backward || total <= 0) return all;
   const double overlap = one.inter > 0 ? links.inter.overlap : links.intra.overlap;
   const double exposed = std::max(one.seconds(), total - overlap * (layers - 1) * layer_backward_s);
   all.intra *= exposed / total;
@@ -124,13 +129,7 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
       layer += ew_b;
       layer += attn_bwd;
       backward_phase += layer.times(layers);
-      // A layer's gradients are one grouped call (Comm::all_reduce_sum_start of a buffer
-      // list): its reductions progress together, one latency chain. They are stored, and
-      // summed, in their dtype (run.grad_reduce_dtype).
-      const Cost one_layer = all_reduce_cost(double(m.n_params()) / layers,
-                                             double(element_bytes(cfg.grad_dtype())), 1, topology, links);
-      grads = gradient_sums(one_layer, layers, layer.seconds() + recompute.seconds() / layers,
-                            cfg.run.grad_reduce, links);
+      grads = gradient_sums(cfg, topology, layer.seconds() + recompute.seconds() / layers, links);
       backward_phase += grads;
       check = gradient_check(cfg, rates).times(layers);
       backward_phase += check;

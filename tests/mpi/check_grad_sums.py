@@ -14,7 +14,10 @@ two emulated nodes), one `run` sweep with `run.verify` on:
 - fp16 at a fixed scale of 2^28: refused in one line, kept as a skipped point with that
   line as its reason (`minictx report`), and the sweep goes on.
 
-  check_grad_sums.py MPIEXEC MINICTX"""
+Further arguments are `--set` options given to the run (ci/gpu-check.sh gradsums: `--set
+run.device=cuda`, through the staged mpi comm).
+
+  check_grad_sums.py MPIEXEC MINICTX [--set KEY=VALUE ...]"""
 import math
 import subprocess
 import sys
@@ -24,7 +27,7 @@ import h5py
 
 from sweep_cases import sweep_args
 
-mpiexec, minictx = sys.argv[1], sys.argv[2]
+mpiexec, minictx, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
 ranks = 4
 big = str(2 ** 28)
 keys = ("run.dtype", "run.grad_reduce_dtype", "run.loss_scale", "run.initial_loss_scale")
@@ -55,7 +58,7 @@ def check(condition, what):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    out = subprocess.run([mpiexec, "-n", str(ranks), minictx, "run", "-o", f"{tmp}/g.h5"] + common + sweep_args(cases),
+    out = subprocess.run([mpiexec, "-n", str(ranks), minictx, "run", "-o", f"{tmp}/g.h5"] + common + extra + sweep_args(cases),
                          capture_output=True, text=True)
     print(out.stdout[-3000:], out.stderr[-2000:])
     check(out.returncode == 0, f"the sweep exits 0 (got {out.returncode})")

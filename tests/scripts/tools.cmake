@@ -28,3 +28,11 @@ add_test(NAME plot_script
                  ${MPIEXEC_BIN} ${CMAKE_SOURCE_DIR})
 set_tests_properties(plot_script PROPERTIES PASS_REGULAR_EXPRESSION "plot ok" PROCESSORS 2
                      TIMEOUT 300)
+
+# ci/gpu-check.sh's gradsums stage against a stand-in check: what it hands the check, its
+# log, a failure reported (under a second).
+add_test(NAME gpu_check_grad_sums_stage
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_gpu_grad_sums_stage.py
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(gpu_check_grad_sums_stage PROPERTIES PASS_REGULAR_EXPRESSION "gpu-check gradsums stage ok"
+                                                          LABELS quick TIMEOUT 60)

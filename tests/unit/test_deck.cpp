@@ -1128,13 +1128,13 @@ TEST(Benchmark, VerificationRoleTakesTheClassScaleAndVerifies) {
 TEST(Benchmark, RunRulesFixTheProblemAndFreeTheImplementation) {
   for (const char* fixed :
        {"model.layers", "model.d_model", "model.preset", "sequence.length", "sequence.batch",
-        "attention.causal", "run.dtype", "run.mode", "run.fwd_only", "run.input_scale", "benchmark.class",
-        "benchmark.verify_length", "some.future_key"})
+        "attention.causal", "run.dtype", "run.grad_reduce_dtype", "run.mode", "run.fwd_only",
+        "run.input_scale", "benchmark.class", "benchmark.verify_length", "some.future_key"})
     EXPECT_FALSE(run_rule(fixed).allowed) << fixed;
   for (const char* free :
        {"attention.backend", "attention.ring_type", "attention.ulysses_degree", "attention.block_q",
-        "run.comm", "run.device", "run.checkpointing", "run.iters", "topology.ranks_per_node",
-        "topology.world_size", "machine.profile", "output.file"})
+        "run.comm", "run.device", "run.checkpointing", "run.loss_scale", "run.iters",
+        "topology.ranks_per_node", "topology.world_size", "machine.profile", "output.file"})
     EXPECT_TRUE(run_rule(free).allowed) << free;
   EXPECT_TRUE(verification_may_differ("sequence.length"));
   EXPECT_TRUE(verification_may_differ("model.layers"));
