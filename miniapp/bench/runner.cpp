@@ -73,7 +73,7 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
   m.bytes_sent_inter = sent.inter;
   m.loss = loss;
   if (model) {
-    m.loss_scale = model->loss_scaler().scale();
+    m.loss_scale = model->grad_scale();
     m.overflow_steps = double(model->loss_scaler().overflows());
   }
   m.real_tokens = double(backend->layout().real_tokens(backend->part())) * cfg.sequence.batch;

@@ -46,7 +46,8 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
       timer_(timer),
       timeline_(timeline),
       store_(cfg.run.dtype),
-      scaler_(cfg) {
+      scaler_(cfg),
+      grad_scale_(scaler_.scale()) {
   const ModelShape& m = cfg.model;
   const SequenceLayout& layout = backend.layout();
   shape_ = attention_shape(cfg, layout);
@@ -231,13 +232,13 @@ SumHandle LayerStack::start_grad_sum(int l) {
 
 double LayerStack::step(bool with_backward) {
   for (;;) {
+    grad_scale_ = scaler_.scale();
     const double loss = forward(with_backward);
     if (!with_backward) return loss;
     const bool finite = backward();
     if (!scaler_.checks()) return loss;
-    const double scale = scaler_.scale();
     const bool stands = scaler_.accept(finite, loss);
-    if (scaler_.scale() != scale) seed_backward();
+    if (scaler_.scale() != grad_scale_) seed_backward();  // halved, or grown for the next step
     if (stands) return loss;
   }
 }
@@ -262,7 +263,7 @@ double LayerStack::forward(bool with_backward) {
     }
   }
   y_ = x;
-  double loss = dev_.dot(loss_coef_, y_) / scaler_.scale();
+  double loss = dev_.dot(loss_coef_, y_) / grad_scale_;
   comm_.all_reduce_sum(&loss, 1);
   return loss;
 }

@@ -44,7 +44,7 @@ class LayerStack {
   // as a training step leaves them for its optimiser to unscale.
   const Tensor& input_grad() const { return dx_; }
   const Tensor& weight_grad(int layer, Weight w) const { return layers_[size_t(layer)].grad[size_t(w)]; }
-  double grad_scale() const { return scaler_.scale(); }
+  double grad_scale() const { return grad_scale_; }
   const LossScaler& loss_scaler() const { return scaler_; }
   int layers() const { return int(layers_.size()); }
   // Query rows (this rank's, over all layers) the distributed attention forward ran over
@@ -103,6 +103,7 @@ class LayerStack {
   AttnShape shape_;
   DType store_;  // the storage type of weights and activations
   LossScaler scaler_;
+  double grad_scale_;  // the scale of the last step's loss (the scaler's may have grown since)
   std::vector<int64_t> positions_;
   int64_t rows_ = 0;        // B · local length
   int64_t first_half_ = 0;  // local rows per batch whose attention selective_half recomputes
