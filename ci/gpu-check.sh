@@ -23,9 +23,11 @@
 #               communicator behind a slow kernel), two ranks refused on the one GPU, an
 #               NCCL error and an operation stalled behind a kernel that never ends, each
 #               ending the job
+#   gradsums    the weight-gradient sums (fp32 and 16-bit) and fp16's loss scale on the GPU
+#               through the staged mpi comm, 4 ranks: tests/mpi/check_grad_sums.py
 # Default: deps build test sanitize bench. For a 15-minute GPU allocation, two calls:
 #   ci/gpu-check.sh deps build kernels grid acceptance     (about 6 minutes)
-#   ci/gpu-check.sh test sanitize layer nccl               (about 6 minutes)
+#   ci/gpu-check.sh test sanitize layer nccl gradsums      (about 8 minutes)
 # (docs/nvidia.md, "On a GPU machine").
 # Each stage prints its seconds, ends with a summary a person reads in a minute, and
 # writes at most 8 files to $OUT (the device tool returns at most 8). DRY_RUN=1 stops
@@ -33,7 +35,8 @@
 # Environment: OUT, DEPS_PREFIX (/tmp/minictx-deps), DEBS (.gpu-debs), BUILD_DIR (build-cuda),
 #              BENCH_SEQ (4096,16384,32768,65536), BENCH_HEAD_DIMS (64,128; acceptance: 128): the grid,
 #              SDPA_BENCH (python3 tools/bench-torch-sdpa-gpu.py): the command that times SDPA,
-#              TORCH_LAYER (python3 tools/bench-torch-layer-gpu.py): the command that times the layer.
+#              TORCH_LAYER (python3 tools/bench-torch-layer-gpu.py): the command that times the layer,
+#              GRAD_SUMS_CHECK (python3 tests/mpi/check_grad_sums.py): the gradsums stage's check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -43,6 +46,7 @@ debs=${DEBS:-$repo/.gpu-debs}
 build=${BUILD_DIR:-build-cuda}
 sdpa_bench=${SDPA_BENCH:-python3 tools/bench-torch-sdpa-gpu.py}
 torch_layer=${TORCH_LAYER:-python3 tools/bench-torch-layer-gpu.py}
+grad_sums_check=${GRAD_SUMS_CHECK:-python3 tests/mpi/check_grad_sums.py}
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(deps build test sanitize bench)
 mkdir -p "$out"
@@ -310,6 +314,15 @@ stage_nccl() {
   return $rc
 }
 
+# The weight-gradient sums and fp16's loss scale on the cuda device, 4 ranks sharing the GPU
+# through the staged mpi comm (NCCL needs a GPU per rank): check_grad_sums.py's sweep, whose
+# bytes, errors, overflows and refusal are those of the host's ctest case. The layer grid
+# (stage grid) runs the defaults, fp32 sums and the dynamic scale, in bf16 and fp16.
+stage_gradsums() {
+  deps_env timeout 240 $grad_sums_check "$prefix/usr/bin/mpiexec.hydra" "$build/miniapp/minictx" \
+    --set run.device=cuda 2>&1 | tee "$out/grad-sums.log"
+}
+
 # A failed test stage still lets the benchmarks run; the exit status reports both.
 failed=()
 for s in "${stages[@]}"; do
@@ -325,7 +338,8 @@ for s in "${stages[@]}"; do
     bench) stage_bench || failed+=(bench) ;;
     acceptance) stage_acceptance || failed+=(acceptance) ;;
     nccl) stage_nccl || failed+=(nccl) ;;
-    *) echo "gpu-check: unknown stage '$s' (deps build kernels grid acceptance test sanitize layer bench nccl)"; exit 2 ;;
+    gradsums) stage_gradsums || failed+=(gradsums) ;;
+    *) echo "gpu-check: unknown stage '$s' (deps build kernels grid acceptance test sanitize layer bench nccl gradsums)"; exit 2 ;;
   esac
   echo "gpu-check: stage $s took $((SECONDS - started)) s"
 done

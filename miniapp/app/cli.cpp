@@ -137,15 +137,26 @@ int cmd_verify(const VerifyOptions& o) {
     device->set_precision(p.config.run.dtype);
     device->set_attention_kernels(p.config.attention.kernels);
     device->set_attention_partials(p.config.attention.partials);
-    const Verification v =
-        verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml, &references);
+    // A point refused on every rank alike: a single point's is the launch's error; inside
+    // a sweep the point is INVALID with its reason.
+    Verification v;
+    std::string refused;
+    try {
+      v = verify_point(p.config, *world, *device, reference, o.dump, p.resolved_yaml, &references);
+    } catch (const PointRefused& e) {
+      if (points.size() == 1) return input_error_exit(e.what());
+      refused = e.what();
+    }
     all_valid = all_valid && v.valid;
     if (world_rank() == 0) {
       std::printf("verify %s backend=%s world=%d against %s%s%s\n",
                   p.config.run.mode == Mode::model ? "model" : "attention",
                   p.config.attention.backend.c_str(), world->size(), to_string(reference),
                   p.label.empty() ? "" : " at ", p.label.c_str());
-      print_verification(v);
+      if (refused.empty())
+        print_verification(v);
+      else
+        std::printf("refused: %s\n", refused.c_str());
       std::printf("%s\n", v.valid ? "VALID" : "INVALID");
       std::fflush(stdout);
     }

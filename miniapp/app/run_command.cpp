@@ -369,6 +369,20 @@ std::string fom_line(const PointResult& p, const RunConfig& cfg) {
   return s.str();
 }
 
+// The steps a dynamic loss scale ran again after an overflow, for a reviewer reading the
+// log; "" when there were none.
+std::string overflow_note(const PointResult& p) {
+  namespace mk = schema::metric_key;
+  const auto steps = p.metrics.find(mk::overflow_steps), scale = p.metrics.find(mk::loss_scale);
+  if (steps == p.metrics.end() || steps->second == 0 || scale == p.metrics.end()) return "";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "loss scale: %.0f step(s) ran again after their gradients overflowed, the scale halved each "
+                "time; it ended at %.0f (metrics overflow_steps, loss_scale)",
+                steps->second, scale->second);
+  return line;
+}
+
 // One point on every rank: measured, and verified when its deck says so, or the
 // recorded reason it was skipped. `peak` caches a measured peak FLOP/s across points.
 PointResult run_one_point(const SweepPoint& point, const std::string& skipped, RunSetup& s, double& peak) {
@@ -381,19 +395,24 @@ PointResult run_one_point(const SweepPoint& point, const std::string& skipped, R
     cfg.machine.peak_tflops = peak;
   }
   PointResult result;
-  if (!skipped.empty()) {
-    result.skipped_reason = skipped;
-    result.verdict = "SKIPPED";
-  } else {
-    result = run_point(cfg, *s.world, *s.device, stop_if_interrupted);
-    result.verdict = "UNVERIFIED";
-    if (cfg.run.verify) {
-      const Verification v = verify_point(cfg, *s.world, *s.device, cfg.run.reference);
-      result.verdict = v.valid ? "VALID" : "INVALID";
-      result.reference = v.reference;
-      result.verification = v.rows;
+  result.skipped_reason = skipped;
+  if (skipped.empty()) {
+    try {
+      result = run_point(cfg, *s.world, *s.device, stop_if_interrupted);
+      result.verdict = "UNVERIFIED";
+      if (cfg.run.verify) {
+        const Verification v = verify_point(cfg, *s.world, *s.device, cfg.run.reference);
+        result.verdict = v.valid ? "VALID" : "INVALID";
+        result.reference = v.reference;
+        result.verification = v.rows;
+      }
+    } catch (const PointRefused& e) {  // on every rank alike; a single point's is the run's error
+      if (s.points.size() == 1) throw;
+      result = PointResult{};
+      result.skipped_reason = e.what();
     }
   }
+  if (!result.skipped_reason.empty()) result.verdict = "SKIPPED";
   result.deck = point.resolved_yaml;
   result.labels = point_labels(cfg, s.world->topology());
   return result;
@@ -443,9 +462,10 @@ bool run_points(RunSetup& s) {
         }))
       return false;
     if (rank == 0) {
-      if (result.skipped_reason.empty())
+      if (result.skipped_reason.empty()) {
         std::printf("%s\n", fom_line(result, s.points[i].config).c_str());
-      else
+        if (const std::string note = overflow_note(result); !note.empty()) std::printf("%s\n", note.c_str());
+      } else
         std::printf("skipped: %s\n", result.skipped_reason.c_str());
       std::fflush(stdout);
     }
@@ -520,6 +540,8 @@ int RunCommand::run(const std::string& command_line) {
     if (!run_points(s)) return 2;
   } catch (const Interrupted& stop) {
     return report_interrupt(stop, s.writer.get(), s.points.size());
+  } catch (const PointRefused& e) {
+    return input_error_exit(e.what());
   }
   if (world_rank() == 0) print_summary(*s.writer);
   return 0;

@@ -12,9 +12,9 @@ namespace minictx {
 namespace mk = schema::metric_key;
 
 const std::vector<std::string>& phase_names() {
-  static const std::vector<std::string> names = {phase::forward,       phase::backward,
-                                                 phase::attention_fwd, phase::attention_bwd,
-                                                 phase::recompute,     phase::grad_allreduce};
+  static const std::vector<std::string> names = {
+      phase::forward,   phase::backward,       phase::attention_fwd, phase::attention_bwd,
+      phase::recompute, phase::grad_allreduce, phase::grad_check};
   return names;
 }
 
@@ -98,7 +98,11 @@ PointResult gather_point(const RunConfig& cfg, Comm& world, const RankMeasuremen
   p.bytes_sent_intra = gather_scalar(world, mine.bytes_sent_intra);
   p.bytes_sent_inter = gather_scalar(world, mine.bytes_sent_inter);
   p.metrics = derive_metrics(cfg, p);
-  if (cfg.run.mode == Mode::model) p.metrics[mk::loss] = mine.loss;
+  if (cfg.run.mode == Mode::model) {
+    p.metrics[mk::loss] = mine.loss;
+    p.metrics[mk::loss_scale] = mine.loss_scale;
+    p.metrics[mk::overflow_steps] = mine.overflow_steps;
+  }
   const auto tokens = gather_scalar(world, mine.real_tokens);
   p.metrics[mk::real_tokens_counted] = std::accumulate(tokens.begin(), tokens.end(), 0.0);
   return p;

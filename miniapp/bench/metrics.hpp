@@ -18,6 +18,10 @@ struct RankMeasurements {
   double bytes_sent_inter = 0;
   double loss = 0;
   double real_tokens = 0;  // tokens of this rank that are not padding, over the batch
+  // Model mode: the last step's loss scale, and the steps run again after an overflow
+  // (warm-up included): the same on every rank (LossScaler).
+  double loss_scale = 0;
+  double overflow_steps = 0;
 };
 
 // The phases every step reports (zero where a mode has none).

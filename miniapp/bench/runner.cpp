@@ -72,6 +72,10 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
   m.bytes_sent_intra = sent.intra;
   m.bytes_sent_inter = sent.inter;
   m.loss = loss;
+  if (model) {
+    m.loss_scale = model->grad_scale();
+    m.overflow_steps = double(model->loss_scaler().overflows());
+  }
   m.real_tokens = double(backend->layout().real_tokens(backend->part())) * cfg.sequence.batch;
   PointResult result = gather_point(cfg, world, m);
   if (cfg.run.ring_timeline) result.ring_timeline = gather_ring_timeline(world, timeline, recorded);

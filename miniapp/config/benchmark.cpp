@@ -22,6 +22,7 @@ constexpr Entry rules[] = {
     {"sequence.batch", false, "the batch is the class's problem"},
     {"attention.causal", false, "the causal mask is the class's problem"},
     {"run.dtype", false, "the dtype sets the problem's precision and its verification tolerance"},
+    {"run.grad_reduce_dtype", false, "the weight gradients' precision, like the dtype, is the problem's"},
     {"run.mode", false, "the figure of merit is a full training step"},
     {"run.fwd_only", false, "the figure of merit is a full training step"},
     {"run.input_scale", false, "the inputs are the class's problem"},

@@ -107,6 +107,21 @@ KeySpec backend_key_spec(const BackendKey& b) {
   return s;
 }
 
+// run.loss_scale: a fixed scale (a number) or `dynamic`, RunSettings::kDynamicLossScale.
+KeySpec loss_scale_key() {
+  KeySpec s = real("run.loss_scale", &RunConfig::run, &RunSettings::loss_scale, 1, false);
+  s.word = "dynamic";
+  s.apply = [](RunConfig& c, const DeckScalar& v) {
+    const double* fixed = std::get_if<double>(&v);
+    c.run.loss_scale = fixed ? *fixed : RunSettings::kDynamicLossScale;
+  };
+  s.read = [](const RunConfig& c) {
+    return c.run.loss_scale == RunSettings::kDynamicLossScale ? DeckScalar(std::string("dynamic"))
+                                                              : DeckScalar(c.run.loss_scale);
+  };
+  return s;
+}
+
 std::vector<KeySpec> make_schema() {
   using R = RunConfig;
   std::vector<KeySpec> k;
@@ -149,8 +164,10 @@ std::vector<KeySpec> make_schema() {
   k.push_back(integer("run.iters", &R::run, &RunSettings::iters, 1));
   k.push_back(enumeration("run.checkpointing", &R::run, &RunSettings::checkpointing));
   k.push_back(enumeration("run.grad_reduce", &R::run, &RunSettings::grad_reduce));
+  k.push_back(enumeration("run.grad_reduce_dtype", &R::run, &RunSettings::grad_reduce_dtype));
   k.push_back(enumeration("run.dtype", &R::run, &RunSettings::dtype));
-  k.push_back(real("run.loss_scale", &R::run, &RunSettings::loss_scale, 0, false));
+  k.push_back(loss_scale_key());
+  k.push_back(real("run.initial_loss_scale", &R::run, &RunSettings::initial_loss_scale, 1, false));
   k.push_back(enumeration("run.device", &R::run, &RunSettings::device));
   k.push_back(enumeration("run.comm", &R::run, &RunSettings::comm));
   k.push_back(integer("run.seed", &R::run, &RunSettings::seed, 0));
@@ -321,11 +338,13 @@ DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::stri
       return v;
     }
     case Kind::real: {
+      if (!s.word.empty() && t == s.word) return t;
       double v = 0;
-      if (!parse_real(t, v)) bad(where, s, "must be a number, got '" + t + "'");
+      const std::string or_word = s.word.empty() ? "" : s.word + " or ";
+      if (!parse_real(t, v)) bad(where, s, "must be " + or_word + "a number, got '" + t + "'");
       if (s.min_exclusive ? v <= s.min_real : v < s.min_real)
         bad(where, s,
-            std::string(s.min_exclusive ? "must be greater than " : "must be at least ") +
+            "must be " + or_word + (s.min_exclusive ? "greater than " : "at least ") +
                 format_value(s.min_real) + ", got " + t);
       return v;
     }

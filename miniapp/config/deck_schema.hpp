@@ -25,6 +25,7 @@ struct KeySpec {
   double min_real = 0;
   bool min_exclusive = false;  // real: the value must be > min_real rather than >=
   bool even = false;           // integer: must be even
+  std::string word;            // real: a word it takes besides numbers (run.loss_scale: dynamic)
   std::vector<std::string> choices;
   std::function<std::vector<std::string>()> choices_of;      // choices known only at run time
   std::function<void(RunConfig&, const DeckScalar&)> apply;  // empty for sweep.zip

@@ -103,9 +103,32 @@ const char* to_string(AttentionPartials p) {
   return "?";
 }
 
+const char* to_string(GradReduceDtype g) {
+  switch (g) {
+    case GradReduceDtype::fp32:
+      return "fp32";
+    case GradReduceDtype::storage:
+      return "storage";
+  }
+  return "?";
+}
+
 double RunConfig::loss_scale() const {
-  if (run.loss_scale > 0) return run.loss_scale;
-  return run.dtype == DType::f16 ? 65536.0 : 1.0;
+  if (run.loss_scale != RunSettings::kDynamicLossScale) return run.loss_scale;
+  return run.dtype == DType::f16 ? run.initial_loss_scale : 1.0;
+}
+
+bool RunConfig::dynamic_loss_scale() const {
+  return run.loss_scale == RunSettings::kDynamicLossScale && run.dtype == DType::f16;
+}
+
+bool RunConfig::checks_gradients() const {
+  return run.mode == Mode::model && !run.fwd_only &&
+         (run.loss_scale != RunSettings::kDynamicLossScale || run.dtype == DType::f16);
+}
+
+DType RunConfig::grad_dtype() const {
+  return run.grad_reduce_dtype == GradReduceDtype::fp32 ? DType::f32 : run.dtype;
 }
 
 bool MachineConfig::measures_peak() const { return profile == measure_profile; }

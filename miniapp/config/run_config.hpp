@@ -24,6 +24,10 @@ enum class AttentionKernels { automatic, sm80, sm90 };
 // dtype first, as a ring built on a kernel with 16-bit outputs does (docs/algorithms.md,
 // "The partials' precision").
 enum class AttentionPartials { fp32, storage };
+// The precision of the layer stack's weight gradients, their accumulation over the
+// backward and their sum over the group: fp32 buffers (Megatron's main_grad) or the run's
+// dtype (docs/numerics.md, "Weight-gradient sums").
+enum class GradReduceDtype { fp32, storage };
 
 // The deck's spellings ("single-device"), so printed values paste back into a deck.
 const char* to_string(Mode);
@@ -35,6 +39,7 @@ const char* to_string(CommKind);
 const char* to_string(Reference);
 const char* to_string(AttentionKernels);
 const char* to_string(AttentionPartials);
+const char* to_string(GradReduceDtype);
 
 // How many values each enum has (its values are 0..n-1), for parsing by name.
 constexpr int enum_size(Mode) { return 2; }
@@ -46,6 +51,7 @@ constexpr int enum_size(CommKind) { return 2; }
 constexpr int enum_size(Reference) { return 2; }
 constexpr int enum_size(AttentionKernels) { return 3; }
 constexpr int enum_size(AttentionPartials) { return 2; }
+constexpr int enum_size(GradReduceDtype) { return 2; }
 
 // Shape of the decoder layer stack (Llama style, GQA).
 struct ModelShape {
@@ -92,13 +98,21 @@ struct RunSettings {
   // backward, under the backward of the layers below; after_backward: all once the
   // backward is done (LayerStack::step).
   GradReduce grad_reduce = GradReduce::overlap;
+  // fp32: in a 16-bit run the weight-gradient GEMMs accumulate into fp32 buffers, summed
+  // over the group in fp32 (Megatron's main_grad); storage: in the run's dtype, rounded at
+  // each step of the sum. The same in an fp32 run.
+  GradReduceDtype grad_reduce_dtype = GradReduceDtype::fp32;
   DType dtype = DType::f32;
   // The loss is multiplied by this before the backward, so that fp16 gradients stay above
   // fp16's smallest normal (6.1e-5), as fp16 training's loss scaling does; a power of two,
-  // so that scaling and unscaling are exact. 0 = automatic: 65536 (the initial scale of
-  // PyTorch's GradScaler) in fp16, 1 in fp32 and bf16, whose exponent range is fp32's.
-  double loss_scale = 0;
-  DeviceKind device{};  // the first kind, kokkos: the host device every build has
+  // so that scaling and unscaling are exact. A number is a fixed scale; kDynamicLossScale
+  // (the deck's `dynamic`) is AMP's dynamic scaling in fp16, starting at
+  // initial_loss_scale, halved on an overflow (model/loss_scaler.hpp), and no scaling in
+  // fp32 and bf16, whose exponent range is fp32's.
+  static constexpr double kDynamicLossScale = 0;
+  double loss_scale = kDynamicLossScale;
+  double initial_loss_scale = 65536;  // PyTorch GradScaler's init_scale
+  DeviceKind device{};                // the first kind, kokkos: the host device every build has
   CommKind comm = CommKind::mpi;
   uint64_t seed = 1234;
   // Multiplies the generated inputs (attention mode q, k, v, dO; model mode x), a power of
@@ -154,8 +168,16 @@ struct RunConfig {
   BenchmarkConfig benchmark;
   OutputConfig output;
 
-  // run.loss_scale with automatic resolved.
+  // The scale the first step's loss is multiplied by: run.loss_scale, or where dynamic
+  // initial_loss_scale in fp16 and 1 in fp32 and bf16.
   double loss_scale() const;
+  // Whether the scale halves on an overflow (dynamic, fp16).
+  bool dynamic_loss_scale() const;
+  // Whether each step checks its weight gradients for Inf and NaN: wherever the loss is
+  // scaled (dynamic in fp16, or a fixed run.loss_scale), as AMP's GradScaler does.
+  bool checks_gradients() const;
+  // The dtype of the layer stack's weight gradients and of their sum (grad_reduce_dtype).
+  DType grad_dtype() const;
 };
 
 }  // namespace minictx

@@ -112,6 +112,41 @@ void check_documents(const RunConfig& c,
                 std::to_string(kMostGeneratedDocuments) + " are supported: raise the minimum length");
 }
 
+// The layer stack's loss scale and gradient sums. A value the point would not use is an
+// error, as a backend option its backend does not read; the default is let through.
+void check_gradient_keys(const RunConfig& c,
+                         const std::function<std::string(std::initializer_list<const char*>)>& at) {
+  const RunSettings defaults;
+  const RunSettings& r = c.run;
+  const char* exact = " (so that scaling the loss and unscaling its gradients are exact), got ";
+  if (r.loss_scale != RunSettings::kDynamicLossScale && !is_power_of_two(r.loss_scale))
+    input_error(at({"run.loss_scale"}) + ": run.loss_scale must be dynamic or a power of two of at least 1" +
+                exact + number_text(r.loss_scale));
+  if (!is_power_of_two(r.initial_loss_scale))
+    input_error(at({"run.initial_loss_scale"}) +
+                ": run.initial_loss_scale must be a power of two of at least 1" + exact +
+                number_text(r.initial_loss_scale));
+  if (r.mode == Mode::attention) {
+    if (r.loss_scale != defaults.loss_scale || r.initial_loss_scale != defaults.initial_loss_scale)
+      input_error(
+          at({"run.loss_scale", "run.initial_loss_scale", "run.mode"}) +
+          ": run.loss_scale and run.initial_loss_scale scale the layer stack's loss (run.mode model); "
+          "attention mode has no loss, its backward starts from a generated dO (scaled with the "
+          "inputs by run.input_scale)");
+    if (r.grad_reduce_dtype != defaults.grad_reduce_dtype)
+      input_error(at({"run.grad_reduce_dtype", "run.mode"}) +
+                  ": run.grad_reduce_dtype sets the precision of the layer stack's weight-gradient sums "
+                  "(run.mode model); attention mode has no weights");
+    return;
+  }
+  if (r.initial_loss_scale != defaults.initial_loss_scale && !c.dynamic_loss_scale())
+    input_error(at({"run.initial_loss_scale", "run.loss_scale", "run.dtype"}) +
+                ": run.initial_loss_scale is where fp16's dynamic loss scale starts; this point's scale is " +
+                (r.loss_scale != RunSettings::kDynamicLossScale
+                     ? "fixed (run.loss_scale " + number_text(r.loss_scale) + ")"
+                     : std::string("1 in ") + to_string(r.dtype)));
+}
+
 // Checks between keys that no single value can make (a preset may have supplied either
 // side). `at` names the first of the keys the deck sets, for the error line.
 void check_point(const RunConfig& c,
@@ -148,11 +183,7 @@ void check_point(const RunConfig& c,
                 ": attention.block_q/block_k are the host kernel's tiles; run.device " +
                 to_string(c.run.device) +
                 " chooses its own per head dim (the results' device_config names them)");
-  if (c.run.loss_scale != 0 && (c.run.loss_scale < 1 || !is_power_of_two(c.run.loss_scale)))
-    input_error(at({"run.loss_scale"}) +
-                ": run.loss_scale must be 0 (automatic) or a power of two of at least 1 "
-                "(so that scaling the loss and unscaling its gradients are exact), got " +
-                number_text(c.run.loss_scale));
+  check_gradient_keys(c, at);
   if (!is_power_of_two(c.run.input_scale))
     input_error(at({"run.input_scale"}) +
                 ": run.input_scale must be a power of two (so that the scaled inputs are exact in every "

@@ -17,6 +17,14 @@ class InputError : public Error {
   using Error::Error;
 };
 
+// A point that cannot give a result, found while it runs from facts every rank holds
+// alike (the summed gradients of a step): every rank throws it at the same place, so the
+// point ends in one line on every rank (a recorded skip inside a sweep) without an abort.
+class PointRefused : public Error {
+ public:
+  using Error::Error;
+};
+
 [[noreturn]] inline void fail(const std::string& what) { throw Error(what); }
 [[noreturn]] inline void input_error(const std::string& what) { throw InputError(what); }
 

@@ -10,5 +10,7 @@ inline constexpr const char* attention_fwd = "attention_fwd";
 inline constexpr const char* attention_bwd = "attention_bwd";
 inline constexpr const char* recompute = "recompute";
 inline constexpr const char* grad_allreduce = "grad_allreduce";
+// Where the loss is scaled: the check of the summed weight gradients for Inf and NaN.
+inline constexpr const char* grad_check = "grad_check";
 
 }  // namespace minictx::phase

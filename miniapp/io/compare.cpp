@@ -13,10 +13,10 @@ namespace {
 namespace lk = schema::label_key;
 
 const char* const kConfigLabels[] = {
-    lk::backend,  lk::ring_type,     lk::mode,           lk::world_size,  lk::seq_len,     lk::batch,
-    lk::fwd_only, lk::causal,        lk::ulysses_degree, lk::ring_degree, lk::window_size, lk::intra,
-    lk::bwd_comm, lk::checkpointing, lk::grad_reduce,    lk::model,       lk::layers,      lk::d_model,
-    lk::heads,    lk::kv_heads,      lk::head_dim};
+    lk::backend,  lk::ring_type,     lk::mode,           lk::world_size,        lk::seq_len,     lk::batch,
+    lk::fwd_only, lk::causal,        lk::ulysses_degree, lk::ring_degree,       lk::window_size, lk::intra,
+    lk::bwd_comm, lk::checkpointing, lk::grad_reduce,    lk::grad_reduce_dtype, lk::model,       lk::layers,
+    lk::d_model,  lk::heads,         lk::kv_heads,       lk::head_dim};
 
 bool model_mode_only(const char* label) {
   for (const char* l : lk::model_mode_only)

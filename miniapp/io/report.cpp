@@ -273,6 +273,7 @@ Table errors_table(const std::vector<PointResult>& points) {
                         label("mode", lk::mode),
                         label("dtype", lk::dtype),
                         label("partials", lk::partials),
+                        label("grad sums", lk::grad_reduce_dtype),
                         label("layers", lk::layers),
                         label("documents", lk::documents),
                         worst_error("out max rel", "outputs/", &VerifyRow::max_rel_err),

@@ -47,6 +47,8 @@ inline constexpr const char* bytes_sent_inter_per_device = "bytes_sent_inter_per
 inline constexpr const char* world_size = "world_size";
 inline constexpr const char* n_params = "n_params";
 inline constexpr const char* loss = "loss";
+inline constexpr const char* loss_scale = "loss_scale";
+inline constexpr const char* overflow_steps = "overflow_steps";
 inline constexpr const char* real_tokens_counted = "real_tokens_counted";
 }  // namespace metric_key
 
@@ -113,6 +115,7 @@ inline constexpr const char* device = "device";
 inline constexpr const char* comm = "comm";
 inline constexpr const char* checkpointing = "checkpointing";
 inline constexpr const char* grad_reduce = "grad_reduce";
+inline constexpr const char* grad_reduce_dtype = "grad_reduce_dtype";
 inline constexpr const char* model = "model";
 inline constexpr const char* layers = "layers";
 inline constexpr const char* d_model = "d_model";
@@ -122,7 +125,8 @@ inline constexpr const char* head_dim = "head_dim";
 inline constexpr const char* partials = "partials";
 inline constexpr const char* gpu = "gpu";
 // Model mode only (the layer stack and its training settings); attention-mode points lack them.
-inline constexpr const char* model_mode_only[] = {model, layers, d_model, checkpointing, grad_reduce};
+inline constexpr const char* model_mode_only[] = {model,         layers,      d_model,
+                                                  checkpointing, grad_reduce, grad_reduce_dtype};
 // Projected points only (minictx project): "true", the bound, whether the memory fits.
 inline constexpr const char* projected = "projected";
 inline constexpr const char* bound = "bound";

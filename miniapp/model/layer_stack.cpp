@@ -1,5 +1,7 @@
 #include "model/layer_stack.hpp"
 
+#include <cmath>
+
 #include "core/phase_names.hpp"
 #include "device/sequence_slices.hpp"
 #include "model/attention_step.hpp"
@@ -44,7 +46,8 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
       timer_(timer),
       timeline_(timeline),
       store_(cfg.run.dtype),
-      grad_scale_(cfg.loss_scale()) {
+      scaler_(cfg),
+      grad_scale_(scaler_.scale()) {
   const ModelShape& m = cfg.model;
   const SequenceLayout& layout = backend.layout();
   shape_ = attention_shape(cfg, layout);
@@ -65,19 +68,24 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
       for (size_t i = 0; i < host.size(); ++i) host[i] = float(weight_value(cfg.run.seed, l, w, shape[0], i));
       dev_.upload(t, host.data());
       layers_[size_t(l)].w[wi] = t;
-      layers_[size_t(l)].grad[wi] = dev_.zeros(shape, store_);
+      layers_[size_t(l)].grad[wi] = dev_.zeros(shape, cfg.grad_dtype());
     }
   }
   x0_ = alloc_rows(m.d_model);
   fill_shard(dev_, x0_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, tensor_id::input_x,
              cfg.run.input_scale);
-  // dL/dy is the loss coefficient over B·S real tokens, times the loss scale (the
-  // backward's seed); padded rows carry zero.
   loss_coef_ = dev_.alloc({rows_, m.d_model});
-  const double tokens = double(cfg.sequence.batch) * double(layout.real_len());
-  fill_shard(dev_, loss_coef_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed,
-             tensor_id::loss_weight, 1.0, grad_scale_ / tokens);
+  seed_backward();
   saved_.resize(size_t(m.layers));
+}
+
+// dL/dy is the loss coefficient over B·S real tokens, times the loss scale (the
+// backward's seed); padded rows carry zero.
+void LayerStack::seed_backward() {
+  const SequenceLayout& layout = backend_.layout();
+  const double tokens = double(cfg_.sequence.batch) * double(layout.real_len());
+  fill_shard(dev_, loss_coef_, layout, backend_.part(), cfg_.sequence.batch, cfg_.run.seed,
+             tensor_id::loss_weight, 1.0, scaler_.scale() / tokens);
 }
 
 Tensor LayerStack::alloc_rows(int64_t cols) { return dev_.alloc({rows_, cols}, store_); }
@@ -223,6 +231,19 @@ SumHandle LayerStack::start_grad_sum(int l) {
 }
 
 double LayerStack::step(bool with_backward) {
+  for (;;) {
+    grad_scale_ = scaler_.scale();
+    const double loss = forward(with_backward);
+    if (!with_backward) return loss;
+    const bool finite = backward();
+    if (!scaler_.checks()) return loss;
+    const bool stands = scaler_.accept(finite, loss);
+    if (scaler_.scale() != grad_scale_) seed_backward();  // halved, or grown for the next step
+    if (stands) return loss;
+  }
+}
+
+double LayerStack::forward(bool with_backward) {
   const Checkpointing ckpt = cfg_.run.checkpointing;
   attention_query_rows_ = 0;
   Tensor x = x0_;
@@ -244,8 +265,11 @@ double LayerStack::step(bool with_backward) {
   y_ = x;
   double loss = dev_.dot(loss_coef_, y_) / grad_scale_;
   comm_.all_reduce_sum(&loss, 1);
-  if (!with_backward) return loss;
+  return loss;
+}
 
+bool LayerStack::backward() {
+  const Checkpointing ckpt = cfg_.run.checkpointing;
   auto t = timer_.scope(phase::backward);
   for (auto& layer : layers_)
     for (auto& grad : layer.grad) dev_.fill(grad, 0.0f);
@@ -271,13 +295,28 @@ double LayerStack::step(bool with_backward) {
     if (overlap) sums.push_back(start_grad_sum(l));
   }
   dx_ = dy;
-  // What the sums cost beyond the backward they overlapped: a group of one sums nothing,
-  // and the phase stays in the results (at about zero) so that tables keep their columns.
-  auto r = timer_.scope(phase::grad_allreduce);
-  if (!overlap)
-    for (int l = layers() - 1; l >= 0; --l) sums.push_back(start_grad_sum(l));
-  for (SumHandle& h : sums) grad_comm_->wait_sum(h);
-  return loss;
+  {
+    // What the sums cost beyond the backward they overlapped: a group of one sums nothing,
+    // and the phase stays in the results (at about zero) so that tables keep their columns.
+    auto r = timer_.scope(phase::grad_allreduce);
+    if (!overlap)
+      for (int l = layers() - 1; l >= 0; --l) sums.push_back(start_grad_sum(l));
+    for (SumHandle& h : sums) grad_comm_->wait_sum(h);
+  }
+  if (!scaler_.checks()) return true;
+  auto c = timer_.scope(phase::grad_check);
+  return gradients_finite();
+}
+
+// Inf or NaN in any weight gradient, and only that, makes the sum of their squares
+// non-finite: dot accumulates in fp64, which no square of an fp32 value overflows. The
+// gradients are summed over the group already, so every rank reaches the same answer
+// without a message, as DDP's ranks do under GradScaler.
+bool LayerStack::gradients_finite() {
+  double squares = 0;
+  for (auto& layer : layers_)
+    for (auto& grad : layer.grad) squares += dev_.dot(grad, grad);
+  return std::isfinite(squares);
 }
 
 }  // namespace minictx

@@ -10,6 +10,7 @@
 #include "core/ring_timeline.hpp"
 #include "core/synthetic_data.hpp"
 #include "device/device.hpp"
+#include "model/loss_scaler.hpp"
 
 namespace minictx {
 
@@ -17,29 +18,34 @@ namespace minictx {
 //   x → RMSNorm → QKV → RoPE → attention (the backend) → out-proj → +x
 //     → RMSNorm → SwiGLU MLP → + ; loss = (1/(B·S)) Σ c ∘ y over real tokens, scaled by
 //     the run's loss scale for the backward.
-// Weights, their gradients and the activations are stored in the run's dtype (16 bits
-// in a bf16/fp16 run, as a 16-bit training step keeps them); RMSNorm's 1/rms, the LSE
-// and the attention's accumulators (its output as the backend merges it, dq, dk, dv)
-// stay fp32.
+// Weights and the activations are stored in the run's dtype (16 bits in a bf16/fp16
+// run, as a 16-bit training step keeps them); RMSNorm's 1/rms, the LSE and the
+// attention's accumulators (its output as the backend merges it, dq, dk, dv) stay fp32.
+// The weight gradients are accumulated and summed in RunConfig::grad_dtype(): fp32
+// buffers the weight-gradient GEMMs add into (Megatron's main_grad), or the run's dtype.
 // Weights are replicated; their gradients are summed over the sequence-parallel group,
 // one grouped sum per layer (a bucket, as PyTorch DDP and Megatron bucket theirs) on a
 // communicator of their own, started as soon as the layer's backward is done
-// (run.grad_reduce: overlap) or after the whole backward (after_backward).
+// (run.grad_reduce: overlap) or after the whole backward (after_backward). Where the
+// loss is scaled, the summed gradients are checked for Inf and NaN after each backward
+// and an overflowing step is handled as LossScaler says.
 class LayerStack {
  public:
   // timeline (may be null): told which layer and pass each attention call's ring walks serve.
   LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend, PhaseTimer& timer,
              RingTimeline* timeline = nullptr);
 
-  // One training step: forward, then backward unless fwd_only. Returns the global loss.
+  // One training step: forward, then backward unless fwd_only, run again at a halved loss
+  // scale while its gradients overflow (LossScaler). Returns the global loss.
   double step(bool with_backward);
 
   const Tensor& output() const { return y_; }
-  // The gradients of the scaled loss (RunConfig::loss_scale()): grad_scale() times dL/d·,
+  // The gradients of the scaled loss: grad_scale() (the last step's loss scale) times dL/d·,
   // as a training step leaves them for its optimiser to unscale.
   const Tensor& input_grad() const { return dx_; }
   const Tensor& weight_grad(int layer, Weight w) const { return layers_[size_t(layer)].grad[size_t(w)]; }
   double grad_scale() const { return grad_scale_; }
+  const LossScaler& loss_scaler() const { return scaler_; }
   int layers() const { return int(layers_.size()); }
   // Query rows (this rank's, over all layers) the distributed attention forward ran over
   // in the last step, recompute included: checkpointing's cost in attention.
@@ -72,6 +78,14 @@ class LayerStack {
   void backward_layer(int l, Activations& acts, const Tensor& dy, Tensor& dx);
   // Starts the sum of layer l's weight gradients over the group.
   SumHandle start_grad_sum(int l);
+  // The forward of every layer; returns the global loss.
+  double forward(bool with_backward);
+  // The backward of every layer and the gradient sums; returns whether the summed weight
+  // gradients are finite (checked only where the scaler checks).
+  bool backward();
+  bool gradients_finite();
+  // dL/dy at the scaler's present scale: the loss coefficients over B·S real tokens.
+  void seed_backward();
   // Names the ring walks of the attention calls that follow for the timeline.
   void label_walks(int l, WalkPass pass) {
     if (timeline_) timeline_->set_walk(l, pass);
@@ -87,8 +101,9 @@ class LayerStack {
   PhaseTimer& timer_;
   RingTimeline* timeline_;
   AttnShape shape_;
-  DType store_;  // the storage type of weights, gradients and activations
-  double grad_scale_;
+  DType store_;  // the storage type of weights and activations
+  LossScaler scaler_;
+  double grad_scale_;  // the scale of the last step's loss (the scaler's may have grown since)
   std::vector<int64_t> positions_;
   int64_t rows_ = 0;        // B · local length
   int64_t first_half_ = 0;  // local rows per batch whose attention selective_half recomputes

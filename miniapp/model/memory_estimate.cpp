@@ -40,9 +40,11 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
   const ModelShape& m = c.model;
   const real rows = real(c.sequence.batch) * std::ceil(real(c.sequence.length) / world);
   const real qd = real(m.heads) * m.head_dim, kvd = real(m.kv_heads) * m.head_dim;
-  // Weights, their gradients and the activations are stored in the run's dtype; the
-  // LSE, 1/rms and the attention's accumulators are fp32.
+  // Weights and the activations are stored in the run's dtype, the weight gradients in
+  // theirs (fp32 main gradients or the run's dtype); the LSE, 1/rms and the attention's
+  // accumulators are fp32.
   const real e = real(element_bytes(c.run.dtype));
+  const real grad_e = real(element_bytes(c.grad_dtype()));
   const real per_layer = rows * (5.0L * m.d_model + 2 * qd + 2 * kvd + 3.0L * m.ffn_hidden) * e;
   real bytes = 0;
   if (c.run.mode == Mode::model) {
@@ -53,7 +55,7 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
                                 : ckpt == Checkpointing::selective      ? 1
                                 : ckpt == Checkpointing::selective_half ? 0.5L
                                                                         : 0;
-    bytes = 2.0L * real(m.n_params()) * e + per_layer * (kept + 1) +
+    bytes = real(m.n_params()) * (e + grad_e) + per_layer * (kept + 1) +
             rows * m.d_model * e * (m.layers + 3.0L) +
             attention_kept * m.layers * rows * (qd * e + m.heads * 4.0L);
     // 16-bit storage keeps fp32 accumulators for the attention (o; dq, dk, dv).

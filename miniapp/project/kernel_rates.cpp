@@ -36,4 +36,8 @@ double KernelRates::elementwise_seconds(const ElementwiseCall& c) const {
   return c.bytes() / 4 * element_bytes_ / (gb_s * 1e9) + call_s_;
 }
 
+double KernelRates::read_seconds(double bytes) const {
+  return bytes > 0 ? bytes / (profile_.hbm_gb_s * 1e9) + call_s_ : 0;
+}
+
 }  // namespace minictx

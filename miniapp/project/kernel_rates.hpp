@@ -25,6 +25,9 @@ class KernelRates {
   // One element-wise call: its bytes (at the dtype's element size) at the kernel's rate,
   // measured or else the device memory's bandwidth.
   double elementwise_seconds(const ElementwiseCall& c) const;
+  // One kernel call that reads `bytes` once at the device memory's bandwidth (a reduction
+  // such as the gradient check's dot products).
+  double read_seconds(double bytes) const;
   double call_seconds() const { return call_s_; }
   double peak_flops() const { return peak_; }
   // Bytes per element the device keeps activations in.

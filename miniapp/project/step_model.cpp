@@ -1,6 +1,7 @@
 #include "project/step_model.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "core/phase_names.hpp"
 #include "io/results_schema.hpp"
@@ -32,25 +33,46 @@ Cost elementwise_cost(const ModelShape& m, double rows, bool backward, const Ker
   return cost_of(Bound::memory, s);
 }
 
-// The backward's first work: every weight gradient of the layer set to zero, one fill each.
-Cost zero_gradients(const ModelShape& m, const KernelRates& rates) {
+// The elements of each weight of one layer (LayerStack's Weight order).
+std::array<double, 9> weight_elements(const ModelShape& m) {
   const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim,
                f = m.ffn_hidden;
+  return {d, d, d * q, d * kv, d * kv, q * d, d * f, d * f, f * d};
+}
+
+// The backward's first work: every weight gradient of the layer set to zero, one fill each,
+// in the gradients' dtype (fp32 main gradients write twice a 16-bit run's element bytes).
+Cost zero_gradients(const RunConfig& cfg, const KernelRates& rates) {
+  const double widen = element_bytes(cfg.grad_dtype()) / rates.element_bytes();
   double s = 0;
-  for (double n : {d, d, d * q, d * kv, d * kv, q * d, d * f, d * f, f * d})
-    s += rates.elementwise_seconds({Elementwise::fill, 1, n});
+  for (double n : weight_elements(cfg.model))
+    s += rates.elementwise_seconds({Elementwise::fill, 1, n * widen});
   return cost_of(Bound::memory, s);
 }
 
-// The gradient sums LayerStack makes, one grouped sum per layer, each costing `one`:
-// after the backward, all of them exposed; overlapped, each starts when its layer's
+// Where the loss is scaled, the check of one layer's summed weight gradients for Inf and
+// NaN (LayerStack::gradients_finite): one dot product reading each gradient once.
+Cost gradient_check(const RunConfig& cfg, const KernelRates& rates) {
+  if (!cfg.checks_gradients()) return {};
+  double s = 0;
+  for (double n : weight_elements(cfg.model)) s += rates.read_seconds(n * element_bytes(cfg.grad_dtype()));
+  return cost_of(Bound::memory, s);
+}
+
+// The gradient sums LayerStack makes, one grouped sum per layer: a layer's gradients are
+// one grouped call (Comm::all_reduce_sum_start of a buffer list), whose reductions
+// progress together, one latency chain, in the gradients' dtype (run.grad_reduce_dtype).
+// After the backward, all of them are exposed; overlapped, each starts when its layer's
 // backward (`layer_backward_s`) ends and moves under the backward of the layers below as
 // far as the link overlaps a kernel, so at least the last layer's sum stays exposed.
-Cost gradient_sums(const Cost& one, double layers, double layer_backward_s, GradReduce when,
+Cost gradient_sums(const RunConfig& cfg, const Topology& topology, double layer_backward_s,
                    const LinkRates& links) {
+  const double layers = cfg.model.layers;
+  const Cost one = all_reduce_cost(double(cfg.model.n_params()) / layers,
+                                   double(element_bytes(cfg.grad_dtype())), 1, topology, links);
   Cost all = one.times(layers);
   const double total = all.seconds();
-  if (when == GradReduce::after_backward || total <= 0) return all;
+  if (cfg.run.grad_reduce == GradReduce::after_backward || total <= 0) return all;
   const double overlap = one.inter > 0 ? links.inter.overlap : links.intra.overlap;
   const double exposed = std::max(one.seconds(), total - overlap * (layers - 1) * layer_backward_s);
   all.intra *= exposed / total;
@@ -83,7 +105,7 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
     const Cost gemm_f = layer_gemms(m, rows, false, rates), gemm_b = layer_gemms(m, rows, true, rates);
     const Cost ew_f = elementwise_cost(m, rows, false, rates);
     Cost ew_b = elementwise_cost(m, rows, true, rates);
-    ew_b += zero_gradients(m, rates);
+    ew_b += zero_gradients(cfg, rates);
     Cost forward_layer = gemm_f;
     forward_layer += ew_f;
     const Cost loss = all_reduce_cost(1, 8, 1, topology, links);  // the loss, one double
@@ -100,21 +122,17 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
         recompute += attention_cost(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
       recompute = recompute.times(layers);
     }
-    Cost grads;
+    Cost grads, check;
     Cost backward_phase = recompute;
     if (backward) {
       Cost layer = gemm_b;
       layer += ew_b;
       layer += attn_bwd;
       backward_phase += layer.times(layers);
-      // A layer's gradients are one grouped call (Comm::all_reduce_sum_start of a buffer
-      // list): its reductions progress together, one latency chain. They are stored, and
-      // summed, in the run's dtype.
-      const Cost one_layer = all_reduce_cost(double(m.n_params()) / layers,
-                                             double(element_bytes(cfg.run.dtype)), 1, topology, links);
-      grads = gradient_sums(one_layer, layers, layer.seconds() + recompute.seconds() / layers,
-                            cfg.run.grad_reduce, links);
+      grads = gradient_sums(cfg, topology, layer.seconds() + recompute.seconds() / layers, links);
       backward_phase += grads;
+      check = gradient_check(cfg, rates).times(layers);
+      backward_phase += check;
     }
     p.total = forward;
     p.total += backward_phase;
@@ -123,11 +141,13 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
                 {ph::attention_fwd, layers * attn_fwd.seconds()},
                 {ph::attention_bwd, layers * attn_bwd.seconds()},
                 {ph::recompute, recompute.seconds()},
-                {ph::grad_allreduce, grads.seconds()}};
+                {ph::grad_allreduce, grads.seconds()},
+                {ph::grad_check, check.seconds()}};
     p.terms = {{pt::attention_fwd, layers * attn_fwd.seconds()},
                {pt::attention_bwd, layers * attn_bwd.seconds()},
                {pt::gemm, gemm_f.seconds() * layers + (backward ? gemm_b.seconds() * layers : 0)},
-               {pt::elementwise, ew_f.seconds() * layers + (backward ? ew_b.seconds() * layers : 0)},
+               {pt::elementwise,
+                ew_f.seconds() * layers + (backward ? ew_b.seconds() * layers : 0) + check.seconds()},
                {pt::recompute, recompute.seconds()},
                {pt::grad_allreduce, grads.seconds()}};
   }

@@ -42,9 +42,11 @@ groups = [
     (2, model + one_node_each + ["--set", "attention.backend=ring"],
      [{"run.checkpointing": c, "attention.ring_type": t}
       for c, t in (("none", "zigzag"), ("full", "zigzag"), ("selective", "zigzag"), ("selective_half", "stripe"))]),
-    # bf16 model: the weight gradients are 16-bit and so are their sums.
+    # bf16 model: the weight gradients are fp32 (run.grad_reduce_dtype fp32, the default)
+    # and so are their sums, or 16-bit with storage; the memory estimate follows them too.
     (2, model + one_node_each + ["--set", "run.dtype=bf16"],
-     [{"attention.backend": "ring", "attention.ring_type": "zigzag"}, {"attention.backend": "ulysses"}]),
+     [{"attention.backend": "ring", "attention.ring_type": "zigzag"}, {"attention.backend": "ulysses"},
+      {"attention.backend": "ring", "attention.ring_type": "zigzag", "run.grad_reduce_dtype": "storage"}]),
 ]
 
 

@@ -13,8 +13,21 @@ minictx_error_test(tile_cap 2 "attention.block_q = 2147483647 exceeds 65536" run
 # attention.kernels picks the cuda device's kernel family: on the host device, refused.
 minictx_error_test(kernels_on_host 1 "attention.kernels sm90 picks the cuda device's flash kernels; run.device kokkos"
                    run --set attention.kernels=sm90)
-minictx_error_test(loss_scale_power_of_two 1 "run.loss_scale must be 0 \\(automatic\\) or a power of two of at least 1"
+minictx_error_test(loss_scale_power_of_two 1 "run.loss_scale must be dynamic or a power of two of at least 1"
                    run --set run.loss_scale=1000)
+# Attention mode has no loss to scale: a fixed scale is refused there, not ignored.
+minictx_error_test(loss_scale_in_attention_mode 2 "run.loss_scale and run.initial_loss_scale scale the layer stack's loss"
+                   run --set run.mode=attention --set attention.backend=ring --set run.loss_scale=1024)
+# fp16 gradients that overflow at a fixed scale: the single point is refused in one line
+# on every rank, by run and by verify (a sweep's is a skipped point: check_grad_sums.py).
+set(_overflow --set run.mode=model --set model.preset=tiny --set model.layers=1 --set sequence.length=64
+              --set attention.backend=ring --set run.dtype=fp16 --set machine.profile=generic-cpu
+              --set machine.peak_tflops=1 --set run.loss_scale=1099511627776)
+set(_overflow_line "the weight gradients overflow fp16 \\(Inf or NaN\\) at the fixed run.loss_scale 1099511627776")
+minictx_error_test(fp16_overflow_at_fixed_loss_scale 2 "${_overflow_line}" run
+                   -o ${CMAKE_CURRENT_BINARY_DIR}/fp16_overflow.h5 --force ${_overflow} --set run.warmup=0
+                   --set run.iters=1)
+minictx_error_test(fp16_overflow_at_fixed_loss_scale_verify 2 "${_overflow_line}" verify ${_overflow})
 minictx_error_test(bench_memory_rows 1 "bench row at S=200000000, D=64: memory estimate .* exceeds" bench
                    --memory-seq 200000000)
 

@@ -7,7 +7,7 @@ import re
 
 # The defaults (miniapp/config/run_config.hpp) of the keys the checks sweep.
 DEFAULTS = {"attention.ring_type": "basic", "attention.window_size": "0", "attention.intra": "ring",
-            "attention.bwd_comm": "q", "attention.ulysses_degree": "1"}
+            "attention.bwd_comm": "q", "attention.ulysses_degree": "1", "run.grad_reduce_dtype": "fp32"}
 
 
 def sweep_args(cases):

@@ -98,7 +98,11 @@ void expect_same(const RunConfig& a, const RunConfig& b) {
   EXPECT_EQ(a.run.warmup, b.run.warmup);
   EXPECT_EQ(a.run.iters, b.run.iters);
   EXPECT_EQ(a.run.checkpointing, b.run.checkpointing);
+  EXPECT_EQ(a.run.grad_reduce, b.run.grad_reduce);
+  EXPECT_EQ(a.run.grad_reduce_dtype, b.run.grad_reduce_dtype);
   EXPECT_EQ(a.run.dtype, b.run.dtype);
+  EXPECT_EQ(a.run.loss_scale, b.run.loss_scale);
+  EXPECT_EQ(a.run.initial_loss_scale, b.run.initial_loss_scale);
   EXPECT_EQ(a.run.device, b.run.device);
   EXPECT_EQ(a.run.comm, b.run.comm);
   EXPECT_EQ(a.run.seed, b.run.seed);
@@ -379,6 +383,70 @@ TEST(DeckErrors, ImpossibleValues) {
 
 // The checks between run.device and the other keys ask the device layer what a kind can do
 // (config/device_catalog.hpp), and their lines name the kinds that can.
+// run.loss_scale is `dynamic` or a fixed power of two; the layer stack's gradient keys are
+// errors where nothing would read them (attention mode, a scale that is not dynamic), and
+// the word and the numbers read back from a resolved deck.
+TEST(DeckErrors, LossScaleAndGradientSums) {
+  const RunConfig fixed = deck("run: {loss_scale: 1024, grad_reduce_dtype: storage}\n").resolve();
+  EXPECT_EQ(fixed.run.loss_scale, 1024);
+  EXPECT_EQ(fixed.run.grad_reduce_dtype, GradReduceDtype::storage);
+  const auto swept =
+      deck("run: {dtype: fp16, loss_scale: [dynamic, 8]}\nmachine: {profile: measure}\n").expand();
+  ASSERT_EQ(swept.size(), 2u);
+  EXPECT_EQ(swept[0].label, "run.loss_scale=dynamic");
+  EXPECT_EQ(swept[1].config.loss_scale(), 8);
+  const auto dynamic =
+      deck("run: {dtype: fp16, loss_scale: dynamic, initial_loss_scale: 4096}\nmachine: {profile: measure}\n")
+          .expand();
+  ASSERT_EQ(dynamic.size(), 1u);
+  EXPECT_TRUE(dynamic[0].config.dynamic_loss_scale());
+  EXPECT_EQ(dynamic[0].config.loss_scale(), 4096);
+  EXPECT_NE(dynamic[0].resolved_yaml.find("loss_scale: dynamic"), std::string::npos);
+  expect_same(Deck::from_string(dynamic[0].resolved_yaml, "resolved").resolve(), dynamic[0].config);
+  EXPECT_STREQ(to_string(GradReduceDtype::fp32), "fp32");
+  EXPECT_STREQ(to_string(GradReduceDtype::storage), "storage");
+
+  EXPECT_EQ(resolve_error("run:\n  loss_scale: 0\n"),
+            "deck t.yaml line 2: run.loss_scale must be dynamic or at least 1, got 0");
+  EXPECT_EQ(resolve_error("run:\n  loss_scale: dynamc\n"),
+            "deck t.yaml line 2: run.loss_scale must be dynamic or a number, got 'dynamc'");
+  EXPECT_EQ(
+      resolve_error("run:\n  loss_scale: 1000\n"),
+      "deck t.yaml line 2: run.loss_scale must be dynamic or a power of two of at least 1 (so that scaling "
+      "the loss and unscaling its gradients are exact), got 1000");
+  EXPECT_EQ(
+      resolve_error("run:\n  dtype: fp16\n  initial_loss_scale: 3\n"),
+      "deck t.yaml line 3: run.initial_loss_scale must be a power of two of at least 1 (so that scaling "
+      "the loss and unscaling its gradients are exact), got 3");
+  EXPECT_EQ(resolve_error("run:\n  mode: attention\n  loss_scale: 1024\n"),
+            "deck t.yaml line 3: run.loss_scale and run.initial_loss_scale scale the layer stack's loss "
+            "(run.mode model); attention mode has no loss, its backward starts from a generated dO (scaled "
+            "with the inputs by run.input_scale)");
+  EXPECT_EQ(resolve_error("run:\n  mode: attention\n  dtype: fp16\n  initial_loss_scale: 1024\n"),
+            "deck t.yaml line 4: run.loss_scale and run.initial_loss_scale scale the layer stack's loss "
+            "(run.mode model); attention mode has no loss, its backward starts from a generated dO (scaled "
+            "with the inputs by run.input_scale)");
+  EXPECT_EQ(
+      resolve_error("run:\n  mode: attention\n  grad_reduce_dtype: storage\n"),
+      "deck t.yaml line 3: run.grad_reduce_dtype sets the precision of the layer stack's weight-gradient "
+      "sums (run.mode model); attention mode has no weights");
+  EXPECT_EQ(
+      resolve_error("run:\n  dtype: bf16\n  initial_loss_scale: 1024\n"),
+      "deck t.yaml line 3: run.initial_loss_scale is where fp16's dynamic loss scale starts; this point's "
+      "scale is 1 in bf16");
+  EXPECT_EQ(
+      resolve_error("run:\n  dtype: fp16\n  loss_scale: 8\n  initial_loss_scale: 1024\n"),
+      "deck t.yaml line 4: run.initial_loss_scale is where fp16's dynamic loss scale starts; this point's "
+      "scale is fixed (run.loss_scale 8)");
+  // Their defaults change nothing and are let through in attention mode.
+  EXPECT_EQ(
+      deck(
+          "run: {mode: attention, loss_scale: dynamic, grad_reduce_dtype: fp32, initial_loss_scale: 65536}\n")
+          .resolve()
+          .run.mode,
+      Mode::attention);
+}
+
 TEST(DeckErrors, DeviceCapabilitiesNameTheKindsThatHaveThem) {
   EXPECT_EQ(resolve_error("attention: {block_k: 128}\nrun: {device: cuda}\n"),
             "deck t.yaml line 1: attention.block_q/block_k are the host kernel's tiles; run.device cuda "
@@ -1099,13 +1167,13 @@ TEST(Benchmark, VerificationRoleTakesTheClassScaleAndVerifies) {
 TEST(Benchmark, RunRulesFixTheProblemAndFreeTheImplementation) {
   for (const char* fixed :
        {"model.layers", "model.d_model", "model.preset", "sequence.length", "sequence.batch",
-        "attention.causal", "run.dtype", "run.mode", "run.fwd_only", "run.input_scale", "benchmark.class",
-        "benchmark.verify_length", "some.future_key"})
+        "attention.causal", "run.dtype", "run.grad_reduce_dtype", "run.mode", "run.fwd_only",
+        "run.input_scale", "benchmark.class", "benchmark.verify_length", "some.future_key"})
     EXPECT_FALSE(run_rule(fixed).allowed) << fixed;
   for (const char* free :
        {"attention.backend", "attention.ring_type", "attention.ulysses_degree", "attention.block_q",
-        "run.comm", "run.device", "run.checkpointing", "run.iters", "topology.ranks_per_node",
-        "topology.world_size", "machine.profile", "output.file"})
+        "run.comm", "run.device", "run.checkpointing", "run.loss_scale", "run.iters",
+        "topology.ranks_per_node", "topology.world_size", "machine.profile", "output.file"})
     EXPECT_TRUE(run_rule(free).allowed) << free;
   EXPECT_TRUE(verification_may_differ("sequence.length"));
   EXPECT_TRUE(verification_may_differ("model.layers"));

@@ -1,12 +1,15 @@
 // The layer stack on one rank against the fp64 reference, and checkpointing: none, full,
 // selective and selective_half give the same loss and gradients; selective never re-runs
-// attention, selective_half for half the rows; HFU counts what each recomputes.
+// attention, selective_half for half the rows; HFU counts what each recomputes; the loss
+// scale and its dynamic halving; the weight gradients' precision.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "backends/backend.hpp"
 #include "comm/mpi_comm.hpp"
+#include "core/error.hpp"
+#include "core/half_float.hpp"
 #include "core/phase_timer.hpp"
 #include "device/kokkos_device.hpp"
 #include "model/flops.hpp"
@@ -38,10 +41,14 @@ struct Grads {
   double loss;
   std::vector<float> y, dx, dwq;
   int64_t attention_rows;
+  DType grad_dtype;
+  double scale;
+  int64_t overflows;
 };
 
 Grads run(const RunConfig& cfg) {
   static KokkosDevice dev;
+  dev.set_precision(cfg.run.dtype);
   auto world = MpiComm::world(1);
   auto backend = find_backend("local").create(*world, dev, cfg);
   PhaseTimer timer;
@@ -57,6 +64,9 @@ Grads run(const RunConfig& cfg) {
   g.dx = get(model.input_grad());
   g.dwq = get(model.weight_grad(0, Weight::wq));
   g.attention_rows = model.attention_query_rows();
+  g.grad_dtype = model.weight_grad(0, Weight::wq).dtype();
+  g.scale = model.grad_scale();
+  g.overflows = model.loss_scaler().overflows();
   return g;
 }
 
@@ -133,7 +143,8 @@ TEST(LayerStack, HalfRecomputeChangesNeitherLossNorGradients) {
 }
 
 // The loss scale multiplies the backward's seed and so every gradient, exactly (a power of
-// two, in fp32), and leaves the loss as it is; automatic is 65536 in fp16 alone.
+// two, in fp32), and leaves the loss as it is; dynamic starts at initial_loss_scale in fp16
+// alone.
 TEST(LayerStack, LossScaleScalesTheGradientsExactly) {
   RunConfig cfg = tiny(45, true);
   const Grads plain = run(cfg);
@@ -144,14 +155,118 @@ TEST(LayerStack, LossScaleScalesTheGradientsExactly) {
   ASSERT_EQ(scaled.dwq.size(), plain.dwq.size());
   for (size_t i = 0; i < plain.dwq.size(); ++i) ASSERT_EQ(scaled.dwq[i], 1024 * plain.dwq[i]) << i;
   for (size_t i = 0; i < plain.dx.size(); ++i) ASSERT_EQ(scaled.dx[i], 1024 * plain.dx[i]) << i;
-  RunConfig automatic;
-  EXPECT_EQ(automatic.loss_scale(), 1.0);
-  automatic.run.dtype = DType::bf16;
-  EXPECT_EQ(automatic.loss_scale(), 1.0);
-  automatic.run.dtype = DType::f16;
-  EXPECT_EQ(automatic.loss_scale(), 65536.0);
-  automatic.run.loss_scale = 8;
-  EXPECT_EQ(automatic.loss_scale(), 8.0);
+  RunConfig dynamic;
+  EXPECT_EQ(dynamic.loss_scale(), 1.0);
+  EXPECT_FALSE(dynamic.dynamic_loss_scale());
+  EXPECT_FALSE(dynamic.checks_gradients());
+  dynamic.run.dtype = DType::bf16;
+  EXPECT_EQ(dynamic.loss_scale(), 1.0);
+  EXPECT_FALSE(dynamic.checks_gradients());
+  dynamic.run.dtype = DType::f16;
+  EXPECT_EQ(dynamic.loss_scale(), 65536.0);
+  EXPECT_TRUE(dynamic.dynamic_loss_scale());
+  EXPECT_TRUE(dynamic.checks_gradients());
+  dynamic.run.initial_loss_scale = 1024;
+  EXPECT_EQ(dynamic.loss_scale(), 1024.0);
+  dynamic.run.loss_scale = 8;
+  EXPECT_EQ(dynamic.loss_scale(), 8.0);
+  EXPECT_FALSE(dynamic.dynamic_loss_scale());
+  EXPECT_TRUE(dynamic.checks_gradients());  // a fixed scale is checked, and refused on an overflow
+}
+
+// AMP's rules: an overflow halves a dynamic scale and asks for the step again; 2000 clean
+// steps in a row double it; where halving cannot help the point is refused in one line.
+TEST(LossScaler, HalvesOnOverflowGrowsWhenCleanAndRefusesWhatHalvingCannotCure) {
+  RunConfig cfg;
+  cfg.run.dtype = DType::f16;
+  cfg.run.initial_loss_scale = 4;
+  LossScaler dynamic(cfg);
+  EXPECT_TRUE(dynamic.accept(true, 1.0));
+  EXPECT_FALSE(dynamic.accept(false, 1.0));
+  EXPECT_EQ(dynamic.scale(), 2);
+  EXPECT_FALSE(dynamic.accept(false, 1.0));
+  EXPECT_EQ(dynamic.scale(), 1);
+  EXPECT_EQ(dynamic.overflows(), 2);
+  for (int64_t i = 1; i < LossScaler::kGrowthInterval; ++i) ASSERT_TRUE(dynamic.accept(true, 1.0));
+  EXPECT_EQ(dynamic.scale(), 1);
+  EXPECT_TRUE(dynamic.accept(true, 1.0));
+  EXPECT_EQ(dynamic.scale(), 2);
+  EXPECT_FALSE(dynamic.accept(false, 1.0));
+  const auto refusal = [](LossScaler& s, bool finite, double loss) {
+    try {
+      s.accept(finite, loss);
+    } catch (const PointRefused& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal(dynamic, false, 1.0),
+            "the weight gradients overflow fp16 (Inf or NaN) even at loss scale 1, after 3 halvings from "
+            "run.initial_loss_scale 4: this point's backward exceeds fp16's range unscaled");
+  cfg.run.loss_scale = 1024;
+  LossScaler fixed(cfg);
+  EXPECT_EQ(refusal(fixed, false, 1.0),
+            "the weight gradients overflow fp16 (Inf or NaN) at the fixed run.loss_scale 1024: set "
+            "run.loss_scale to dynamic, or to a smaller power of two");
+  for (int64_t i = 0; i <= LossScaler::kGrowthInterval; ++i) ASSERT_TRUE(fixed.accept(true, 1.0));
+  EXPECT_EQ(fixed.scale(), 1024);  // a fixed scale never grows
+  LossScaler forward(RunConfig{});
+  EXPECT_EQ(refusal(forward, false, INFINITY),
+            "the loss is inf: the forward overflows fp32, which no loss scale changes (a smaller "
+            "run.input_scale keeps the activations in range)");
+}
+
+// A first scale of 2^40 overflows fp16's gradients: the step is run again at half the
+// scale until they are finite, and what it leaves is bit for bit the step at the scale it
+// settled on, fixed.
+TEST(LayerStack, Fp16OverflowHalvesTheScaleAndRunsTheStepAgain) {
+  RunConfig cfg = tiny(45, true);
+  cfg.run.dtype = DType::f16;
+  cfg.run.initial_loss_scale = std::ldexp(1.0, 40);
+  const Grads settled = run(cfg);
+  EXPECT_GT(settled.overflows, 0);
+  EXPECT_EQ(settled.scale, std::ldexp(1.0, 40 - int(settled.overflows)));
+  for (float g : settled.dwq) ASSERT_TRUE(std::isfinite(g));
+  cfg.run.loss_scale = settled.scale;
+  const Grads fixed = run(cfg);
+  EXPECT_EQ(fixed.overflows, 0);
+  EXPECT_EQ(fixed.loss, settled.loss);
+  EXPECT_EQ(fixed.dwq, settled.dwq);
+  EXPECT_EQ(fixed.dx, settled.dx);
+  // Twice that scale overflows: fixed, the point is refused.
+  cfg.run.loss_scale = 2 * settled.scale;
+  EXPECT_THROW(run(cfg), PointRefused);
+}
+
+// run.grad_reduce_dtype: fp32 accumulates the weight gradients in fp32 buffers, storage in
+// the run's dtype. On one rank wq's gradient is one GEMM's result, which storage rounds
+// once: storage's gradient is fp32's rounded to 16 bits, bit for bit. In an fp32 run the
+// two are the same step.
+TEST(LayerStack, GradReduceDtypeSetsTheWeightGradientsPrecision) {
+  RunConfig cfg = tiny(45, true);
+  const Grads fp32_run = run(cfg);
+  cfg.run.grad_reduce_dtype = GradReduceDtype::storage;
+  EXPECT_EQ(run(cfg).dwq, fp32_run.dwq);
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(to_string(dtype));
+    cfg.run.dtype = dtype;
+    cfg.run.grad_reduce_dtype = GradReduceDtype::storage;
+    const Grads storage = run(cfg);
+    cfg.run.grad_reduce_dtype = GradReduceDtype::fp32;
+    const Grads main_grad = run(cfg);
+    EXPECT_EQ(storage.grad_dtype, dtype);
+    EXPECT_EQ(main_grad.grad_dtype, DType::f32);
+    ASSERT_EQ(storage.scale, main_grad.scale);
+    std::vector<float> rounded = main_grad.dwq;
+    size_t changed = 0;
+    for (float& g : rounded) {
+      const float r = half_float::widen(half_float::narrow(g, dtype), dtype);
+      changed += r != g;
+      g = r;
+    }
+    EXPECT_EQ(storage.dwq, rounded);
+    EXPECT_GT(changed, rounded.size() / 2);  // fp32 gradients hold bits 16 bits do not
+  }
 }
 
 // The MPT counts: model = 3·(dense + attention) whatever the policy; the hardware count

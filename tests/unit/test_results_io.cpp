@@ -1045,6 +1045,7 @@ TEST_F(ResultsIo, VerificationColumnsAddedLaterReadAsNanFromOlderFiles) {
 TEST(Report, ErrorsTableTakesTheWorstOutputAndGradientErrors) {
   PointResult p = full_point("p");
   p.labels["partials"] = "storage";
+  p.labels["grad_reduce_dtype"] = "fp32";
   p.labels["layers"] = "2";
   p.labels["documents"] = "[100,28]";
   p.verification = {{"outputs/o", 1e-3, 2e-3, 1e-4, 0.035, true, 1e-3, 5e-4, 4e-4},
@@ -1057,19 +1058,19 @@ TEST(Report, ErrorsTableTakesTheWorstOutputAndGradientErrors) {
   broken.verification = {{"outputs/o", NAN, NAN, NAN, 0.035, false},
                          {"grads/q", 1e-3, 3e-3, 1e-4, 0.035, true}};
   const Table t = make_table("errors", {p, unchecked, broken});
-  EXPECT_EQ(t.header, (std::vector<std::string>{"world", "backend", "ring_type", "mode", "dtype", "partials",
-                                                "layers", "documents", "out max rel", "out rms rel",
-                                                "grad max rel", "grad rms rel", "out rms rel vs 1 device",
-                                                "grad rms rel vs 1 device", "verdict"}));
+  EXPECT_EQ(t.header, (std::vector<std::string>{
+                          "world", "backend", "ring_type", "mode", "dtype", "partials", "grad sums", "layers",
+                          "documents", "out max rel", "out rms rel", "grad max rel", "grad rms rel",
+                          "out rms rel vs 1 device", "grad rms rel vs 1 device", "verdict"}));
   ASSERT_EQ(t.rows.size(), 3u);
-  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"2", "ring", "zigzag", "attention", "fp32", "storage", "2",
-                                                 "[100,28]", "0.00200", "0.00100", "0.00700", "0.00400",
-                                                 "0.000400", "0.00100", "VALID"}));
-  for (size_t c = 8; c < 14; ++c) EXPECT_EQ(t.rows[1][c], "n/a") << t.header[c];
-  EXPECT_EQ(t.rows[2][8], "nan");  // the NaN output
-  EXPECT_EQ(t.rows[2][10], "0.00300");
-  EXPECT_EQ(t.rows[2][12], "nan");  // a NaN output is NaN against any run
-  EXPECT_EQ(t.rows[2][13], "n/a");  // no single-device comparison ran
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"2", "ring", "zigzag", "attention", "fp32", "storage",
+                                                 "fp32", "2", "[100,28]", "0.00200", "0.00100", "0.00700",
+                                                 "0.00400", "0.000400", "0.00100", "VALID"}));
+  for (size_t c = 9; c < 15; ++c) EXPECT_EQ(t.rows[1][c], "n/a") << t.header[c];
+  EXPECT_EQ(t.rows[2][9], "nan");  // the NaN output
+  EXPECT_EQ(t.rows[2][11], "0.00300");
+  EXPECT_EQ(t.rows[2][13], "nan");  // a NaN output is NaN against any run
+  EXPECT_EQ(t.rows[2][14], "n/a");  // no single-device comparison ran
 }
 
 TEST(Report, SummaryTablePrintsEveryColumn) {

@@ -6,6 +6,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/local/local_backend.hpp"
+#include "core/error.hpp"
 #include "core/phase_timer.hpp"
 #include "driver/idle_barrier.hpp"
 #include "io/array_dump.hpp"
@@ -375,18 +376,25 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
   // the error of distribution apart from the error of 16 bits.
   const bool single_too = reference == Reference::fp64 && cfg.run.dtype != DType::f32;
   Arrays ref, single;
-  if (reference == Reference::single_device) {
-    ref = run_single_device(cfg, world, device);
-  } else if (single_too) {
-    single = run_single_device(cfg, world, device);
+  // Rank 0 alone runs the single-device step: if it is refused (PointRefused), the other
+  // ranks learn so with the verdict below and all throw it.
+  std::string refused;
+  try {
+    if (reference == Reference::single_device) {
+      ref = run_single_device(cfg, world, device);
+    } else if (single_too) {
+      single = run_single_device(cfg, world, device);
+    }
+  } catch (const PointRefused& e) {
+    refused = std::string("the single-device run: ") + e.what();
   }
-  if (reference == Reference::fp64 && world.rank() == 0) {
+  if (reference == Reference::fp64 && world.rank() == 0 && refused.empty()) {
     const auto fp64 =
         references ? references->take(cfg) : std::make_shared<const Fp64Result>(compute_fp64(cfg));
     ref = fp64_arrays(cfg, *fp64, got);
   }
   double failures = 0;
-  if (world.rank() == 0) {
+  if (world.rank() == 0 && refused.empty()) {
     const double tol = verify_tolerance(cfg);
     // The loss's error against the magnitude of its terms, in either reference's y.
     auto scale_of = [&](const Arrays& against, size_t i) {
@@ -419,8 +427,10 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
     }
   }
   idle_barrier();  // the other ranks sleep until rank 0 has its verdict
-  world.all_reduce_sum(&failures, 1);
-  v.valid = failures == 0;
+  double verdict[2] = {failures, refused.empty() ? 0.0 : 1.0};
+  world.all_reduce_sum(verdict, 2);
+  if (verdict[1] > 0) throw PointRefused(refused.empty() ? "refused on rank 0" : refused);
+  v.valid = verdict[0] == 0;
   return v;
 }
 
