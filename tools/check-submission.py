@@ -33,7 +33,7 @@ EXIT = {"compliant": 0, "unverified": 4, "non-compliant": 5, "inconsistent": 6}
 REQUIRED_LAUNCHES = 3
 SPREAD_BOUND = 0.05
 RECOMPUTE_TOLERANCE = 1e-9
-PHASES = ["forward", "backward", "attention_fwd", "attention_bwd", "recompute", "grad_allreduce"]
+PHASES = ["forward", "backward", "attention_fwd", "attention_bwd", "recompute", "grad_allreduce", "grad_check"]
 WEIGHTS = ["g_attn", "wq", "wk", "wv", "wo", "g_mlp", "w1", "w3", "w2"]
 BUILD_KEYS = ["version", "git_sha", "git_dirty", "compiler", "cxx_flags", "build_type", "mpi_version", "gpu_name",
               "binary_sha256"]
@@ -198,6 +198,9 @@ class Point:
         self.labels = {k: as_text(v) for k, v in g["labels"].attrs.items()}
         self.metrics = {k: float(v) for k, v in g["metrics"].attrs.items()}
         self.iter_seconds = np.asarray(g["iter_seconds"][()], dtype=float)
+        # The format's rule (outputs/README.md): such a point is unreadable, not a rate.
+        if not np.all(np.isfinite(self.iter_seconds)) or np.any(self.iter_seconds < 0):
+            raise ValueError("iter_seconds holds a negative or non-finite time")
         self.phases = {k: np.asarray(v[()], dtype=float) for k, v in g["phase_seconds"].items()}
         self.per_rank = {k: np.asarray(g[k][()], dtype=float)
                          for k in ("peak_memory_bytes", "bytes_sent_intra", "bytes_sent_inter")}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """outputs/README.md's h5py recipes run as written: every line of its ```python blocks is
-executed, in order, on a results file a run just wrote (a 2-rank ring run of the quickstart
+executed, in order (a statement with an indented body, such as a function, as one), on a results file a run just wrote (a 2-rank ring run of the quickstart
 model with run.verify and run.ring_timeline, so that every group holds rows) and, for the
 bench recipe, on a `minictx bench` file. A line that raises (a KeyError for a name the file
 does not have) fails the test, naming the line.
@@ -25,7 +25,13 @@ with tempfile.TemporaryDirectory() as tmp:
     namespace = {}
     lines = 0
     for block in blocks:
+        statements = []  # each a top-level line with the indented lines that follow it
         for line in block.splitlines():
+            if statements and (line.startswith((" ", "\t")) or not line.strip()):
+                statements[-1] += "\n" + line
+            else:
+                statements.append(line)
+        for line in statements:
             code = line.replace('"outputs/run.h5"', repr(results)).replace('"bench.h5"', repr(bench))
             try:
                 exec(code, namespace)  # noqa: S102 (the recipes are the documentation's own)
