@@ -212,7 +212,7 @@ stage_test() {
     exit $ok; } | tee "$log" || rc=1
   skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .* \(Skipped\)$' "$log" || true)
   if [ "$skipped" -gt 0 ] && gpu_listed; then
-    first=$(grep -m1 -oE '^[[:space:]]*[0-9]+ - .* \(Skipped\)$' "$log" | sed -E 's/^[[:space:]]*[0-9]+ - (.*) \(Skipped\)$/\1/')
+    first=$(grep -m1 -oE '^[[:space:]]*[0-9]+ - .* \(Skipped\)$' "$log" | sed -E 's/^[[:space:]]*[0-9]+ - (.*) \(Skipped\)$/\1/; s/ +# .*//')
     echo "gpu-check: test: $skipped gpu tests were skipped on a machine whose nvidia-smi lists a GPU:" \
       "CUDA did not start for minictx; $first says:" \
       "$(deps_env ctest --test-dir "$build" -R "^${first}\$" -V 2>&1 | grep -m1 -oE 'minictx: error: .*' || true)" |
