@@ -33,13 +33,21 @@ foreach(_arch ${CMAKE_CUDA_ARCHITECTURES})
   string(REGEX REPLACE "-.*" "" _arch ${_arch})
   list(APPEND _archs --arch ${_arch})
 endforeach()
-# The mma.sync kernels' spills as ptxas (CUDA 13.0) reports them: D = 128's forward (its
-# 32-query warps hold two m-tiles of O) and, on sm_90a, its dK/dV step. Any other spill fails.
+# The mma.sync kernels' spills as ptxas (CUDA 13.0) reports them (template arguments: ...,
+# bf16, documents): D = 128's forward (its 32-query warps hold two m-tiles of O) and, on
+# sm_90a, its dK/dV step; the documents twins (opt-in), which hold their rows' spans too:
+# the forward at both head dims and D = 128's dQ pass. Any other spill fails.
 set(_known_spills "")
-foreach(_causal false true)
-  list(APPEND _known_spills --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_causal}>@80=60"
-       --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_causal}>@90a=28"
-       --known-spill "flash_bwd_kernel<128, 8, 32, ${_causal}>@90a=8")
+foreach(_bf16 false true)
+  list(APPEND _known_spills --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_bf16}, false>@80=60"
+       --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_bf16}, false>@90a=28"
+       --known-spill "flash_bwd_kernel<128, 8, 32, ${_bf16}, false>@90a=8"
+       --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_bf16}, true>@80=88"
+       --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_bf16}, true>@90a=76"
+       --known-spill "flash_fwd_kernel<64, 4, 64, 2, ${_bf16}, true>@80=24"
+       --known-spill "flash_fwd_kernel<64, 4, 64, 2, ${_bf16}, true>@90a=44"
+       --known-spill "flash_bwd_dq_kernel<128, 4, 32, ${_bf16}, true>@80=24"
+       --known-spill "flash_bwd_dq_kernel<128, 4, 32, ${_bf16}, true>@90a=12")
 endforeach()
 add_test(NAME flash_kernels_use_tensor_cores
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_tensor_cores.py --nvcc ${CMAKE_CUDA_COMPILER}
@@ -47,6 +55,8 @@ add_test(NAME flash_kernels_use_tensor_cores
                  --flash ${_kernels}/flash_bwd_sm80.cu --wgmma ${_kernels}/flash_fwd_sm90.cu
                  --wgmma ${_kernels}/flash_bwd_sm90.cu --pipelined ${_kernels}/flash_fwd_sm90.cu
                  --simt ${_kernels}/attention_simt.cu ${_known_spills}
+                 --document-twins ${_kernels}/flash_fwd_sm80.cu --document-twins ${_kernels}/flash_bwd_sm80.cu
+                 --document-twins ${_kernels}/flash_fwd_sm90.cu --document-twins ${_kernels}/flash_bwd_sm90.cu
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
 set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "tensor cores ok")
@@ -104,6 +114,16 @@ foreach(_dtype bf16 fp16)
                           --set model.kv_heads=1 --set model.head_dim=128 --set attention.backend=burst
                           --set attention.bwd_comm=q --set topology.ranks_per_node=2
                           --set attention.ring_type=zigzag)
+  # attention.partials storage on the flash kernels: each block's output and gradient
+  # contributions rounded to the dtype before the ring's sums (the kernel tests'
+  # CudaAttentionPartials check the rounding itself).
+  minictx_gpu_verify_test(cuda_partials_storage_ring_zigzag_4_${_dtype} 4 ${_dt} ${_model} --set model.heads=4
+                          --set model.kv_heads=2 --set model.head_dim=64 --set attention.backend=ring
+                          --set attention.ring_type=zigzag --set attention.partials=storage)
+  minictx_gpu_verify_test(cuda_partials_storage_usp_2x2_${_dtype} 4 ${_dt} ${_model} --set model.heads=4
+                          --set model.kv_heads=2 --set model.head_dim=128 --set attention.backend=usp
+                          --set attention.ulysses_degree=2 --set attention.ring_type=stripe
+                          --set attention.partials=storage)
   # Packed documents, which the kernels take as per-document sub-blocks
   # (device/document_blocks.hpp), on the flash kernels at both head dims: documents that
   # zigzag chunks and stripe rows cut, one-token documents, batch rows with different
@@ -131,6 +151,13 @@ foreach(_dtype bf16 fp16)
                           --set topology.ranks_per_node=2 --set attention.ring_type=stripe)
   minictx_gpu_verify_test(cuda_documents_burst_q_4_${_dtype} 4 ${_dt} ${_d128} ${_cut} --set attention.backend=burst
                           --set attention.bwd_comm=q --set topology.ranks_per_node=2 --set attention.ring_type=zigzag)
+  # The same with the document mask inside the flash kernels (attention.kernels
+  # sm80-documents, opt-in): rows with different packings in one call, one-token documents.
+  minictx_gpu_verify_test(cuda_documents_in_kernels_ring_zigzag_4_${_dtype} 4 ${_dt} ${_d64} ${_rows}
+                          --set attention.backend=ring --set attention.ring_type=zigzag
+                          --set attention.kernels=sm80-documents)
+  minictx_gpu_verify_test(cuda_documents_in_kernels_ulysses_4_${_dtype} 4 ${_dt} ${_d128} ${_ones}
+                          --set attention.backend=ulysses --set attention.kernels=sm80-documents)
 endforeach()
 
 # The memory estimate covers what a CUDA run holds (tensors, cuBLASLt's workspace and

@@ -455,6 +455,11 @@ TEST(DeckErrors, DeviceCapabilitiesNameTheKindsThatHaveThem) {
             "deck t.yaml line 1: attention.kernels sm80 picks the cuda device's flash kernels; run.device "
             "kokkos has one attention kernel (leave attention.kernels at auto)");
   EXPECT_NO_THROW(deck("attention: {kernels: sm90}\nrun: {device: cuda, comm: nccl}\n").resolve());
+  // The families that mask packed documents in their kernels, by their deck spelling.
+  EXPECT_NO_THROW(deck("attention: {kernels: sm80-documents}\nrun: {device: cuda}\n").resolve());
+  EXPECT_EQ(resolve_error("attention: {kernels: sm90-documents}\n"),
+            "deck t.yaml line 1: attention.kernels sm90-documents picks the cuda device's flash kernels; "
+            "run.device kokkos has one attention kernel (leave attention.kernels at auto)");
   EXPECT_NO_THROW(deck("sequence: {length: 10, documents: [4, 6]}\nattention: {block_k: 128}\n").resolve());
 }
 
