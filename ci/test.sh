@@ -14,8 +14,11 @@
 #   cuda     where the CUDA toolkit is installed, the cuda preset (compile and link) and
 #            its tests that need no GPU (label cuda, not gpu).
 # The release builds treat warnings as errors. The builds go through ccache when it is
-# installed (a cache in build-ccache/ unless CCACHE_DIR names another), so that the
-# presets share the objects that do not differ between them.
+# installed, with ccache's own cache (~/.cache/ccache unless its configuration or
+# CCACHE_DIR names another), which outlives the clone: where the machine keeps it, a run
+# compiles only what changed since the last one. Paths are taken relative to the clone
+# (CCACHE_BASEDIR), so that clones at other paths and the presets share the objects that
+# do not differ between them.
 # Usage: ci/test.sh [extra ctest arguments for the default suite]
 # Environment: STEPS (default "format default tidy debug openmpi cuda": the steps to run),
 #              CUDA=0 (skip the cuda build), NVCC (default /usr/local/cuda/bin/nvcc).
@@ -53,7 +56,7 @@ step() { [[ " $steps " == *" $1 "* ]]; }
 
 if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
-  export CCACHE_DIR=${CCACHE_DIR:-$PWD/build-ccache} CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 fi
 
 # build PRESET [cmake options]: configure and build, two steps.
