@@ -7,7 +7,7 @@
 #            batch_cluster_box runs Open MPI across hosts beside MPICH and Slurm; its
 #            quick label runs after the debug step;
 #   default  the Release build (preset default): every test, labels quick and full;
-#   tidy     ci/tidy.sh over the default build's compile database: no finding; it runs
+#   tidy     ci/tidy.py over the default build's compile database: no finding; it runs
 #            in the background at the lowest priority from the default build on, on the
 #            cycles the test suites leave idle, and is waited for at the end;
 #   debug    AddressSanitizer and UBSan (preset debug): the quick label;
@@ -18,7 +18,7 @@
 # CCACHE_DIR names another), which outlives the clone: where the machine keeps it, a run
 # compiles only what changed since the last one. Paths are taken relative to the clone
 # (CCACHE_BASEDIR), so that clones at other paths and the presets share the objects that
-# do not differ between them.
+# do not differ between them. clang-tidy keeps a cache of clean results the same way.
 # Usage: ci/test.sh [extra ctest arguments for the default suite]
 # Environment: STEPS (default "format default tidy debug openmpi cuda": the steps to run),
 #              CUDA=0 (skip the cuda build), NVCC (default /usr/local/cuda/bin/nvcc).
@@ -75,10 +75,10 @@ if step default; then build default -DMINICTX_WERROR=ON; fi
 # its own so that an early end of this script ends it too. Its output prints at the end.
 if step tidy; then
   tidy_log=$(mktemp)
-  echo "test.sh: [tidy] ci/tidy.sh build, in the background at nice 19"
+  echo "test.sh: [tidy] ci/tidy.py build, in the background at nice 19"
   # The last line of its log: how long it ran (the inner shell's $SECONDS), for the table.
   # shellcheck disable=SC2016
-  setsid nice -n 19 bash -c 'ci/tidy.sh build; rc=$?; echo "ended $SECONDS"; exit $rc' >"$tidy_log" 2>&1 &
+  setsid nice -n 19 bash -c 'ci/tidy.py build; rc=$?; echo "ended $SECONDS"; exit $rc' >"$tidy_log" 2>&1 &
   tidy_pid=$!
   trap 'kill -- -"$tidy_pid" 2>/dev/null || true; rm -f "$tidy_log"' EXIT
 fi
