@@ -140,26 +140,34 @@ MpiComm::~MpiComm() {
 // MPI_ERRORS_RETURN (inherited by every split), so a failed call becomes one line naming
 // the rank and the call (check_mpi), and cli_main then aborts every rank. The
 // application's own MPI_COMM_WORLD calls keep the default: they have no line to add.
-// The duplicate is never freed (MPI_Finalize does it): the GPU comms keep using its
-// handle after this MpiComm is gone.
+// The duplicate and the node shape are made once, at the first call, which every rank
+// makes: a launch of many points (verify) creates no communicator per point, and the
+// collectives that create one cost most when ranks outnumber cores. The duplicate is
+// never freed (MPI_Finalize does it): the GPU comms keep using its handle after this
+// MpiComm is gone.
 std::unique_ptr<MpiComm> MpiComm::world(int ranks_per_node) {
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  MPI_Comm node;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-  int here = 1, rank_here = 0;
-  MPI_Comm_size(node, &here);
-  MPI_Comm_rank(node, &rank_here);
-  MPI_Comm_free(&node);
-  if (ranks_per_node <= 0) {
-    // Nodes of unequal size: take the smallest so no two nodes are merged.
-    check_mpi(MPI_Allreduce(&here, &ranks_per_node, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  }
-  Topology topo{size, ranks_per_node, here, rank_here};
-  return std::make_unique<MpiComm>(comm, topo, std::make_shared<ByteCounter>(), false);
+  struct Shape {
+    MPI_Comm comm = MPI_COMM_NULL;
+    int size = 1, here = 1, rank_here = 0, smallest_node = 1;
+  };
+  static const Shape shape = [] {
+    Shape s;
+    MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
+    MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
+    MPI_Comm_size(s.comm, &s.size);
+    MPI_Comm node;
+    check_mpi(MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+              "MPI_Comm_split_type");
+    MPI_Comm_size(node, &s.here);
+    MPI_Comm_rank(node, &s.rank_here);
+    MPI_Comm_free(&node);
+    // Nodes of unequal size: the smallest, so that no two nodes are merged.
+    check_mpi(MPI_Allreduce(&s.here, &s.smallest_node, 1, MPI_INT, MPI_MIN, s.comm), "MPI_Allreduce");
+    return s;
+  }();
+  Topology topo{shape.size, ranks_per_node > 0 ? ranks_per_node : shape.smallest_node, shape.here,
+                shape.rank_here};
+  return std::make_unique<MpiComm>(shape.comm, topo, std::make_shared<ByteCounter>(), false);
 }
 
 ShiftHandle MpiComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
