@@ -1,5 +1,6 @@
 #include "comm/mpi_comm.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -289,9 +290,33 @@ void MpiComm::barrier() {
   complete(&req, 1, "MPI_Ibarrier");
 }
 
+// MPI_Comm_split's result, built from calls that wait through complete(): the colors and
+// keys by a nonblocking all-gather, then MPI_Comm_create_group over the members alone. A
+// blocking MPI_Comm_split spins inside MPI until the last rank arrives, which on a node
+// with more ranks than cores takes the core from the ranks it waits for.
 std::unique_ptr<Comm> MpiComm::split(int color, int key) {
+  require(color >= 0, "MpiComm::split: a negative color");
+  std::vector<int> all(size_t(2) * size_t(size_));
+  const int mine[2] = {color, key};
+  MPI_Request req;
+  check_mpi(MPI_Iallgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm_, &req), "MPI_Iallgather");
+  complete(&req, 1, "MPI_Iallgather of a split");
+  // MPI_Comm_split's order: by key, ties by rank.
+  std::vector<std::pair<int, int>> by_key;
+  for (size_t r = 0; r < size_t(size_); ++r)
+    if (all[2 * r] == color) by_key.emplace_back(all[2 * r + 1], int(r));
+  std::sort(by_key.begin(), by_key.end());
+  std::vector<int> members;
+  members.reserve(by_key.size());
+  for (const auto& [k, r] : by_key) members.push_back(r);
+  MPI_Group group, sub_group;
+  check_mpi(MPI_Comm_group(comm_, &group), "MPI_Comm_group");
+  check_mpi(MPI_Group_incl(group, int(members.size()), members.data(), &sub_group), "MPI_Group_incl");
   MPI_Comm sub;
-  check_mpi(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
+  check_mpi(MPI_Comm_create_group(comm_, sub_group, /*tag=*/0, &sub), "MPI_Comm_create_group");
+  MPI_Group_free(&sub_group);
+  MPI_Group_free(&group);
+  MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
   return std::make_unique<MpiComm>(sub, topology(), bytes_shared(), true);
 }
 
