@@ -89,8 +89,9 @@ std::string MpiComm::describe_peers(int dst, int src) const {
 
 // Every wait goes through here: MPI_Testall until done, and past the watchdog's limit one
 // line and MPI_Abort, so a lost or stopped peer ends the job instead of its allocation.
-// Portable MPI-3: nonblocking calls and MPI_Testall only. Long waits yield the core,
-// which an oversubscribed node's other ranks need, without delaying MPI's progress.
+// Portable MPI-3: nonblocking calls and MPI_Testall only. Long waits yield the core
+// without delaying MPI's progress; on a node with more ranks than cores they sleep, since
+// a waiting rank that only yields still takes most of a core from the ranks it waits for.
 void MpiComm::complete(MPI_Request* reqs, int n, const char* call, int dst, int src) const {
   const double limit = watchdog::limit_seconds();
   if (limit <= 0) {
@@ -118,18 +119,27 @@ void MpiComm::complete(MPI_Request* reqs, int n, const char* call, int dst, int 
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       MPI_Abort(MPI_COMM_WORLD, 3);
     }
-    if (waited > 1e-3) std::this_thread::yield();
+    if (waited > 1e-3 && oversubscribed_)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    else if (waited > 1e-3)
+      std::this_thread::yield();
   }
 }
 
 MpiComm::MpiComm(MPI_Comm comm, Topology topology, std::shared_ptr<ByteCounter> bytes, bool owned)
-    : Comm(topology, std::move(bytes)), comm_(comm), owned_(owned) {
+    : Comm(topology, std::move(bytes)),
+      comm_(comm),
+      owned_(owned),
+      oversubscribed_(unsigned(topology.ranks_here) > std::thread::hardware_concurrency()) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   int my_world = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &my_world);
   world_ranks_.resize(size_t(size_));
-  check_mpi(MPI_Allgather(&my_world, 1, MPI_INT, world_ranks_.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+  MPI_Request req;
+  check_mpi(MPI_Iallgather(&my_world, 1, MPI_INT, world_ranks_.data(), 1, MPI_INT, comm_, &req),
+            "MPI_Iallgather");
+  complete(&req, 1, "MPI_Iallgather of the world ranks");
 }
 
 MpiComm::~MpiComm() {
