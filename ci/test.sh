@@ -19,9 +19,12 @@
 # compiles only what changed since the last one. Paths are taken relative to the clone
 # (CCACHE_BASEDIR), so that clones at other paths and the presets share the objects that
 # do not differ between them. clang-tidy keeps a cache of clean results the same way.
+# The run's times end as one CSV row in the columns of docs/data/ci-run-times.csv, the
+# history of CI run times, to which MINICTX_CI_TIMES=FILE appends it.
 # Usage: ci/test.sh [extra ctest arguments for the default suite]
 # Environment: STEPS (default "format default tidy debug openmpi cuda": the steps to run),
-#              CUDA=0 (skip the cuda build), NVCC (default /usr/local/cuda/bin/nvcc).
+#              CUDA=0 (skip the cuda build), NVCC (default /usr/local/cuda/bin/nvcc),
+#              MINICTX_CI_TIMES (a CSV file the row is appended to), CI_NOTE (its note).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${STEPS:-format default tidy debug openmpi cuda}
@@ -31,11 +34,27 @@ jobs=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
 times=()
+declare -A seconds_of  # by step name, for the CSV row
 started=$SECONDS
+load=$(cut -d' ' -f1 /proc/loadavg)
+# The row of docs/data/ci-run-times.csv: date, load average at the start, default tests,
+# total and the steps' seconds; the note says what failed.
+csv_row() {
+  local tests=""
+  [ -f build/CTestTestfile.cmake ] && tests=$(ctest --preset default -N 2>/dev/null | sed -n 's/^Total Tests: //p')
+  printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"%s"\n' "$(date -u +%F)" "$load" "$tests" "$((SECONDS - started))" \
+    "${seconds_of[default tests]:-}" "${seconds_of[tidy]:-}" "${seconds_of[debug tests]:-}" \
+    "${seconds_of[openmpi tests]:-}" "${seconds_of[cuda tests]:-}" "${seconds_of[openmpi build]:-}" \
+    "${seconds_of[debug build]:-}" "${seconds_of[cuda build]:-}" "${1:-${CI_NOTE:-}}"
+}
 summary() {
   echo "test.sh: step times"
   printf '  %s\n' "${times[@]}"
   echo "test.sh: total $((SECONDS - started)) s"
+  local row
+  row=$(csv_row "$@")
+  echo "test.sh: as a row of docs/data/ci-run-times.csv: $row"
+  if [ -n "${MINICTX_CI_TIMES:-}" ]; then echo "$row" >>"$MINICTX_CI_TIMES"; fi
 }
 # run NAME COMMAND...: one announced, timed step; a failure ends the run with the table.
 run() {
@@ -44,11 +63,12 @@ run() {
   echo "test.sh: [$name] $*"
   if "$@"; then
     times+=("$(printf '%-18s %5d s' "$name" $((SECONDS - start)))")
+    seconds_of[$name]=$((SECONDS - start))
     echo "test.sh: [$name] done in $((SECONDS - start)) s"
   else
     local rc=$?
     times+=("$(printf '%-18s %5d s  FAILED (exit %d)' "$name" $((SECONDS - start)) "$rc")")
-    summary
+    summary "failed at $name (exit $rc)"
     exit "$rc"
   fi
 }
@@ -87,7 +107,8 @@ finish_tidy() {
   local rc=0
   wait "$tidy_pid" || rc=$?
   sed '$d' "$tidy_log"
-  times+=("$(printf '%-18s %5d s  in the background' "tidy" "$(tail -1 "$tidy_log" | cut -d' ' -f2)")")
+  seconds_of[tidy]=$(tail -1 "$tidy_log" | cut -d' ' -f2)
+  times+=("$(printf '%-18s %5d s  in the background' "tidy" "${seconds_of[tidy]}")")
   return "$rc"
 }
 if step default; then run "default tests" ctest --preset default -j "$jobs" "$@"; fi
