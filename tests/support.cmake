@@ -2,9 +2,10 @@
 # than cores: the launcher oversubscribes), `minictx verify` cases, the one-line errors and
 # byte counts; then every suite file (mpi/NAME.cmake, scripts/NAME.cmake, cuda/cuda.cmake:
 # each backend adds its cases in mpi/<backend>.cmake, read first, where it also declares
-# its representative configurations, which the feature suites run). Labels (docs/testing.md, "Labels"):
-# the duration, `quick` (a few minutes at most under the sanitizers: every backend and
-# layout once, the errors, the unit tests) or `full` (the rest), which a suite file sets;
+# its representative configurations, which the feature suites run). Labels
+# (docs/testing.md, "Labels"): the duration, `quick` (a few minutes at most under the
+# sanitizers: every backend and layout once, the errors, the unit tests) or `full` (the
+# rest), which a suite file sets;
 # the hardware, `gpu`, which it sets on a test that needs one; the kind, the test's
 # folder (unit, mpi, scripts, cuda), which this file adds. `ctest -L quick` is the short run.
 #
