@@ -123,15 +123,16 @@ TrafficShape traffic(const AttentionConfig&) { return {true, LayoutKind::contigu
 }  // namespace
 
 BackendInfo allgather_backend_info() {
-  BackendInfo b;
-  b.name = "allgather";
-  b.summary = "all-gather K/V, local queries against the whole sequence, reduce-scatter dK/dV";
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.validate = validate;
-  b.create = create;
-  b.traffic = traffic;
-  return b;
+  return {"allgather",
+          "all-gather K/V, local queries against the whole sequence, reduce-scatter dK/dV",
+          /*keys=*/{},
+          degrees,
+          buffer_bytes,
+          /*splits_heads=*/nullptr,
+          validate,
+          create,
+          traffic,
+          /*query_prefix=*/false};
 }
 
 }  // namespace minictx

@@ -70,15 +70,16 @@ std::unique_ptr<AttentionBackend> create(Comm&, Device& device, const RunConfig&
 }  // namespace
 
 BackendInfo local_backend_info() {
-  BackendInfo b;
-  b.name = "local";
-  b.summary = "whole-sequence attention on one rank (the single-device reference)";
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.validate = validate;
-  b.create = create;
-  b.query_prefix = true;
-  return b;
+  return {"local",
+          "whole-sequence attention on one rank (the single-device reference)",
+          /*keys=*/{},
+          degrees,
+          buffer_bytes,
+          /*splits_heads=*/nullptr,
+          validate,
+          create,
+          /*traffic=*/nullptr,
+          /*query_prefix=*/true};
 }
 
 }  // namespace minictx

@@ -91,15 +91,16 @@ int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
 }  // namespace
 
 BackendInfo ulysses_backend_info() {
-  BackendInfo b;
-  b.name = "ulysses";
-  b.summary = "all-to-all to head shards, full-sequence attention, all-to-all back (DeepSpeed-Ulysses)";
-  b.keys = {ulysses_degree_key()};  // only as the world size (validate)
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.validate = validate;
-  b.create = create;
-  return b;
+  return {"ulysses",
+          "all-to-all to head shards, full-sequence attention, all-to-all back (DeepSpeed-Ulysses)",
+          {ulysses_degree_key()},  // only as the world size (validate)
+          degrees,
+          buffer_bytes,
+          /*splits_heads=*/nullptr,
+          validate,
+          create,
+          /*traffic=*/nullptr,
+          /*query_prefix=*/false};
 }
 
 }  // namespace minictx

@@ -53,19 +53,16 @@ bool splits_heads(const AttentionConfig&) { return true; }
 }  // namespace
 
 BackendInfo usp_backend_info() {
-  BackendInfo b;
-  b.name = "usp";
-  b.summary =
-      "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)";
-  b.keys = {ring_type_key(), ulysses_degree_key(), ring_degree_key()};
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.splits_heads = splits_heads;
-  b.validate = validate;
-  b.create = create;
-  b.traffic = ring_engine_traffic;
-  b.query_prefix = true;
-  return b;
+  return {"usp",
+          "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)",
+          {ring_type_key(), ulysses_degree_key(), ring_degree_key()},
+          degrees,
+          buffer_bytes,
+          splits_heads,
+          validate,
+          create,
+          ring_engine_traffic,
+          /*query_prefix=*/true};
 }
 
 }  // namespace minictx

@@ -3,6 +3,15 @@
 # backward (bwd_comm q) and the ring backward (kv), on 2, 4, 6 and 8 ranks with 2 to 4
 # emulated nodes, GQA and MHA, causal and not, padded lengths, the model stack under each
 # checkpointing policy, its deck errors and its bytes.
+
+# Its representative configurations, which the feature suites run (support.cmake): both
+# backwards with intra ring, and intra ulysses, on 2 emulated nodes.
+foreach(_bwd q kv)
+  minictx_backend_config(burst burst_${_bwd}_p4_n2 4 --set attention.bwd_comm=${_bwd} --set topology.ranks_per_node=2
+                         --set attention.ring_type=zigzag)
+endforeach()
+minictx_backend_config(burst burst_ulysses_p4_n2 4 --set attention.intra=ulysses --set topology.ranks_per_node=2)
+
 set(_att --set run.mode=attention --set attention.backend=burst)
 set(_model --set model.preset=tiny --set attention.backend=burst)
 # The quick label: every ring_type with intra ring on 2 ranks, intra ulysses once.

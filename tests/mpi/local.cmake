@@ -1,5 +1,9 @@
 # The local backend (one rank) against fp64 and the single-device path, model and
 # attention modes, GQA and MHA, causal and not, lengths that are not powers of two.
+
+# Its representative configuration, which the feature suites run (support.cmake).
+minictx_backend_config(local local 1)
+
 set(_tiny --set model.preset=tiny --set model.layers=2)
 minictx_verify_test(local_model_gqa_causal 1 QUICK ${_tiny} --set sequence.length=257)
 minictx_verify_test(local_model_mha_full 1 ${_tiny} --set model.kv_heads=8 --set attention.causal=false

@@ -1,6 +1,10 @@
 # The usp backend against the fp64 reference: every factorisation ulysses_degree ×
 # ring_degree of 4 and 8 ranks, ring types basic/zigzag/stripe, causal and not, KV heads
 # replicated (u > kv_heads), padding, batch > 1, model mode.
+
+# Its representative configuration, which the feature suites run (support.cmake).
+minictx_backend_config(usp usp_2x2 4 --set attention.ulysses_degree=2 --set attention.ring_type=zigzag)
+
 set(_att --set run.mode=attention --set attention.backend=usp)
 set(_model --set model.preset=tiny --set attention.backend=usp)
 minictx_verify_test(usp_1x4_zigzag 4 ${_att} --set attention.ulysses_degree=1 --set attention.ring_type=zigzag
