@@ -90,6 +90,13 @@ inline constexpr const char* transfer_done = "transfer_done";
 // of each rank, columns rank, layer, pass, round, carries, transfer_posted, transfer_done.
 inline constexpr const char* outer = "outer";
 inline constexpr const char* carries = "carries";
+// The phase scopes of every timed iteration (ring_timeline/phases), present only when
+// recorded: one row per scope of each rank, columns rank, iteration, phase, start, end.
+inline constexpr const char* phases = "phases";
+inline constexpr const char* phase_iteration = "iteration";
+inline constexpr const char* phase = "phase";
+inline constexpr const char* start = "start";
+inline constexpr const char* end = "end";
 }  // namespace ring_timeline
 
 // A point's labels (/points/<name>/labels), written by app/labels.cpp and read by the

@@ -88,6 +88,9 @@ PointResult full_point(const std::string& name) {
                            {1, 1, WalkPass::backward, 0, 0, 1, 0.005, 0.006, 0.0049, 0.0062}};
   p.ring_timeline.outer = {{0, 0, WalkPass::forward, 0, OuterCarries::block, 0.0008, 0.0041},
                            {1, 1, WalkPass::backward, 0, OuterCarries::sums, 0.0063, 0.0071}};
+  p.ring_timeline.phases = {{0, 0, "attention_fwd", 0.0009, 0.0041},
+                            {0, 0, "forward", 0.0001, 0.0048},
+                            {1, 1, "backward", 0.0049, 0.0072}};
   return p;
 }
 
@@ -177,6 +180,13 @@ void expect_same(const PointResult& a, const PointResult& b) {
   for (size_t i = 0; i < a.ring_timeline.outer.size(); ++i) {
     EXPECT_EQ(a.ring_timeline.outer[i].carries, b.ring_timeline.outer[i].carries);
     EXPECT_TRUE(same_shared(a.ring_timeline.outer[i], b.ring_timeline.outer[i])) << "outer transfer " << i;
+  }
+  ASSERT_EQ(a.ring_timeline.phases.size(), b.ring_timeline.phases.size());
+  for (size_t i = 0; i < a.ring_timeline.phases.size(); ++i) {
+    const PhaseRecord &x = a.ring_timeline.phases[i], &y = b.ring_timeline.phases[i];
+    EXPECT_TRUE(x.rank == y.rank && x.iteration == y.iteration && x.phase == y.phase && x.start == y.start &&
+                x.end == y.end)
+        << "phase scope " << i;
   }
 }
 
@@ -666,13 +676,17 @@ assert o['rank'][:].tolist() == [0, 1] and o['layer'][:].tolist() == [0, 1] and 
 assert o['pass'].asstr()[:].tolist() == ['forward', 'backward']
 assert o['carries'].asstr()[:].tolist() == ['block', 'sums']
 assert o['transfer_posted'][0] == 0.0008 and o['transfer_done'][1] == 0.0071
+ph = t['phases']
+assert ph['rank'][:].tolist() == [0, 0, 1] and ph['iteration'][:].tolist() == [0, 0, 1]
+assert ph['phase'].asstr()[:].tolist() == ['attention_fwd', 'forward', 'backward']
+assert ph['start'][1] == 0.0001 and ph['end'][2] == 0.0072
 q = f['points/point_0001']
 assert q.attrs['skipped_reason'].startswith('heads (6)')
 assert q['iter_seconds'].shape == (0, 4) and q['peak_memory_bytes'].shape == (0,)
 assert q['bytes_sent_intra'].attrs['unit'] == 'bytes, ' + summed
 assert len(q['phase_seconds']) == 0 and q['verification/pass'].shape == (0,)
 assert q['ring_timeline'].attrs['iteration'] == -1 and q['ring_timeline/rank'].shape == (0,)
-assert q['ring_timeline/outer/carries'].shape == (0,)
+assert q['ring_timeline/outer/carries'].shape == (0,) and 'phases' not in q['ring_timeline']
 )");
   EXPECT_EQ(std::system((python + " " + script + " " + path_).c_str()), 0);
 }
