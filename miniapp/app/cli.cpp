@@ -240,8 +240,9 @@ int cmd_report(const ReportOptions& o) {
     for (const auto& f : o.files) require_regular_file(f, "results file");  // a FIFO would block the read
     const ResultsFile measured = read_results(o.files[0]), projected = read_results(o.files[1]);
     require_same_nodes(o.files, measured, projected);
-    std::printf(
-        "%s", render(compare_table(measured.points, projected.points), parse_table_format(o.format)).c_str());
+    const TableFormat format = parse_table_format(o.format);
+    std::printf("%s\n%s", render(compare_table(measured.points, projected.points), format).c_str(),
+                render(compare_phases_table(measured.points, projected.points), format).c_str());
     return 0;
   }
   std::vector<PointResult> points;

@@ -69,6 +69,12 @@ inline constexpr const char* memory_bound = "memory_bound";
 }  // namespace projected_term
 
 inline std::string projected_metric(const std::string& term) { return "projected_" + term + "_s"; }
+// The projection's mean ring step of one layer's walk in a pass (forward, backward): its
+// kernel (`compute`), its transfer's time on the link (`transfer`) and the wait the kernel
+// did not hide (`exposed`), seconds; as the run's ring timeline records a step.
+inline std::string projected_ring_step_metric(const std::string& pass, const std::string& what) {
+  return projected_metric("ring_step_" + pass + "_" + what);
+}
 
 // The ring steps of one timed iteration (/points/<name>/ring_timeline): one 1-D dataset
 // per column, one row per step of each rank; outputs/README.md, "Ring timeline".

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "core/phase_names.hpp"
+#include "core/ring_timeline.hpp"
 #include "io/results_schema.hpp"
 #include "model/memory_estimate.hpp"
 #include "project/attention_plan.hpp"
@@ -87,9 +88,14 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
   StepProjection p;
   const AttentionPlan plan = attention_plan(cfg, topology);
   const bool backward = !cfg.run.fwd_only;
-  const Cost attn_fwd = attention_cost(cfg, topology, plan, AttentionPass::forward, rates, links);
+  const bool walks = plan.scheme != AttentionScheme::allgather;
+  RingWalkModel::StepTimes step_fwd, step_bwd;
+  const Cost attn_fwd = attention_cost(cfg, topology, plan, AttentionPass::forward, rates, links, &step_fwd);
   const Cost attn_bwd =
-      backward ? attention_cost(cfg, topology, plan, AttentionPass::backward, rates, links) : Cost{};
+      backward ? attention_cost(cfg, topology, plan, AttentionPass::backward, rates, links, &step_bwd)
+               : Cost{};
+  if (walks) p.ring_steps[to_string(WalkPass::forward)] = step_fwd;
+  if (walks && backward) p.ring_steps[to_string(WalkPass::backward)] = step_bwd;
   p.memory_bytes = double(estimate_memory_bytes(cfg, topology));
   p.memory_capacity_bytes = memory_capacity_bytes;
 

@@ -1236,6 +1236,44 @@ TEST(Report, CompareMatchesAttentionPointsOfFilesThatStillCarryModelLabels) {
   EXPECT_EQ(compare_table({older}, {projected}).rows.at(0).at(9), "n/a");
 }
 
+TEST(Report, ComparePhasesSetsEachPhaseAndRingStepBesideItsProjection) {
+  PointResult m;  // two ranks, two iterations, one forward walk of two steps each
+  m.name = "point_0000";
+  m.iters = 2;
+  m.labels = {{"backend", "ring"}, {"mode", "attention"}, {"seq_len", "4096"}};
+  m.phase_seconds = {{"attention_fwd", {0.010, 0.012}}, {"attention_bwd", {0.030, 0.020}}};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // rank, layer, pass, round, step, source, compute start and end, transfer posted and done
+  m.ring_timeline.steps = {{0, 0, WalkPass::forward, 0, 0, 0, 0.001, 0.002, 0.0005, 0.004},
+                           {0, 0, WalkPass::forward, 0, 1, 1, 0.004, 0.006, nan, nan},
+                           {1, 0, WalkPass::forward, 0, 0, 1, 0.001, 0.003, 0.0005, 0.0035},
+                           {1, 0, WalkPass::forward, 0, 1, 0, 0.0035, 0.0055, nan, nan}};
+  PointResult p = m;
+  p.iters = 1;
+  p.ring_timeline = {};
+  p.phase_seconds = {{"attention_fwd", {0.004, 0.004}}, {"attention_bwd", {0.006, 0.006}}};
+  p.metrics = {{"projected_ring_step_forward_compute_s", 0.0015},
+               {"projected_ring_step_forward_transfer_s", 0.001},
+               {"projected_ring_step_forward_exposed_s", 0.0}};
+  const Table t = compare_phases_table({m}, {p});
+  ASSERT_EQ(t.rows.size(), 5u) << render(t, TableFormat::markdown);
+  // Per step on the slowest rank: 12 ms / 2 iterations of attention_fwd, 30 / 2 backward.
+  EXPECT_EQ(t.rows[0][1], "attention_fwd");
+  EXPECT_EQ(t.rows[0][2], format_number(6.0, 3));
+  EXPECT_EQ(t.rows[0][3], format_number(4.0, 3));
+  EXPECT_EQ(t.rows[1][4], format_number(9.0, 3));  // 15 - 6 ms: the largest gap
+  EXPECT_EQ(t.rows[1][6], "<-");
+  EXPECT_EQ(t.rows[0][6], "");
+  // Rank 0 is slower (3 ms compute + 2 ms exposed over 2 steps against rank 1's 4 + 0.5):
+  // per step 1.5 ms compute, 3.5 / 2 ms transfer, 1 ms exposed.
+  EXPECT_EQ(t.rows[2][1], "ring step, forward: compute");
+  EXPECT_EQ(t.rows[2][2], format_number(1.5, 3));
+  EXPECT_EQ(t.rows[3][2], format_number(1.75, 3));
+  EXPECT_EQ(t.rows[4][2], format_number(1.0, 3));
+  EXPECT_EQ(t.rows[4][3], format_number(0.0, 3));
+  EXPECT_EQ(t.rows[4][5], "n/a");  // no ratio to a zero
+}
+
 TEST(Report, BurstTableGroupsSettingsAndOrdersVariants) {
   // Two settings, the variants in scrambled order across them.
   const std::vector<PointResult> points = {burst_point("llama-7b", 2048000, 32, "ulysses", "selective", 0.40),
