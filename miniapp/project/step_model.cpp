@@ -81,6 +81,18 @@ Cost gradient_sums(const RunConfig& cfg, const Topology& topology, double layer_
   return all;
 }
 
+// One layer's attention in a pass, and the mean step of its ring walk under the pass's name
+// in `ring_steps` (none for the all-gather scheme, which has no walk).
+Cost pass_attention(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, WalkPass pass,
+                    const KernelRates& rates, const LinkRates& links,
+                    std::map<std::string, RingWalkModel::StepTimes>& ring_steps) {
+  RingWalkModel::StepTimes step;
+  const AttentionPass which = pass == WalkPass::forward ? AttentionPass::forward : AttentionPass::backward;
+  const Cost c = attention_cost(cfg, topology, plan, which, rates, links, &step);
+  if (plan.scheme != AttentionScheme::allgather) ring_steps[to_string(pass)] = step;
+  return c;
+}
+
 }  // namespace
 
 StepProjection project_step(const RunConfig& cfg, const Topology& topology, const KernelRates& rates,
@@ -88,14 +100,9 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
   StepProjection p;
   const AttentionPlan plan = attention_plan(cfg, topology);
   const bool backward = !cfg.run.fwd_only;
-  const bool walks = plan.scheme != AttentionScheme::allgather;
-  RingWalkModel::StepTimes step_fwd, step_bwd;
-  const Cost attn_fwd = attention_cost(cfg, topology, plan, AttentionPass::forward, rates, links, &step_fwd);
+  const Cost attn_fwd = pass_attention(cfg, topology, plan, WalkPass::forward, rates, links, p.ring_steps);
   const Cost attn_bwd =
-      backward ? attention_cost(cfg, topology, plan, AttentionPass::backward, rates, links, &step_bwd)
-               : Cost{};
-  if (walks) p.ring_steps[to_string(WalkPass::forward)] = step_fwd;
-  if (walks && backward) p.ring_steps[to_string(WalkPass::backward)] = step_bwd;
+      backward ? pass_attention(cfg, topology, plan, WalkPass::backward, rates, links, p.ring_steps) : Cost{};
   p.memory_bytes = double(estimate_memory_bytes(cfg, topology));
   p.memory_capacity_bytes = memory_capacity_bytes;
 
