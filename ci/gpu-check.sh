@@ -25,6 +25,8 @@
 #               ending the job
 #   gradsums    the weight-gradient sums (fp32 and 16-bit) and fp16's loss scale on the GPU
 #               through the staged mpi comm, 4 ranks: tests/mpi/check_grad_sums.py
+#   trace       the llama-7b layer's timeline at 16k tokens (bf16, the default family) as a
+#               Perfetto trace, and its phases beside the projection's (report --compare)
 # Default: deps build test sanitize bench. For a 15-minute GPU allocation, two calls:
 #   ci/gpu-check.sh deps build kernels grid acceptance     (about 6 minutes)
 #   ci/gpu-check.sh test sanitize layer nccl gradsums      (about 8 minutes)
@@ -323,6 +325,21 @@ stage_gradsums() {
     --set run.device=cuda 2>&1 | tee "$out/grad-sums.log"
 }
 
+# The 16-bit llama-7b layer recorded once with run.ring_timeline (16k tokens, the default
+# kernel family): gpu-layer-trace.json for Perfetto, and trace-layer.log with the run's
+# phases per step beside the projection's on h100-sxm-ndr (docs/performance.md).
+stage_trace() {
+  local h5=/tmp/minictx-layer-trace.h5 projected=/tmp/minictx-layer-projected.h5 log=$out/trace-layer.log
+  local trace=$out/gpu-layer-trace.json
+  rm -f "$trace" "$projected" "$projected.journal"
+  deps_env timeout 120 "$build/miniapp/minictx" run inputs/gpu-layer.yaml --set machine.profile="$(machine_profile)" \
+    --set sequence.length=16384 --set run.ring_timeline=true -o "$h5" --force 2>&1 | tee "$log" || return 1
+  deps_env "$build/miniapp/minictx" report "$h5" --trace point_0000 -o "$trace" 2>&1 | tee -a "$log" || return 1
+  deps_env "$build/miniapp/minictx" project inputs/gpu-layer.yaml --machine h100-sxm-ndr --ranks 1 \
+    --set sequence.length=16384 -o "$projected" > /dev/null 2>> "$log" || return 1
+  deps_env "$build/miniapp/minictx" report "$h5" "$projected" --compare 2>&1 | tee -a "$log"
+}
+
 # A failed test stage still lets the benchmarks run; the exit status reports both.
 failed=()
 for s in "${stages[@]}"; do
@@ -339,7 +356,8 @@ for s in "${stages[@]}"; do
     acceptance) stage_acceptance || failed+=(acceptance) ;;
     nccl) stage_nccl || failed+=(nccl) ;;
     gradsums) stage_gradsums || failed+=(gradsums) ;;
-    *) echo "gpu-check: unknown stage '$s' (deps build kernels grid acceptance test sanitize layer bench nccl gradsums)"; exit 2 ;;
+    trace) stage_trace || failed+=(trace) ;;
+    *) echo "gpu-check: unknown stage '$s' (deps build kernels grid acceptance test sanitize layer bench nccl gradsums trace)"; exit 2 ;;
   esac
   echo "gpu-check: stage $s took $((SECONDS - started)) s"
 done

@@ -82,14 +82,15 @@ Cost gradient_sums(const RunConfig& cfg, const Topology& topology, double layer_
 }
 
 // One layer's attention in a pass, and the mean step of its ring walk under the pass's name
-// in `ring_steps` (none for the all-gather scheme, which has no walk).
+// in `ring_steps` (none where no ring walks: the all-gather scheme, a context of one rank).
 Cost pass_attention(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, WalkPass pass,
                     const KernelRates& rates, const LinkRates& links,
                     std::map<std::string, RingWalkModel::StepTimes>& ring_steps) {
   RingWalkModel::StepTimes step;
   const AttentionPass which = pass == WalkPass::forward ? AttentionPass::forward : AttentionPass::backward;
   const Cost c = attention_cost(cfg, topology, plan, which, rates, links, &step);
-  if (plan.scheme != AttentionScheme::allgather) ring_steps[to_string(pass)] = step;
+  if (plan.scheme != AttentionScheme::allgather && plan.degrees.context > 1)
+    ring_steps[to_string(pass)] = step;
   return c;
 }
 
