@@ -46,8 +46,13 @@ std::vector<double> iteration_offsets(const PointResult& p) {
 
 constexpr double kMicro = 1e6;  // trace times are microseconds
 
+// A complete event; InputError for one the format cannot hold (a time that is not finite,
+// an end before the start), which only a damaged file has.
 json complete(const std::string& name, const char* category, int rank, int track, double start_s,
               double end_s, json args) {
+  if (!std::isfinite(start_s) || !std::isfinite(end_s) || end_s < start_s)
+    input_error("report --trace: rank " + std::to_string(rank) + "'s " + name + " runs from " +
+                std::to_string(start_s) + " to " + std::to_string(end_s) + " s: the timeline is damaged");
   return {{"name", name},
           {"cat", category},
           {"ph", "X"},

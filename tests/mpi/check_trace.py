@@ -7,7 +7,7 @@ matched per track) and nest on every track as a trace viewer stacks it; every ra
 a process with its phases on one track and its ring transfers on a comm track of its own;
 per rank and phase the durations must add up to the file's phase_seconds, and the ring steps
 and transfers be the file's. A second write to the same name, an unknown point and a point
-without a timeline are one-line errors with exit status 2.
+without a timeline and a damaged scope are one-line errors with exit status 2.
 
   check_trace.py MINICTX RESULTS.h5"""
 import json
@@ -138,6 +138,19 @@ def main():
         none = subprocess.run([minictx, "report", untimed, "--trace", "point_0000", "-o",
                                os.path.join(tmp, "none.json")], capture_output=True, text=True)
         assert none.returncode == 2 and "recorded no timeline" in none.stderr, none.stdout + none.stderr
+        # A damaged scope (ending before it starts) is refused, never written as a negative duration.
+        damaged = os.path.join(tmp, "damaged.h5")
+        with h5py.File(results, "r") as src, h5py.File(damaged, "w") as dst:
+            for k, v in src.attrs.items():
+                dst.attrs[k] = v
+            src.copy("provenance", dst)
+            src.copy("points", dst)
+            end = dst["points/point_0000/ring_timeline/phases/end"]
+            end[0] = -1.0
+        bad = subprocess.run([minictx, "report", damaged, "--trace", "point_0000", "-o",
+                              os.path.join(tmp, "bad.json")], capture_output=True, text=True)
+        assert bad.returncode == 2 and "the timeline is damaged" in bad.stderr, bad.stdout + bad.stderr
+        assert not os.path.exists(os.path.join(tmp, "bad.json"))
     print(f"{len(events)} events over {ranks} ranks: valid, nested, phase totals equal phase_seconds")
     print("trace ok")
 
