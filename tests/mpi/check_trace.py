@@ -77,6 +77,41 @@ def check_nesting(events):
             stack.append((e["name"], end))
 
 
+def edited_copy(path, edit):
+    """The results file copied to `path`, its point_0000 changed by edit(point group)."""
+    with h5py.File(results, "r") as src, h5py.File(path, "w") as dst:
+        for k, v in src.attrs.items():
+            dst.attrs[k] = v
+        src.copy("provenance", dst)
+        src.copy("points", dst)
+        edit(dst["points/point_0000"])
+    return path
+
+
+def without_timeline(p):
+    """As a run without run.ring_timeline writes the group: iteration -1, every column empty."""
+    t = p["ring_timeline"]
+    del t["phases"]
+    t.attrs["iteration"] = -1
+    for group in (t, t["outer"]):
+        for k in [k for k in group if isinstance(group[k], h5py.Dataset)]:
+            dtype = group[k].dtype
+            del group[k]
+            group.create_dataset(k, shape=(0,), dtype=dtype)
+
+
+def ending_before_start(p):
+    p["ring_timeline/phases/end"][0] = -1.0
+
+
+def refused(path, out, why):
+    """`report --trace` of `path` exits 2 with one line naming `why` and writes nothing."""
+    done = subprocess.run([minictx, "report", path, "--trace", "point_0000", "-o", out], capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and why in done.stderr and done.stderr.count("\n") == 1, done.stdout + done.stderr
+    assert not os.path.exists(out)
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "trace.json")
@@ -120,37 +155,11 @@ def main():
         missing = trace("point_0042", os.path.join(tmp, "missing.json"))
         assert missing.returncode == 2 and "has no point point_0042" in missing.stderr, missing.stderr
         assert not os.path.exists(os.path.join(tmp, "missing.json"))
-        untimed = os.path.join(tmp, "untimed.h5")
-        with h5py.File(results, "r") as src, h5py.File(untimed, "w") as dst:
-            for k, v in src.attrs.items():
-                dst.attrs[k] = v
-            src.copy("provenance", dst)
-            src.copy("points", dst)
-            # As a run without run.ring_timeline writes it: iteration -1, every column empty.
-            t = dst["points/point_0000/ring_timeline"]
-            del t["phases"]
-            t.attrs["iteration"] = -1
-            for group in (t, t["outer"]):
-                for k in [k for k in group if isinstance(group[k], h5py.Dataset)]:
-                    dtype = group[k].dtype
-                    del group[k]
-                    group.create_dataset(k, shape=(0,), dtype=dtype)
-        none = subprocess.run([minictx, "report", untimed, "--trace", "point_0000", "-o",
-                               os.path.join(tmp, "none.json")], capture_output=True, text=True)
-        assert none.returncode == 2 and "recorded no timeline" in none.stderr, none.stdout + none.stderr
+        untimed = edited_copy(os.path.join(tmp, "untimed.h5"), without_timeline)
+        refused(untimed, os.path.join(tmp, "none.json"), "recorded no timeline")
         # A damaged scope (ending before it starts) is refused, never written as a negative duration.
-        damaged = os.path.join(tmp, "damaged.h5")
-        with h5py.File(results, "r") as src, h5py.File(damaged, "w") as dst:
-            for k, v in src.attrs.items():
-                dst.attrs[k] = v
-            src.copy("provenance", dst)
-            src.copy("points", dst)
-            end = dst["points/point_0000/ring_timeline/phases/end"]
-            end[0] = -1.0
-        bad = subprocess.run([minictx, "report", damaged, "--trace", "point_0000", "-o",
-                              os.path.join(tmp, "bad.json")], capture_output=True, text=True)
-        assert bad.returncode == 2 and "the timeline is damaged" in bad.stderr, bad.stdout + bad.stderr
-        assert not os.path.exists(os.path.join(tmp, "bad.json"))
+        damaged = edited_copy(os.path.join(tmp, "damaged.h5"), ending_before_start)
+        refused(damaged, os.path.join(tmp, "bad.json"), "the timeline is damaged")
     print(f"{len(events)} events over {ranks} ranks: valid, nested, phase totals equal phase_seconds")
     print("trace ok")
 
