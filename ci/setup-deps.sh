@@ -19,7 +19,7 @@ packages=(
   libopenblas-dev
   libgtest-dev
   clang-format clang-tidy
-  python3 python3-h5py python3-numpy python3-matplotlib
+  python3 python3-h5py python3-numpy python3-matplotlib python3-jsonschema
   slurmctld slurmd slurm-client
   jube
 )
