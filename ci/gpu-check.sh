@@ -28,6 +28,8 @@
 #               ending the job
 #   gradsums    the weight-gradient sums (fp32 and 16-bit) and fp16's loss scale on the GPU
 #               through the staged mpi comm, 4 ranks: tests/mpi/check_grad_sums.py
+#   trace       the llama-7b layer's timeline at 16k tokens (bf16, the default family) as a
+#               Perfetto trace, and its phases beside the projection's (report --compare)
 #   tiny        the benchmark's `tiny` class measured, its verification run started beside
 #               it in a session of its own (its fp64 reference takes one CPU core for
 #               minutes, and outlives this command on a machine kept warm)
@@ -64,7 +66,7 @@ time_limit=${TIME_LIMIT:-600}
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(deps build kernels test sanitize bench)
 lib=$prefix/usr/lib/x86_64-linux-gnu
-all_stages="deps build kernels grid acceptance test sanitize layer bench nccl gradsums tiny tiny-report"
+all_stages="deps build kernels grid acceptance test sanitize layer bench nccl gradsums trace tiny tiny-report"
 for s in "${stages[@]}"; do
   case " $all_stages " in
     *" $s "*) ;;
@@ -485,6 +487,22 @@ stage_tiny_report() {
   [ "$report_rc" != 2 ] && [ "$report_rc" != 6 ] && [ "$(cat "$tiny_dir/verify.rc")" = 0 ]
 }
 
+# The 16-bit llama-7b layer recorded once with run.ring_timeline (16k tokens, the default
+# kernel family): gpu-layer-trace.json for Perfetto, and trace-layer.log with the run's
+# phases per step beside the projection's on h100-sxm-ndr (docs/performance.md).
+stage_trace() {
+  ensure_built
+  local h5=/tmp/minictx-layer-trace.h5 projected=/tmp/minictx-layer-projected.h5 log=$out/trace-layer.log
+  local trace=$out/gpu-layer-trace.json
+  rm -f "$trace" "$projected" "$projected.journal"
+  deps_env timeout 120 "$build/miniapp/minictx" run inputs/gpu-layer.yaml --set machine.profile="$(machine_profile)" \
+    --set sequence.length=16384 --set run.ring_timeline=true -o "$h5" --force 2>&1 | tee "$log" || return 1
+  deps_env "$build/miniapp/minictx" report "$h5" --trace point_0000 -o "$trace" 2>&1 | tee -a "$log" || return 1
+  deps_env "$build/miniapp/minictx" project inputs/gpu-layer.yaml --machine h100-sxm-ndr --ranks 1 \
+    --set sequence.length=16384 -o "$projected" > /dev/null 2>> "$log" || return 1
+  deps_env "$build/miniapp/minictx" report "$h5" "$projected" --compare 2>&1 | tee -a "$log"
+}
+
 # A failed test stage still lets the benchmarks run; the exit status reports both.
 failed=()
 for s in "${stages[@]}"; do
@@ -503,6 +521,7 @@ for s in "${stages[@]}"; do
     gradsums) stage_gradsums || failed+=(gradsums) ;;
     tiny) stage_tiny || failed+=(tiny) ;;
     tiny-report) stage_tiny_report || failed+=(tiny-report) ;;
+    trace) stage_trace || failed+=(trace) ;;
   esac
   echo "gpu-check: stage $s took $((SECONDS - started)) s"
 done

@@ -20,7 +20,7 @@ packages=(
   libopenblas-dev
   libgtest-dev
   clang-format clang-tidy clang
-  python3 python3-h5py python3-numpy python3-matplotlib
+  python3 python3-h5py python3-numpy python3-matplotlib python3-jsonschema
   slurmctld slurmd slurm-client
   jube
 )

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/profiler_region.hpp"
 #include "core/saturating.hpp"
 
 namespace minictx {
@@ -92,9 +93,12 @@ void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensor
                           const std::function<void(int source)>& compute) {
   const bool shift = first < end;
   const int j = source(round, step);
+  const ProfilerRegion region(region::ring_step);
   RingTimeline::StepMarks marks;
   ShiftHandle h;
+  ProfilerSpan transfer;
   if (shift) {
+    transfer = ProfilerSpan::open(span::ring_transfer);
     marks.transfer_posted = mark();
     h = shift_right(*inner_, from, to, first, end);
   }
@@ -102,22 +106,30 @@ void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensor
   compute(j);
   marks.compute_end = mark();
   if (shift) {
+    const ProfilerRegion wait(region::ring_wait);
     inner_->wait(h);
     marks.transfer_done = mark();
+    transfer.close();
   }
   if (timeline_) timeline_->add_step(round, step, world_rank_[size_t(j)], marks);
 }
 
 RingWalk::OuterShift RingWalk::post_outer(Comm& ring, PackedTensors& from, PackedTensors& to, int first,
-                                          int end) {
+                                          int end, OuterCarries carries) {
   OuterShift s;
+  s.span =
+      ProfilerSpan::open(carries == OuterCarries::block ? span::ring_outer_block : span::ring_outer_sums);
   s.posted = mark();
   s.handle = shift_right(ring, from, to, first, end);
   return s;
 }
 
 void RingWalk::wait_outer(Comm& ring, OuterShift& shift, int round, OuterCarries carries) {
-  ring.wait(shift.handle);
+  {
+    const ProfilerRegion region(region::ring_outer_wait);
+    ring.wait(shift.handle);
+  }
+  shift.span.close();
   if (timeline_) timeline_->add_outer(round, carries, shift.posted, mark());
 }
 
@@ -128,7 +140,7 @@ void RingWalk::forward(Device& dev, const std::vector<Carried>& payload, const V
   for (int round = 0; round < W; ++round) {
     const bool pass_on = round + 1 < W;  // the last round's block has been everywhere else
     OuterShift outer_shift;
-    if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np);
+    if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np, OuterCarries::block);
     PackedTensors* cur = buf.base;
     for (int step = 0; step < w; ++step) {
       PackedTensors* next = buf.next_of(cur);
@@ -170,7 +182,7 @@ void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
   for (int round = 0; round < W; ++round) {
     const bool pass_on = round + 1 < W;
     OuterShift outer_shift;
-    if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np);
+    if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np, OuterCarries::block);
     PackedTensors* cur = buf.base;
     for (int step = 0; step < w; ++step) {
       PackedTensors* next = buf.next_of(cur);
@@ -209,7 +221,7 @@ void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
       else
         dev.copy(sum[g], (*cur)[np + g]);
     }
-    acc_shift = post_outer(*outer_grad_, sum, *crossing[1 - arriving_acc], 0, ng);
+    acc_shift = post_outer(*outer_grad_, sum, *crossing[1 - arriving_acc], 0, ng, OuterCarries::sums);
     arriving_acc = 1 - arriving_acc;
     if (pass_on) {
       wait_outer(*outer_, outer_shift, round, OuterCarries::block);

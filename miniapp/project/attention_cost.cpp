@@ -142,7 +142,8 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
 }
 
 Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
-                 AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
+                 AttentionPass pass, const KernelRates& rates, const LinkRates& links,
+                 RingWalkModel::StepTimes* ring_step) {
   const ModelShape& m = cfg.model;
   const int u = plan.degrees.ulysses;
   const double b = cfg.sequence.batch, d = m.head_dim;
@@ -188,7 +189,7 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   const double payload_bytes = backward && plan.traffic == BackwardTraffic::q
                                    ? 2 * mq * e + 2 * b * double(rows) * heads * kStatBytes
                                    : payload * e;
-  total += walk.walk(payload_bytes, accumulator * e, steps, links.intra, links.inter);
+  total += walk.walk(payload_bytes, accumulator * e, steps, links.intra, links.inter, ring_step);
   total += ring_engine_elementwise(pass, plan.traffic, walk.ranks(), payload, accumulator,
                                    b * double(q_rows) * heads * d, b * double(q_rows) * heads, 2 * n, rates);
 
@@ -228,9 +229,11 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
 }  // namespace
 
 Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
-                    AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
-  return plan.scheme == AttentionScheme::allgather ? allgather_scheme(cfg, topology, plan, pass, rates, links)
-                                                   : ring_scheme(cfg, topology, plan, pass, rates, links);
+                    AttentionPass pass, const KernelRates& rates, const LinkRates& links,
+                    RingWalkModel::StepTimes* ring_step) {
+  return plan.scheme == AttentionScheme::allgather
+             ? allgather_scheme(cfg, topology, plan, pass, rates, links)
+             : ring_scheme(cfg, topology, plan, pass, rates, links, ring_step);
 }
 
 Cost all_reduce_cost(double floats, double bytes_per_float, int calls, const Topology& topology,

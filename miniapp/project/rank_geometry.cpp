@@ -114,7 +114,7 @@ RingWalkModel::RingWalkModel(int ulysses, int context, int window, const Topolog
 }
 
 Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& step, const LinkRate& intra,
-                         const LinkRate& inter) const {
+                         const LinkRate& inter, StepTimes* per_step) const {
   const LinkRate& in_link = inner_inter_ > 0 ? inter : intra;
   const LinkRate& out_link = outer_inter_ > 0 ? inter : intra;
   const Bound in_bound = inner_inter_ > 0 ? Bound::inter : Bound::intra;
@@ -128,6 +128,7 @@ Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& 
     return k;
   };
   Cost total;
+  StepTimes sum;
   for (const auto& [o, rounds] : kinds(windows_)) {
     // The outer hop of the block this round began with (not in the last round) and of
     // the previous round's accumulators runs under the whole inner round.
@@ -138,8 +139,13 @@ Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& 
       // The next block (not after the last step) and the accumulator trailing it.
       const double bytes = (i < w_ - 1 ? payload : 0) + (i > 0 ? accumulator : 0);
       const double kernel = o == 0 && i == 0 ? step.first : step.other;
-      round +=
-          overlapped(kernel, w_ > 1 ? in_link.seconds(bytes) : 0, in_bound, in_link.overlap).times(steps);
+      const double transfer = w_ > 1 ? in_link.seconds(bytes) : 0;
+      const Cost one = overlapped(kernel, transfer, in_bound, in_link.overlap);
+      round += one.times(steps);
+      const double n = double(steps) * rounds;
+      sum.compute += n * kernel;
+      sum.transfer += n * transfer;
+      sum.exposed += n * (one.seconds() - kernel);
     }
     if (w_ > 1 && accumulator > 0) round += cost_of(in_bound, in_link.seconds(accumulator));  // home hop
     // The outer transfer, posted at the round's start, under the round as far as it overlaps.
@@ -149,6 +155,10 @@ Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& 
     total += round.times(rounds);
   }
   if (windows_ > 1 && accumulator > 0) total += cost_of(out_bound, out_link.seconds(accumulator));
+  if (per_step) {
+    const double steps = double(c_);
+    *per_step = {sum.compute / steps, sum.transfer / steps, sum.exposed / steps};
+  }
   // Bytes as RingEngine sends them: a level of size 1 sends nothing.
   const double inner = w_ > 1 ? windows_ * ((w_ - 1) * payload + w_ * accumulator) : 0;
   const double outer = windows_ > 1 ? ((windows_ - 1) * payload + windows_ * accumulator) : 0;

@@ -58,10 +58,18 @@ class RingWalkModel {
     double first = 0, other = 0;
   };
 
+  // A ring step of the walk as the run's timeline records one, the mean over the walk's
+  // steps: the kernel, the inner-ring transfer posted before it (its time on the link), and
+  // the wait for that transfer after the kernel (the part the kernel did not hide).
+  struct StepTimes {
+    double compute = 0, transfer = 0, exposed = 0;
+  };
+
   // The walk's cost: payload P and accumulator A bytes per block as in ring_engine.cpp,
-  // rounds and steps of equal cost counted once and multiplied.
+  // rounds and steps of equal cost counted once and multiplied; `per_step` (if given)
+  // receives its mean ring step.
   Cost walk(double payload, double accumulator, const StepSeconds& step, const LinkRate& intra,
-            const LinkRate& inter) const;
+            const LinkRate& inter, StepTimes* per_step = nullptr) const;
 
  private:
   int c_, w_, windows_;

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "core/phase_names.hpp"
+#include "core/ring_timeline.hpp"
 #include "io/results_schema.hpp"
 #include "model/memory_estimate.hpp"
 #include "project/attention_plan.hpp"
@@ -80,6 +81,19 @@ Cost gradient_sums(const RunConfig& cfg, const Topology& topology, double layer_
   return all;
 }
 
+// One layer's attention in a pass, and the mean step of its ring walk under the pass's name
+// in `ring_steps` (none where no ring walks: the all-gather scheme, a context of one rank).
+Cost pass_attention(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, WalkPass pass,
+                    const KernelRates& rates, const LinkRates& links,
+                    std::map<std::string, RingWalkModel::StepTimes>& ring_steps) {
+  RingWalkModel::StepTimes step;
+  const AttentionPass which = pass == WalkPass::forward ? AttentionPass::forward : AttentionPass::backward;
+  const Cost c = attention_cost(cfg, topology, plan, which, rates, links, &step);
+  if (plan.scheme != AttentionScheme::allgather && plan.degrees.context > 1)
+    ring_steps[to_string(pass)] = step;
+  return c;
+}
+
 }  // namespace
 
 StepProjection project_step(const RunConfig& cfg, const Topology& topology, const KernelRates& rates,
@@ -87,9 +101,9 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
   StepProjection p;
   const AttentionPlan plan = attention_plan(cfg, topology);
   const bool backward = !cfg.run.fwd_only;
-  const Cost attn_fwd = attention_cost(cfg, topology, plan, AttentionPass::forward, rates, links);
+  const Cost attn_fwd = pass_attention(cfg, topology, plan, WalkPass::forward, rates, links, p.ring_steps);
   const Cost attn_bwd =
-      backward ? attention_cost(cfg, topology, plan, AttentionPass::backward, rates, links) : Cost{};
+      backward ? pass_attention(cfg, topology, plan, WalkPass::backward, rates, links, p.ring_steps) : Cost{};
   p.memory_bytes = double(estimate_memory_bytes(cfg, topology));
   p.memory_capacity_bytes = memory_capacity_bytes;
 

@@ -15,6 +15,8 @@ Checks that
   family, prints the count of VALID points per launch, and fails on an INVALID point;
 - layer runs the layer deck on each family beside PyTorch's layer and prints one table
   with the ratios;
+- trace records the layer's timeline, writes its trace and prints its phases beside the
+  projection's;
 - nccl runs test_nccl_comm, two ranks of `verify` with comm nccl and one-rank runs with
   the test seam's NCCL error and stall, and passes only when each exits as it must with
   one line of minictx's own of the expected form (the refusal naming the bus id, the
@@ -87,11 +89,16 @@ case "$*" in *benchmark.role=verification*)
 *inputs/benchmark/tiny.yaml*) echo "FOM class=tiny backend=local tokens/s/device=3000.0 UNVERIFIED (measurement)" ;;
 esac
 case "$1" in
-  report) echo "stand-in report $*"; echo "| tiny | 3000.0 | VALID | compliant |" ;;
   bench) cat {tmp}/bench.txt ;;
   verify) echo "verify model backend=ring world=4 against fp64 at model.head_dim=64"
           echo "| grads/layer0/wq | 0.1 | 0.1 | 0.1 | 0.005 | {verdict_row} |"
           echo "{verdict}" ;;
+  report) case "$*" in *--trace*) out=$(echo "$*" | sed -n 's/.* -o \\([^ ]*\\).*/\\1/p')
+                                  echo '{{"traceEvents": []}}' > "$out" ;;
+                      *--compare*) echo "| point | phase (per step) | measured ms | projected ms |" ;;
+                      *) echo "stand-in report $*"; echo "| tiny | 3000.0 | VALID | compliant |" ;;
+          esac ;;
+  project) touch "$(echo "$*" | sed -n 's/.* -o \\([^ ]*\\).*/\\1/p')" ;;
   run) out=$(echo "$*" | sed -n 's/.* -o \\([^ ]*\\).*/\\1/p')
        {python} -c "
 import h5py, sys
@@ -250,6 +257,12 @@ with tempfile.TemporaryDirectory() as tmp:
         assert f"stand-in minictx run kernels={family}" in log, log
         assert f"| 16384 | {family} | 60.00 | 50.0 % | 5000 | 50.00 | 60.0 % | 4608 | 1.200 | 1.085 |" in log, log
         assert f"| 32768 | {family} | 160.00 | 50.0 % | 5000 | 128.00 | 68.0 % | 8192 | 1.250 | 0.610 |" in log, log
+    # The layer's trace: the run with its timeline, the trace file and the phases beside
+    # the projection's.
+    run, files, log = run_stage(tmp, "9.0", stage="trace", log_name="trace-layer.log")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert files == ["gpu-layer-trace.json", "trace-layer.log"], files
+    assert "stand-in minictx run" in log and "| point | phase (per step) |" in log, log
     # NCCL on the GPU: the one-rank tests, the refusal of two ranks on one GPU and the
     # stalled operation, one row each.
     run, files, log = run_stage(tmp, "9.0", stage="nccl", log_name="nccl.log")

@@ -552,7 +552,7 @@ TEST(DeckErrors, MachineProfiles) {
   EXPECT_EQ(missing.rfind(
                 "deck t.yaml line 2: machine profile 'h100' not found (available: a100-80gb, a100-80gb-hdr, "
                 "a800-80gb, generic-cpu, h100-80gb, h100-sxm-ndr, h200-141gb, h800-80gb, rtx-4090d, "
-                "rtx-4090d-pcie4; "
+                "rtx-4090d-pcie4, rtx-4090d-pcie4-nop2p; "
                 "searched: ",
                 0),
             0u)
@@ -868,6 +868,7 @@ TEST(DeckMachines, ShippedProfilesAllLoad) {
       {"a100-80gb-hdr", {"A100-SXM4-80GB", 312}},
       {"h100-sxm-ndr", {"H100-SXM5-80GB", 989}},
       {"rtx-4090d-pcie4", {"RTX-4090D", 147.1}},
+      {"rtx-4090d-pcie4-nop2p", {"RTX-4090D", 147.1}},
       {"h200-141gb", {"H200-SXM-141GB", 989}},
   };
   for (const auto& [profile, expected] : bf16) {
@@ -883,7 +884,7 @@ TEST(DeckMachines, ShippedProfilesAllLoad) {
     ++files;
     EXPECT_NO_THROW(deck("machine: {profile: " + f.path().stem().string() + "}").resolve()) << f.path();
   }
-  EXPECT_EQ(files, 10u);
+  EXPECT_EQ(files, 11u);
 }
 
 TEST(DeckMachines, SearchOrder) {
