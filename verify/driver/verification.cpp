@@ -251,7 +251,9 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
     a.text["weights"] = "y = x @ W, W stored [in, out]; RMSNorm gains [d_model]";
     a.text["rope"] =
         "half-split (rotate_half, as Hugging Face Llama): each head's pair (i, i + head_dim/2) is rotated "
-        "by pos * rope_theta^(-2i/head_dim), pos = the token's 0-based index in the sequence";
+        "by pos * rope_theta^(-2i/head_dim), pos = the token's 0-based index " +
+        std::string(cfg.sequence.documents.none() ? "in the sequence"
+                                                  : "in its document (restarting at 0 at each document's first token)");
     a.text["rms_norm"] = "x / sqrt(mean(x^2) + rms_eps) * g";
     a.text["layer"] =
         "h = x + wo(attention(rope(wq(norm(x))), rope(wk(norm(x))), wv(norm(x)))); "
