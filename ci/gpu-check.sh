@@ -23,9 +23,12 @@
 #               communicator behind a slow kernel), two ranks refused on the one GPU, an
 #               NCCL error and an operation stalled behind a kernel that never ends, each
 #               ending the job
+#   eager       attention at run.input_scale 128 beside eager PyTorch fp32 on the CPU
+#               (tools/compare-eager-attention.py --engine torch): the host device in fp32,
+#               held within twice eager's error; the cuda device in fp32 and bf16, measured
 # Default: deps build test sanitize bench. For a 15-minute GPU allocation, two calls:
 #   ci/gpu-check.sh deps build kernels grid acceptance     (about 6 minutes)
-#   ci/gpu-check.sh test sanitize layer nccl               (about 6 minutes)
+#   ci/gpu-check.sh test sanitize layer nccl eager         (about 6 minutes)
 # (docs/nvidia.md, "On a GPU machine").
 # Each stage prints its seconds, ends with a summary a person reads in a minute, and
 # writes at most 8 files to $OUT (the device tool returns at most 8). DRY_RUN=1 stops
@@ -310,6 +313,26 @@ stage_nccl() {
   return $rc
 }
 
+# Large logits beside eager PyTorch (docs/numerics.md, "fp32 at large logits"): one verify
+# dump each, compared on the CPU with torch; about 30 s (eager.log).
+stage_eager() {
+  local m=$build/miniapp/minictx rc=0 run device dtype
+  local attention=(--set run.mode=attention --set sequence.length=255 --set run.input_scale=128)
+  : >"$out/eager.log"
+  for run in kokkos:fp32 cuda:fp32 cuda:bf16; do
+    device=${run%:*} dtype=${run#*:}
+    rm -f "/tmp/minictx-eager-$device-$dtype.h5"
+    echo "== run.device=$device run.dtype=$dtype" | tee -a "$out/eager.log"
+    deps_env timeout 120 "$m" verify "${attention[@]}" --set run.device="$device" --set run.dtype="$dtype" \
+      --dump "/tmp/minictx-eager-$device-$dtype.h5" >>"$out/eager.log" 2>&1 || true
+    local limit=()
+    [ "$device" = kokkos ] && limit=(--max-ratio 2)
+    python3 tools/compare-eager-attention.py "/tmp/minictx-eager-$device-$dtype.h5" --engine torch "${limit[@]}" \
+      2>&1 | tee -a "$out/eager.log" || rc=1
+  done
+  return $rc
+}
+
 # A failed test stage still lets the benchmarks run; the exit status reports both.
 failed=()
 for s in "${stages[@]}"; do
@@ -325,7 +348,8 @@ for s in "${stages[@]}"; do
     bench) stage_bench || failed+=(bench) ;;
     acceptance) stage_acceptance || failed+=(acceptance) ;;
     nccl) stage_nccl || failed+=(nccl) ;;
-    *) echo "gpu-check: unknown stage '$s' (deps build kernels grid acceptance test sanitize layer bench nccl)"; exit 2 ;;
+    eager) stage_eager || failed+=(eager) ;;
+    *) echo "gpu-check: unknown stage '$s' (deps build kernels grid acceptance test sanitize layer bench nccl eager)"; exit 2 ;;
   esac
   echo "gpu-check: stage $s took $((SECONDS - started)) s"
 done

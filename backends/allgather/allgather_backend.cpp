@@ -38,7 +38,7 @@ class AllGatherBackend final : public AttentionBackend {
   void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                 const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
     const Tensor kg = gather(k, s.batch), vg = gather(v, s.batch);
-    Tensor delta = dev_.alloc(lse.shape());
+    Tensor delta = dev_.alloc_rows_of_lse(lse);
     dev_.attn_bwd_delta(s, o, dout, delta);
     dev_.fill(dq, 0.0f);  // attn_bwd accumulates
     Tensor dkg = dev_.zeros(kg.shape()), dvg = dev_.zeros(vg.shape());

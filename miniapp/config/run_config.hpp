@@ -104,6 +104,10 @@ struct RunSettings {
   // Multiplies the generated inputs (attention mode q, k, v, dO; model mode x), a power of
   // two: large values make large attention logits (core/synthetic_data.hpp, input_value).
   double input_scale = 1.0;
+  // Attention mode: the keys take this many directions shared by the sequence, so that
+  // large logits tie (core/synthetic_data.hpp, shared_direction_key); 0: the keys are
+  // drawn like the other inputs.
+  int key_directions = 0;
   bool verify = false;
   Reference reference = Reference::fp64;
   // A rank waiting longer than this in one communication call aborts the job (0 = never;

@@ -9,6 +9,7 @@
 #include "core/host_step_clock.hpp"
 #include "core/tensor.hpp"
 #include "core/topology.hpp"
+#include "device/device_footprint.hpp"
 #include "device/document_bounds.hpp"
 
 // The CUDA runtime's stream type, by name only (cudaStream_t is a CUstream_st*), so that
@@ -161,6 +162,21 @@ class Device {
   // m = silu(a) ∘ u, and its backward.
   void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m);
   void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du);
+
+  // The attention's LSE tensors are [planes·B, H, L], fp32 (alloc_lse): plane 0, the first
+  // B·H·L values, holds each row's natural-log LSE. A device whose kernels rebuild P from
+  // more than fp32 holds a second plane, the part of each LSE that its fp32 value rounds
+  // off, so that an LSE of 10⁴ still rebuilds P to fp32's precision (docs/algorithms.md,
+  // "The LSE in two parts"). Every per-row operation on an LSE tensor takes it as planes·B
+  // batch rows.
+  int lse_planes() const { return minictx::lse_planes(kind()); }
+  Tensor alloc_lse(int64_t batch, int64_t heads, int64_t len) {
+    return alloc({lse_planes() * batch, heads, len});
+  }
+  // A per-row vector [B, H, L] (the backward's delta) for the rows of an LSE tensor.
+  Tensor alloc_rows_of_lse(const Tensor& lse) {
+    return alloc({lse.dim(0) / lse_planes(), lse.dim(1), lse.dim(2)});
+  }
 
   // o = 0, lse = -inf: the identity of the LSE merge.
   virtual void attn_init(Tensor& o, Tensor& lse) = 0;

@@ -55,7 +55,7 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
                                                                         : 0;
     bytes = 2.0L * real(m.n_params()) * e + per_layer * (kept + 1) +
             rows * m.d_model * e * (m.layers + 3.0L) +
-            attention_kept * m.layers * rows * (qd * e + m.heads * 4.0L);
+            attention_kept * m.layers * rows * (qd * e + m.heads * 4.0L * lse_planes(c.run.device));
     // 16-bit storage keeps fp32 accumulators for the attention (o; dq, dk, dv).
     if (e < 4) bytes += rows * (qd + 2 * kvd) * 4;
   } else {

@@ -77,13 +77,16 @@ int ulps_beyond(double tolerance, DType dtype) {
   return int(std::floor(2 * tolerance * std::ldexp(1.0, mantissa))) + 1;
 }
 
-const std::vector<std::pair<Mode, DType>> kRuns = {
-    {Mode::model, DType::f32}, {Mode::model, DType::bf16}, {Mode::model, DType::f16}, {Mode::attention, DType::f32}};
+const std::vector<std::pair<Mode, DType>> kRuns = {{Mode::model, DType::f32},
+                                                   {Mode::model, DType::bf16},
+                                                   {Mode::model, DType::f16},
+                                                   {Mode::attention, DType::f32}};
 
 }  // namespace
 
 TEST(VerifyControls, TheRunAsItComesIsValid) {
-  for (auto [mode, dtype] : kRuns) EXPECT_TRUE(run(mode, dtype).valid()) << to_string(mode) << " " << to_string(dtype);
+  for (auto [mode, dtype] : kRuns)
+    EXPECT_TRUE(run(mode, dtype).valid()) << to_string(mode) << " " << to_string(dtype);
 }
 
 TEST(VerifyControls, AZeroLossIsInvalid) {
@@ -134,9 +137,10 @@ TEST(VerifyControls, EveryComparisonHasANegativeControl) {
     for (size_t i = 0; i < c.got.size(); ++i) {
       const std::string& name = c.got[i].name;
       const std::vector<double>& ref = c.ref[i].data;
-      const size_t largest = size_t(std::max_element(ref.begin(), ref.end(), [](double a, double b) {
-                                      return std::fabs(a) < std::fabs(b);
-                                    }) - ref.begin());
+      const size_t largest =
+          size_t(std::max_element(ref.begin(), ref.end(),
+                                  [](double a, double b) { return std::fabs(a) < std::fabs(b); }) -
+                 ref.begin());
       const double scale = name == kLossTensor ? loss_scale_of_terms(c.cfg, named(c.ref, kOutputTensor).data)
                                                : std::fabs(ref[largest]);
       for (double factor : {2.0, 0.5}) {
@@ -144,7 +148,8 @@ TEST(VerifyControls, EveryComparisonHasANegativeControl) {
         m.got[i].data[largest] = ref[largest] + factor * tol * scale;
         for (const VerifyRow& row : compare_arrays(m.cfg, m.got, m.ref)) {
           const bool own = row.tensor == name || (name == kLossTensor && row.tensor == kLossOfYCheck);
-          EXPECT_EQ(row.pass, !own || factor < 1) << name << " moved by " << factor << " tolerances, row " << row.tensor;
+          EXPECT_EQ(row.pass, !own || factor < 1)
+              << name << " moved by " << factor << " tolerances, row " << row.tensor;
           if (!row.pass) failed.insert(row.tensor);
         }
       }

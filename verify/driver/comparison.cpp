@@ -90,7 +90,8 @@ const DumpArray& named(const std::vector<DumpArray>& arrays, const std::string& 
 }  // namespace
 
 std::vector<VerifyRow> compare_arrays(const RunConfig& cfg, const std::vector<DumpArray>& got,
-                                      const std::vector<DumpArray>& ref, const std::vector<DumpArray>* single) {
+                                      const std::vector<DumpArray>& ref,
+                                      const std::vector<DumpArray>* single) {
   const double tol = verify_tolerance(cfg);
   // The loss's error against the scale of its terms, in either reference's y.
   auto scale_of = [&](const std::string& name, const std::vector<DumpArray>& against) {
@@ -100,14 +101,16 @@ std::vector<VerifyRow> compare_arrays(const RunConfig& cfg, const std::vector<Du
   for (const DumpArray& a : got) {
     rows.push_back(compare_tensor(a.name, a.data, named(ref, a.name).data, tol, scale_of(a.name, ref)));
     if (!single) continue;
-    const VerifyRow s = compare_tensor(a.name, a.data, named(*single, a.name).data, tol, scale_of(a.name, *single));
+    const VerifyRow s =
+        compare_tensor(a.name, a.data, named(*single, a.name).data, tol, scale_of(a.name, *single));
     rows.back().single_max_rel_err = s.max_rel_err;
     rows.back().single_rms_rel_err = s.rms_rel_err;
   }
   for (const DumpArray& a : got)
     if (a.name == kLossTensor) {
       const std::vector<double>& y = named(got, kOutputTensor).data;
-      rows.push_back(compare_tensor(kLossOfYCheck, a.data, {loss_of(cfg, y)}, kFp32Tolerance, loss_scale_of_terms(cfg, y)));
+      rows.push_back(compare_tensor(kLossOfYCheck, a.data, {loss_of(cfg, y)}, kFp32Tolerance,
+                                    loss_scale_of_terms(cfg, y)));
     }
   return rows;
 }

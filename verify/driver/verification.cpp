@@ -25,6 +25,14 @@ std::vector<double> download(Device& dev, const Tensor& t) {
   return {host.begin(), host.end()};
 }
 
+// The natural-log LSE of each row, [B, H, L]: the first plane of an LSE tensor
+// (Device::alloc_lse), to the precision of fp32.
+std::vector<double> lse_values(Device& dev, const Tensor& lse, int64_t batch, int64_t heads) {
+  std::vector<double> v = download(dev, lse);
+  v.resize(size_t(batch * heads * lse.dim(2)));
+  return v;
+}
+
 // [B, H, L] per-row vectors to [B, L, H] rows, so they gather like activations.
 std::vector<double> heads_last(const std::vector<double>& v, int batch, int heads) {
   const size_t len = v.size() / size_t(batch * heads);
@@ -76,6 +84,7 @@ reference::Problem reference_problem(const RunConfig& c) {
   p.rope_theta = c.model.rope_theta;
   p.seed = c.run.seed;
   p.input_scale = c.run.input_scale;
+  p.key_directions = c.run.key_directions;
   p.documents = document_lengths(c.sequence.documents, c.sequence.length, c.sequence.batch);
   return p;
 }
@@ -97,9 +106,9 @@ namespace {
 // Every field of reference::Problem, and the mode.
 ReferenceCache::Key key_of(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
-  return {int(cfg.run.mode), p.batch,      p.seq_len,  p.layers,      p.d_model,
-          p.heads,           p.kv_heads,   p.head_dim, p.ffn_hidden,  p.causal,
-          p.rms_eps,         p.rope_theta, p.seed,     p.input_scale, p.documents};
+  return {int(cfg.run.mode), p.batch,      p.seq_len, p.layers,  p.d_model,    p.heads, p.kv_heads,
+          p.head_dim,        p.ffn_hidden, p.causal,  p.rms_eps, p.rope_theta, p.seed,  p.input_scale,
+          p.key_directions,  p.documents};
 }
 
 std::string grad_name(int layer, Weight w) {
@@ -122,10 +131,10 @@ Arrays run_point(const RunConfig& cfg, Comm& comm, Device& dev) {
     AttentionStep step(cfg, dev, *backend, timer);
     step.step(true);
     out.push_back({"outputs/o", {batch, seq, h, d}, rows(step.o())});
-    out.push_back(
-        {"outputs/lse",
-         {batch, seq, h},
-         gather_rows(comm, heads_last(download(dev, step.lse()), batch, int(h)), layout, part, batch)});
+    out.push_back({"outputs/lse",
+                   {batch, seq, h},
+                   gather_rows(comm, heads_last(lse_values(dev, step.lse(), batch, h), batch, int(h)), layout,
+                               part, batch)});
     out.push_back({"grads/q", {batch, seq, h, d}, rows(step.dq())});
     out.push_back({"grads/k", {batch, seq, kvh, d}, rows(step.dk())});
     out.push_back({"grads/v", {batch, seq, kvh, d}, rows(step.dv())});
@@ -186,7 +195,8 @@ Arrays global_inputs(const RunConfig& cfg) {
   const int64_t b = p.batch, s = p.seq_len;
   auto generated = [&](uint64_t id, int64_t width) {
     std::vector<double> v(size_t(b * s * width));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = input_value(p.seed, id, i, p.input_scale);
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = attention_input(p.seed, id, i, p.input_scale, p.key_directions, s, width);
     return v;
   };
   if (!p.documents.empty()) {  // the packing, as each token's document index
@@ -252,8 +262,9 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
     a.text["rope"] =
         "half-split (rotate_half, as Hugging Face Llama): each head's pair (i, i + head_dim/2) is rotated "
         "by pos * rope_theta^(-2i/head_dim), pos = the token's 0-based index " +
-        std::string(cfg.sequence.documents.none() ? "in the sequence"
-                                                  : "in its document (restarting at 0 at each document's first token)");
+        std::string(cfg.sequence.documents.none()
+                        ? "in the sequence"
+                        : "in its document (restarting at 0 at each document's first token)");
     a.text["rms_norm"] = "x / sqrt(mean(x^2) + rms_eps) * g";
     a.text["layer"] =
         "h = x + wo(attention(rope(wq(norm(x))), rope(wk(norm(x))), wv(norm(x)))); "
