@@ -21,9 +21,11 @@ enum class Reference { fp64, single_device };
 enum class AttentionKernels { automatic, sm80, sm90 };
 // How a block's attention result joins the running sums: fp32 keeps every partial in
 // fp32; storage rounds each block's output, and its gradient contributions, to the run's
-// dtype first, as a ring built on a kernel with 16-bit outputs does (docs/algorithms.md,
-// "The partials' precision").
-enum class AttentionPartials { fp32, storage };
+// dtype first, as a ring built on a kernel with 16-bit outputs does; accumulator also
+// holds the running sums themselves in the run's dtype, rounded after every block, as a
+// ring with a 16-bit running accumulator does (docs/algorithms.md, "The partials'
+// precision").
+enum class AttentionPartials { fp32, storage, accumulator };
 
 // The deck's spellings ("single-device"), so printed values paste back into a deck.
 const char* to_string(Mode);
@@ -45,7 +47,7 @@ constexpr int enum_size(DeviceKind) { return 2; }
 constexpr int enum_size(CommKind) { return 2; }
 constexpr int enum_size(Reference) { return 2; }
 constexpr int enum_size(AttentionKernels) { return 3; }
-constexpr int enum_size(AttentionPartials) { return 2; }
+constexpr int enum_size(AttentionPartials) { return 3; }
 
 // Shape of the decoder layer stack (Llama style, GQA).
 struct ModelShape {

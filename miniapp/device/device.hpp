@@ -107,7 +107,8 @@ class Device {
   virtual void set_attention_kernels(AttentionKernels) {}
   // The deck's attention.partials: storage rounds each attention block's output (and, in
   // the backward, its dQ, dK and dV contributions) to precision() before they join the
-  // running sums; the same as fp32 in an fp32 run.
+  // running sums; accumulator rounds the sums too, after every block; both the same as
+  // fp32 in an fp32 run.
   void set_attention_partials(AttentionPartials partials) { partials_ = partials; }
   // Whether the model's kernels below (the *_kernel members) read and write 16-bit
   // tensors themselves; the host's take fp32 only.
@@ -222,7 +223,10 @@ class Device {
 
   // Whether attention blocks round their results before the sums: storage partials in a
   // 16-bit run.
-  bool rounds_partials() const { return partials_ == AttentionPartials::storage && precision_ != DType::f32; }
+  bool rounds_partials() const { return partials_ != AttentionPartials::fp32 && precision_ != DType::f32; }
+  // Whether the running sums are rounded to precision() after every block as well
+  // (attention.partials accumulator in a 16-bit run).
+  bool rounds_sums() const { return partials_ == AttentionPartials::accumulator && precision_ != DType::f32; }
   // A block's fp32 result rounded to precision() in place (attention.partials storage).
   void round_to_precision(Tensor& t);
   // attn_fwd_block and attn_bwd_block, split by documents where the kernels do not mask them.

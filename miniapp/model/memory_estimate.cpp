@@ -63,7 +63,7 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
   }
   // Storage partials compute each attention block apart from the sums: fp32 o (dq, dk,
   // dv in the backward) and a copy in the run's dtype to round each through.
-  if (e < 4 && c.attention.partials == AttentionPartials::storage) bytes += rows * (qd + 2 * kvd) * (4 + e);
+  if (e < 4 && c.attention.partials != AttentionPartials::fp32) bytes += rows * (qd + 2 * kvd) * (4 + e);
   bytes += tile_scratch_floats(c) * 4 + real(backend_buffer_bytes(c, topology));
   bytes += device_footprint_bytes(c.run.device, c, rows);
   return saturate(bytes);

@@ -3,6 +3,7 @@
 // length, arbitrary position sets, blocks merged by LSE), and the element-wise ops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #if defined(__SANITIZE_ADDRESS__)
@@ -187,6 +188,12 @@ TEST(AttentionPartials, StorageRoundsEachBlocksResultBeforeTheSums) {
     kept_in_bf16 += in_bf16(kept.dk[size_t(i)]);
   }
   EXPECT_LT(kept_in_bf16, (len - cut) * h * d / 10);
+  // accumulator: the running sums are rounded after every block as well, so what the two
+  // blocks leave in o, dQ, dK and dV is bf16 numbers, and o differs from storage's.
+  const Result running = two_blocks(DType::bf16, AttentionPartials::accumulator);
+  for (const auto* sum : {&running.o, &running.dq, &running.dk, &running.dv})
+    EXPECT_TRUE(std::all_of(sum->begin(), sum->end(), in_bf16));
+  EXPECT_NE(running.o, rounded.o);
 }
 
 // The message the CUDA kernel tests give a wrong result names the 8-row and 8-column bands
