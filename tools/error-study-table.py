@@ -1,53 +1,85 @@
 #!/usr/bin/env python3
 """The error study's table and figure from its results files (tools/error-study.sh).
 
-  tools/error-study-table.py [--minictx BIN] [-o FIGURE.png] FILE.h5...
+  tools/error-study-table.py [-o FIGURE.png] FILE.h5...
 
-Each FILE's name holds `seed-N` (the repetition) and `world-W`; its points come through
-`minictx report --columns errors --format csv`. Points that differ only by their seed are
-one configuration: the table gives, per configuration and world size, the worst RMS
-relative error of the outputs and of the gradients against fp64 (mean over the seeds,
-and their min–max), and its ratio to the one-rank run of the same configuration (mean
-over mean; "n/a" without a one-rank run). The figure draws the same against world size,
-one panel a (mode, layers, outputs or gradients), a series a (dtype, partials), each
-seed's spread as a bar; series that would sit on one another are set apart a little
-along the world axis and keep their own marker, so every one is visible. Needs numpy and
-matplotlib for the figure.
+Each FILE's name holds `seed-N` (the repetition); its verified points are read as
+outputs/plot.py reads them. Points that differ only by their seed are one configuration:
+the table gives, per configuration and world size, the RMS relative error against fp64
+of the output (y in model mode, o in attention mode) and the worst of the gradients (mean
+over the seeds, and their min–max), and its ratio to the error of the one-device run of
+the same problem, which verify runs beside every 16-bit point (its one-device/ rows; the
+mean of the seeds' ratios; "n/a" for fp32, where none runs). The loss's own error is in
+verify's table. The figure draws the same against world size, one panel a (mode, layers,
+output or gradients), a series a (dtype, partials) with its own colour and marker, the
+seeds' spread as bars; series are set apart a little along the world axis, so that equal
+values stay visible. Needs h5py and numpy, and matplotlib for the figure.
 """
 import argparse
-import csv
-import io
-import math
 import os
 import re
-import subprocess
 import sys
 from collections import OrderedDict, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "outputs"))
 import system_python  # noqa: E402
 
+system_python.require("h5py", "numpy")
+import h5py  # noqa: E402
+from appended_points import appended_points  # noqa: E402
+
 CONFIG = ("backend", "ring_type", "mode", "layers", "dtype", "partials")
-MEASURES = (("out rms rel", "outputs"), ("grad rms rel", "gradients"))
+MEASURES = (("output", "output"), ("gradients", "gradients"))
+OUTPUT = {"model": "outputs/y", "attention": "outputs/o"}
 
 
-def read(minictx, paths):
-    """{config: {world: {measure: [value per seed]}}} from every file's report."""
+def measures(labels, tensors, rms):
+    """The point's output error and its worst gradient error against fp64, and each over
+    the one-device run's (verify's one-device/ rows; None without them: fp32 runs)."""
+    by_name = dict(zip(tensors, (float(x) for x in rms)))
+
+    def pair(pick):
+        mine = pick("")
+        theirs = pick("one-device/")
+        return mine, (mine / theirs if theirs else None)
+
+    output = OUTPUT[labels["mode"]]
+    return {"output": pair(lambda prefix: by_name.get(prefix + output)),
+            "gradients": pair(lambda prefix: max((x for t, x in by_name.items()
+                                                   if t.startswith(prefix + "grads/")), default=None))}
+
+
+def verified_points(path):
+    """(labels, tensor names, rms_rel_err) of every verified point of one results file."""
+    found = []
+    with h5py.File(path, "r") as f:
+        if f.attrs.get("format") != "minictx-results":
+            sys.exit(f"error-study-table.py: error: {path} is not a minictx results file")
+        for g in f["points"].values() if "points" in f else []:
+            v = g["verification"]
+            if not g.attrs["skipped_reason"] and v["tensor"].shape[0]:
+                found.append((dict(g["labels"].attrs), list(v["tensor"].asstr()[:]), list(v["rms_rel_err"][:]),
+                              g.attrs["verdict"]))
+    for p in appended_points(path):
+        v = p["verification"]
+        if not p["skipped_reason"] and v["tensor"]:
+            found.append((p["labels"], v["tensor"], v["rms_rel_err"], p.get("verdict", "")))
+    return found
+
+
+def read(paths):
+    """{config: {world: {measure: [value per seed]}}} from every file."""
     found = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for path in paths:
-        seed = re.search(r"seed-(\d+)", os.path.basename(path))
-        if not seed:
+        if not re.search(r"seed-(\d+)", os.path.basename(path)):
             sys.exit(f"error-study-table.py: error: {path} names no seed-N")
-        table = subprocess.run([minictx, "report", "--columns", "errors", "--format", "csv", path],
-                               capture_output=True, text=True)
-        if table.returncode != 0:
-            sys.exit(f"error-study-table.py: error: minictx report {path}: {table.stderr.strip()}")
-        for row in csv.DictReader(io.StringIO(table.stdout)):
-            if row["verdict"] != "VALID":
-                print(f"error-study-table.py: {path}: a point is {row['verdict']}", file=sys.stderr)
-            config = tuple(row[c] for c in CONFIG)
-            for column, _ in MEASURES:
-                found[config][int(row["world"])][column].append(float(row[column]))
+        for labels, tensors, rms, verdict in verified_points(path):
+            if verdict != "VALID":
+                print(f"error-study-table.py: {path}: a point is {verdict}", file=sys.stderr)
+            config = tuple(labels.get(c, "") for c in CONFIG)
+            for m, value in measures(labels, tensors, rms).items():
+                found[config][int(labels["world_size"])][m].append(value)  # (error, ratio or None)
     return found
 
 
@@ -55,17 +87,21 @@ def stats(values):
     return sum(values) / len(values), min(values), max(values)
 
 
+def mean_ratio(pairs):
+    ratios = [r for _, r in pairs if r is not None]
+    return sum(ratios) / len(ratios) if len(ratios) == len(pairs) else None
+
+
 def table_rows(found):
     """(config, world, seeds, {measure: (mean, lo, hi, ratio or None)}) in a stable order."""
     rows = []
     for config in sorted(found, key=lambda c: (c[2], c[3], c[0], c[1], c[4] != "fp32", c[4], c[5])):
         worlds = found[config]
-        base = {m: stats(worlds[1][m])[0] for m, _ in MEASURES} if 1 in worlds else {}
         for world in sorted(worlds):
             cells = {}
             for m, _ in MEASURES:
-                mean, lo, hi = stats(worlds[world][m])
-                cells[m] = (mean, lo, hi, mean / base[m] if base.get(m) else None)
+                mean, lo, hi = stats([e for e, _ in worlds[world][m]])
+                cells[m] = (mean, lo, hi, mean_ratio(worlds[world][m]))
             rows.append((config, world, len(worlds[world][MEASURES[0][0]]), cells))
     return rows
 
@@ -75,8 +111,8 @@ def fmt(x):
 
 
 def print_table(rows):
-    print("| backend | mode | layers | dtype | partials | world | seeds | out rms rel vs fp64 (min–max) "
-          "| ratio to 1 rank | grad rms rel vs fp64 (min–max) | ratio to 1 rank |")
+    print("| backend | mode | layers | dtype | partials | world | seeds | output rms rel vs fp64 (min–max) "
+          "| over one device | grad rms rel vs fp64 (min–max) | over one device |")
     print("| :-: | :-: | :-: | :-: | :-: | :-: | :-: | :-: | :-: | :-: | :-: |")
     for (backend, ring_type, mode, layers, dtype, partials), world, seeds, cells in rows:
         name = backend + (f" {ring_type}" if backend in ("ring", "double_ring", "burst", "usp") else "")
@@ -143,18 +179,15 @@ def draw(rows, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="+")
-    ap.add_argument("--minictx", default="build/miniapp/minictx")
     ap.add_argument("-o", "--output", help="the figure (PNG)")
     args = ap.parse_args()
-    rows = table_rows(read(args.minictx, args.files))
+    rows = table_rows(read(args.files))
     if not rows:
         sys.exit("error-study-table.py: error: no verified point in the files")
     print_table(rows)
     if args.output:
         draw(rows, args.output)
         print(f"\nerror-study-table.py: figure -> {args.output}", file=sys.stderr)
-    if any(math.isnan(c[m][0]) for *_, c in rows for m, _ in MEASURES):
-        print("error-study-table.py: some errors are NaN", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,14 @@
 # fp32 once, and each 16-bit dtype with fp32, storage and accumulator partials
 # (attention.partials: accumulator keeps a 16-bit running accumulator across ring steps,
 # as many rings do). Ends with tools/error-study-table.py: the error against fp64 (mean and
-# spread over the seeds), its ratio to the one-rank run, the table and the figure.
+# spread over the seeds), its ratio to the one-device run of the same problem (verify runs
+# one beside every 16-bit point), the table and the figure.
 #
 #   tools/error-study.sh [OUT_DIR]          default OUT_DIR: outputs/error-study
 #
 # Environment (defaults in brackets):
 #   WORLDS ["1 2 4 8 16"]  world sizes, whole numbers from 1 (more ranks than cores are
-#                          oversubscribed); 1 is the one-rank baseline of the ratio
+#                          oversubscribed)
 #   SEEDS ["1 2 3"]        run.seed of each repetition
 #   BACKENDS ["ring:zigzag ring:stripe allgather double_ring burst ulysses usp"]
 #                          attention.backend[:ring_type]; ulysses and usp run where the
@@ -113,5 +114,5 @@ for seed in "${seed_list[@]}"; do
     done
   done
 done
-forward "$python" tools/error-study-table.py --minictx "$minictx" -o "$out/errors.png" "${files[@]}" > "$out/errors.md"
+forward "$python" tools/error-study-table.py -o "$out/errors.png" "${files[@]}" > "$out/errors.md"
 cat "$out/errors.md"

@@ -158,3 +158,25 @@ TEST(VerifyControls, EveryComparisonHasANegativeControl) {
       EXPECT_EQ(failed.count(row.tensor), 1u) << row.tensor << " has no negative control";
   }
 }
+
+// Beside a 16-bit run verify compares its one-device run with the same reference, in rows of
+// their own (the baseline of the error study's ratio); they fail like any other.
+TEST(VerifyControls, TheOneDeviceRunHasRowsOfItsOwn) {
+  Compared c = run(Mode::model, DType::bf16);
+  std::vector<DumpArray> single = c.got;
+  auto rows = compare_arrays(c.cfg, c.got, c.ref, &single);
+  size_t own = 0;
+  for (const VerifyRow& row : rows)
+    if (row.tensor.rfind(kOneDevicePrefix, 0) == 0) {
+      ++own;
+      EXPECT_TRUE(row.pass) << row.tensor;
+    }
+  EXPECT_EQ(own, c.got.size());
+  for (DumpArray& a : single)
+    if (a.name == kOutputTensor)
+      for (double& x : a.data) x *= 1.5;
+  rows = compare_arrays(c.cfg, c.got, c.ref, &single);
+  EXPECT_FALSE(all_pass(rows));
+  for (const VerifyRow& row : rows)
+    EXPECT_EQ(row.pass, row.tensor != std::string(kOneDevicePrefix) + kOutputTensor) << row.tensor;
+}

@@ -106,6 +106,11 @@ std::vector<VerifyRow> compare_arrays(const RunConfig& cfg, const std::vector<Du
     rows.back().single_max_rel_err = s.max_rel_err;
     rows.back().single_rms_rel_err = s.rms_rel_err;
   }
+  // The one-device run against the same reference: the baseline of the run's own errors.
+  if (single)
+    for (const DumpArray& a : *single)
+      rows.push_back(compare_tensor(kOneDevicePrefix + a.name, a.data, named(ref, a.name).data, tol,
+                                    scale_of(a.name, ref)));
   for (const DumpArray& a : got)
     if (a.name == kLossTensor) {
       const std::vector<double>& y = named(got, kOutputTensor).data;

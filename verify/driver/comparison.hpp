@@ -13,6 +13,8 @@ namespace minictx {
 // The model's outputs by their names in the table and the dumps.
 inline const char* const kLossTensor = "outputs/loss";
 inline const char* const kOutputTensor = "outputs/y";
+// The prefix of the rows that hold the one-device run against the reference.
+inline const char* const kOneDevicePrefix = "one-device/";
 // The table's row for the run's loss against the loss of the run's own y.
 inline const char* const kLossOfYCheck = "checks/loss_of_y";
 
@@ -37,7 +39,10 @@ double loss_scale_of_terms(const RunConfig& cfg, const std::vector<double>& y);
 double loss_of(const RunConfig& cfg, const std::vector<double>& y);
 
 // The table: each array of `got` against the array of the same name in `ref`, and where
-// `single` is given against its array too (the single_* columns, outside the verdict).
+// `single` is given against its array too (the single_* columns, outside the verdict);
+// with `single`, its own arrays against `ref` as well, in rows named kOneDevicePrefix +
+// the tensor: the one-device run's error, which a distributed run's is measured against
+// (docs/numerics.md, "The error study").
 // The loss is measured on the scale of its terms in the y of the reference it meets. In
 // model mode one more row, kLossOfYCheck, holds the run's loss against loss_of(its own y)
 // on the same scale, at fp32's tolerance whatever the dtype (the loss is summed in fp32 or
