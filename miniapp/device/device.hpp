@@ -221,8 +221,8 @@ class Device {
   virtual void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) = 0;
   virtual void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) = 0;
 
-  // Whether attention blocks round their results before the sums: storage partials in a
-  // 16-bit run.
+  // Whether attention blocks round their results before the sums: storage or accumulator
+  // partials in a 16-bit run.
   bool rounds_partials() const { return partials_ != AttentionPartials::fp32 && precision_ != DType::f32; }
   // Whether the running sums are rounded to precision() after every block as well
   // (attention.partials accumulator in a 16-bit run).

@@ -89,8 +89,6 @@ reference::Problem reference_problem(const RunConfig& c) {
   return p;
 }
 
-namespace {}  // namespace
-
 Fp64Result fp64_result(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
   Fp64Result r;
