@@ -126,53 +126,70 @@ def print_table(rows):
 
 
 def draw(rows, out):
+    """One row of panels a (mode, layers): the output's and the gradients' error against
+    fp64 of the 16-bit series (fp32's, 10⁻⁷, named in the title: on one axis it would
+    flatten them), and both over the one-device run's."""
     system_python.require("matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
-    panels = OrderedDict()  # (mode, layers, measure) -> {series: [(world, mean, lo, hi)]}
+    groups = OrderedDict()  # (mode, layers) -> {series: [(world, cells)]}
+    fp32 = defaultdict(list)  # (mode, layers) -> fp32 errors, for the titles
     for (backend, ring_type, mode, layers, dtype, partials), world, _, cells in rows:
-        for m, title in MEASURES:
-            key = (mode, layers if mode == "model" else "", title)
-            series = f"{backend} {ring_type}, {dtype}, partials {partials}" if backend != "ring" or ring_type != "zigzag" \
-                else f"{dtype}, partials {partials}"
-            mean, lo, hi, _ = cells[m]
-            panels.setdefault(key, OrderedDict()).setdefault(series, []).append((world, mean, lo, hi))
-    names = list(OrderedDict.fromkeys(s for p in panels.values() for s in p))
+        key = (mode, layers if mode == "model" else "")
+        if dtype == "fp32":
+            fp32[key] += [cells[m][0] for m, _ in MEASURES]
+            continue
+        name = f"{dtype}, partials {partials}" + ("" if (backend, ring_type) == ("ring", "zigzag")
+                                                  else f" ({backend} {ring_type})")
+        groups.setdefault(key, OrderedDict()).setdefault(name, []).append((world, cells))
+    names = list(OrderedDict.fromkeys(n for g in groups.values() for n in g))
     colours = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
     markers = "osD^v<>ph*X"
-    columns = 2
-    count = len(panels)
-    fig, axes = plt.subplots((count + columns - 1) // columns, columns, figsize=(12, 3.6 * ((count + 1) // 2)),
-                             squeeze=False)
-    for ax, ((mode, layers, title), series) in zip(axes.flat, panels.items()):
-        for i, (name, points) in enumerate(series.items()):
-            n = names.index(name)
-            # Set apart along the (log) world axis so that equal values stay visible.
-            shift = 2 ** ((n - (len(names) - 1) / 2) * 0.03)
-            points.sort()
-            xs = [w * shift for w, *_ in points]
-            means = [p[1] for p in points]
-            errs = [[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]]
-            ax.errorbar(xs, means, yerr=errs, marker=markers[n % len(markers)], color=colours(n), capsize=3,
-                        linewidth=1.2, markersize=5, label=name, alpha=0.9)
-        worlds = sorted({w for pts in series.values() for w, *_ in pts})
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xticks(worlds)
-        ax.set_xticklabels([str(w) for w in worlds])
-        ax.minorticks_off()
+    fig, axes = plt.subplots(len(groups), 3, figsize=(15, 3.8 * len(groups)), squeeze=False)
+    for panel_row, ((mode, layers), series) in zip(axes, groups.items()):
         what = f"model, {layers} layer{'s' if layers != '1' else ''}" if mode == "model" else "attention alone"
-        ax.set_title(f"{what}: {title} against fp64 (worst RMS rel. error; bars: seeds' min–max)", fontsize=9)
-        ax.set_xlabel("world size (ranks)")
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[count:]:
-        ax.axis("off")
-    handles, labels = list(axes.flat)[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8)
-    fig.tight_layout(rect=(0, 0.04 * ((len(labels) + 2) // 3) + 0.02, 1, 1))
+        worlds = sorted({w for pts in series.values() for w, _ in pts})
+        for name, points in series.items():
+            n = names.index(name)
+            shift = 2 ** ((n - (len(names) - 1) / 2) * 0.04)  # set apart: equal values stay visible
+            points.sort(key=lambda p: p[0])
+            xs = [w * shift for w, _ in points]
+            style = dict(marker=markers[n % len(markers)], color=colours(n), capsize=3, linewidth=1.2,
+                         markersize=5, alpha=0.9)
+            for ax, (m, _) in zip(panel_row[:2], MEASURES):
+                means = [c[m][0] for _, c in points]
+                errs = [[c[m][0] - c[m][1] for _, c in points], [c[m][2] - c[m][0] for _, c in points]]
+                ax.errorbar(xs, means, yerr=errs, label=name, **style)
+            for m, line in zip(("output", "gradients"), ("-", "--")):
+                ratios = [(x, c[m][3]) for x, (_, c) in zip(xs, points) if c[m][3] is not None]
+                if ratios:
+                    panel_row[2].plot([x for x, _ in ratios], [r for _, r in ratios], linestyle=line,
+                                      marker=markers[n % len(markers)], color=colours(n), markersize=5)
+        fp32_text = f"; fp32: {max(fp32[(mode, layers)]):.1e} at most" if fp32[(mode, layers)] else ""
+        titles = [f"{what}: output against fp64{fp32_text}", f"{what}: gradients against fp64",
+                  f"{what}: over the one-device run (— output, -- gradients)"]
+        for i, (ax, title) in enumerate(zip(panel_row, titles)):
+            ax.set_xscale("log", base=2)
+            # The 16-bit errors lie within a factor of a few: a linear axis keeps their ticks;
+            # the ratios span decades where one series' baseline is fp32.
+            if i == 2:
+                ax.set_yscale("log")
+            else:
+                ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
+            ax.set_xticks(worlds)
+            ax.set_xticklabels([str(w) for w in worlds])
+            ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel("world size (ranks)")
+            ax.grid(alpha=0.3, which="both")
+        panel_row[0].set_ylabel("RMS relative error (bars: seeds' min–max)", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8)
+    fig.tight_layout(rect=(0, 0.035 * ((len(labels) + 3) // 4) + 0.02, 1, 1))
     fig.savefig(out, dpi=110)
 
 
