@@ -30,6 +30,9 @@
 #               through the staged mpi comm, 4 ranks: tests/mpi/check_grad_sums.py
 #   trace       the llama-7b layer's timeline at 16k tokens (bf16, the default family) as a
 #               Perfetto trace, and its phases beside the projection's (report --compare)
+#   eager       attention at run.input_scale 128 beside eager PyTorch fp32 on the CPU
+#               (tools/compare-eager-attention.py --engine torch): the host device in fp32,
+#               held within twice eager's error; the cuda device in fp32 and bf16, measured
 #   tiny        the benchmark's `tiny` class measured, its verification run started beside
 #               it in a session of its own (its fp64 reference takes one CPU core for
 #               minutes, and outlives this command on a machine kept warm)
@@ -66,7 +69,7 @@ time_limit=${TIME_LIMIT:-600}
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(deps build kernels test sanitize bench)
 lib=$prefix/usr/lib/x86_64-linux-gnu
-all_stages="deps build kernels grid acceptance test sanitize layer bench nccl gradsums trace tiny tiny-report"
+all_stages="deps build kernels grid acceptance test sanitize layer bench nccl gradsums trace eager tiny tiny-report"
 for s in "${stages[@]}"; do
   case " $all_stages " in
     *" $s "*) ;;
@@ -503,6 +506,27 @@ stage_trace() {
   deps_env "$build/miniapp/minictx" report "$h5" "$projected" --compare 2>&1 | tee -a "$log"
 }
 
+# Large logits beside eager PyTorch (docs/numerics.md, "fp32 at large logits"): one verify
+# dump each, compared on the CPU with torch; about 30 s (eager.log).
+stage_eager() {
+  ensure_built
+  local m=$build/miniapp/minictx rc=0 run device dtype
+  local attention=(--set run.mode=attention --set sequence.length=255 --set run.input_scale=128)
+  : >"$out/eager.log"
+  for run in kokkos:fp32 cuda:fp32 cuda:bf16; do
+    device=${run%:*} dtype=${run#*:}
+    rm -f "/tmp/minictx-eager-$device-$dtype.h5"
+    echo "== run.device=$device run.dtype=$dtype" | tee -a "$out/eager.log"
+    deps_env timeout 120 "$m" verify "${attention[@]}" --set run.device="$device" --set run.dtype="$dtype" \
+      --dump "/tmp/minictx-eager-$device-$dtype.h5" >>"$out/eager.log" 2>&1 || true
+    local limit=()
+    [ "$device" = kokkos ] && limit=(--max-ratio 2)
+    python3 tools/compare-eager-attention.py "/tmp/minictx-eager-$device-$dtype.h5" --engine torch "${limit[@]}" \
+      2>&1 | tee -a "$out/eager.log" || rc=1
+  done
+  return $rc
+}
+
 # A failed test stage still lets the benchmarks run; the exit status reports both.
 failed=()
 for s in "${stages[@]}"; do
@@ -522,6 +546,7 @@ for s in "${stages[@]}"; do
     tiny) stage_tiny || failed+=(tiny) ;;
     tiny-report) stage_tiny_report || failed+=(tiny-report) ;;
     trace) stage_trace || failed+=(trace) ;;
+    eager) stage_eager || failed+=(eager) ;;
   esac
   echo "gpu-check: stage $s took $((SECONDS - started)) s"
 done

@@ -38,7 +38,7 @@ class AllGatherBackend final : public AttentionBackend {
   void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                 const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
     const Tensor kg = gather(k, s.batch), vg = gather(v, s.batch);
-    Tensor delta = dev_.alloc(lse.shape());
+    Tensor delta = dev_.alloc_rows_of_lse(lse);
     dev_.attn_bwd_delta(s, o, dout, delta);
     dev_.fill(dq, 0.0f);  // attn_bwd accumulates
     Tensor dkg = dev_.zeros(kg.shape()), dvg = dev_.zeros(vg.shape());
@@ -109,9 +109,9 @@ ParallelDegrees degrees(const RunConfig&, const Topology& topology) {
 // The gathered K and V in the run's dtype, the full-length fp32 dK and dV, and in 16 bits
 // the fp32 copies of K and V that attention widens them into (more than the reduce-
 // scatter's 16-bit copy of dK or dV, which comes after them); with storage partials also
-// the block's own dK and dV, fp32 and rounded.
+// the block's own dK and dV, fp32 and rounded (accumulator partials alike).
 int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
-  const bool storage = cfg.run.dtype != DType::f32 && cfg.attention.partials == AttentionPartials::storage;
+  const bool storage = cfg.run.dtype != DType::f32 && cfg.attention.partials != AttentionPartials::fp32;
   const int64_t e = element_bytes(cfg.run.dtype),
                 per_element = 2 * e + 8 + (e < 4 ? 8 : 0) + (storage ? 2 * (4 + e) : 0);
   return sat_mul(sat_mul(per_element, rank_rows(cfg, topology).kv_width),

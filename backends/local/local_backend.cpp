@@ -31,7 +31,7 @@ class LocalBackend final : public AttentionBackend {
   void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                 const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
     const auto pos = layout_.positions(0);
-    Tensor delta = device_.alloc(lse.shape());
+    Tensor delta = device_.alloc_rows_of_lse(lse);
     device_.attn_bwd_delta(s, o, dout, delta);
     device_.fill(dq, 0.0f);
     device_.fill(dk, 0.0f);

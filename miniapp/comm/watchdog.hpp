@@ -54,8 +54,8 @@ struct Watch {
   bool oversubscribed = false;
 };
 
-// Polls `w` until done, yielding the core on long waits (sleeping when oversubscribed). On a fault, or past the limit,
-// one line naming this rank, the call, its peers and the point, and the job is aborted.
+// Polls `w` until done, yielding the core on long waits (sleeping when oversubscribed). On a fault, or past
+// the limit, one line naming this rank, the call, its peers and the point, and the job is aborted.
 void wait(const Watch& w);
 // The fault path of wait, for a transport that finds its error when it issues a call:
 // "minictx: error: rank R: <fault> in <call> (<peers>) at <point>; aborting the job".

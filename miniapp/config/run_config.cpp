@@ -103,6 +103,8 @@ const char* to_string(AttentionPartials p) {
       return "fp32";
     case AttentionPartials::storage:
       return "storage";
+    case AttentionPartials::accumulator:
+      return "accumulator";
   }
   return "?";
 }

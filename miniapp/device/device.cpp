@@ -171,7 +171,8 @@ void Device::attn_bwd_masked(const AttnShape& s, const AttnBwdBlock& blk) {
 
 // With storage partials a block is computed on its own, from the merge's identity (zero
 // gradients), and its result is rounded before it joins the sums: what the sums then hold
-// is what a kernel returning 16-bit blocks would have given them.
+// is what a kernel returning 16-bit blocks would have given them. With accumulator
+// partials the sums are rounded again after it joins: a running accumulator of 16 bits.
 void Device::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   if (!rounds_partials()) return attn_fwd_masked(s, blk);
   Tensor o = alloc(blk.o->shape()), lse = alloc(blk.lse->shape());
@@ -179,6 +180,7 @@ void Device::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   attn_fwd_masked(s, {blk.q, blk.k, blk.v, &o, &lse});
   round_to_precision(o);
   lse_merge(s, *blk.o, *blk.lse, o, lse);
+  if (rounds_sums()) round_to_precision(*blk.o);
 }
 
 void Device::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
@@ -188,6 +190,7 @@ void Device::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
   for (auto [sum, part] : {std::pair{blk.dq, &dq}, std::pair{blk.dk, &dk}, std::pair{blk.dv, &dv}}) {
     round_to_precision(*part);
     add(*sum, *part);
+    if (rounds_sums()) round_to_precision(*sum);
   }
 }
 

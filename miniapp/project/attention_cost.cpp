@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/engine/ring_blocks.hpp"
+#include "device/device_footprint.hpp"
 #include "model/elementwise_work.hpp"
 #include "model/flops.hpp"
 #include "project/rank_geometry.hpp"
@@ -126,7 +127,7 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
   };
   const double e = data_bytes(cfg);
   const Exchanged q{heads * d, e}, kv{head_share(cfg.model.kv_heads, u) * d, e},
-      lse{double(heads), kStatBytes};
+      lse{double(heads), kStatBytes * lse_planes(cfg.run.device)};
   const PeerSplit peers = ulysses_peers(u, topology);
   const double local_rows = cfg.sequence.batch * double(plan.layout.local_len());
   const std::vector<Exchanged> exchanged = backward ? std::vector<Exchanged>{q, kv, kv, q, lse, q, q, kv, kv}
@@ -177,17 +178,18 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
                                          std::max(block_seconds(1, 0), block_seconds(0, 1))};
   const double n = b * double(rows) * kv_heads * d;  // one of K, V
   const double mq = b * double(rows) * heads * d;    // one of Q, dO
+  const int planes = lse_planes(cfg.run.device);
   double payload = 2 * n, accumulator = 0;
   if (pass == AttentionPass::forward_query_prefix) payload = 2 * b * double(k_rows) * kv_heads * d;
   if (backward && plan.traffic == BackwardTraffic::kv) accumulator = 2 * n;
   if (backward && plan.traffic == BackwardTraffic::q) {
-    payload = 2 * mq + 2 * b * double(rows) * heads;  // Q, dO, LSE, D
-    accumulator = mq;                                 // dQ
+    payload = 2 * mq + (planes + 1) * b * double(rows) * heads;  // Q, dO, LSE, D
+    accumulator = mq;                                            // dQ
   }
-  // On the wire: Q, dO, K, V and the gradients in the run's dtype, LSE and D in fp32.
+  // On the wire: Q, dO, K, V and the gradients in the run's dtype, LSE (its planes) and D in fp32.
   const double e = data_bytes(cfg);
   const double payload_bytes = backward && plan.traffic == BackwardTraffic::q
-                                   ? 2 * mq * e + 2 * b * double(rows) * heads * kStatBytes
+                                   ? 2 * mq * e + (planes + 1) * b * double(rows) * heads * kStatBytes
                                    : payload * e;
   total += walk.walk(payload_bytes, accumulator * e, steps, links.intra, links.inter, ring_step);
   total += ring_engine_elementwise(pass, plan.traffic, walk.ranks(), payload, accumulator,

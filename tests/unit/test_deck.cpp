@@ -365,6 +365,11 @@ TEST(DeckErrors, ImpossibleValues) {
   EXPECT_EQ(
       deck("run: {dtype: fp16, input_scale: 32768}\nmachine: {peak_tflops: 1}").resolve().run.input_scale,
       32768);
+  EXPECT_EQ(
+      resolve_error("run:\n  key_directions: 4\n"),
+      "deck t.yaml line 2: run.key_directions draws the keys of attention mode; model mode computes its "
+      "keys from x");
+  EXPECT_EQ(deck("run: {mode: attention, key_directions: 4}").resolve().run.key_directions, 4);
 
   // Between keys: the line is that of the first key involved that the deck sets.
   EXPECT_EQ(resolve_error("model:\n  heads: 8\n  kv_heads: 3\n"),
