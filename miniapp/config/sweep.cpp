@@ -103,7 +103,7 @@ void check_documents(const RunConfig& c,
   // Generated lengths: a row holds up to length / min documents, every one of which the
   // run and the projection list.
   if (!d.generated()) return;
-  const int64_t per_row = c.sequence.length / d.uniform_min + (c.sequence.length % d.uniform_min != 0);
+  const int64_t per_row = c.sequence.length / d.min_length + (c.sequence.length % d.min_length != 0);
   const std::optional<int64_t> most = checked_mul(c.sequence.batch, per_row);
   if (!most || *most > kMostGeneratedDocuments)
     input_error(where + ": sequence.documents " + to_text(d) + " may draw up to " +

@@ -50,6 +50,12 @@ inline constexpr const char* loss = "loss";
 inline constexpr const char* loss_scale = "loss_scale";
 inline constexpr const char* overflow_steps = "overflow_steps";
 inline constexpr const char* real_tokens_counted = "real_tokens_counted";
+// The attention work per rank: (query, key) pairs the mask leaves, per query head, in one
+// attention forward over the batch (backends/engine/layout_work.hpp); the busiest rank's,
+// the mean, and their ratio.
+inline constexpr const char* attention_pairs_max = "attention_pairs_max";
+inline constexpr const char* attention_pairs_mean = "attention_pairs_mean";
+inline constexpr const char* attention_imbalance = "attention_imbalance";
 }  // namespace metric_key
 
 // The terms of a projected step (project/step_model.cpp), each written as the metric

@@ -2,9 +2,10 @@
 # reference, on 1, 2, 3, 4 and 8 ranks, one launch per rank count: documents that zigzag
 # and stripe chunks cut, one-token documents, lengths the layouts pad, batch rows with
 # different packings, generated lengths, GQA (the default 8 heads on 4 KV heads) and MHA,
-# causal and not, and the model stack (RoPE restarts); the bytes a ring sends with
-# documents; the deck's errors. One document as long as the sequence giving bitwise the
-# result of none, the mask, the skipped blocks and the FLOPs: test_documents.
+# causal and not, and the model stack (RoPE restarts); ring_type balanced wherever a
+# backend takes a ring_type; the bytes a ring sends with documents; the deck's errors. One
+# document as long as the sequence giving bitwise the result of none, the mask, the
+# skipped blocks and the FLOPs: test_documents; the balanced layout itself: test_layout.
 set(_att --set run.mode=attention)
 set(_model --set model.preset=tiny --set model.layers=1)
 # 301 tokens: every layout at 2, 3, 4 and 8 ranks pads it. Documents cut the chunks.
@@ -35,6 +36,47 @@ minictx_verify_test(documents_ring_stripe_p4_mha_full 4 ${_att} --set attention.
                     --set attention.ring_type=stripe --set model.kv_heads=8 --set attention.causal=false ${_len} ${_ones})
 minictx_verify_test(documents_ring_zigzag_model_p2 2 QUICK ${_model} --set attention.backend=ring
                     --set attention.ring_type=zigzag ${_len} ${_cut})
+# ring_type balanced (chunks dealt to balance the pairs) on every backend that takes a
+# ring_type, at 1, 3, 4 and 8 ranks (the quick label: ring and Burst on 2): the packings
+# above and a long-tailed one, whose fp64 references the launch shares with the cases above.
+set(_tail --set "sequence.documents={\"pareto\":[1,301],\"alpha\":1,\"seed\":5}")
+set(_bal --set attention.ring_type=balanced)
+minictx_verify_test(documents_ring_balanced_p1 1 QUICK ${_att} --set attention.backend=ring ${_bal} ${_len} ${_cut})
+minictx_verify_test(documents_ring_balanced_p2 2 QUICK ${_att} --set attention.backend=ring ${_bal} ${_len} ${_tail})
+minictx_verify_test(documents_burst_balanced_q_p2 2 QUICK ${_att} --set attention.backend=burst ${_bal}
+                    --set topology.ranks_per_node=1 ${_len} ${_rows})
+foreach(_p 3 4 8)
+  foreach(_docs _cut _rows _tail)
+    minictx_verify_test(documents_ring_balanced_p${_p}${_docs} ${_p} ${_att} --set attention.backend=ring ${_bal}
+                        ${_len} ${${_docs}})
+  endforeach()
+endforeach()
+minictx_verify_test(documents_ring_balanced_p3_full 3 ${_att} --set attention.backend=ring ${_bal}
+                    --set attention.causal=false ${_len} ${_drawn})
+minictx_verify_test(documents_ring_balanced_p4_none 4 ${_att} --set attention.backend=ring ${_bal} ${_len})
+minictx_verify_test(documents_ring_balanced_model_p3 3 ${_model} --set attention.backend=ring ${_bal} ${_len} ${_tail})
+minictx_verify_test(documents_ring_balanced_model_p4_bf16 4 ${_model} --set attention.backend=ring ${_bal}
+                    --set run.dtype=bf16 ${_len} ${_cut})
+minictx_verify_test(documents_burst_balanced_kv_p3 3 ${_att} --set attention.backend=burst ${_bal}
+                    --set attention.bwd_comm=kv --set topology.ranks_per_node=3 ${_len} ${_cut})
+minictx_verify_test(documents_usp_2x2_balanced_p4 4 ${_att} --set attention.backend=usp --set attention.ulysses_degree=2
+                    ${_bal} ${_len} ${_tail})
+minictx_verify_test(documents_double_ring_balanced_p4_w2 4 ${_att} --set attention.backend=double_ring ${_bal}
+                    --set attention.window_size=2 --set topology.ranks_per_node=2 ${_len} ${_rows})
+minictx_verify_test(documents_burst_balanced_q_p4_n2 4 ${_att} --set attention.backend=burst ${_bal}
+                    --set topology.ranks_per_node=2 ${_len} ${_tail})
+minictx_verify_test(documents_usp_2x4_balanced_p8 8 ${_att} --set attention.backend=usp --set attention.ulysses_degree=2
+                    ${_bal} ${_len} ${_cut})
+minictx_verify_test(documents_double_ring_balanced_p8_u2_w2 8 ${_att} --set attention.backend=double_ring ${_bal}
+                    --set attention.ulysses_degree=2 --set attention.window_size=2 --set topology.ranks_per_node=4
+                    ${_len} ${_tail})
+minictx_verify_test(documents_burst_ulysses_balanced_p8_n4 8 ${_att} --set attention.backend=burst
+                    --set attention.intra=ulysses ${_bal} --set topology.ranks_per_node=4 ${_len} ${_rows})
+minictx_verify_test(documents_burst_balanced_p8_n4 8 ${_att} --set attention.backend=burst ${_bal}
+                    --set topology.ranks_per_node=2 ${_len} ${_drawn})
+minictx_error_test(documents_balanced_ulysses 2 "attention.ring_type does not apply to attention.backend ulysses"
+                   verify ${_att} --set attention.backend=ulysses ${_bal} ${_len} ${_cut})
+
 # Ulysses (heads split: 8 heads on 2, 4, 8 ranks), USP, double ring and Burst (the Q-side
 # backward and the ring one).
 foreach(_p 2 4 8)

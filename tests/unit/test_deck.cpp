@@ -301,7 +301,7 @@ TEST(DeckErrors, WrongTypeNamesTheLine) {
 
 TEST(DeckErrors, BadEnumListsTheChoices) {
   EXPECT_EQ(resolve_error("attention:\n  ring_type: zz\n"),
-            "deck t.yaml line 2: attention.ring_type must be one of basic, zigzag, stripe; got 'zz'");
+            "deck t.yaml line 2: attention.ring_type must be one of basic, zigzag, stripe, balanced; got 'zz'");
   // The backends are the registry's, in its order, so a new backend changes no test here.
   std::string backends;
   for (const auto& b : backend_registry()) backends += (backends.empty() ? "" : ", ") + b.name;
