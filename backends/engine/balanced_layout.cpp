@@ -29,8 +29,10 @@ int64_t padded_for(int64_t real_len, int64_t unit) {
 
 }  // namespace
 
-std::vector<std::vector<int64_t>> deal_chunks(const std::vector<double>& weights, int parts, int64_t per_part) {
-  require(int64_t(weights.size()) == int64_t(parts) * per_part, "deal_chunks: parts × per_part chunks expected");
+std::vector<std::vector<int64_t>> deal_chunks(const std::vector<double>& weights, int parts,
+                                              int64_t per_part) {
+  require(int64_t(weights.size()) == int64_t(parts) * per_part,
+          "deal_chunks: parts × per_part chunks expected");
   std::vector<int64_t> order(weights.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),

@@ -112,6 +112,21 @@ void check_documents(const RunConfig& c,
                 std::to_string(kMostGeneratedDocuments) + " are supported: raise the minimum length");
 }
 
+// The LM head (model.vocab): a device with its kernel; run.loss_chunk only where a head runs.
+void check_lm_head(const RunConfig& c, const DeviceDeckFacts& device,
+                   const std::function<std::string(std::initializer_list<const char*>)>& at) {
+  const bool head = c.model.vocab > 0 && c.run.mode == Mode::model;
+  if (head && !device.lm_head)
+    input_error(at({"model.vocab", "model.preset", "run.device"}) + ": model.vocab " +
+                std::to_string(c.model.vocab) + " (the LM head and its loss) needs run.device " +
+                devices_with([](const DeviceDeckFacts& f) { return f.lm_head; }) + "; run.device " +
+                to_string(c.run.device) + " has no cross-entropy kernel (set model.vocab: 0)");
+  if (!head && c.run.loss_chunk != RunSettings().loss_chunk)
+    input_error(at({"run.loss_chunk"}) +
+                ": run.loss_chunk sets the rows of the LM head's chunks; this point has none (model.vocab " +
+                std::to_string(c.model.vocab) + ", run.mode " + to_string(c.run.mode) + ")");
+}
+
 // The layer stack's loss scale and gradient sums. A value the point would not use is an
 // error, as a backend option its backend does not read; the default is let through.
 void check_gradient_keys(const RunConfig& c,
@@ -184,6 +199,7 @@ void check_point(const RunConfig& c,
                 to_string(c.run.device) +
                 " chooses its own per head dim (the results' device_config names them)");
   check_gradient_keys(c, at);
+  check_lm_head(c, device, at);
   if (!is_power_of_two(c.run.input_scale))
     input_error(at({"run.input_scale"}) +
                 ": run.input_scale must be a power of two (so that the scaled inputs are exact in every "

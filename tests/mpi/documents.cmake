@@ -77,6 +77,44 @@ minictx_verify_test(documents_burst_balanced_p8_n4 8 ${_att} --set attention.bac
 minictx_error_test(documents_balanced_ulysses 2 "attention.ring_type does not apply to attention.backend ulysses"
                    verify ${_att} --set attention.backend=ulysses ${_bal} ${_len} ${_cut})
 
+# The LM head (model.vocab: the chunked cross-entropy and its weight gradient) on every
+# backend, in the model-mode launches this file has anyway: lengths the layouts pad (their
+# padded rows carry no label), packed documents, 16 bits (fp16's loss scale), chunks
+# given and automatic.
+set(_head --set model.vocab=512)
+minictx_verify_test(lm_head_local_p1 1 QUICK ${_model} ${_head} ${_len} ${_cut})
+minictx_verify_test(lm_head_ring_zigzag_p2_bf16 2 QUICK ${_model} ${_head} --set attention.backend=ring
+                    --set attention.ring_type=zigzag --set run.dtype=bf16 ${_len})
+minictx_verify_test(lm_head_ring_zigzag_p3 3 ${_model} ${_head} --set attention.backend=ring
+                    --set attention.ring_type=zigzag --set run.loss_chunk=7 ${_len} ${_cut})
+minictx_verify_test(lm_head_allgather_p3 3 ${_model} ${_head} --set attention.backend=allgather ${_len})
+minictx_verify_test(lm_head_burst_p3 3 ${_model} ${_head} --set attention.backend=burst --set topology.ranks_per_node=3
+                    ${_len} ${_tail})
+minictx_verify_test(lm_head_ulysses_p4 4 ${_model} ${_head} --set attention.backend=ulysses ${_len} ${_rows})
+minictx_verify_test(lm_head_usp_2x2_p4_fp16 4 ${_model} ${_head} --set attention.backend=usp
+                    --set attention.ulysses_degree=2 --set run.dtype=fp16 ${_len} ${_cut})
+minictx_verify_test(lm_head_double_ring_p4_w2 4 ${_model} ${_head} --set attention.backend=double_ring
+                    --set attention.window_size=2 --set topology.ranks_per_node=2 --set run.checkpointing=full ${_len})
+minictx_verify_test(lm_head_ring_stripe_p8 8 ${_model} ${_head} --set attention.backend=ring
+                    --set attention.ring_type=stripe --set run.checkpointing=selective_half ${_len} ${_cut})
+minictx_verify_test(lm_head_ring_balanced_p8 8 ${_model} ${_head} --set attention.backend=ring ${_bal} ${_len}
+                    ${_tail})
+minictx_verify_test(lm_head_burst_kv_p8_n4 8 ${_model} ${_head} --set attention.backend=burst
+                    --set attention.bwd_comm=kv --set topology.ranks_per_node=4 ${_len} ${_rows})
+minictx_verify_test(lm_head_ulysses_p8_bf16 8 ${_model} ${_head} --set attention.backend=ulysses --set run.dtype=bf16
+                    ${_len})
+# A wrong label makes verify refuse the loss and the gradients (the test seam
+# MINICTX_INJECT_FAULT gives rank 1's first token the next class).
+minictx_launch(_wrong_label 2 verify ${_model} ${_head} --set attention.backend=ring ${_len})
+add_test(NAME verify_refuses_wrong_label COMMAND ${_wrong_label})
+set_tests_properties(verify_refuses_wrong_label PROPERTIES ENVIRONMENT MINICTX_INJECT_FAULT=1:wrong_label
+                     PASS_REGULAR_EXPRESSION "outputs/loss [^\n]*\\| NO \\|.*grads/lm_head [^\n]*\\| NO \\|.*\nINVALID"
+                     LABELS quick PROCESSORS 2 TIMEOUT 60)
+minictx_error_test(lm_head_cuda 1 "model.vocab 512 \\(the LM head and its loss\\) needs run.device kokkos"
+                   run --dry-run ${_model} ${_head} --set run.device=cuda)
+minictx_error_test(loss_chunk_without_head 1 "run.loss_chunk sets the rows of the LM head's chunks; this point has none"
+                   run --dry-run ${_model} --set run.loss_chunk=8)
+
 # Ulysses (heads split: 8 heads on 2, 4, 8 ranks), USP, double ring and Burst (the Q-side
 # backward and the ring one).
 foreach(_p 2 4 8)

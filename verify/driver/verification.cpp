@@ -77,6 +77,7 @@ reference::Problem reference_problem(const RunConfig& c) {
   p.seed = c.run.seed;
   p.input_scale = c.run.input_scale;
   p.documents = document_lengths(c.sequence.documents, c.sequence.length, c.sequence.batch);
+  p.vocab = c.run.mode == Mode::model ? c.model.vocab : 0;
   return p;
 }
 
@@ -95,14 +96,15 @@ Fp64Result compute_fp64(const RunConfig& cfg) {
 // Every field of reference::Problem, and the mode.
 ReferenceCache::Key key_of(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
-  return {int(cfg.run.mode), p.batch,      p.seq_len,  p.layers,      p.d_model,
-          p.heads,           p.kv_heads,   p.head_dim, p.ffn_hidden,  p.causal,
-          p.rms_eps,         p.rope_theta, p.seed,     p.input_scale, p.documents};
+  return {int(cfg.run.mode), p.batch,      p.seq_len, p.layers,  p.d_model,    p.heads, p.kv_heads,
+          p.head_dim,        p.ffn_hidden, p.causal,  p.rms_eps, p.rope_theta, p.seed,  p.input_scale,
+          p.documents,       p.vocab};
 }
 
 // The model's outputs by their names in the table and the dumps.
 const char* const kLoss = "outputs/loss";
 const char* const kOutput = "outputs/y";
+const char* const kHeadGrad = "grads/lm_head";
 
 std::string grad_name(int layer, Weight w) {
   return "grads/layer" + std::to_string(layer) + "/" + weight_name(w);
@@ -115,6 +117,7 @@ std::vector<std::string> verification_tensor_names(const RunConfig& cfg) {
   std::vector<std::string> names = {kLoss, kOutput, "grads/x"};
   for (int l = 0; l < cfg.model.layers; ++l)
     for (int w = 0; w < int(Weight::count); ++w) names.push_back(grad_name(l, Weight(w)));
+  if (cfg.model.vocab > 0) names.push_back(kHeadGrad);
   return names;
 }
 
@@ -159,6 +162,8 @@ Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
       const Tensor& g = model.weight_grad(l, Weight(w));
       out.push_back({grad_name(l, Weight(w)), g.shape(), unscaled(download(dev, g))});
     }
+  if (cfg.model.vocab > 0)
+    out.push_back({kHeadGrad, model.head_grad().shape(), unscaled(download(dev, model.head_grad()))});
   return out;
 }
 
@@ -188,6 +193,7 @@ Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like
   for (int l = 0; l < cfg.model.layers; ++l)
     for (int w = 0; w < int(Weight::count); ++w)
       set(grad_name(l, Weight(w)), m.weight_grads[size_t(l)][size_t(w)]);
+  set(kHeadGrad, m.head_grad);
   return ref;
 }
 
@@ -223,7 +229,13 @@ Arrays global_inputs(const RunConfig& cfg) {
     return in;
   }
   in.push_back({"inputs/x", {b, s, p.d_model}, reference::make_input(p)});
-  in.push_back({"inputs/loss_weights", {b, s, p.d_model}, reference::make_loss_weights(p)});
+  if (p.vocab > 0) {
+    const std::vector<int64_t> labels = reference::make_labels(p);
+    in.push_back({"inputs/labels", {b, s}, {labels.begin(), labels.end()}});
+    in.push_back({"weights/lm_head", {p.d_model, p.vocab}, reference::make_head(p)});
+  } else {
+    in.push_back({"inputs/loss_weights", {b, s, p.d_model}, reference::make_loss_weights(p)});
+  }
   const auto weights = reference::make_weights(p);
   for (int l = 0; l < p.layers; ++l)
     for (int w = 0; w < int(Weight::count); ++w) {
@@ -269,7 +281,11 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
         "h = x + wo(attention(rope(wq(norm(x))), rope(wk(norm(x))), wv(norm(x)))); "
         "y = h + w2(silu(w1(norm(h))) * w3(norm(h))); norm(x) uses g_attn, norm(h) g_mlp";
     a.text["loss"] =
-        "sum(inputs/loss_weights * y) / (batch * seq), y the last layer's output (no final norm)";
+        cfg.model.vocab > 0
+            ? "mean over the batch * seq tokens of cross_entropy(y @ weights/lm_head, inputs/labels): "
+              "logsumexp of a token's logits minus its label's logit, y the last layer's output (no final "
+              "norm)"
+            : "sum(inputs/loss_weights * y) / (batch * seq), y the last layer's output (no final norm)";
   } else {
     a.text["loss"] = "attention mode: the gradients are those of sum(inputs/dout * o)";
   }
@@ -281,6 +297,7 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   a.numbers["kv_heads"] = m.kv_heads;
   a.numbers["head_dim"] = m.head_dim;
   a.numbers["ffn_hidden"] = m.ffn_hidden;
+  a.numbers["vocab"] = cfg.run.mode == Mode::model ? m.vocab : 0;
   a.numbers["rms_eps"] = m.rms_eps;
   a.numbers["rope_theta"] = m.rope_theta;
   a.numbers["causal"] = cfg.attention.causal ? 1 : 0;
@@ -328,6 +345,7 @@ double verify_tolerance(const RunConfig& cfg) {
 }
 
 double loss_scale_of_terms(const RunConfig& cfg, const std::vector<double>& y) {
+  if (cfg.model.vocab > 0) return 0;  // cross-entropy terms are all positive: no cancellation
   const std::vector<double> c = reference::make_loss_weights(reference_problem(cfg));
   double sum = 0;
   for (size_t i = 0; i < c.size() && i < y.size(); ++i) sum += std::fabs(c[i] * y[i]);

@@ -38,7 +38,7 @@ class ReferenceCache {
 
   // Everything the reference reads from a deck: equal keys, equal references.
   using Key = std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t,
-                         double, std::vector<std::vector<int64_t>>>;
+                         double, std::vector<std::vector<int64_t>>, int64_t>;
 
  private:
   struct Entry {
@@ -79,7 +79,8 @@ VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got
 // The scale of the loss's error: the mean magnitude of the terms it sums, mean |c ∘ y|
 // over the reference's y. The loss is a sum of terms of both signs, which can cancel to
 // near zero; its error relative to itself would then measure the cancellation, not the
-// run (docs/numerics.md, "What verify measures").
+// run (docs/numerics.md, "What verify measures"). 0 (relative to the loss itself) for the
+// LM head's cross-entropy, whose terms are all positive.
 double loss_scale_of_terms(const RunConfig& cfg, const std::vector<double>& y);
 
 }  // namespace minictx
