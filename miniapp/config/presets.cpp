@@ -13,7 +13,7 @@ std::vector<std::string> model_presets() {
 namespace minictx::deck_detail {
 
 // Shapes from the published configs (Llama 2 7B/13B, Llama 3 8B; the attention of
-// gpt-oss-20b and DeepSeek-V3, docs/user-guide.md, "Model presets"); "tiny" is the
+// gpt-oss-20b and DeepSeek-V3, inputs/README.md, "Model presets"); "tiny" is the
 // quickstart's, small enough for a few seconds on one core.
 ModelShape preset_shape(const std::string& name) {
   ModelShape m;
