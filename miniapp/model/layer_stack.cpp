@@ -254,6 +254,7 @@ SumHandle LayerStack::start_grad_sum(int l) {
 
 SumHandle LayerStack::start_sum(const std::vector<Tensor*>& grads) {
   std::vector<ReduceBuffer> buffers;
+  buffers.reserve(grads.size());
   for (Tensor* grad : grads) buffers.push_back({grad->raw(), grad->numel(), grad->dtype()});
   return grad_comm_->all_reduce_sum_start(buffers);
 }
