@@ -364,7 +364,8 @@ def n_params(deck):
     d, layers, heads, head_dim = (int(deck[k]) for k in ("model.d_model", "model.layers", "model.heads",
                                                           "model.head_dim"))
     q, kv, ffn = heads * head_dim, int(deck["model.kv_heads"]) * head_dim, int(deck["model.ffn_hidden"])
-    return layers * (2 * d + d * q + 2 * d * kv + q * d + 3 * d * ffn)
+    # The LM head's output projection (model.vocab; 0 without one) is a GEMM of the step too.
+    return layers * (2 * d + d * q + 2 * d * kv + q * d + 3 * d * ffn) + d * int(deck.get("model.vocab", "0"))
 
 
 def step_flops(deck):
@@ -440,6 +441,8 @@ def tensor_names(deck):
     names = ["outputs/loss", "outputs/y", "grads/x"]
     for layer in range(int(deck["model.layers"])):
         names += [f"grads/layer{layer}/{w}" for w in WEIGHTS]
+    if int(deck.get("model.vocab", "0")) > 0:
+        names.append("grads/lm_head")
     return names
 
 
@@ -449,7 +452,7 @@ def row_names(deck):
     names = tensor_names(deck)
     if deck["run.reference"] == "fp64" and deck["run.dtype"] != "fp32":
         names += ["one-device/" + n for n in names]
-    if deck["run.mode"] == "model":
+    if deck["run.mode"] == "model" and int(deck.get("model.vocab", "0")) == 0:
         names.append("checks/loss_of_y")
     return names
 

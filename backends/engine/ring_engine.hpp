@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/engine/ring_blocks.hpp"
 #include "backends/engine/ring_walk.hpp"
 #include "backends/engine/sequence_layout.hpp"
 #include "comm/comm.hpp"
@@ -50,6 +51,10 @@ class RingEngine {
   // The forward over the first rows of every share: as many as q (and o, lse) and k, v hold.
   void forward_rows(const AttnShape&, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
                     Tensor& lse);
+
+  // What a step computes of ring rank qr's first q_rows queries against kr's first k_rows
+  // keys (block_parts).
+  std::vector<ActiveRows> parts(const AttnShape&, int qr, int kr, int64_t q_rows, int64_t k_rows) const;
 
   RingWalk walk_;
   Device& dev_;

@@ -147,7 +147,7 @@ int64_t ModelShape::n_params() const {
   per_layer = sat_add(per_layer, sat_mul(2, sat_mul(d, kv)));          // wk, wv (GQA: kv_heads)
   per_layer = sat_add(per_layer, sat_mul(q, d));                       // wo
   per_layer = sat_add(per_layer, sat_mul(3, sat_mul(d, ffn_hidden)));  // w1, w3, w2 (SwiGLU)
-  return sat_mul(layers, per_layer);
+  return sat_add(sat_mul(layers, per_layer), sat_mul(d, vocab));       // the LM head
 }
 
 }  // namespace minictx

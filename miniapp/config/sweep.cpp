@@ -103,13 +103,28 @@ void check_documents(const RunConfig& c,
   // Generated lengths: a row holds up to length / min documents, every one of which the
   // run and the projection list.
   if (!d.generated()) return;
-  const int64_t per_row = c.sequence.length / d.uniform_min + (c.sequence.length % d.uniform_min != 0);
+  const int64_t per_row = c.sequence.length / d.min_length + (c.sequence.length % d.min_length != 0);
   const std::optional<int64_t> most = checked_mul(c.sequence.batch, per_row);
   if (!most || *most > kMostGeneratedDocuments)
     input_error(where + ": sequence.documents " + to_text(d) + " may draw up to " +
                 (most ? std::to_string(*most) : "more than " + std::to_string(kSaturated)) +
                 " documents (sequence.batch times sequence.length / min); at most " +
                 std::to_string(kMostGeneratedDocuments) + " are supported: raise the minimum length");
+}
+
+// The LM head (model.vocab): a device with its kernel; run.loss_chunk only where a head runs.
+void check_lm_head(const RunConfig& c, const DeviceDeckFacts& device,
+                   const std::function<std::string(std::initializer_list<const char*>)>& at) {
+  const bool head = c.model.vocab > 0 && c.run.mode == Mode::model;
+  if (head && !device.lm_head)
+    input_error(at({"model.vocab", "model.preset", "run.device"}) + ": model.vocab " +
+                std::to_string(c.model.vocab) + " (the LM head and its loss) needs run.device " +
+                devices_with([](const DeviceDeckFacts& f) { return f.lm_head; }) + "; run.device " +
+                to_string(c.run.device) + " has no cross-entropy kernel (set model.vocab: 0)");
+  if (!head && c.run.loss_chunk != RunSettings().loss_chunk)
+    input_error(at({"run.loss_chunk"}) +
+                ": run.loss_chunk sets the rows of the LM head's chunks; this point has none (model.vocab " +
+                std::to_string(c.model.vocab) + ", run.mode " + to_string(c.run.mode) + ")");
 }
 
 // The layer stack's loss scale and gradient sums. A value the point would not use is an
@@ -184,6 +199,7 @@ void check_point(const RunConfig& c,
                 to_string(c.run.device) +
                 " chooses its own per head dim (the results' device_config names them)");
   check_gradient_keys(c, at);
+  check_lm_head(c, device, at);
   if (!is_power_of_two(c.run.input_scale))
     input_error(at({"run.input_scale"}) +
                 ": run.input_scale must be a power of two (so that the scaled inputs are exact in every "

@@ -9,6 +9,7 @@ void install_deck_devices() {
   DeviceDeckFacts host;
   host.kind = DeviceKind::kokkos;
   host.comms = {CommKind::mpi};
+  host.lm_head = true;
   // The GPU's flash kernels come in families (attention.kernels) and pick their tiles per
   // head dim. NCCL moves its device memory.
   DeviceDeckFacts gpu;

@@ -87,6 +87,7 @@ reference::Problem reference_problem(const RunConfig& c) {
   p.input_scale = c.run.input_scale;
   p.key_directions = c.run.key_directions;
   p.documents = document_lengths(c.sequence.documents, c.sequence.length, c.sequence.batch);
+  p.vocab = c.run.mode == Mode::model ? c.model.vocab : 0;
   return p;
 }
 
@@ -107,8 +108,10 @@ ReferenceCache::Key key_of(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
   return {int(cfg.run.mode), p.batch,      p.seq_len, p.layers,  p.d_model,    p.heads, p.kv_heads,
           p.head_dim,        p.ffn_hidden, p.causal,  p.rms_eps, p.rope_theta, p.seed,  p.input_scale,
-          p.key_directions,  p.documents};
+          p.key_directions,  p.documents,  p.vocab};
 }
+
+const char* const kHeadGrad = "grads/lm_head";
 
 std::string grad_name(int layer, Weight w) {
   return "grads/layer" + std::to_string(layer) + "/" + weight_name(w);
@@ -124,12 +127,13 @@ std::vector<std::string> verification_tensor_names(const RunConfig& cfg) {
     names = {kLossTensor, kOutputTensor, "grads/x"};
     for (int l = 0; l < cfg.model.layers; ++l)
       for (int w = 0; w < int(Weight::count); ++w) names.push_back(grad_name(l, Weight(w)));
+    if (cfg.model.vocab > 0) names.push_back(kHeadGrad);
   }
   // compare_arrays' further rows: the one-device run's own, then the loss of the run's y.
   const size_t run_rows = names.size();
   if (cfg.run.reference == Reference::fp64 && cfg.run.dtype != DType::f32)
     for (size_t i = 0; i < run_rows; ++i) names.push_back(kOneDevicePrefix + names[i]);
-  if (cfg.run.mode == Mode::model) names.push_back(kLossOfYCheck);
+  if (cfg.run.mode == Mode::model && cfg.model.vocab == 0) names.push_back(kLossOfYCheck);
   return names;
 }
 
@@ -171,6 +175,8 @@ Arrays run_point(const RunConfig& cfg, Comm& comm, Device& dev) {
       const Tensor& g = model.weight_grad(l, Weight(w));
       out.push_back({grad_name(l, Weight(w)), g.shape(), unscaled(download(dev, g))});
     }
+  if (cfg.model.vocab > 0)
+    out.push_back({kHeadGrad, model.head_grad().shape(), unscaled(download(dev, model.head_grad()))});
   return out;
 }
 
@@ -199,6 +205,7 @@ Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like
   for (int l = 0; l < cfg.model.layers; ++l)
     for (int w = 0; w < int(Weight::count); ++w)
       set(grad_name(l, Weight(w)), m.weight_grads[size_t(l)][size_t(w)]);
+  set(kHeadGrad, m.head_grad);
   return ref;
 }
 
@@ -237,7 +244,13 @@ Arrays global_inputs(const RunConfig& cfg) {
     return in;
   }
   in.push_back({"inputs/x", {b, s, p.d_model}, reference::make_input(p)});
-  in.push_back({"inputs/loss_weights", {b, s, p.d_model}, reference::make_loss_weights(p)});
+  if (p.vocab > 0) {
+    const std::vector<int64_t> labels = reference::make_labels(p);
+    in.push_back({"inputs/labels", {b, s}, {labels.begin(), labels.end()}});
+    in.push_back({"weights/lm_head", {p.d_model, p.vocab}, reference::make_head(p)});
+  } else {
+    in.push_back({"inputs/loss_weights", {b, s, p.d_model}, reference::make_loss_weights(p)});
+  }
   const auto weights = reference::make_weights(p);
   for (int l = 0; l < p.layers; ++l)
     for (int w = 0; w < int(Weight::count); ++w) {
@@ -286,7 +299,11 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
         "h = x + wo(attention(rope(wq(norm(x))), rope(wk(norm(x))), wv(norm(x)))); "
         "y = h + w2(silu(w1(norm(h))) * w3(norm(h))); norm(x) uses g_attn, norm(h) g_mlp";
     a.text["loss"] =
-        "sum(inputs/loss_weights * y) / (batch * seq), y the last layer's output (no final norm)";
+        cfg.model.vocab > 0
+            ? "mean over the batch * seq tokens of cross_entropy(y @ weights/lm_head, inputs/labels): "
+              "logsumexp of a token's logits minus its label's logit, y the last layer's output (no final "
+              "norm)"
+            : "sum(inputs/loss_weights * y) / (batch * seq), y the last layer's output (no final norm)";
   } else {
     a.text["loss"] = "attention mode: the gradients are those of sum(inputs/dout * o)";
   }
@@ -298,6 +315,7 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   a.numbers["kv_heads"] = m.kv_heads;
   a.numbers["head_dim"] = m.head_dim;
   a.numbers["ffn_hidden"] = m.ffn_hidden;
+  a.numbers["vocab"] = cfg.run.mode == Mode::model ? m.vocab : 0;
   a.numbers["rms_eps"] = m.rms_eps;
   a.numbers["rope_theta"] = m.rope_theta;
   a.numbers["causal"] = cfg.attention.causal ? 1 : 0;

@@ -39,7 +39,7 @@ class ReferenceCache {
 
   // Everything the reference reads from a deck: equal keys, equal references.
   using Key = std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t,
-                         double, int, std::vector<std::vector<int64_t>>>;
+                         double, int, std::vector<std::vector<int64_t>>, int64_t>;
 
  private:
   struct Entry {
