@@ -81,16 +81,7 @@ struct BackendInfo {
   bool query_prefix;
 };
 
-const std::vector<BackendInfo>& backend_registry();
-const BackendInfo& find_backend(const std::string& name);
-TrafficShape traffic_shape(const AttentionConfig&);
 // The ring family's traffic: K/V round the ring engine on the deck's ring_type layout.
 TrafficShape ring_engine_traffic(const AttentionConfig&);
-// Gives the deck (config/backend_catalog.hpp) the registry's names, keys and head
-// exchanges; called once at start-up, before any deck is read.
-void install_deck_backends();
-// The deck's backend's own checks, and those every backend shares (checkpointing:
-// selective_half needs forward_query_prefix): one-line InputErrors.
-void validate_backend(const RunConfig&, const Topology&);
 
 }  // namespace minictx

@@ -47,16 +47,15 @@ BackwardTraffic traffic(const AttentionConfig& a) {
   return a.options.choice(kBwdComm) == "kv" ? BackwardTraffic::kv : BackwardTraffic::q;
 }
 
-std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg,
-                           traffic(cfg.attention));
-}
-
 // Windows of a node's ranks (intra: ring), or Ulysses over a node and one ring of nodes.
 ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size, n = node_ranks(topology);
   if (intra_ulysses(cfg.attention)) return {n, world / n, world / n};
   return {1, world, n};
+}
+
+std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
+  return make_ulysses_ring(world, device, degrees(cfg, world.group_topology()), cfg, traffic(cfg.attention));
 }
 
 int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {

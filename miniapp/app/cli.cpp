@@ -15,6 +15,7 @@
 #include "app/project_command.hpp"
 #include "app/run_command.hpp"
 #include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "build_info.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/mpi_comm.hpp"

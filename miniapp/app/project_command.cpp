@@ -11,6 +11,7 @@
 #include "app/count_option.hpp"
 #include "app/output_path.hpp"
 #include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "bench/labels.hpp"
 #include "bench/metrics.hpp"
 #include "build_info.hpp"

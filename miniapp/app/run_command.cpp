@@ -20,6 +20,7 @@
 #include "app/provenance.hpp"
 #include "app/resume_check.hpp"
 #include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "bench/calibration.hpp"
 #include "bench/labels.hpp"
 #include "bench/runner.hpp"

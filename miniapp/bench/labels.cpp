@@ -4,6 +4,7 @@
 
 #include "backends/engine/engine_keys.hpp"
 #include "backends/engine/parallel_degrees.hpp"
+#include "backends/registry.hpp"
 #include "io/results_schema.hpp"
 
 namespace minictx {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "comm/mpi_comm.hpp"
 #include "core/error.hpp"
 #include "core/half_float.hpp"
