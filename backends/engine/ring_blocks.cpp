@@ -1,6 +1,7 @@
 #include "backends/engine/ring_blocks.hpp"
 
 #include "core/error.hpp"
+#include "device/visible_keys.hpp"
 
 namespace minictx {
 
@@ -30,8 +31,44 @@ ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t q_len
   return {};
 }
 
-bool documents_meet(const AttnShape& s, const int64_t* qpos, RowRange q, const int64_t* kpos, RowRange k) {
-  return !s.documents || s.documents->any_visible(qpos + q.begin, q.len, kpos + k.begin, k.len, s.causal);
+namespace {
+
+// Whether a query of qpos[0, nq) sees a key of kpos[0, nk) (both ascending) within the
+// window, by causality and padding alone: one merge-like pass, each query against the
+// nearest keys at or before it (and after it, without the causal mask).
+bool window_meets(const AttnShape& s, const int64_t* qpos, int64_t nq, const int64_t* kpos, int64_t nk) {
+  int64_t k = 0;  // the first key after the query
+  for (int64_t i = 0; i < nq && qpos[i] < s.real_len; ++i) {
+    while (k < nk && kpos[k] <= qpos[i]) ++k;
+    if (k > 0 && qpos[i] - kpos[k - 1] < s.window) return true;
+    if (!s.causal && k < nk && kpos[k] < s.real_len && kpos[k] - qpos[i] < s.window) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<int> window_hops(const AttnShape& s, LayoutKind kind, const std::vector<std::vector<int64_t>>& positions,
+                             int64_t q_rows, int64_t k_rows, bool q_side) {
+  const int ranks = int(positions.size());
+  std::vector<int> hops(size_t(ranks), 0);
+  for (int j = 0; j < ranks; ++j)
+    for (int step = ranks - 1; step > 0; --step) {  // the farthest first: most blocks stop early
+      const int holder = (j + step) % ranks;
+      const int queries = q_side ? j : holder, keys = q_side ? holder : j;
+      const ActiveRows a = active_rows(kind, s.causal, queries, keys, q_rows, k_rows);
+      if (!a.empty() && window_meets(s, positions[size_t(queries)].data() + a.q.begin, a.q.len,
+                                     positions[size_t(keys)].data() + a.k.begin, a.k.len)) {
+        hops[size_t(j)] = step;
+        break;
+      }
+    }
+  return hops;
+}
+
+bool block_visible(const AttnShape& s, const int64_t* qpos, RowRange q, const int64_t* kpos, RowRange k) {
+  if (!s.documents && s.window == 0) return true;  // active_rows has left only visible blocks
+  return any_visible(s, qpos + q.begin, q.len, kpos + k.begin, k.len);
 }
 
 }  // namespace minictx

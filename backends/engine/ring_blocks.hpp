@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "backends/engine/sequence_layout.hpp"
 #include "device/device.hpp"
@@ -29,8 +30,19 @@ struct ActiveRows {
 ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t q_len, int64_t k_len);
 
 // Whether a block's active rows (their global positions start at qpos and kpos) hold a
-// pair that the packed documents leave visible; true without documents. A block of
-// documents that never meet is skipped: no kernel call, and no gradient added.
-bool documents_meet(const AttnShape&, const int64_t* qpos, RowRange q, const int64_t* kpos, RowRange k);
+// pair that the packed documents and the sliding window leave visible (visible_keys);
+// true without either. A block they mask whole is skipped: no kernel call, and no
+// gradient added.
+bool block_visible(const AttnShape&, const int64_t* qpos, RowRange q, const int64_t* kpos, RowRange k);
+
+// How many inner steps each ring rank's block travels on a plain ring under a sliding
+// window (RingWalk::Hops): for block j, the last step s at which ring rank j + s has active
+// rows that see some of its rows within the window. positions[j]: ring rank j's global
+// positions; q_rows, k_rows: the rows of a share that take part as queries and as keys;
+// q_side: the query side travels (the Burst backward), else the key side. The window,
+// causality and padding decide; packed documents do not (a ring sends what they mask, as
+// without a window). The engine and `minictx project` count the same hops.
+std::vector<int> window_hops(const AttnShape&, LayoutKind kind, const std::vector<std::vector<int64_t>>& positions,
+                             int64_t q_rows, int64_t k_rows, bool q_side);
 
 }  // namespace minictx

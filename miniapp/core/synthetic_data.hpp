@@ -37,6 +37,10 @@ inline double weight_value(uint64_t seed, int layer, Weight w, int64_t fan_in, u
   return u / std::sqrt(double(fan_in));
 }
 
+// The attention sink logits of layer `layer` (attention.sinks; attention mode: layer 0),
+// [H]: beside the layer's weights in the generator's numbering.
+inline constexpr uint64_t sink_tensor_id(int layer) { return weight_tensor_id(layer, Weight::count); }
+
 // Inputs, attention inputs and loss coefficients: U(-1, 1).
 inline double data_value(uint64_t seed, uint64_t tensor, uint64_t index) {
   return CounterRng(seed, tensor).uniform(index);
@@ -51,6 +55,13 @@ inline double input_value(uint64_t seed, uint64_t tensor, uint64_t index, double
   const double u = data_value(seed, tensor, index);
   if (scale == 1.0) return u;
   return scale * std::round(128.0 * u) / 128.0;
+}
+
+// Sink logit of query head `head` of layer `layer`: U(-1, 1), a logit of the size of the
+// attention's scores (q·k/sqrt(D) of unit-scale data), so that a sink takes a visible share
+// of a row's probability.
+inline double sink_value(uint64_t seed, int layer, int head) {
+  return data_value(seed, sink_tensor_id(layer), uint64_t(head));
 }
 
 }  // namespace minictx

@@ -1,5 +1,7 @@
 #include "device/device.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <deque>
 
 #include "core/error.hpp"
@@ -66,6 +68,12 @@ class Widened {
   Device& dev_;
   std::deque<AsF32> kept_;  // stable addresses
 };
+
+std::vector<float> host_copy(Device& dev, const Tensor& t) {
+  std::vector<float> v(size_t(t.numel()));
+  dev.download(t, v.data());
+  return v;
+}
 
 }  // namespace
 
@@ -149,6 +157,46 @@ void Device::attn_bwd_block(const AttnShape& s, const AttnBwdBlock& blk) {
   Widened f32(*this);
   attn_bwd_f32(
       s, {f32(blk.q), f32(blk.k), f32(blk.v), f32(blk.dout), blk.lse, blk.delta, blk.dq, blk.dk, blk.dv});
+}
+
+void Device::attn_sink_merge(const AttnShape& s, const Tensor& sinks, Tensor& o, Tensor& lse) {
+  const std::vector<float> sink = host_copy(*this, sinks);
+  std::vector<float> out = host_copy(*this, o), rows = host_copy(*this, lse);
+  const int64_t dv = s.value_dim(), heads = s.heads, len = int64_t(rows.size()) / (s.batch * heads);
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < len; ++i) {
+        float& l = rows[size_t((b * heads + h) * len + i)];
+        const double before = l, with_sink = sink[size_t(h)];
+        const double top = std::max(before, with_sink);  // e^−∞ = 0: a row that saw no key
+        const double after = top + std::log(std::exp(before - top) + std::exp(with_sink - top));
+        const float keep = float(std::exp(before - after));
+        float* row = out.data() + ((b * len + i) * heads + h) * dv;
+        std::transform(row, row + dv, row, [keep](float x) { return x * keep; });
+        l = float(after);
+      }
+  upload(o, out.data());
+  upload(lse, rows.data());
+}
+
+void Device::attn_sink_grad(const AttnShape& s, const Tensor& sinks, const Tensor& o, const Tensor& lse,
+                            const Tensor& dout, Tensor& dsinks) {
+  Tensor delta = alloc(lse.shape());
+  attn_bwd_delta(s, o, dout, delta);
+  const std::vector<float> sink = host_copy(*this, sinks), rows = host_copy(*this, lse),
+                           d = host_copy(*this, delta);
+  std::vector<float> grad = host_copy(*this, dsinks);
+  const int64_t heads = s.heads, len = int64_t(rows.size()) / (s.batch * heads);
+  for (int64_t h = 0; h < heads; ++h) {
+    double sum = 0;  // the probability of the sink times delta, over every row of the head
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t i = 0; i < len; ++i) {
+        const size_t at = size_t((b * heads + h) * len + i);
+        sum += std::exp(double(sink[size_t(h)]) - rows[at]) * d[at];
+      }
+    grad[size_t(h)] -= float(sum);
+  }
+  upload(dsinks, grad.data());
 }
 
 void Device::round_to_precision(Tensor& t) {

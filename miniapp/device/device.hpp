@@ -17,9 +17,9 @@ struct CUstream_st;
 
 namespace minictx {
 
-// Shape facts every attention block call shares. Tensors q/o/dq are [B, L, H, D] and
-// k/v/dk/dv are [B, L, Hkv, D] (row-major; rows are tokens of one rank's shard);
-// lse and delta are [B, H, L].
+// Shape facts every attention block call shares. Tensors q/dq are [B, L, H, D], k/dk
+// [B, L, Hkv, D], v/dv [B, L, Hkv, Dv] and o/dout [B, L, H, Dv] (row-major; rows are
+// tokens of one rank's shard), D = head_dim and Dv = value_dim(); lse and delta are [B, H, L].
 struct AttnShape {
   int batch = 1;
   int heads = 1;
@@ -32,6 +32,12 @@ struct AttnShape {
   // The packed documents (sequence.documents) by global position; null: each sequence is
   // one document, and the kernels mask by causality and padding only.
   std::shared_ptr<const DocumentBounds> documents;
+  // The sliding window (config/attention_window.hpp): a query at p sees keys in
+  // (p − window, p], and below p + window without the causal mask; 0: no window.
+  int64_t window = 0;
+  int head_dim_v = 0;  // of values and outputs; 0: head_dim (MLA heads differ)
+
+  int value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
 };
 
 // Rows [begin, begin + len) of a [B, L, heads, D] tensor, and their global positions.
@@ -173,6 +179,15 @@ class Device {
   // Merge a separately computed block result (o_b, lse_b) into (o, lse).
   virtual void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b,
                          const Tensor& lse_b) = 0;
+  // Attention sinks: sink logit s_h (sinks [H]) joins the denominator of head h's softmax
+  // in the final (o, lse), as a block with no value would: lse ← log(e^lse + e^s_h),
+  // o ← o·e^(lse_old − lse). Once, after every block is merged. o and lse are fp32.
+  // O(B·L·H·Dv) beside attention's O(L²): done through host copies on every device.
+  void attn_sink_merge(const AttnShape&, const Tensor& sinks, Tensor& o, Tensor& lse);
+  // dsinks[h] += −Σ over batch and rows of e^(s_h − lse)·rowsum(dout ∘ o): the sinks'
+  // gradient given the final o and lse (those of attn_sink_merge).
+  void attn_sink_grad(const AttnShape&, const Tensor& sinks, const Tensor& o, const Tensor& lse,
+                      const Tensor& dout, Tensor& dsinks);
 
  protected:
   MemoryTracker memory_;

@@ -21,6 +21,10 @@ class AttentionStep {
   const Tensor& dq() const { return dq_; }
   const Tensor& dk() const { return dk_; }
   const Tensor& dv() const { return dv_; }
+  // With attention.sinks, the sink logits [H] and this rank's share of their gradient
+  // (its rows' terms; the whole gradient is the sum over the ranks); empty without.
+  const Tensor& sinks() const { return sinks_; }
+  const Tensor& dsinks() const { return dsinks_; }
 
  private:
   Device& dev_;
@@ -28,10 +32,13 @@ class AttentionStep {
   PhaseTimer& timer_;
   RingTimeline* timeline_;
   AttnShape shape_;
-  Tensor q_, k_, v_, dout_, o_, lse_, dq_, dk_, dv_;
+  Tensor q_, k_, v_, dout_, o_, lse_, dq_, dk_, dv_, sinks_, dsinks_;
 };
 
-// The shape every attention call of this deck shares.
-AttnShape attention_shape(const RunConfig& cfg, const SequenceLayout& layout);
+// The shape of layer `layer`'s attention calls (its sliding window; attention mode: layer 0).
+AttnShape attention_shape(const RunConfig& cfg, const SequenceLayout& layout, int layer);
+
+// The sink logits [H] of layer `layer`, fp32 or in `dtype` (a model's weights).
+Tensor make_sinks(Device& device, const RunConfig& cfg, int layer, DType dtype);
 
 }  // namespace minictx

@@ -68,7 +68,7 @@ Cost gradient_check(const RunConfig& cfg, const KernelRates& rates) {
 Cost gradient_sums(const RunConfig& cfg, const Topology& topology, double layer_backward_s,
                    const LinkRates& links) {
   const double layers = cfg.model.layers;
-  const Cost one = all_reduce_cost(double(cfg.model.n_params()) / layers,
+  const Cost one = all_reduce_cost(double(cfg.model.n_params(cfg.attention.sinks)) / layers,
                                    double(element_bytes(cfg.grad_dtype())), 1, topology, links);
   Cost all = one.times(layers);
   const double total = all.seconds();

@@ -261,10 +261,10 @@ TEST(Deck, ParameterCount) {
   // wk+wv 2*4096*32*128 = 33,554,432; wo 16,777,216; w1,w3,w2 3*4096*11008 = 135,266,304;
   // sum 202,383,360; x 32 layers = 6,476,267,520. (Adding the 32000x4096 embedding and
   // output matrices and the final norm gives 6,738,415,616, the published Llama-2-7B count.)
-  EXPECT_EQ(deck("model: {preset: llama-7b}").resolve().model.n_params(), 6476267520LL);
+  EXPECT_EQ(deck("model: {preset: llama-7b}").resolve().model.n_params(false), 6476267520LL);
   // tiny, per layer: 2*256 + 256*256 + 2*256*128 + 256*256 + 3*256*688
   //                = 512 + 65,536 + 65,536 + 65,536 + 528,384 = 725,504; x 2 = 1,451,008.
-  EXPECT_EQ(deck("model: {preset: tiny}").resolve().model.n_params(), 1451008);
+  EXPECT_EQ(deck("model: {preset: tiny}").resolve().model.n_params(false), 1451008);
 }
 
 TEST(DeckErrors, UnknownKeySuggestsTheNearestName) {

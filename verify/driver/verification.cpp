@@ -25,6 +25,15 @@ std::vector<double> download(Device& dev, const Tensor& t) {
   return {host.begin(), host.end()};
 }
 
+// Every rank's `local` added up: a gradient each rank holds a share of (the sinks').
+std::vector<double> summed_over_ranks(Comm& world, const std::vector<double>& local) {
+  std::vector<double> all(local.size() * size_t(world.size()));
+  world.gather_doubles(local.data(), all.data(), int64_t(local.size()));
+  std::vector<double> sum(local.size(), 0.0);
+  for (size_t i = 0; i < all.size(); ++i) sum[i % local.size()] += all[i];
+  return sum;
+}
+
 // [B, H, L] per-row vectors to [B, L, H] rows, so they gather like activations.
 std::vector<double> heads_last(const std::vector<double>& v, int batch, int heads) {
   const size_t len = v.size() / size_t(batch * heads);
@@ -77,6 +86,9 @@ reference::Problem reference_problem(const RunConfig& c) {
   p.seed = c.run.seed;
   p.input_scale = c.run.input_scale;
   p.documents = document_lengths(c.sequence.documents, c.sequence.length, c.sequence.batch);
+  p.head_dim_v = c.model.value_dim();
+  p.window = c.attention.window.pattern;
+  if (c.attention.sinks) p.sinks = reference::generated_sinks(p);
   return p;
 }
 
@@ -95,9 +107,9 @@ Fp64Result compute_fp64(const RunConfig& cfg) {
 // Every field of reference::Problem, and the mode.
 ReferenceCache::Key key_of(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
-  return {int(cfg.run.mode), p.batch,      p.seq_len,  p.layers,      p.d_model,
-          p.heads,           p.kv_heads,   p.head_dim, p.ffn_hidden,  p.causal,
-          p.rms_eps,         p.rope_theta, p.seed,     p.input_scale, p.documents};
+  return {int(cfg.run.mode), p.batch,      p.seq_len, p.layers,        p.d_model,    p.heads, p.kv_heads,
+          p.head_dim,        p.ffn_hidden, p.causal,  p.rms_eps,       p.rope_theta, p.seed,  p.input_scale,
+          p.documents,       p.head_dim_v, p.window,  !p.sinks.empty()};
 }
 
 // The model's outputs by their names in the table and the dumps.
@@ -107,14 +119,24 @@ const char* const kOutput = "outputs/y";
 std::string grad_name(int layer, Weight w) {
   return "grads/layer" + std::to_string(layer) + "/" + weight_name(w);
 }
+// A layer's sink logits (attention.sinks): not a Weight, present only with sinks.
+std::string sinks_grad_name(int layer) { return "grads/layer" + std::to_string(layer) + "/sinks"; }
+const char* const kSinksGrad = "grads/sinks";  // attention mode
 
 }  // namespace
 
 std::vector<std::string> verification_tensor_names(const RunConfig& cfg) {
-  if (cfg.run.mode == Mode::attention) return {"outputs/o", "outputs/lse", "grads/q", "grads/k", "grads/v"};
+  const bool sinks = cfg.attention.sinks;
+  if (cfg.run.mode == Mode::attention) {
+    std::vector<std::string> names = {"outputs/o", "outputs/lse", "grads/q", "grads/k", "grads/v"};
+    if (sinks) names.emplace_back(kSinksGrad);
+    return names;
+  }
   std::vector<std::string> names = {kLoss, kOutput, "grads/x"};
-  for (int l = 0; l < cfg.model.layers; ++l)
+  for (int l = 0; l < cfg.model.layers; ++l) {
     for (int w = 0; w < int(Weight::count); ++w) names.push_back(grad_name(l, Weight(w)));
+    if (sinks) names.push_back(sinks_grad_name(l));
+  }
   return names;
 }
 
@@ -127,21 +149,24 @@ Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
   const SequenceLayout& layout = backend->layout();
   const int part = backend->part(), batch = cfg.sequence.batch;
   const int64_t seq = cfg.sequence.length;
-  const int64_t h = cfg.model.heads, kvh = cfg.model.kv_heads, d = cfg.model.head_dim, dm = cfg.model.d_model;
+  const int64_t h = cfg.model.heads, kvh = cfg.model.kv_heads, d = cfg.model.head_dim,
+                dv = cfg.model.value_dim(), dm = cfg.model.d_model;
   auto rows = [&](const Tensor& t) { return gather_rows(comm, download(dev, t), layout, part, batch); };
   PhaseTimer timer;
   Arrays out;
   if (cfg.run.mode == Mode::attention) {
     AttentionStep step(cfg, dev, *backend, timer);
     step.step(true);
-    out.push_back({"outputs/o", {batch, seq, h, d}, rows(step.o())});
+    out.push_back({"outputs/o", {batch, seq, h, dv}, rows(step.o())});
     out.push_back(
         {"outputs/lse",
          {batch, seq, h},
          gather_rows(comm, heads_last(download(dev, step.lse()), batch, int(h)), layout, part, batch)});
     out.push_back({"grads/q", {batch, seq, h, d}, rows(step.dq())});
     out.push_back({"grads/k", {batch, seq, kvh, d}, rows(step.dk())});
-    out.push_back({"grads/v", {batch, seq, kvh, d}, rows(step.dv())});
+    out.push_back({"grads/v", {batch, seq, kvh, dv}, rows(step.dv())});
+    if (cfg.attention.sinks)
+      out.push_back({kSinksGrad, {h}, summed_over_ranks(comm, download(dev, step.dsinks()))});
     return out;
   }
   LayerStack model(cfg, dev, comm, *backend, timer);
@@ -154,11 +179,14 @@ Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
     return g;
   };
   out.push_back({"grads/x", {batch, seq, dm}, unscaled(rows(model.input_grad()))});
-  for (int l = 0; l < model.layers(); ++l)
+  for (int l = 0; l < model.layers(); ++l) {
     for (int w = 0; w < int(Weight::count); ++w) {
       const Tensor& g = model.weight_grad(l, Weight(w));
       out.push_back({grad_name(l, Weight(w)), g.shape(), unscaled(download(dev, g))});
     }
+    if (cfg.attention.sinks)
+      out.push_back({sinks_grad_name(l), {h}, unscaled(download(dev, model.sinks_grad(l)))});
+  }
   return out;
 }
 
@@ -179,15 +207,18 @@ Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like
     set("grads/q", a.dq);
     set("grads/k", a.dk);
     set("grads/v", a.dv);
+    set(kSinksGrad, a.dsinks);
     return ref;
   }
   const auto& m = r.model;
   set(kLoss, {m.loss});
   set(kOutput, m.y);
   set("grads/x", m.dx);
-  for (int l = 0; l < cfg.model.layers; ++l)
+  for (int l = 0; l < cfg.model.layers; ++l) {
     for (int w = 0; w < int(Weight::count); ++w)
       set(grad_name(l, Weight(w)), m.weight_grads[size_t(l)][size_t(w)]);
+    set(sinks_grad_name(l), m.sink_grads[size_t(l)]);
+  }
   return ref;
 }
 
@@ -208,29 +239,31 @@ Arrays global_inputs(const RunConfig& cfg) {
     in.push_back({"inputs/document_ids", {b, s}, ids});
   }
   if (cfg.run.mode == Mode::attention) {
+    const int dv = p.value_dim();
     in.push_back({"inputs/q",
                   {b, s, p.heads, p.head_dim},
                   generated(tensor_id::attn_q, int64_t(p.heads) * p.head_dim)});
     in.push_back({"inputs/k",
                   {b, s, p.kv_heads, p.head_dim},
                   generated(tensor_id::attn_k, int64_t(p.kv_heads) * p.head_dim)});
-    in.push_back({"inputs/v",
-                  {b, s, p.kv_heads, p.head_dim},
-                  generated(tensor_id::attn_v, int64_t(p.kv_heads) * p.head_dim)});
-    in.push_back({"inputs/dout",
-                  {b, s, p.heads, p.head_dim},
-                  generated(tensor_id::attn_do, int64_t(p.heads) * p.head_dim)});
+    in.push_back(
+        {"inputs/v", {b, s, p.kv_heads, dv}, generated(tensor_id::attn_v, int64_t(p.kv_heads) * dv)});
+    in.push_back({"inputs/dout", {b, s, p.heads, dv}, generated(tensor_id::attn_do, int64_t(p.heads) * dv)});
+    if (!p.sinks.empty()) in.push_back({"inputs/sinks", {p.heads}, p.sinks[0]});
     return in;
   }
   in.push_back({"inputs/x", {b, s, p.d_model}, reference::make_input(p)});
   in.push_back({"inputs/loss_weights", {b, s, p.d_model}, reference::make_loss_weights(p)});
   const auto weights = reference::make_weights(p);
-  for (int l = 0; l < p.layers; ++l)
+  for (int l = 0; l < p.layers; ++l) {
     for (int w = 0; w < int(Weight::count); ++w) {
       const auto& v = weights[size_t(l)][size_t(w)];
       std::vector<int64_t> shape = {int64_t(v.size())};
       in.push_back({"weights/layer" + std::to_string(l) + "/" + weight_name(Weight(w)), shape, v});
     }
+    if (!p.sinks.empty())
+      in.push_back({"weights/layer" + std::to_string(l) + "/sinks", {p.heads}, p.sinks[size_t(l)]});
+  }
   return in;
 }
 
@@ -249,9 +282,21 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   a.text["reference"] = reference;
   a.text["layout"] = "activations [batch, seq, features] row-major; q, k, v [batch, seq, heads, head_dim]";
   a.text["attention"] =
-      "softmax(q k^T / sqrt(head_dim)) v, causal by global position when causal = 1; GQA: "
-      "query head h uses kv head h / (heads / kv_heads); lse = natural log-sum-exp per row, "
-      "[batch, seq, heads]";
+      "softmax(q k^T / sqrt(head_dim) over the visible keys, and the sink when sinks = 1) v; v and o have "
+      "head_dim_v; causal by global position when causal = 1; GQA: query head h uses kv head h / (heads / "
+      "kv_heads); lse = natural log-sum-exp per row (the sink's term included), [batch, seq, heads]";
+  if (!cfg.attention.window.none()) {
+    a.text["window"] =
+        "sliding window of w tokens (window_per_layer, repeated over the layers; attention mode: its first; "
+        "0 "
+        "= none): the query at position i sees keys j with i - j < w, and j - i < w too when causal = 0";
+    a.text["window_per_layer"] = to_text(cfg.attention.window);
+  }
+  if (cfg.attention.sinks)
+    a.text["sinks"] =
+        "a sink logit s_h per query head (inputs/sinks; model mode: weights/layer<l>/sinks) adds e^s_h to "
+        "the "
+        "denominator of head h's softmax once per row; grads/...sinks is its gradient";
   if (!cfg.sequence.documents.none()) {
     a.text["documents"] =
         "packed documents: inputs/document_ids [batch, seq] numbers each token's document from 0; a query "
@@ -280,6 +325,8 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   a.numbers["heads"] = m.heads;
   a.numbers["kv_heads"] = m.kv_heads;
   a.numbers["head_dim"] = m.head_dim;
+  a.numbers["head_dim_v"] = m.value_dim();
+  a.numbers["sinks"] = cfg.attention.sinks ? 1 : 0;
   a.numbers["ffn_hidden"] = m.ffn_hidden;
   a.numbers["rms_eps"] = m.rms_eps;
   a.numbers["rope_theta"] = m.rope_theta;

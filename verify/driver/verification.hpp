@@ -38,7 +38,7 @@ class ReferenceCache {
 
   // Everything the reference reads from a deck: equal keys, equal references.
   using Key = std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t,
-                         double, std::vector<std::vector<int64_t>>>;
+                         double, std::vector<std::vector<int64_t>>, int, std::vector<int64_t>, bool>;
 
  private:
   struct Entry {
@@ -66,8 +66,9 @@ reference::Problem reference_problem(const RunConfig& cfg);
 double verify_tolerance(const RunConfig& cfg);
 
 // The tensors a verification of `cfg` compares, in its table's order: attention mode's
-// outputs/o, outputs/lse and grads/q, k, v; the model's outputs/loss, outputs/y, grads/x
-// and every layer's weight gradients (grads/layer<l>/<weight>).
+// outputs/o, outputs/lse and grads/q, k, v (and grads/sinks); the model's outputs/loss,
+// outputs/y, grads/x and every layer's weight gradients (grads/layer<l>/<weight>, and
+// grads/layer<l>/sinks).
 std::vector<std::string> verification_tensor_names(const RunConfig& cfg);
 
 // One table row from a tensor and its reference (exposed for tests). Relative errors are

@@ -21,10 +21,23 @@ struct Problem {
   // sequence is one document). A query sees only keys of its own document, and RoPE
   // positions count from each document's first token.
   std::vector<std::vector<int64_t>> documents;
+  int head_dim_v = 0;  // of values and the attention output; 0: head_dim
+  // Sliding windows of layers 0, 1, ..., repeated over the layers (attention mode: the
+  // first); 0 or none: the layer sees every key its mask allows. A query at position i
+  // sees keys j with i − j < w, and j − i < w as well without the causal mask.
+  std::vector<int64_t> window;
+  // Sink logits [layer][H] (attention mode: one layer), each in the denominator of its
+  // head's softmax; empty: none.
+  std::vector<std::vector<double>> sinks;
+
+  int value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
+  int64_t window_of(int layer) const { return window.empty() ? 0 : window[size_t(layer) % window.size()]; }
 };
 
 struct AttentionResult {
-  std::vector<double> o, lse, dq, dk, dv;  // o, dq [B,S,H,D]; lse [B,H,S]; dk, dv [B,S,Hkv,D]
+  // o [B,S,H,Dv]; dq [B,S,H,D]; lse [B,H,S]; dk [B,S,Hkv,D]; dv [B,S,Hkv,Dv];
+  // dsinks [H] with sinks.
+  std::vector<double> o, lse, dq, dk, dv, dsinks;
 };
 
 // Per layer, per int(Weight), flattened like the weight ([in, out] row-major; gains [d]).
@@ -32,9 +45,10 @@ using Weights = std::vector<std::vector<std::vector<double>>>;
 
 struct ModelResult {
   double loss = 0;
-  std::vector<double> y;   // final layer output [B,S,d_model]
-  std::vector<double> dx;  // dLoss/dx for the model input [B,S,d_model]
-  Weights weight_grads;    // [layer][int(Weight)] flattened like the weight
+  std::vector<double> y;                        // final layer output [B,S,d_model]
+  std::vector<double> dx;                       // dLoss/dx for the model input [B,S,d_model]
+  Weights weight_grads;                         // [layer][int(Weight)] flattened like the weight
+  std::vector<std::vector<double>> sink_grads;  // [layer][H] with sinks
 };
 
 // Attention mode: q, k, v, dO from tensor_id::attn_q/k/v/do at p.input_scale, positions 0..S-1; forward
@@ -50,11 +64,17 @@ std::vector<int64_t> document_ids(const Problem&, int b);
 // Building blocks, exposed for tests and the finite-difference checks.
 // positions: global position of each sequence row (size S), shared by every batch entry.
 // attention_forward fills o and lse only; attention_on also runs the backward with dout.
+// `layer` picks the window and the sink logits.
 AttentionResult attention_forward(const Problem&, const std::vector<double>& q, const std::vector<double>& k,
-                                  const std::vector<double>& v, const std::vector<int64_t>& positions);
+                                  const std::vector<double>& v, const std::vector<int64_t>& positions,
+                                  int layer = 0);
 AttentionResult attention_on(const Problem&, const std::vector<double>& q, const std::vector<double>& k,
                              const std::vector<double>& v, const std::vector<double>& dout,
-                             const std::vector<int64_t>& positions);
+                             const std::vector<int64_t>& positions, int layer = 0);
+// The sink logits [H] of `layer`; empty without sinks.
+std::vector<double> sink_logits(const Problem&, int layer);
+// Every layer's sink logits from the generator (sink_value), for Problem::sinks.
+std::vector<std::vector<double>> generated_sinks(const Problem&);
 double model_loss(const Problem&, const Weights& weights, const std::vector<double>& x);
 Weights make_weights(const Problem&);                   // from weight_value()
 std::vector<double> make_input(const Problem&);         // x [B,S,d] from tensor_id::input_x, scaled

@@ -14,16 +14,18 @@ std::vector<double> generate(uint64_t seed, uint64_t tensor, size_t n, double sc
 
 // [rows, cols] of a weight; a gain is one row of d_model.
 std::pair<int64_t, int64_t> weight_shape(const Problem& p, Weight w) {
-  const int64_t d = p.d_model, qd = int64_t(p.heads) * p.head_dim, kvd = int64_t(p.kv_heads) * p.head_dim,
+  const int64_t d = p.d_model, qd = int64_t(p.heads) * p.head_dim, kd = int64_t(p.kv_heads) * p.head_dim,
+                vd = int64_t(p.kv_heads) * p.value_dim(), od = int64_t(p.heads) * p.value_dim(),
                 f = p.ffn_hidden;
   switch (w) {
     case Weight::wq:
       return {d, qd};
     case Weight::wk:
+      return {d, kd};
     case Weight::wv:
-      return {d, kvd};
+      return {d, vd};
     case Weight::wo:
-      return {qd, d};
+      return {od, d};
     case Weight::w1:
     case Weight::w3:
       return {d, f};
