@@ -112,7 +112,8 @@ ParallelDegrees degrees(const RunConfig&, const Topology& topology) {
 // with storage partials also the block's own gradient, fp32 and rounded.
 int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
   const bool storage = cfg.run.dtype != DType::f32 && cfg.attention.partials == AttentionPartials::storage;
-  const int64_t e = element_bytes(cfg.run.dtype), per_element = e + 4 + (e < 4 ? 4 : 0) + (storage ? 4 + e : 0);
+  const int64_t e = element_bytes(cfg.run.dtype),
+                per_element = e + 4 + (e < 4 ? 4 : 0) + (storage ? 4 + e : 0);
   const RowWidths& w = rank_rows(cfg, topology).width;
   return sat_mul(sat_mul(per_element, sat_add(w.k, w.v)), sat_mul(cfg.sequence.batch, cfg.sequence.length));
 }

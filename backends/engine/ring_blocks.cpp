@@ -48,8 +48,9 @@ bool window_meets(const AttnShape& s, const int64_t* qpos, int64_t nq, const int
 
 }  // namespace
 
-std::vector<int> window_hops(const AttnShape& s, LayoutKind kind, const std::vector<std::vector<int64_t>>& positions,
-                             int64_t q_rows, int64_t k_rows, bool q_side) {
+std::vector<int> window_hops(const AttnShape& s, LayoutKind kind,
+                             const std::vector<std::vector<int64_t>>& positions, int64_t q_rows,
+                             int64_t k_rows, bool q_side) {
   const int ranks = int(positions.size());
   std::vector<int> hops(size_t(ranks), 0);
   for (int j = 0; j < ranks; ++j)

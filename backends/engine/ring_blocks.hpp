@@ -42,7 +42,8 @@ bool block_visible(const AttnShape&, const int64_t* qpos, RowRange q, const int6
 // q_side: the query side travels (the Burst backward), else the key side. The window,
 // causality and padding decide; packed documents do not (a ring sends what they mask, as
 // without a window). The engine and `minictx project` count the same hops.
-std::vector<int> window_hops(const AttnShape&, LayoutKind kind, const std::vector<std::vector<int64_t>>& positions,
-                             int64_t q_rows, int64_t k_rows, bool q_side);
+std::vector<int> window_hops(const AttnShape&, LayoutKind kind,
+                             const std::vector<std::vector<int64_t>>& positions, int64_t q_rows,
+                             int64_t k_rows, bool q_side);
 
 }  // namespace minictx

@@ -21,7 +21,8 @@ enum class AttentionPass {
   forward_query_prefix,  // selective_half's recompute: the first half of each rank's queries
 };
 
-Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+// One call of layer `layer`'s attention (its sliding window; attention mode: layer 0).
+Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, int layer,
                     AttentionPass pass, const KernelRates& rates, const LinkRates& links);
 
 // An all-reduce of `floats` over every rank (the ring algorithm, as Comm counts it).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include "core/phase_names.hpp"
 #include "io/results_schema.hpp"
@@ -17,11 +18,11 @@ namespace pt = schema::projected_term;
 // The GEMMs of one layer on `rows` rows (LayerStack: wq, wk, wv, wo, w1, w3, w2); the
 // backward runs two of the same size per GEMM (the input and the weight gradient).
 Cost layer_gemms(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
-  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim,
-               f = m.ffn_hidden;
-  double s = rates.gemm_seconds(rows, q, d) + 2 * rates.gemm_seconds(rows, kv, d) +
-             rates.gemm_seconds(rows, d, q) + 2 * rates.gemm_seconds(rows, f, d) +
-             rates.gemm_seconds(rows, d, f);
+  const double d = m.d_model, q = double(m.heads) * m.head_dim, k = double(m.kv_heads) * m.head_dim,
+               v = double(m.kv_heads) * m.value_dim(), o = double(m.heads) * m.value_dim(), f = m.ffn_hidden;
+  double s = rates.gemm_seconds(rows, q, d) + rates.gemm_seconds(rows, k, d) +
+             rates.gemm_seconds(rows, v, d) + rates.gemm_seconds(rows, d, o) +
+             2 * rates.gemm_seconds(rows, f, d) + rates.gemm_seconds(rows, d, f);
   return cost_of(Bound::compute, backward ? 2 * s : s);
 }
 
@@ -33,11 +34,13 @@ Cost elementwise_cost(const ModelShape& m, double rows, bool backward, const Ker
   return cost_of(Bound::memory, s);
 }
 
-// The elements of each weight of one layer (LayerStack's Weight order).
-std::array<double, 9> weight_elements(const ModelShape& m) {
-  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim,
-               f = m.ffn_hidden;
-  return {d, d, d * q, d * kv, d * kv, q * d, d * f, d * f, f * d};
+// The elements of each weight of one layer (LayerStack's Weight order), and its sink
+// logits (none without attention.sinks).
+std::array<double, 10> weight_elements(const RunConfig& cfg) {
+  const ModelShape& m = cfg.model;
+  const double d = m.d_model, q = double(m.heads) * m.head_dim, k = double(m.kv_heads) * m.head_dim,
+               v = double(m.kv_heads) * m.value_dim(), o = double(m.heads) * m.value_dim(), f = m.ffn_hidden;
+  return {d, d, d * q, d * k, d * v, o * d, d * f, d * f, f * d, cfg.attention.sinks ? double(m.heads) : 0};
 }
 
 // The backward's first work: every weight gradient of the layer set to zero, one fill each,
@@ -45,8 +48,7 @@ std::array<double, 9> weight_elements(const ModelShape& m) {
 Cost zero_gradients(const RunConfig& cfg, const KernelRates& rates) {
   const double widen = element_bytes(cfg.grad_dtype()) / rates.element_bytes();
   double s = 0;
-  for (double n : weight_elements(cfg.model))
-    s += rates.elementwise_seconds({Elementwise::fill, 1, n * widen});
+  for (double n : weight_elements(cfg)) s += rates.elementwise_seconds({Elementwise::fill, 1, n * widen});
   return cost_of(Bound::memory, s);
 }
 
@@ -55,7 +57,7 @@ Cost zero_gradients(const RunConfig& cfg, const KernelRates& rates) {
 Cost gradient_check(const RunConfig& cfg, const KernelRates& rates) {
   if (!cfg.checks_gradients()) return {};
   double s = 0;
-  for (double n : weight_elements(cfg.model)) s += rates.read_seconds(n * element_bytes(cfg.grad_dtype()));
+  for (double n : weight_elements(cfg)) s += rates.read_seconds(n * element_bytes(cfg.grad_dtype()));
   return cost_of(Bound::memory, s);
 }
 
@@ -80,6 +82,21 @@ Cost gradient_sums(const RunConfig& cfg, const Topology& topology, double layer_
   return all;
 }
 
+// One layer's attention call, the mean over the layers (their sliding windows may
+// differ; each distinct window is projected once); attention mode: layer 0's.
+Cost layer_attention(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+                     AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
+  if (cfg.run.mode == Mode::attention) return attention_cost(cfg, topology, plan, 0, pass, rates, links);
+  std::map<int64_t, Cost> by_window;
+  Cost sum;
+  for (int l = 0; l < cfg.model.layers; ++l) {
+    auto [at, made] = by_window.try_emplace(cfg.attention.window.of_layer(l));
+    if (made) at->second = attention_cost(cfg, topology, plan, l, pass, rates, links);
+    sum += at->second;
+  }
+  return sum.times(1.0 / cfg.model.layers);
+}
+
 }  // namespace
 
 StepProjection project_step(const RunConfig& cfg, const Topology& topology, const KernelRates& rates,
@@ -87,9 +104,9 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
   StepProjection p;
   const AttentionPlan plan = attention_plan(cfg, topology);
   const bool backward = !cfg.run.fwd_only;
-  const Cost attn_fwd = attention_cost(cfg, topology, plan, AttentionPass::forward, rates, links);
+  const Cost attn_fwd = layer_attention(cfg, topology, plan, AttentionPass::forward, rates, links);
   const Cost attn_bwd =
-      backward ? attention_cost(cfg, topology, plan, AttentionPass::backward, rates, links) : Cost{};
+      backward ? layer_attention(cfg, topology, plan, AttentionPass::backward, rates, links) : Cost{};
   p.memory_bytes = double(estimate_memory_bytes(cfg, topology));
   p.memory_capacity_bytes = memory_capacity_bytes;
 
@@ -119,7 +136,7 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
       recompute = forward_layer;
       if (cfg.run.checkpointing == Checkpointing::full) recompute += attn_fwd;
       if (cfg.run.checkpointing == Checkpointing::selective_half)
-        recompute += attention_cost(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
+        recompute += layer_attention(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
       recompute = recompute.times(layers);
     }
     Cost grads, check;
