@@ -326,7 +326,6 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   a.numbers["kv_heads"] = m.kv_heads;
   a.numbers["head_dim"] = m.head_dim;
   a.numbers["head_dim_v"] = m.value_dim();
-  a.numbers["sinks"] = cfg.attention.sinks ? 1 : 0;
   a.numbers["ffn_hidden"] = m.ffn_hidden;
   a.numbers["rms_eps"] = m.rms_eps;
   a.numbers["rope_theta"] = m.rope_theta;
