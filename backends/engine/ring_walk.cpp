@@ -171,13 +171,42 @@ void RingWalk::forward(Device& dev, const std::vector<Carried>& payload, const V
   }
 }
 
+void RingWalk::backward_step(Device& dev, StepAt at, const Hops& far, PackedTensors& cur, PackedTensors& next,
+                             PackedTensors& grads, PackedTensors& home, const GradVisit& visit) {
+  const int np = at.payload, ng = at.sums, all = np + ng, step = at.step;
+  auto hops_of = [&](int j) { return far[size_t(j)]; };
+  // The block held goes on while a later rank needs it; the accumulators of the step
+  // before go on with their block, a step behind it.
+  const int j = source(at.round, step), coming = source(at.round, step + 1);
+  const bool held = step <= hops_of(j);
+  const bool block_out = step < hops_of(j);
+  const bool sums_out = step > 0 && step - 1 < hops_of(source(at.round, step - 1));
+  const bool block_in = step < hops_of(coming);
+  const bool sums_in = step > 0 && held;
+  const Parts out{block_out ? 0 : np, sums_out ? all : np}, in{block_in ? 0 : np, sums_in ? all : np};
+  bool added = false;
+  inner_step(at.round, step, cur, next, out, in, [&](int src) {
+    if (!held) return;
+    for (int g = 0; g < ng; ++g) dev.fill(grads[g], 0.0f);
+    added = visit(src, cur, grads);
+  });
+  if (added)
+    for (int g = 0; g < ng; ++g) dev.add(next[np + g], grads[g]);
+  // The sums of a block the walk takes no further are finished: they go back to the rank
+  // that began the round with it, which gets its own the same way.
+  const bool finished = held && step == hops_of(j);
+  if (finished && step == 0)
+    for (int g = 0; g < ng; ++g) dev.copy(home[g], next[np + g]);
+  const int own_hops = hops_of(source(at.round, 0));
+  hop_home(step, next, {np, all}, finished && step > 0, step == own_hops && step > 0, own_hops, home);
+}
+
 void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
                         const std::vector<Tensor*>& accumulated, DType sum_wire, const GradVisit& visit,
                         const Hops& hops) {
-  const int np = int(payload.size()), ng = int(accumulated.size()), all = np + ng;
+  const int np = int(payload.size()), ng = int(accumulated.size());
   const int w = window_, W = windows_;
   const Hops far = travel(hops);
-  auto hops_of = [&](int j) { return far[size_t(j)]; };
   std::vector<PackedTensors::Part> sums, scratch;
   for (const Tensor* t : accumulated) {
     sums.push_back({t->shape(), sum_wire});
@@ -205,33 +234,11 @@ void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
     OuterShift outer_shift;
     if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np);
     PackedTensors* cur = buf.base;
-    const int own_hops = hops_of(source(round, 0));
+    // The round's first source starts its accumulators in the buffer its step fills.
+    for (int g = 0; g < ng; ++g) dev.fill((*buf.next_of(cur))[np + g], 0.0f);
     for (int step = 0; step < w; ++step) {
       PackedTensors* next = buf.next_of(cur);
-      // The block held goes on while a later rank needs it; the accumulators of the step
-      // before go on with their block, a step behind it.
-      const int j = source(round, step), coming = source(round, step + 1);
-      const bool held = step <= hops_of(j);
-      const bool block_out =
-          step<hops_of(j), sums_out = step> 0 && step - 1 < hops_of(source(round, step - 1));
-      const bool block_in = step<hops_of(coming), sums_in = step> 0 && held;
-      const Parts out{block_out ? 0 : np, sums_out ? all : np}, in{block_in ? 0 : np, sums_in ? all : np};
-      if (step == 0)  // the round's first source starts its accumulators here
-        for (int g = 0; g < ng; ++g) dev.fill((*next)[np + g], 0.0f);
-      bool added = false;
-      inner_step(round, step, *cur, *next, out, in, [&](int src) {
-        if (!held) return;
-        for (int g = 0; g < ng; ++g) dev.fill(grads[g], 0.0f);
-        added = visit(src, *cur, grads);
-      });
-      if (added)
-        for (int g = 0; g < ng; ++g) dev.add((*next)[np + g], grads[g]);
-      // The sums of a block the walk takes no further are finished: they go back to the
-      // rank that began the round with it, which gets its own the same way.
-      const bool finished = held && step == hops_of(j);
-      if (finished && step == 0)
-        for (int g = 0; g < ng; ++g) dev.copy(home[g], (*next)[np + g]);
-      hop_home(step, *next, {np, all}, finished && step > 0, step == own_hops && step > 0, own_hops, home);
+      backward_step(dev, {round, step, np, ng}, far, *cur, *next, grads, home, visit);
       cur = next;
     }
     if (W == 1) {

@@ -106,6 +106,16 @@ class RingWalk {
   // runs compute(source) meanwhile, waits, and tells the timeline.
   void inner_step(int round, int step, PackedTensors& from, PackedTensors& to, Parts out, Parts in,
                   const std::function<void(int source)>& compute);
+  // Where a backward step is: its round and inner step, and how many payload and sums
+  // parts a walk buffer holds.
+  struct StepAt {
+    int round, step, payload, sums;
+  };
+  // One inner step of the backward: `cur` holds the step's block and the sums
+  // of the step before, `next` receives the next ones; the visit's gradients are added into
+  // `next`'s sums, and sums the walk takes no further hop home, this rank's own into `home`.
+  void backward_step(Device& dev, StepAt at, const Hops& far, PackedTensors& cur, PackedTensors& next,
+                     PackedTensors& grads, PackedTensors& home, const GradVisit& visit);
   // The backward's hop home at inner step `step`: sends the finished sums in parts `sums`
   // of `from` (if `send`) back to the rank that began the round with their block, and
   // receives this rank's own (if `receive`) from the rank that finished them, into `home`.

@@ -151,6 +151,7 @@ std::vector<int> ring_hops(const RunConfig& cfg, const AttentionPlan& plan, int6
   s.real_len = plan.layout.real_len();
   s.window = window;
   std::vector<std::vector<int64_t>> positions;
+  positions.reserve(size_t(plan.degrees.context));
   for (int j = 0; j < plan.degrees.context; ++j) positions.push_back(plan.layout.outer_positions(j));
   return window_hops(s, plan.layout.kind(), positions, q_rows, k_rows, q_side);
 }
