@@ -103,6 +103,11 @@ if(_h5py_python)
                        TIMEOUT 60)
 endif()
 
+# `minictx list` names each variant and the devices whose kernels have it.
+add_test(NAME list_attention_variants COMMAND $<TARGET_FILE:minictx> list)
+set_tests_properties(list_attention_variants PROPERTIES LABELS quick TIMEOUT 60 PASS_REGULAR_EXPRESSION
+                     "attention variants [^\n]*\n  window +attention.window[^\n]*devices: kokkos\n  sinks +attention.sinks[^\n]*\n  head_dim_v +model.head_dim_v")
+
 minictx_error_test(variants_window_zero 2 "attention.window must be global, a window in tokens" run --dry-run
                    --set attention.window=0)
 minictx_error_test(variants_window_layers 2 "attention.window \\{layers: \\[8, 16, 32\\]\\} lists 3 layers' windows, but model.layers is 2"

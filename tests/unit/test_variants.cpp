@@ -74,11 +74,13 @@ TEST(AttentionWindow, DeckChecksWindowsAgainstLayersModeAndDevice) {
   EXPECT_TRUE(c.attention.sinks);
   // A list of windows is a sweep, as for every other integer key.
   EXPECT_EQ(Deck::from_string("attention: {window: [16, 32, global]}", "t.yaml").expand().size(), 3u);
-  EXPECT_NE(input_error_of([] { resolve("model: {layers: 1}\nattention: {window: {layers: [8, 16]}}"); })
-                .find("lists 2 layers' windows, but model.layers is 1"),
+  EXPECT_NE(input_error_of([] {
+              resolve("model: {layers: 1}\nattention: {window: {layers: [8, 16]}}");
+            }).find("lists 2 layers' windows, but model.layers is 1"),
             std::string::npos);
-  EXPECT_NE(input_error_of([] { resolve("run: {mode: attention}\nattention: {window: {layers: [8, 16]}}"); })
-                .find("attention mode runs one attention"),
+  EXPECT_NE(input_error_of([] {
+              resolve("run: {mode: attention}\nattention: {window: {layers: [8, 16]}}");
+            }).find("attention mode runs one attention"),
             std::string::npos);
   // The GPU's kernels lack each variant: one line naming the device that has them.
   for (const char* variant :
@@ -106,11 +108,11 @@ TEST(VisibleKeys, AreTheMaskPairByPair) {
         for (int64_t q = 0; q < padded; ++q) {
           const KeyRange r = visible_keys(s, b, q);
           for (int64_t k = 0; k < padded; ++k) {
-            const bool same_doc = q < real && k < real && s.documents->document_start(b, q) ==
-                                                              s.documents->document_start(b, k);
+            const bool same_doc = q < real && k < real &&
+                                  s.documents->document_start(b, q) == s.documents->document_start(b, k);
             const bool want = same_doc && (!causal || k <= q) && (window == 0 || std::abs(q - k) < window);
-            EXPECT_EQ(k >= r.first && k < r.end, want) << causal << " w " << window << " b " << b << " q " << q
-                                                       << " k " << k;
+            EXPECT_EQ(k >= r.first && k < r.end, want)
+                << causal << " w " << window << " b " << b << " q " << q << " k " << k;
           }
         }
     }
@@ -149,8 +151,8 @@ TEST(WindowHops, AreTheLastStepThatSeesTheBlock) {
                 }
               if (seen) want = step;
             }
-            EXPECT_EQ(hops[size_t(j)], want) << int(kind) << " P " << P << " causal " << causal << " w " << window
-                                             << " j " << j;
+            EXPECT_EQ(hops[size_t(j)], want)
+                << int(kind) << " P " << P << " causal " << causal << " w " << window << " j " << j;
             total += hops[size_t(j)];
           }
           if (previous_total >= 0) {
@@ -226,17 +228,28 @@ AppResult run_app(const KernelCase& c, const AttnShape& s, int blocks, bool sink
   const int64_t piece = (S + blocks - 1) / blocks;
   for (int64_t first = 0; first < S; first += piece) {
     const int64_t n = std::min(piece, S - first);
-    dev.attn_fwd(s, {{&q, 0, S, c.pos.data()}, {&k, first, n, c.pos.data() + first},
-                     {&v, first, n, c.pos.data() + first}, &o, &lse});
+    dev.attn_fwd(s, {{&q, 0, S, c.pos.data()},
+                     {&k, first, n, c.pos.data() + first},
+                     {&v, first, n, c.pos.data() + first},
+                     &o,
+                     &lse});
     if (sinks && sink_every_block) dev.attn_sink_merge(s, sink, o, lse);
   }
   if (sinks && !sink_every_block) dev.attn_sink_merge(s, sink, o, lse);
   Tensor delta = dev.alloc(lse.shape());
   dev.attn_bwd_delta(s, o, dout, delta);
   Tensor dq = dev.zeros(q.shape()), dk = dev.zeros(k.shape()), dvt = dev.zeros(v.shape());
-  dev.attn_bwd(s, {{&q, 0, S, c.pos.data()}, {&k, 0, S, c.pos.data()}, {&v, 0, S, c.pos.data()}, &dout, &lse,
-                   &delta, &dq, &dk, &dvt});
-  AppResult r{download(dev, o), download(dev, lse), download(dev, dq), download(dev, dk), download(dev, dvt), {}};
+  dev.attn_bwd(s, {{&q, 0, S, c.pos.data()},
+                   {&k, 0, S, c.pos.data()},
+                   {&v, 0, S, c.pos.data()},
+                   &dout,
+                   &lse,
+                   &delta,
+                   &dq,
+                   &dk,
+                   &dvt});
+  AppResult r{download(dev, o),  download(dev, lse), download(dev, dq),
+              download(dev, dk), download(dev, dvt), {}};
   if (sinks) {
     Tensor dsinks = dev.zeros(sink.shape());
     dev.attn_sink_grad(s, sink, o, lse, dout, dsinks);
@@ -250,8 +263,11 @@ bool valid(const AppResult& got, const reference::AttentionResult& ref) {
   RunConfig fp32;
   const double tol = verify_tolerance(fp32);
   bool ok = true;
-  for (const auto& [g, r] : {std::pair{&got.o, &ref.o}, {&got.dq, &ref.dq}, {&got.dk, &ref.dk},
-                             {&got.dv, &ref.dv}, {&got.dsinks, &ref.dsinks}})
+  for (const auto& [g, r] : {std::pair{&got.o, &ref.o},
+                             {&got.dq, &ref.dq},
+                             {&got.dk, &ref.dk},
+                             {&got.dv, &ref.dv},
+                             {&got.dsinks, &ref.dsinks}})
     ok = ok && compare_tensor("", *g, *r, tol).pass;
   // lse is [H, S] on both sides here (batch 1).
   return ok && compare_tensor("", got.lse, ref.lse, tol).pass;
