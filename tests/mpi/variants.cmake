@@ -24,9 +24,14 @@ minictx_verify_test(variants_local_full_fp16_p1 1 ${_att} --set attention.window
                     --set attention.sinks=true --set run.dtype=fp16)
 minictx_verify_test(variants_local_sinks_p1 1 ${_att} --set attention.sinks=true)
 minictx_verify_test(variants_local_head_dim_v_p1 1 ${_att} --set model.head_dim_v=16)
+# Every other backend on one rank (a ring of one: no step sends).
+foreach(_backend ring ulysses usp allgather double_ring burst)
+  minictx_verify_test(variants_${_backend}_p1 1 ${_att} --set attention.backend=${_backend} ${_all} ${_docs})
+endforeach()
 
-# Every ring layout, the all-gather and Burst's Q-side backward on 3 ranks; the model with
-# a window on every other layer, through zigzag in bf16 and stripe's half recompute.
+# Every ring layout, the all-gather, Burst, Ulysses, USP and a double ring of three
+# one-rank windows on 3 ranks; the model with a window on every other layer, through
+# zigzag in bf16 and stripe's half recompute.
 foreach(_type basic zigzag stripe)
   set(_t --set attention.backend=ring --set attention.ring_type=${_type})
   minictx_verify_test(variants_ring_${_type}_p3 3 ${_att} ${_t} ${_all})
@@ -37,14 +42,22 @@ endforeach()
 minictx_verify_test(variants_allgather_p3 3 ${_att} --set attention.backend=allgather ${_all} ${_docs})
 minictx_verify_test(variants_burst_basic_p3 3 ${_att} --set attention.backend=burst --set attention.ring_type=basic
                     --set topology.ranks_per_node=3 ${_all})
+# Ulysses and USP over 3 ranks need a head count 3 divides.
+set(_heads6 --set model.heads=6 --set model.kv_heads=3)
+minictx_verify_test(variants_ulysses_p3 3 ${_att} --set attention.backend=ulysses ${_heads6} ${_all} ${_docs})
+minictx_verify_test(variants_usp_zigzag_p3 3 ${_att} --set attention.backend=usp --set attention.ulysses_degree=3
+                    ${_heads6} --set attention.ring_type=zigzag ${_all})
+minictx_verify_test(variants_double_ring_p3 3 ${_att} --set attention.backend=double_ring --set attention.ring_type=zigzag
+                    --set attention.window_size=1 --set topology.ranks_per_node=1 ${_all} ${_docs})
 minictx_verify_test(variants_ring_zigzag_model_bf16_p3 3 ${_model} --set attention.backend=ring
                     --set attention.ring_type=zigzag ${_every_other} --set run.dtype=bf16)
 minictx_verify_test(variants_ring_stripe_model_half_p3 3 ${_model} --set attention.backend=ring
                     --set attention.ring_type=stripe ${_every_other} --set run.checkpointing=selective_half)
 
 # Ulysses (2 heads per rank), USP, the double ring and Burst (both backwards, and Ulysses
-# inside a node) on 4 ranks as 2 emulated nodes; the model through USP with full
-# checkpointing, and a basic ring in fp16 with storage partials.
+# inside a node) on 4 ranks as 2 emulated nodes, the all-gather and the other ring layouts;
+# the model through USP with full checkpointing, and a basic ring in fp16 with storage
+# partials.
 set(_n2 --set topology.ranks_per_node=2)
 minictx_verify_test(variants_ulysses_p4 4 ${_att} --set attention.backend=ulysses ${_all} ${_docs})
 minictx_verify_test(variants_usp_zigzag_p4 4 ${_att} --set attention.backend=usp --set attention.ulysses_degree=2
@@ -59,13 +72,19 @@ foreach(_bwd q kv)
 endforeach()
 minictx_verify_test(variants_burst_ulysses_p4 4 ${_att} --set attention.backend=burst --set attention.intra=ulysses
                     ${_n2} ${_all})
+minictx_verify_test(variants_allgather_p4 4 ${_att} --set attention.backend=allgather ${_all})
+foreach(_type zigzag stripe)
+  minictx_verify_test(variants_ring_${_type}_p4 4 ${_att} --set attention.backend=ring --set attention.ring_type=${_type}
+                      ${_all} ${_docs})
+endforeach()
 minictx_verify_test(variants_usp_model_full_p4 4 ${_model} --set attention.backend=usp --set attention.ulysses_degree=2
                     --set attention.ring_type=basic ${_every_other} --set run.checkpointing=full)
 minictx_verify_test(variants_ring_basic_fp16_storage_p4 4 ${_att} --set attention.backend=ring
                     --set attention.ring_type=basic ${_all} --set run.dtype=fp16 --set attention.partials=storage)
 
-# 8 ranks: every ring layout, Ulysses with its KV heads replicated (4 on 8 ranks), USP and
-# the double ring, and the model through a basic ring.
+# 8 ranks: every ring layout, Ulysses with its KV heads replicated (4 on 8 ranks), USP,
+# the double ring, the all-gather and Burst on 2 emulated nodes, and the model through a
+# basic ring.
 foreach(_type basic zigzag stripe)
   minictx_verify_test(variants_ring_${_type}_p8 8 ${_att} --set attention.backend=ring --set attention.ring_type=${_type}
                       ${_all} ${_docs})
@@ -76,6 +95,9 @@ minictx_verify_test(variants_usp_p8 8 ${_att} --set attention.backend=usp --set 
 minictx_verify_test(variants_double_ring_p8 8 ${_att} --set attention.backend=double_ring --set attention.ring_type=zigzag
                     --set attention.ulysses_degree=2 --set attention.window_size=2 --set topology.ranks_per_node=4
                     ${_all})
+minictx_verify_test(variants_allgather_p8 8 ${_att} --set attention.backend=allgather ${_all} ${_docs})
+minictx_verify_test(variants_burst_p8 8 ${_att} --set attention.backend=burst --set attention.ring_type=zigzag
+                    --set topology.ranks_per_node=4 ${_all} ${_docs})
 minictx_verify_test(variants_ring_basic_model_p8 8 ${_model} --set attention.backend=ring --set attention.ring_type=basic
                     ${_every_other})
 
