@@ -52,8 +52,10 @@ struct TrafficShape {
 };
 
 // Everything minictx knows of a backend beyond its class, declared by the backend
-// itself (its *_backend.cpp) and listed once in backends/registry.cpp. Nothing else names
-// a backend: the deck, the degrees, the memory estimate and `minictx list` read this.
+// itself (its *_backend.cpp) as one aggregate of every field, in this order, and listed
+// once in backends/registry.cpp. The fields have no defaults, so a backend that leaves
+// one out does not build (-Wmissing-field-initializers, an error in CI). Nothing else
+// names a backend: the deck, the degrees, the memory estimate and `minictx list` read this.
 struct BackendInfo {
   std::string name;
   std::string summary;  // one line for `minictx list`
@@ -63,20 +65,20 @@ struct BackendInfo {
   // (config/backend_catalog.hpp). Keys the engine reads come from backends/engine/engine_keys.hpp.
   std::vector<BackendKey> keys;
   // How the deck's degrees and defaults resolve on this topology's ranks.
-  ParallelDegrees (*degrees)(const RunConfig&, const Topology&) = nullptr;
+  ParallelDegrees (*degrees)(const RunConfig&, const Topology&);
   // Bytes it allocates per rank beyond q, k, v, o and their gradients (ring buffers,
   // head-exchanged copies, gathered K/V), in the run's dtype where they are stored in it:
   // the memory estimate's share of the backend.
-  int64_t (*buffer_bytes)(const RunConfig&, const Topology&) = nullptr;
-  // Whether it exchanges heads over attention.ulysses_degree ranks.
-  bool (*splits_heads)(const AttentionConfig&) = nullptr;
+  int64_t (*buffer_bytes)(const RunConfig&, const Topology&);
+  // Whether it exchanges heads over attention.ulysses_degree ranks; nullptr = never.
+  bool (*splits_heads)(const AttentionConfig&);
   // Throws InputError (one line) when the deck cannot run on this topology's ranks.
-  void (*validate)(const RunConfig&, const Topology&) = nullptr;
-  std::unique_ptr<AttentionBackend> (*create)(Comm&, Device&, const RunConfig&) = nullptr;
+  void (*validate)(const RunConfig&, const Topology&);
+  std::unique_ptr<AttentionBackend> (*create)(Comm&, Device&, const RunConfig&);
   // Its traffic on this deck; nullptr = the default TrafficShape (local, ulysses).
-  TrafficShape (*traffic)(const AttentionConfig&) = nullptr;
+  TrafficShape (*traffic)(const AttentionConfig&);
   // Implements forward_query_prefix when it runs without a head exchange (Ulysses degree 1).
-  bool query_prefix = false;
+  bool query_prefix;
 };
 
 const std::vector<BackendInfo>& backend_registry();

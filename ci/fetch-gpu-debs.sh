@@ -2,15 +2,18 @@
 # Downloads (no install) the Debian packages a GPU machine lacks to build and run the cuda
 # preset: MPICH, HDF5, Kokkos, yaml-cpp, CLI11, OpenBLAS, GoogleTest, and the shared
 # libraries they load (the list is what `ldd minictx` and `ldd mpiexec.hydra` show here,
-# outside the CUDA toolkit and libc/libstdc++). ci/gpu-check.sh unpacks them there.
+# outside the CUDA toolkit and libc/libstdc++). ci/gpu-check.sh unpacks them there: run
+# this before the GPU machine's first command, and carry the folder along with every
+# command (docs/nvidia.md, "On a GPU machine"). packages.txt beside the packages lists
+# them by name, so that ci/gpu-check.sh refuses at once a folder that lacks one.
 # Usage: ci/fetch-gpu-debs.sh [folder]   (default .gpu-debs, ignored by git)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=${1:-.gpu-debs}
 
 dev=(
-  mpich libmpich-dev hdf5-helpers libhdf5-dev libaec-dev libssl-dev libcurl4-openssl-dev zlib1g-dev
-  libtrilinos-kokkos-dev libyaml-cpp-dev libcli11-dev libopenblas-dev libopenblas-pthread-dev libgtest-dev
+  mpich libmpich-dev hdf5-helpers libhdf5-dev libaec-dev libssl-dev nlohmann-json3-dev libcurl4-openssl-dev
+  zlib1g-dev libtrilinos-kokkos-dev libyaml-cpp-dev libcli11-dev libopenblas-dev libopenblas-pthread-dev libgtest-dev
 )
 runtime=(
   libmpich12 libhwloc15 libslurm38 libucx0 libnuma1 libudev1 libibverbs1 libnl-3-200 libnl-route-3-200
@@ -22,6 +25,7 @@ runtime=(
 
 mkdir -p "$dest"
 cd "$dest"
-rm -f ./*.deb
+rm -f ./*.deb packages.txt
 apt-get download "${dev[@]}" "${runtime[@]}"
+printf '%s\n' "${dev[@]}" "${runtime[@]}" >packages.txt
 echo "fetch-gpu-debs: $(ls ./*.deb | wc -l) packages, $(du -sh . | cut -f1) in $dest"

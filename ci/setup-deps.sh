@@ -4,9 +4,10 @@
 set -euo pipefail
 
 # Open MPI is the second MPI that CI builds against (preset openmpi); MPICH stays the
-# machine's default mpicc/mpiexec. clang-format and clang-tidy: ci/format-check.sh, ci/tidy.sh.
+# machine's default mpicc/mpiexec. clang-format and clang-tidy: ci/format-check.sh,
+# ci/tidy.py (whose cache of clean results hashes clang's preprocessor output).
 # jube: the benchmark definition jube/minictx.xml and its test (benchmark_jube). ccache:
-# ci/test.sh's presets share the objects that do not differ between them. libssl-dev:
+# ci/test.sh's builds compile only what changed since the last run. libssl-dev:
 # SHA-256 (libcrypto) for the results' digests; nlohmann-json3-dev: the JSON minictx writes.
 packages=(
   build-essential cmake pkg-config git ccache
@@ -18,8 +19,8 @@ packages=(
   libssl-dev nlohmann-json3-dev
   libopenblas-dev
   libgtest-dev
-  clang-format clang-tidy
-  python3 python3-h5py python3-numpy python3-matplotlib
+  clang-format clang-tidy clang
+  python3 python3-h5py python3-numpy python3-matplotlib python3-jsonschema
   slurmctld slurmd slurm-client
   jube
 )

@@ -7,18 +7,24 @@
 #            batch_cluster_box runs Open MPI across hosts beside MPICH and Slurm; its
 #            quick label runs after the debug step;
 #   default  the Release build (preset default): every test, labels quick and full;
-#   tidy     ci/tidy.sh over the default build's compile database: no finding; it runs
+#   tidy     ci/tidy.py over the default build's compile database: no finding; it runs
 #            in the background at the lowest priority from the default build on, on the
 #            cycles the test suites leave idle, and is waited for at the end;
 #   debug    AddressSanitizer and UBSan (preset debug): the quick label;
 #   cuda     where the CUDA toolkit is installed, the cuda preset (compile and link) and
 #            its tests that need no GPU (label cuda, not gpu).
 # The release builds treat warnings as errors. The builds go through ccache when it is
-# installed (a cache in build-ccache/ unless CCACHE_DIR names another), so that the
-# presets share the objects that do not differ between them.
+# installed, with ccache's own cache (~/.cache/ccache unless its configuration or
+# CCACHE_DIR names another), which outlives the clone: where the machine keeps it, a run
+# compiles only what changed since the last one. Paths are taken relative to the clone
+# (CCACHE_BASEDIR), so that clones at other paths and the presets share the objects that
+# do not differ between them. clang-tidy keeps a cache of clean results the same way.
+# The run's times end as one CSV row in the columns of docs/data/ci-run-times.csv, the
+# history of CI run times, to which MINICTX_CI_TIMES=FILE appends it.
 # Usage: ci/test.sh [extra ctest arguments for the default suite]
 # Environment: STEPS (default "format default tidy debug openmpi cuda": the steps to run),
-#              CUDA=0 (skip the cuda build), NVCC (default /usr/local/cuda/bin/nvcc).
+#              CUDA=0 (skip the cuda build), NVCC (default /usr/local/cuda/bin/nvcc),
+#              MINICTX_CI_TIMES (a CSV file the row is appended to), CI_NOTE (its note).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${STEPS:-format default tidy debug openmpi cuda}
@@ -28,11 +34,27 @@ jobs=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
 times=()
+declare -A seconds_of  # by step name, for the CSV row
 started=$SECONDS
+load=$(cut -d' ' -f1 /proc/loadavg)
+# The row of docs/data/ci-run-times.csv: date, load average at the start, default tests,
+# total and the steps' seconds; the note says what failed.
+csv_row() {
+  local tests=""
+  [ -f build/CTestTestfile.cmake ] && tests=$(ctest --preset default -N 2>/dev/null | sed -n 's/^Total Tests: //p')
+  printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"%s"\n' "$(date -u +%F)" "$load" "$tests" "$((SECONDS - started))" \
+    "${seconds_of[default tests]:-}" "${seconds_of[tidy]:-}" "${seconds_of[debug tests]:-}" \
+    "${seconds_of[openmpi tests]:-}" "${seconds_of[cuda tests]:-}" "${seconds_of[openmpi build]:-}" \
+    "${seconds_of[debug build]:-}" "${seconds_of[cuda build]:-}" "${1:-${CI_NOTE:-}}"
+}
 summary() {
   echo "test.sh: step times"
   printf '  %s\n' "${times[@]}"
   echo "test.sh: total $((SECONDS - started)) s"
+  local row
+  row=$(csv_row "$@")
+  echo "test.sh: as a row of docs/data/ci-run-times.csv: $row"
+  if [ -n "${MINICTX_CI_TIMES:-}" ]; then echo "$row" >>"$MINICTX_CI_TIMES"; fi
 }
 # run NAME COMMAND...: one announced, timed step; a failure ends the run with the table.
 run() {
@@ -41,11 +63,12 @@ run() {
   echo "test.sh: [$name] $*"
   if "$@"; then
     times+=("$(printf '%-18s %5d s' "$name" $((SECONDS - start)))")
+    seconds_of[$name]=$((SECONDS - start))
     echo "test.sh: [$name] done in $((SECONDS - start)) s"
   else
     local rc=$?
     times+=("$(printf '%-18s %5d s  FAILED (exit %d)' "$name" $((SECONDS - start)) "$rc")")
-    summary
+    summary "failed at $name (exit $rc)"
     exit "$rc"
   fi
 }
@@ -53,7 +76,7 @@ step() { [[ " $steps " == *" $1 "* ]]; }
 
 if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
-  export CCACHE_DIR=${CCACHE_DIR:-$PWD/build-ccache} CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 fi
 
 # build PRESET [cmake options]: configure and build, two steps.
@@ -72,10 +95,10 @@ if step default; then build default -DMINICTX_WERROR=ON; fi
 # its own so that an early end of this script ends it too. Its output prints at the end.
 if step tidy; then
   tidy_log=$(mktemp)
-  echo "test.sh: [tidy] ci/tidy.sh build, in the background at nice 19"
+  echo "test.sh: [tidy] ci/tidy.py build, in the background at nice 19"
   # The last line of its log: how long it ran (the inner shell's $SECONDS), for the table.
   # shellcheck disable=SC2016
-  setsid nice -n 19 bash -c 'ci/tidy.sh build; rc=$?; echo "ended $SECONDS"; exit $rc' >"$tidy_log" 2>&1 &
+  setsid nice -n 19 bash -c 'ci/tidy.py build; rc=$?; echo "ended $SECONDS"; exit $rc' >"$tidy_log" 2>&1 &
   tidy_pid=$!
   trap 'kill -- -"$tidy_pid" 2>/dev/null || true; rm -f "$tidy_log"' EXIT
 fi
@@ -84,7 +107,8 @@ finish_tidy() {
   local rc=0
   wait "$tidy_pid" || rc=$?
   sed '$d' "$tidy_log"
-  times+=("$(printf '%-18s %5d s  in the background' "tidy" "$(tail -1 "$tidy_log" | cut -d' ' -f2)")")
+  seconds_of[tidy]=$(tail -1 "$tidy_log" | cut -d' ' -f2)
+  times+=("$(printf '%-18s %5d s  in the background' "tidy" "${seconds_of[tidy]}")")
   return "$rc"
 }
 if step default; then run "default tests" ctest --preset default -j "$jobs" "$@"; fi

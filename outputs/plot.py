@@ -2,18 +2,20 @@
 """Figures from minictx results files (schema: outputs/README.md).
 
   outputs/plot.py FILE.h5... -o FIGURE.png [--kind lines|bars]
-  outputs/plot.py FILE.h5 -o FIGURE.png --kind timeline [--point NAME] [--layer L]
+  outputs/plot.py TRACE.json -o FIGURE.png --kind timeline [--layer L]
   outputs/plot.py FILE.h5... -o FIGURE.png --kind errors
 
 lines (USP style): TFLOPS per device and peak memory per device against seq_len, one colour
   per backend / ring type / Ulysses x ring degrees, dashed forward only, solid fwd+bwd.
 bars (BurstAttention style): MFU and tokens/s, one group of bars per setting (model,
   seq_len, world size), one bar per variant (A)-(D) as in `minictx report --columns burst`.
-timeline: one step's ring walks as a Gantt chart (a point run with run.ring_timeline=true):
-  one panel per pass of the layer (forward, recompute, backward), one lane per rank with
-  its compute bars (labelled with the source rank) above its inner-ring transfer bars and,
-  on a two-level ring, thin bars of its outer-ring transfers (blocks, gradient sums) below
-  those. Default: the first point that recorded ring steps, layer 0.
+timeline: one step's ring walks as a Gantt chart, drawn from the events of a point's trace
+  (`minictx report FILE.h5 --trace POINT -o TRACE.json`, of a point run with
+  run.ring_timeline=true: the events Perfetto shows): one panel per pass of the layer (forward,
+  recompute, backward), one lane per rank with its compute bars (labelled with the source
+  rank) and the exposed wait after each in red, above its inner-ring transfer bars and, on a
+  two-level ring, thin bars of its outer-ring transfers (blocks, gradient sums). Default:
+  layer 0.
 errors: verify's errors against world size (points run with run.verify=true), as
   `minictx report --columns errors`: the worst RMS relative error of the outputs (top) and
   of the gradients (bottom), against fp64 (left) and, for 16-bit runs, against the
@@ -25,6 +27,7 @@ python3-h5py python3-matplotlib); a killed run's points in the file's journal ar
 too. Draws with the Agg backend, no display needed.
 """
 import argparse
+import json
 import os
 import sys
 from collections import OrderedDict
@@ -247,113 +250,84 @@ def draw_errors(points, out):
     fig.savefig(out, dpi=110)
 
 
-TIMELINE_COLUMNS = ("rank", "layer", "pass", "round", "step", "source", "compute_start", "compute_end",
-                    "transfer_posted", "transfer_done")
-OUTER_COLUMNS = ("rank", "layer", "pass", "round", "carries", "transfer_posted", "transfer_done")
-# Outer-ring transfers by what they carry: colour, lane (bottom, height) relative to the
-# rank's compute, legend. Blocks and sums are in flight together, hence two lanes.
-OUTER_BARS = {"block": ("tab:purple", (-0.31, 0.1), "outer ring: block to the next window"),
-              "sums": ("tab:olive", (-0.43, 0.1), "outer ring: gradient sums")}
+# Outer-ring transfers by what they carry (the trace's event names): colour, lane (bottom,
+# height) relative to the rank's compute, legend. Blocks and sums are in flight together,
+# hence two lanes.
+OUTER_BARS = {"ring_outer_block": ("tab:purple", (-0.31, 0.1), "outer ring: block to the next window"),
+              "ring_outer_sums": ("tab:olive", (-0.43, 0.1), "outer ring: gradient sums")}
+WAIT_COLOUR = "tab:red"
 
 
-def read_columns(t, names):
-    return {c: t[c].asstr()[:] if c in ("pass", "carries") else t[c][:] for c in names}
+def read_trace(path):
+    """(otherData, events) of a trace written by `minictx report FILE.h5 --trace POINT -o TRACE.json`."""
+    if path.endswith(".h5"):
+        sys.exit(f"plot.py: --kind timeline draws a trace: write one with "
+                 f"`minictx report {path} --trace POINT -o TRACE.json` (a point run with run.ring_timeline=true)")
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot.py: {path}: {e}")
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        sys.exit(f"plot.py: {path} is not a trace of `minictx report --trace`")
+    return doc.get("otherData", {}), doc["traceEvents"]
 
 
-def journal_column(t, c):
-    """A timeline column of a journal record as numpy: JSON writes NaN as the string "NaN"."""
-    kind = object if c in ("pass", "carries") else float if c.startswith(("compute", "transfer")) else int
-    return numpy.array(t[c], dtype=kind)
-
-
-def read_timeline(path, point):
-    """(point name, labels, step columns, outer columns) of the named point, or of the first
-    point with ring steps. A file from before the outer transfers were recorded has none."""
-    with h5py.File(path, "r") as f:
-        if f.attrs.get("format") != "minictx-results":
-            sys.exit(f"plot.py: {path} is not a minictx results file")
-        groups = sorted(f["points"].values(), key=lambda g: g.attrs["index"]) if "points" in f else []
-        for g in groups:
-            name = g.name.split("/")[-1]
-            if point is not None and name != point:
-                continue
-            t = g.get("ring_timeline")
-            if t is None or len(t["rank"]) == 0:
-                if point is not None:
-                    sys.exit(f"plot.py: {path} {name} recorded no ring steps "
-                             "(run it with --set run.ring_timeline=true and a ring backend)")
-                continue
-            outer = read_columns(t["outer"], OUTER_COLUMNS) if "outer" in t else {c: numpy.empty(0, dtype=object) for c in OUTER_COLUMNS}
-            return name, dict(g["labels"].attrs), read_columns(t, TIMELINE_COLUMNS), outer
-    for p in only_in_journal(path):
-        t = p["ring_timeline"]
-        if point is not None and p["name"] != point:
-            continue
-        if not t["rank"]:
-            if point is not None:
-                sys.exit(f"plot.py: {path} {point} recorded no ring steps "
-                         "(run it with --set run.ring_timeline=true and a ring backend)")
-            continue
-        return (p["name"], p["labels"], {c: journal_column(t, c) for c in TIMELINE_COLUMNS},
-                {c: journal_column(t["outer"], c) for c in OUTER_COLUMNS})
-    sys.exit(f"plot.py: {path} has no point {point}" if point is not None else
-             f"plot.py: no point of {path} recorded ring steps (run.ring_timeline=true)")
-
-
-def draw_timeline(path, point, layer, out):
-    name, labels, c, o = read_timeline(path, point)
-    passes = [p for p in ("forward", "recompute", "backward") if any((c["pass"] == p) & (c["layer"] == layer))]
+def draw_timeline(path, layer, out):
+    info, events = read_trace(path)
+    walk = [e for e in events if e.get("ph") == "X" and e.get("args", {}).get("layer") == layer
+            and e.get("cat") in ("ring_step", "wait", "transfer")]
+    passes = [p for p in ("forward", "recompute", "backward") if any(e["args"]["pass"] == p for e in walk)]
     if not passes:
-        sys.exit(f"plot.py: {name} has no ring steps of layer {layer} (layers {sorted(set(c['layer']))})")
-    ranks = sorted(set(c["rank"]))
-    steps = max(c["step"]) + 1
-    colours = plt.get_cmap("tab10" if steps <= 10 else "tab20")
+        layers = sorted({e["args"]["layer"] for e in events if e.get("cat") == "ring_step"})
+        sys.exit(f"plot.py: {path} has no ring steps of layer {layer} (layers {layers})")
+    ranks = sorted({e["pid"] for e in walk})
+    steps = max(e["args"]["step"] for e in walk if e["cat"] == "ring_step") + 1
+    # Step colours without the reds, which mark the waits.
+    palette = ([plt.get_cmap("tab10")(i) for i in range(10) if i != 3] if steps <= 9 else
+               [plt.get_cmap("tab20")(i) for i in range(20) if i not in (6, 7)])
+    zero = info.get("recorded_iteration_start_us", 0.0)  # times from the recorded iteration's start
     # A two-level ring makes room for its outer transfers under the inner ones.
-    two_level = len(o["rank"]) > 0
+    two_level = any(e["name"] in OUTER_BARS for e in walk)
     inner_bar = (-0.18, 0.13) if two_level else (-0.4, 0.35)
     height = 0.4 + len(passes) * (1.0 + (0.7 if two_level else 0.5) * len(ranks))
     fig, axes = plt.subplots(len(passes), 1, figsize=(11, height), squeeze=False)
     for ax, pass_name in zip(axes[:, 0], passes):
-        rows = (c["pass"] == pass_name) & (c["layer"] == layer)
-        outer_rows = (o["pass"] == pass_name) & (o["layer"] == layer)
-        for r in ranks:
-            mine = rows & (c["rank"] == r)
-            y = len(ranks) - 1 - ranks.index(r)
-            for i in mine.nonzero()[0]:
-                t0, t1 = c["compute_start"][i] * 1e3, c["compute_end"][i] * 1e3
-                ax.broken_barh([(t0, t1 - t0)], (y + 0.05, 0.5), color=colours(int(c["step"][i]) % 20))
-                ax.text((t0 + t1) / 2, y + 0.3, str(c["source"][i]), ha="center", va="center", fontsize=7)
-                posted, done = c["transfer_posted"][i] * 1e3, c["transfer_done"][i] * 1e3
-                if posted == posted:  # NaN: the step moved nothing
-                    ax.broken_barh([(posted, done - posted)], (y + inner_bar[0], inner_bar[1]), color="tab:gray",
-                                   alpha=0.6, edgecolor="white", linewidth=0.5)
-            for i in (outer_rows & (o["rank"] == r)).nonzero()[0]:
-                colour, (bottom, tall), _ = OUTER_BARS[o["carries"][i]]
-                posted, done = o["transfer_posted"][i] * 1e3, o["transfer_done"][i] * 1e3
-                ax.broken_barh([(posted, done - posted)], (y + bottom, tall), color=colour, alpha=0.8,
+        mine = [e for e in walk if e["args"]["pass"] == pass_name]
+        for e in mine:
+            y = len(ranks) - 1 - ranks.index(e["pid"])
+            t0, dt = (e["ts"] - zero) / 1e3, e["dur"] / 1e3
+            if e["cat"] == "ring_step":
+                ax.broken_barh([(t0, dt)], (y + 0.05, 0.5), color=palette[e["args"]["step"] % len(palette)])
+                ax.text(t0 + dt / 2, y + 0.3, str(e["args"]["source"]), ha="center", va="center", fontsize=7)
+            elif e["cat"] == "wait":
+                ax.broken_barh([(t0, dt)], (y + 0.05, 0.5), color=WAIT_COLOUR, alpha=0.85)
+            elif e["name"] in OUTER_BARS:
+                colour, (bottom, tall), _ = OUTER_BARS[e["name"]]
+                ax.broken_barh([(t0, dt)], (y + bottom, tall), color=colour, alpha=0.8, edgecolor="white",
+                               linewidth=0.5)
+            else:
+                ax.broken_barh([(t0, dt)], (y + inner_bar[0], inner_bar[1]), color="tab:gray", alpha=0.6,
                                edgecolor="white", linewidth=0.5)
         ax.set_yticks(range(len(ranks)))
         ax.set_yticklabels([f"rank {r}" for r in reversed(ranks)])
-        if two_level:
-            ax.set_title(f"{pass_name}: compute per ring step (source rank on the bar), inner-ring transfer "
-                         "below in grey, outer-ring transfers below that", fontsize=9)
-            carried = [k for k in OUTER_BARS if (outer_rows & (o["carries"] == k)).any()]
-            moved = (rows & (c["transfer_posted"] == c["transfer_posted"])).any()  # windows of one move nothing
-            handles = [Patch(color="tab:gray", alpha=0.6, label="inner-ring transfer")] if moved else []
-            handles += [Patch(color=OUTER_BARS[k][0], alpha=0.8, label=OUTER_BARS[k][2]) for k in carried]
-            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
-        else:
-            ax.set_title(f"{pass_name}: compute per ring step (source rank on the bar), transfer below in grey",
-                         fontsize=9)
-        ax.set_xlabel("ms since the start of the timed iteration (each rank's own clock)")
+        handles = [Patch(color=WAIT_COLOUR, alpha=0.85, label="exposed wait for the ring transfer")]
+        if any(e["name"] == "ring_transfer" for e in mine):  # windows of one move nothing
+            handles.append(Patch(color="tab:gray", alpha=0.6, label="inner-ring transfer"))
+        handles += [Patch(color=c, alpha=0.8, label=text) for name, (c, _, text) in OUTER_BARS.items()
+                    if any(e["name"] == name for e in mine)]
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+        ax.set_title(f"{pass_name}: compute per ring step (source rank on the bar), exposed wait after it in red, "
+                     f"transfers below", fontsize=9)
+        ax.set_xlabel("ms since the start of the recorded iteration (each rank's own clock)")
         ax.grid(axis="x", alpha=0.3)
-    ring = labels.get("ring_type")
-    fig.suptitle(f"{name}: {labels.get('backend', 'n/a')}{' ' + ring if ring else ''}, "
-                 f"{labels.get('world_size', '?')} ranks, seq_len {labels.get('seq_len', '?')}, layer {layer}",
+    ring = info.get("ring_type")
+    fig.suptitle(f"{info.get('point', '?')}: {info.get('backend', 'n/a')}{' ' + ring if ring else ''}, "
+                 f"{info.get('world_size', '?')} ranks, seq_len {info.get('seq_len', '?')}, layer {layer}",
                  fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
-    return name
+    return info.get("point", "?")
 
 
 def main():
@@ -362,13 +336,12 @@ def main():
     parser.add_argument("-o", "--output", required=True, help="figure file (.png, .pdf, .svg)")
     parser.add_argument("--kind", choices=["lines", "bars", "timeline", "errors"],
                         help="default: bars if there are burst points, else lines")
-    parser.add_argument("--point", help="timeline: the point's name (default: the first with ring steps)")
     parser.add_argument("--layer", type=int, default=0, help="timeline: the layer (default 0)")
     args = parser.parse_args()
     if args.kind == "timeline":
         if len(args.files) != 1:
-            sys.exit("plot.py: --kind timeline draws one point of one file")
-        name = draw_timeline(args.files[0], args.point, args.layer, args.output)
+            sys.exit("plot.py: --kind timeline draws one trace")
+        name = draw_timeline(args.files[0], args.layer, args.output)
         print(f"plot.py: timeline of {name} layer {args.layer} -> {args.output}")
         return
     if args.kind == "errors":

@@ -1,9 +1,11 @@
 # What the suites share: the launch of minictx under mpiexec on 1 to 8 ranks (more ranks
 # than cores: the launcher oversubscribes), `minictx verify` cases, the one-line errors and
 # byte counts; then every suite file (mpi/NAME.cmake, scripts/NAME.cmake, cuda/cuda.cmake:
-# each backend adds its cases in mpi/<backend>.cmake). Labels (docs/testing.md, "Labels"):
-# the duration, `quick` (a few minutes at most under the sanitizers: every backend and
-# layout once, the errors, the unit tests) or `full` (the rest), which a suite file sets;
+# each backend adds its cases in mpi/<backend>.cmake, read first, where it also declares
+# its representative configurations, which the feature suites run). Labels
+# (docs/testing.md, "Labels"): the duration, `quick` (a few minutes at most under the
+# sanitizers: every backend and layout once, the errors, the unit tests) or `full` (the
+# rest), which a suite file sets;
 # the hardware, `gpu`, which it sets on a test that needs one; the kind, the test's
 # folder (unit, mpi, scripts, cuda), which this file adds. `ctest -L quick` is the short run.
 #
@@ -102,6 +104,53 @@ function(minictx_flush_verify_tests suite)
   set_property(GLOBAL PROPERTY minictx_verify_groups "")
 endfunction()
 
+# minictx_backend_config(BACKEND NAME RANKS [--set k=v ...]): a representative
+# configuration of BACKEND on RANKS ranks, declared once, in the backend's own suite
+# (mpi/BACKEND.cmake). The feature suites (packed documents, 16-bit communication, partials,
+# hostile numerics, the cuda device) run every declared configuration with their own
+# settings on top, so a new backend is in each of them without an edit there. NAME names
+# the cases (e.g. hostile_NAME_fp32).
+function(minictx_backend_config backend name ranks)
+  set_property(GLOBAL APPEND PROPERTY minictx_backend_configs ${name})
+  set_property(GLOBAL PROPERTY minictx_backend_config_${name}_ranks ${ranks})
+  set_property(GLOBAL PROPERTY minictx_backend_config_${name}_args --set attention.backend=${backend} ${ARGN})
+  get_property(_backends GLOBAL PROPERTY minictx_backends)
+  if(NOT backend IN_LIST _backends)
+    set_property(GLOBAL APPEND PROPERTY minictx_backends ${backend})
+  endif()
+endfunction()
+
+# minictx_verify_each_config(PREFIX [SUFFIX S] [GPU] [QUICK NAME...] [SETTINGS --set k=v ...]):
+# the verify case PREFIX_<config>S of every declared configuration, on its ranks, with
+# SETTINGS on top; the configurations named after QUICK go in the quick label, GPU marks
+# them all.
+function(minictx_verify_each_config prefix)
+  cmake_parse_arguments(_e "GPU" "SUFFIX" "QUICK;SETTINGS" ${ARGN})
+  set(_gpu "")
+  if(_e_GPU)
+    set(_gpu GPU)
+  endif()
+  get_property(_configs GLOBAL PROPERTY minictx_backend_configs)
+  foreach(_config ${_configs})
+    get_property(_ranks GLOBAL PROPERTY minictx_backend_config_${_config}_ranks)
+    get_property(_args GLOBAL PROPERTY minictx_backend_config_${_config}_args)
+    set(_quick "")
+    if(_config IN_LIST _e_QUICK)
+      set(_quick QUICK)
+    endif()
+    minictx_verify_test(${prefix}_${_config}${_e_SUFFIX} ${_ranks} ${_quick} ${_gpu} ${_args} ${_e_SETTINGS})
+  endforeach()
+endfunction()
+
+# minictx_verify_each_backend(PREFIX RANKS [GPU] [--set k=v ...]): the verify case
+# PREFIX_<backend> of every backend that declared a configuration, in its defaults, on RANKS.
+function(minictx_verify_each_backend prefix ranks)
+  get_property(_backends GLOBAL PROPERTY minictx_backends)
+  foreach(_backend ${_backends})
+    minictx_verify_test(${prefix}_${_backend} ${ranks} --set attention.backend=${_backend} ${ARGN})
+  endforeach()
+endfunction()
+
 # A deck error must give one line and exit status 2 on every rank, never a hang: one
 # launch, checked for the status, the message (EXPECTED, a regex) and the single line.
 function(minictx_error_test name ranks expected)
@@ -150,6 +199,18 @@ endfunction()
 
 file(GLOB _suites CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/*.cmake ${CMAKE_CURRENT_SOURCE_DIR}/scripts/*.cmake
      ${CMAKE_CURRENT_SOURCE_DIR}/cuda/*.cmake)
+# The backends' own suites first (a folder under backends/ with a suite of its name): they
+# declare the configurations the feature suites run.
+file(GLOB _backend_folders LIST_DIRECTORIES true CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/backends/*)
+set(_backend_suites "")
+foreach(_folder ${_backend_folders})
+  get_filename_component(_backend ${_folder} NAME)
+  if(IS_DIRECTORY ${_folder} AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/${_backend}.cmake)
+    list(APPEND _backend_suites ${CMAKE_CURRENT_SOURCE_DIR}/mpi/${_backend}.cmake)
+  endif()
+endforeach()
+list(REMOVE_ITEM _suites ${_backend_suites})
+set(_suites ${_backend_suites} ${_suites})
 foreach(_suite ${_suites})
   get_property(_before DIRECTORY PROPERTY TESTS)
   include(${_suite})

@@ -8,8 +8,12 @@ label names its kernel family, say); TORCH_CSV the output of tools/bench-torch-l
 (seq_len,ms,tflops_mpt,mfu_mpt,peak_mem_gb; lines that are not rows are skipped). Both
 count FLOPs by minictx's MPT convention and memory in units of 2^20 bytes (PyTorch's GiB
 times 1024), so the columns compare directly. Prints per length and run: step time, MFU
-and peak memory, and their ratios to PyTorch's (time and memory: lower is better).
-Needs h5py.
+and peak memory, and their ratios to PyTorch's (time and memory: lower is better); then
+where minictx's step goes, from each point's phase_seconds (the slowest rank's, per
+timed step): the phases nest (attention_fwd inside forward and recompute, attention_bwd
+and recompute inside backward), so the layer's other work, outside attention, is
+forward - attention_fwd and backward - attention_bwd - grad_allreduce, given where no
+recompute ran. Needs h5py.
 """
 import csv
 import sys
@@ -20,8 +24,11 @@ require("h5py")
 import h5py  # noqa: E402  (after require)
 
 
+PHASES = ("forward", "attention_fwd", "backward", "attention_bwd", "recompute", "grad_allreduce")
+
+
 def read_minictx(path):
-    """{seq_len: (ms, mfu, peak MiB)} of the points that ran."""
+    """{seq_len: (ms, mfu, peak MiB, {phase: ms per step})} of the points that ran."""
     rows = {}
     with h5py.File(path, "r") as f:
         if f.attrs.get("format") != "minictx-results":
@@ -30,9 +37,32 @@ def read_minictx(path):
             if g.attrs["skipped_reason"]:
                 continue
             m = g["metrics"].attrs
+            iters = max(int(g.attrs.get("iters", 1)), 1)
+            stored = g["phase_seconds"] if "phase_seconds" in g else {}
+            phases = {p: 1e3 * max(stored[p][()]) / iters for p in PHASES if p in stored}
             rows[int(g["labels"].attrs["seq_len"])] = (float(m["latency_ms"]), float(m["mfu"]),
-                                                       float(m["peak_memory_mb"]))
+                                                       float(m["peak_memory_mb"]), phases)
     return rows
+
+
+def print_phases(runs):
+    """Per length and run, milliseconds per step in each phase and outside attention."""
+    print()
+    print("| S | run | step (ms) | forward | attention fwd | other fwd | backward | attention bwd | other bwd "
+          "| recompute | grad_allreduce |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for s in sorted({s for _, rows in runs for s in rows}):
+        for label, rows in runs:
+            if s not in rows:
+                continue
+            ms, ph = rows[s][0], rows[s][3]
+            cell = {p: f"{ph[p]:.2f}" if p in ph else "-" for p in PHASES}
+            plain = all(p in ph for p in PHASES) and ph["recompute"] == 0
+            other_fwd = f"{ph['forward'] - ph['attention_fwd']:.2f}" if plain else "-"
+            other_bwd = f"{ph['backward'] - ph['attention_bwd'] - ph['grad_allreduce']:.2f}" if plain else "-"
+            print(f"| {s} | {label} | {ms:.2f} | {cell['forward']} | {cell['attention_fwd']} | {other_fwd} "
+                  f"| {cell['backward']} | {cell['attention_bwd']} | {other_bwd} | {cell['recompute']} "
+                  f"| {cell['grad_allreduce']} |")
 
 
 def read_torch(path):
@@ -63,6 +93,7 @@ def main():
             theirs = f"{t[0]:.2f} | {100 * t[1]:.1f} % | {t[2]:.0f} | {r[0] / t[0]:.3f} | {r[2] / t[2]:.3f}" \
                 if t else "- | - | - | - | -"
             print(f"| {s} | {label} | {ours} | {theirs} |")
+    print_phases(runs)
 
 
 main()

@@ -5,7 +5,11 @@ docs/projection.md, "Against the published tables". No figure of the model is fi
 values are read from docs/published-tables.md, where the published figures are copied
 verbatim with where they were published.
 
-  tools/compare-published.py [MINICTX]       (default build/miniapp/minictx; needs h5py)"""
+  tools/compare-published.py [MINICTX [PROFILE_4090D]]   (default build/miniapp/minictx and
+                                                          rtx-4090d-pcie4; needs h5py)
+
+PROFILE_4090D: the profile of the USP and double-ring tables' machine, e.g.
+rtx-4090d-pcie4-nop2p (the link rate measured on a host of the class)."""
 import os
 import subprocess
 import sys
@@ -17,6 +21,7 @@ require("h5py")
 import h5py  # noqa: E402  (after require)
 
 MINICTX = sys.argv[1] if len(sys.argv) > 1 else "build/miniapp/minictx"
+PROFILE_4090D = sys.argv[2] if len(sys.argv) > 2 else "rtx-4090d-pcie4"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TABLES = os.path.join(ROOT, "docs", "published-tables.md")
@@ -103,7 +108,7 @@ def attention_rows(deck, published, key, extra):
           "| published MB | estimated MB | sent MB/device | sent ÷ published ms (GB/s) |")
     print("|---|---:|---|---|---:|---:|---:|---|---:|---:|---:|---:|")
     big, big_within = 0, 0
-    for labels, metrics in project(deck, "rtx-4090d-pcie4", extra):
+    for labels, metrics in project(deck, PROFILE_4090D, extra):
         k = key(labels)
         if k not in published:
             continue
@@ -125,10 +130,10 @@ def main():
     print("### BurstAttention on a100-80gb-hdr\n")
     burst_rows()
     bf16 = ["--set", "run.dtype=bf16"]  # the published runs were 16-bit; the deck keeps the host's fp32
-    print("### USP on rtx-4090d-pcie4\n")
+    print(f"### USP on {PROFILE_4090D}\n")
     attention_rows("usp-8dev", USP, lambda l: (l["ring_type"], int(l["seq_len"]), int(l["ulysses_degree"]),
                                                 int(l["ring_degree"]), l["fwd_only"] == "true"), bf16)
-    print("### Double ring on rtx-4090d-pcie4\n")
+    print(f"### Double ring on {PROFILE_4090D}\n")
     attention_rows("double-ring-8gpu", DOUBLE_RING, lambda l: (int(l["seq_len"]), l["fwd_only"] == "true"), [])
 
 

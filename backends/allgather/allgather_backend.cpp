@@ -38,7 +38,7 @@ class AllGatherBackend final : public AttentionBackend {
   void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                 const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
     const Tensor kg = gather(k, s.batch), vg = gather(v, s.batch);
-    Tensor delta = dev_.alloc(lse.shape());
+    Tensor delta = dev_.alloc_rows_of_lse(lse);
     dev_.attn_bwd_delta(s, o, dout, delta);
     dev_.fill(dq, 0.0f);  // attn_bwd accumulates
     Tensor dkg = dev_.zeros(kg.shape()), dvg = dev_.zeros(vg.shape());
@@ -109,9 +109,10 @@ ParallelDegrees degrees(const RunConfig&, const Topology& topology) {
 // Per element of K and V over the whole sequence: the gathered copy in the run's dtype,
 // the full-length fp32 gradient, and in 16 bits the fp32 copy that attention widens it
 // into (more than the reduce-scatter's 16-bit copy of dK or dV, which comes after them);
-// with storage partials also the block's own gradient, fp32 and rounded.
+// with storage partials also the block's own gradient, fp32 and rounded (accumulator
+// partials alike).
 int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
-  const bool storage = cfg.run.dtype != DType::f32 && cfg.attention.partials == AttentionPartials::storage;
+  const bool storage = cfg.run.dtype != DType::f32 && cfg.attention.partials != AttentionPartials::fp32;
   const int64_t e = element_bytes(cfg.run.dtype),
                 per_element = e + 4 + (e < 4 ? 4 : 0) + (storage ? 4 + e : 0);
   const RowWidths& w = rank_rows(cfg, topology).width;
@@ -123,15 +124,16 @@ TrafficShape traffic(const AttentionConfig&) { return {true, LayoutKind::contigu
 }  // namespace
 
 BackendInfo allgather_backend_info() {
-  BackendInfo b;
-  b.name = "allgather";
-  b.summary = "all-gather K/V, local queries against the whole sequence, reduce-scatter dK/dV";
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.validate = validate;
-  b.create = create;
-  b.traffic = traffic;
-  return b;
+  return {"allgather",
+          "all-gather K/V, local queries against the whole sequence, reduce-scatter dK/dV",
+          /*keys=*/{},
+          degrees,
+          buffer_bytes,
+          /*splits_heads=*/nullptr,
+          validate,
+          create,
+          traffic,
+          /*query_prefix=*/false};
 }
 
 }  // namespace minictx

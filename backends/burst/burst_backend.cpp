@@ -74,27 +74,24 @@ TrafficShape traffic_shape_of(const AttentionConfig& a) {
 }  // namespace
 
 BackendInfo burst_backend_info() {
-  BackendInfo b;
-  b.name = "burst";
-  b.summary =
+  return {
+      "burst",
       "BurstAttention: ring forward, Q-side backward (Q, dO, LSE, D, dQ travel); intra ring (topology-aware "
-      "double ring) or ulysses (heads within a node)";
-  // ulysses_degree only as ranks_per_node with intra: ulysses (validate).
-  b.keys = {
-      ring_type_key(),
-      choice_key(kIntra, {"ring", "ulysses"},
-                 "the intra-node scheme: a double ring of one window per node, or Ulysses over a node"),
-      choice_key(kBwdComm, {"q", "kv"},
-                 "the backward's communication: q (the BurstAttention backward) or kv (ring attention's)"),
-      ulysses_degree_key()};
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.splits_heads = splits_heads;
-  b.validate = validate;
-  b.create = create;
-  b.traffic = traffic_shape_of;
-  b.query_prefix = true;
-  return b;
+      "double ring) or ulysses (heads within a node)",
+      // ulysses_degree only as ranks_per_node with intra: ulysses (validate).
+      {ring_type_key(),
+       choice_key(kIntra, {"ring", "ulysses"},
+                  "the intra-node scheme: a double ring of one window per node, or Ulysses over a node"),
+       choice_key(kBwdComm, {"q", "kv"},
+                  "the backward's communication: q (the BurstAttention backward) or kv (ring attention's)"),
+       ulysses_degree_key()},
+      degrees,
+      buffer_bytes,
+      splits_heads,
+      validate,
+      create,
+      traffic_shape_of,
+      /*query_prefix=*/true};
 }
 
 }  // namespace minictx

@@ -66,22 +66,19 @@ bool splits_heads(const AttentionConfig&) { return true; }
 }  // namespace
 
 BackendInfo double_ring_backend_info() {
-  BackendInfo b;
-  b.name = "double_ring";
-  b.summary =
+  return {
+      "double_ring",
       "LoongTrain 2D attention: Ulysses × a double ring (inner ring of window_size ranks, outer ring across "
-      "windows)";
-  b.keys = {
-      ring_type_key(), ulysses_degree_key(), ring_degree_key(),
-      integer_key(kWindowSize, 0, 0, "context ranks in each inner ring; 0 = the context ranks of one node")};
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.splits_heads = splits_heads;
-  b.validate = validate;
-  b.create = create;
-  b.traffic = ring_engine_traffic;
-  b.query_prefix = true;
-  return b;
+      "windows)",
+      {ring_type_key(), ulysses_degree_key(), ring_degree_key(),
+       integer_key(kWindowSize, 0, 0, "context ranks in each inner ring; 0 = the context ranks of one node")},
+      degrees,
+      buffer_bytes,
+      splits_heads,
+      validate,
+      create,
+      ring_engine_traffic,
+      /*query_prefix=*/true};
 }
 
 }  // namespace minictx

@@ -38,10 +38,10 @@ class HeadExchange {
     const Tensor kh = to_heads(k, s.batch, s.kv_heads, s.head_dim);
     const Tensor vh = to_heads(v, s.batch, s.kv_heads, s.value_dim());
     Tensor oh = dev_.alloc({qh.dim(0), int64_t(hs.heads) * s.value_dim()});
-    Tensor lseh = dev_.alloc({int64_t(s.batch), int64_t(hs.heads), qh.dim(0) / s.batch});
+    Tensor lseh = dev_.alloc_lse(s.batch, hs.heads, qh.dim(0) / s.batch);
     inner.forward(hs, qh, kh, vh, oh, lseh);
     to_sequence(oh, s.batch, s.heads, s.value_dim(), o);
-    rows_to_sequence(lseh, s.batch, s.heads, lse);
+    rows_to_sequence(lseh, int(lse.dim(0)), s.heads, lse);
   }
 
   template <class Inner>
@@ -52,7 +52,7 @@ class HeadExchange {
     const Tensor kh = to_heads(k, s.batch, s.kv_heads, s.head_dim);
     const Tensor vh = to_heads(v, s.batch, s.kv_heads, s.value_dim());
     const Tensor oh = to_heads(o, s.batch, s.heads, s.value_dim());
-    const Tensor lseh = rows_to_heads(lse, s.batch, s.heads);
+    const Tensor lseh = rows_to_heads(lse, int(lse.dim(0)), s.heads);
     const Tensor douth = to_heads(dout, s.batch, s.heads, s.value_dim());
     Tensor dqh = dev_.alloc(qh.shape()), dkh = dev_.alloc(kh.shape()), dvh = dev_.alloc(vh.shape());
     inner.backward(hs, qh, kh, vh, oh, lseh, douth, dqh, dkh, dvh);
@@ -66,7 +66,8 @@ class HeadExchange {
   Tensor to_heads(const Tensor& x, int batch, int heads, int head_dim);
   // [B·(u·L), share·D] → [B·L, heads·D], overwriting `out`; replicas of a head are summed.
   void to_sequence(const Tensor& x, int batch, int heads, int head_dim, Tensor& out);
-  // Per-row vectors (lse): [B, heads, L] → [B, heads/u, u·L] and back; heads % u == 0.
+  // Per-row vectors (lse, batch = its planes·B): [batch, heads, L] → [batch, heads/u, u·L] and
+  // back; heads % u == 0.
   Tensor rows_to_heads(const Tensor& x, int batch, int heads);
   void rows_to_sequence(const Tensor& x, int batch, int heads, Tensor& out);
 

@@ -6,19 +6,20 @@
 // hops, the accumulators w−1 hops and one home) and, over the outer ring,
 // (W−1)·P + W·A (the accumulators cross every window and take one hop home); a level
 // of size 1 sends nothing. With B batch, L = layout.outer_len() rows, H query and Hkv KV
-// heads, D head dim, n = B·L·Hkv·D, m = B·L·H·D:
+// heads, D head dim, n = B·L·Hkv·D, m = B·L·H·D, Λ fp32 planes of the LSE
+// (Device::lse_planes: 2 on the host device, 1 on cuda):
 //   forward (P = 2n, A = 0):          inner 8·W·(w−1)·n,   outer 8·(W−1)·n
 //   backward kv (P = 2n, A = 2n):     inner 4·W·(4w−2)·n,  outer 4·(4W−2)·n
-//   backward q (P = 2m + 2·B·L·H, A = m):
-//                                     inner 4·W·[(w−1)·(2m + 2BLH) + w·m],
-//                                     outer 4·[(W−1)·(2m + 2BLH) + W·m]
-// For a plain ring (W = 1, w = P) and MHA, the q backward sends (3P−2)·m + 2(P−1)·BLH
+//   backward q (P = 2m + (Λ+1)·B·L·H, A = m):
+//                                     inner 4·W·[(w−1)·(2m + (Λ+1)BLH) + w·m],
+//                                     outer 4·[(W−1)·(2m + (Λ+1)BLH) + W·m]
+// For a plain ring (W = 1, w = P) and MHA, the q backward sends (3P−2)·m + (Λ+1)(P−1)·BLH
 // floats against the kv backward's (4P−2)·m: → 3/4 as P grows. With GQA (H > Hkv)
 // the Q side is the bigger one and kv is cheaper.
 // The query-prefix forward (selective_half's recompute) is the forward with L = the
 // first n rows under a causal mask (L/2: half the forward's bytes), L itself without one.
 // In bf16/fp16 every element above takes 2 bytes, save the q backward's LSE and D (the
-// 2·B·L·H): those stay fp32.
+// (Λ+1)·B·L·H): those stay fp32.
 
 #include "backends/engine/ring_engine.hpp"
 
@@ -126,7 +127,7 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
   const int r = walk_.rank();
   const std::vector<int64_t>& mine = positions_[size_t(r)];
   require_share(s, k, layout_);
-  Tensor delta = dev_.alloc(lse.shape());
+  Tensor delta = dev_.alloc_rows_of_lse(lse);
   dev_.attn_bwd_delta(s, o, dout, delta);
   const DType wire = dev_.precision();
   if (traffic_ == BackwardTraffic::kv) {

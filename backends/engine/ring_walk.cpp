@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/profiler_region.hpp"
 #include "core/saturating.hpp"
 
 namespace minictx {
@@ -99,9 +100,12 @@ void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensor
                           const std::function<void(int source)>& compute) {
   const bool shift = !out.empty() || !in.empty();
   const int j = source(round, step);
+  const ProfilerRegion region(region::ring_step);
   RingTimeline::StepMarks marks;
   ShiftHandle h;
+  ProfilerSpan transfer;
   if (shift) {
+    transfer = ProfilerSpan::open(span::ring_transfer);
     marks.transfer_posted = mark();
     const int n = inner_->size(), r = inner_->rank();
     h = inner_->exchange_start(from.data(out.first), from.bytes(out.first, out.end), (r + 1) % n,
@@ -111,8 +115,10 @@ void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensor
   compute(j);
   marks.compute_end = mark();
   if (shift) {
+    const ProfilerRegion wait(region::ring_wait);
     inner_->wait(h);
     marks.transfer_done = mark();
+    transfer.close();
   }
   if (timeline_) timeline_->add_step(round, step, world_rank_[size_t(j)], marks);
 }
@@ -130,15 +136,21 @@ void RingWalk::hop_home(int step, PackedTensors& from, Parts sums, bool send, bo
 }
 
 RingWalk::OuterShift RingWalk::post_outer(Comm& ring, PackedTensors& from, PackedTensors& to, int first,
-                                          int end) {
+                                          int end, OuterCarries carries) {
   OuterShift s;
+  s.span =
+      ProfilerSpan::open(carries == OuterCarries::block ? span::ring_outer_block : span::ring_outer_sums);
   s.posted = mark();
   s.handle = shift_right(ring, from, to, first, end);
   return s;
 }
 
 void RingWalk::wait_outer(Comm& ring, OuterShift& shift, int round, OuterCarries carries) {
-  ring.wait(shift.handle);
+  {
+    const ProfilerRegion region(region::ring_outer_wait);
+    ring.wait(shift.handle);
+  }
+  shift.span.close();
   if (timeline_) timeline_->add_outer(round, carries, shift.posted, mark());
 }
 
@@ -152,7 +164,7 @@ void RingWalk::forward(Device& dev, const std::vector<Carried>& payload, const V
   for (int round = 0; round < W; ++round) {
     const bool pass_on = round + 1 < W;  // the last round's block has been everywhere else
     OuterShift outer_shift;
-    if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np);
+    if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np, OuterCarries::block);
     PackedTensors* cur = buf.base;
     for (int step = 0; step < w; ++step) {
       PackedTensors* next = buf.next_of(cur);
@@ -232,7 +244,7 @@ void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
   for (int round = 0; round < W; ++round) {
     const bool pass_on = round + 1 < W;
     OuterShift outer_shift;
-    if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np);
+    if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np, OuterCarries::block);
     PackedTensors* cur = buf.base;
     // The round's first source starts its accumulators in the buffer its step fills.
     for (int g = 0; g < ng; ++g) dev.fill((*buf.next_of(cur))[np + g], 0.0f);
@@ -255,7 +267,7 @@ void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
       else
         dev.copy(sum[g], home[g]);
     }
-    acc_shift = post_outer(*outer_grad_, sum, *crossing[1 - arriving_acc], 0, ng);
+    acc_shift = post_outer(*outer_grad_, sum, *crossing[1 - arriving_acc], 0, ng, OuterCarries::sums);
     arriving_acc = 1 - arriving_acc;
     if (pass_on) {
       wait_outer(*outer_, outer_shift, round, OuterCarries::block);

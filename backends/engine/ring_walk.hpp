@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "core/profiler_region.hpp"
 #include "core/ring_timeline.hpp"
 #include "device/device.hpp"
 
@@ -125,8 +126,10 @@ class RingWalk {
   struct OuterShift {
     ShiftHandle handle;
     StepClock::Mark posted = RingTimeline::kNoMark;
+    ProfilerSpan span;
   };
-  OuterShift post_outer(Comm& ring, PackedTensors& from, PackedTensors& to, int first, int end);
+  OuterShift post_outer(Comm& ring, PackedTensors& from, PackedTensors& to, int first, int end,
+                        OuterCarries carries);
   // Waits for `shift` and reports it to the timeline as round `round`'s `carries`.
   void wait_outer(Comm& ring, OuterShift& shift, int round, OuterCarries carries);
 

@@ -31,7 +31,7 @@ class LocalBackend final : public AttentionBackend {
   void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                 const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
     const auto pos = layout_.positions(0);
-    Tensor delta = device_.alloc(lse.shape());
+    Tensor delta = device_.alloc_rows_of_lse(lse);
     device_.attn_bwd_delta(s, o, dout, delta);
     device_.fill(dq, 0.0f);
     device_.fill(dk, 0.0f);
@@ -70,15 +70,16 @@ std::unique_ptr<AttentionBackend> create(Comm&, Device& device, const RunConfig&
 }  // namespace
 
 BackendInfo local_backend_info() {
-  BackendInfo b;
-  b.name = "local";
-  b.summary = "whole-sequence attention on one rank (the single-device reference)";
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.validate = validate;
-  b.create = create;
-  b.query_prefix = true;
-  return b;
+  return {"local",
+          "whole-sequence attention on one rank (the single-device reference)",
+          /*keys=*/{},
+          degrees,
+          buffer_bytes,
+          /*splits_heads=*/nullptr,
+          validate,
+          create,
+          /*traffic=*/nullptr,
+          /*query_prefix=*/true};
 }
 
 }  // namespace minictx

@@ -57,17 +57,16 @@ std::unique_ptr<AttentionBackend> create(Comm& comm, Device& device, const RunCo
 }  // namespace
 
 BackendInfo ring_backend_info() {
-  BackendInfo b;
-  b.name = "ring";
-  b.summary = "ring attention: K/V rotate over all ranks (ring_type basic, zigzag or stripe)";
-  b.keys = {ring_type_key()};
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.validate = validate;
-  b.create = create;
-  b.traffic = ring_engine_traffic;
-  b.query_prefix = true;
-  return b;
+  return {"ring",
+          "ring attention: K/V rotate over all ranks (ring_type basic, zigzag or stripe)",
+          {ring_type_key()},
+          degrees,
+          buffer_bytes,
+          /*splits_heads=*/nullptr,
+          validate,
+          create,
+          ring_engine_traffic,
+          /*query_prefix=*/true};
 }
 
 }  // namespace minictx

@@ -1,9 +1,10 @@
 // Ulysses. Bytes sent per rank per training step (forward + backward), fp32, with
 // P ranks, B batch, L = padded local rows per sequence, D head dim, H query heads and
-// s = Hkv/P KV heads per rank (1 when the P > Hkv KV heads are replicated):
-//   forward   4·B·L·(P−1)·[(2H/P + 2s)·D + H/P]     q, k, v in; o, lse back
-//   backward  4·B·L·(P−1)·[(4H/P + 4s)·D + H/P]     q, k, v, o, lse, dO in; dq, dk, dv back
-//   step      4·B·L·(P−1)·[(6H/P + 6s)·D + 2H/P]    all intra- or inter-node by placement
+// s = Hkv/P KV heads per rank (1 when the P > Hkv KV heads are replicated), Λ fp32 planes
+// of the LSE (Device::lse_planes: 2 on the host device, 1 on cuda):
+//   forward   4·B·L·(P−1)·[(2H/P + 2s)·D + Λ·H/P]     q, k, v in; o, lse back
+//   backward  4·B·L·(P−1)·[(4H/P + 4s)·D + Λ·H/P]     q, k, v, o, lse, dO in; dq, dk, dv back
+//   step      4·B·L·(P−1)·[(6H/P + 6s)·D + 2Λ·H/P]    all intra- or inter-node by placement
 // In bf16/fp16 the ·D terms take 2 bytes an element, the LSE's H/P terms still 4.
 #include "backends/ulysses/ulysses_backend.hpp"
 
@@ -29,7 +30,7 @@ struct WholeSequenceAttention {
 
   void backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                 const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) {
-    Tensor delta = dev.alloc(lse.shape());
+    Tensor delta = dev.alloc_rows_of_lse(lse);
     dev.attn_bwd_delta(s, o, dout, delta);
     dev.fill(dq, 0.0f);  // attn_bwd accumulates
     dev.fill(dk, 0.0f);
@@ -91,15 +92,16 @@ int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
 }  // namespace
 
 BackendInfo ulysses_backend_info() {
-  BackendInfo b;
-  b.name = "ulysses";
-  b.summary = "all-to-all to head shards, full-sequence attention, all-to-all back (DeepSpeed-Ulysses)";
-  b.keys = {ulysses_degree_key()};  // only as the world size (validate)
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.validate = validate;
-  b.create = create;
-  return b;
+  return {"ulysses",
+          "all-to-all to head shards, full-sequence attention, all-to-all back (DeepSpeed-Ulysses)",
+          {ulysses_degree_key()},  // only as the world size (validate)
+          degrees,
+          buffer_bytes,
+          /*splits_heads=*/nullptr,
+          validate,
+          create,
+          /*traffic=*/nullptr,
+          /*query_prefix=*/false};
 }
 
 }  // namespace minictx

@@ -1,15 +1,16 @@
 // USP = Ulysses degree u × ring degree r. Bytes sent per rank per training step
 // (forward + backward), fp32, with B batch, L = padded local rows per sequence, D head
-// dim, H query heads, s = Hkv/u KV heads per rank after the exchange (1 when u > Hkv):
+// dim, H query heads, s = Hkv/u KV heads per rank after the exchange (1 when u > Hkv),
+// Λ fp32 planes of the LSE (Device::lse_planes: 2 on the host device, 1 on cuda):
 //   Ulysses all-to-alls (the ulysses backend's formula with P = u; intra-node when a
 //   node holds whole Ulysses groups):
-//     forward   4·B·L·(u−1)·[(2H/u + 2s)·D + H/u]
-//     backward  4·B·L·(u−1)·[(4H/u + 4s)·D + H/u]
+//     forward   4·B·L·(u−1)·[(2H/u + 2s)·D + Λ·H/u]
+//     backward  4·B·L·(u−1)·[(4H/u + 4s)·D + Λ·H/u]
 //   ring engine over r ranks on the exchanged share (its formula with n = B·u·L·s·D
 //   elements; nothing when r = 1):
 //     forward   8·(r−1)·n
 //     backward  (16r−8)·n
-//   step        4·B·L·(u−1)·[(6H/u + 6s)·D + 2H/u] + (24r−16)·n
+//   step        4·B·L·(u−1)·[(6H/u + 6s)·D + 2Λ·H/u] + (24r−16)·n
 // In bf16/fp16 every term takes 2 bytes an element but the LSE's H/u terms.
 #include "backends/usp/usp_backend.hpp"
 
@@ -53,19 +54,16 @@ bool splits_heads(const AttentionConfig&) { return true; }
 }  // namespace
 
 BackendInfo usp_backend_info() {
-  BackendInfo b;
-  b.name = "usp";
-  b.summary =
-      "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)";
-  b.keys = {ring_type_key(), ulysses_degree_key(), ring_degree_key()};
-  b.degrees = degrees;
-  b.buffer_bytes = buffer_bytes;
-  b.splits_heads = splits_heads;
-  b.validate = validate;
-  b.create = create;
-  b.traffic = ring_engine_traffic;
-  b.query_prefix = true;
-  return b;
+  return {"usp",
+          "Ulysses all-to-all within ulysses_degree ranks × ring attention across ring_degree rings (USP)",
+          {ring_type_key(), ulysses_degree_key(), ring_degree_key()},
+          degrees,
+          buffer_bytes,
+          splits_heads,
+          validate,
+          create,
+          ring_engine_traffic,
+          /*query_prefix=*/true};
 }
 
 }  // namespace minictx

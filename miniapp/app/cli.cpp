@@ -32,6 +32,7 @@
 #include "io/report.hpp"
 #include "io/results_reader.hpp"
 #include "io/table.hpp"
+#include "io/trace.hpp"
 #include "model/memory_estimate.hpp"
 #include "submission/submission_report.hpp"
 
@@ -171,8 +172,10 @@ struct ReportOptions {
   std::string columns = "summary";
   bool compare = false;
   bool submission = false;
-  std::string csv;   // with --submission: also write the CSV worksheet here
-  std::string json;  // with --submission: also write the assessment as JSON here
+  std::string csv;     // with --submission: also write the CSV worksheet here
+  std::string json;    // with --submission: also write the assessment as JSON here
+  std::string trace;   // the point whose timeline to write as a Chrome trace
+  std::string output;  // with --trace: the trace file
 };
 
 // Intra- and inter-node bytes and times of two files compare only on the same split of
@@ -215,16 +218,32 @@ int cmd_submission(const ReportOptions& o) {
   return exit_code(assessed.status);
 }
 
+// `report FILE --trace POINT -o TRACE.json`: the point's timeline for Perfetto.
+int cmd_trace(const ReportOptions& o) {
+  if (o.files.size() != 1) input_error("report --trace takes one results file");
+  prepare_output_path(o.output, false, "-o");
+  require_regular_file(o.files[0], "results file");
+  const ResultsFile r = read_results(o.files[0]);
+  for (const PointResult& p : r.points)
+    if (p.name == o.trace) {
+      write_text(o.output, "-o", chrome_trace(p));
+      return 0;
+    }
+  input_error("report --trace: " + o.files[0] + " has no point " + o.trace);
+}
+
 int cmd_report(const ReportOptions& o) {
   if (world_rank() != 0) return 0;
   if (o.submission) return cmd_submission(o);
+  if (!o.trace.empty()) return cmd_trace(o);
   if (o.compare) {
     if (o.files.size() != 2) input_error("report --compare takes two files: MEASURED.h5 PROJECTED.h5");
     for (const auto& f : o.files) require_regular_file(f, "results file");  // a FIFO would block the read
     const ResultsFile measured = read_results(o.files[0]), projected = read_results(o.files[1]);
     require_same_nodes(o.files, measured, projected);
-    std::printf(
-        "%s", render(compare_table(measured.points, projected.points), parse_table_format(o.format)).c_str());
+    const TableFormat format = parse_table_format(o.format);
+    std::printf("%s\n%s", render(compare_table(measured.points, projected.points), format).c_str(),
+                render(compare_phases_table(measured.points, projected.points), format).c_str());
     return 0;
   }
   std::vector<PointResult> points;
@@ -275,6 +294,39 @@ int cmd_list() {
   return 0;
 }
 
+// The `report` subcommand's options into `report`.
+CLI::App* add_report_command(CLI::App& app, ReportOptions& report) {
+  auto* report_cmd = app.add_subcommand("report", "print the table of one or more results files");
+  report_cmd->add_option("files", report.files, "results files")->required();
+  report_cmd->add_option("--format", report.format, "md | csv");
+  std::string sets;
+  for (const auto& t : column_sets()) sets += (sets.empty() ? "" : " | ") + std::string(t.name);
+  report_cmd->add_option("--columns", report.columns, "column set: " + sets);
+  report_cmd->add_flag("--compare", report.compare,
+                       "MEASURED.h5 PROJECTED.h5: measured/projected ratios per point");
+  auto* submission_flag = report_cmd->add_flag("--submission", report.submission,
+                                               "one benchmark submission document: system, each class's FOM, "
+                                               "verification and deviations from the class deck; exit 0 "
+                                               "compliant, 4 unverified, 5 non-compliant, 6 inconsistent "
+                                               "(docs/benchmark.md)");
+  report_cmd->add_option("--csv", report.csv, "with --submission: also write the CSV worksheet to this file")
+      ->needs(submission_flag);
+  report_cmd
+      ->add_option("--json", report.json, "with --submission: also write the assessment as JSON to this file")
+      ->needs(submission_flag);
+  submission_flag->excludes(report_cmd->get_option("--compare"));
+  auto* trace_option = report_cmd->add_option(
+      "--trace", report.trace,
+      "POINT: write the point's timeline (run.ring_timeline) as a Chrome trace / Perfetto "
+      "JSON file to -o");
+  auto* output_option = report_cmd->add_option("-o,--output", report.output, "with --trace: the trace file")
+                            ->needs(trace_option);
+  trace_option->needs(output_option)
+      ->excludes(submission_flag)
+      ->excludes(report_cmd->get_option("--compare"));
+  return report_cmd;
+}
+
 int dispatch(int argc, char** argv) {
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
@@ -295,25 +347,7 @@ int dispatch(int argc, char** argv) {
                          "verify one more point: space-separated overrides on top of the deck and --set, "
                          "e.g. --point \"attention.ring_type=zigzag sequence.length=998\" (repeatable)");
   ReportOptions report;
-  auto* report_cmd = app.add_subcommand("report", "print the table of one or more results files");
-  report_cmd->add_option("files", report.files, "results files")->required();
-  report_cmd->add_option("--format", report.format, "md | csv");
-  std::string sets;
-  for (const auto& t : column_sets()) sets += (sets.empty() ? "" : " | ") + std::string(t.name);
-  report_cmd->add_option("--columns", report.columns, "column set: " + sets);
-  report_cmd->add_flag("--compare", report.compare,
-                       "MEASURED.h5 PROJECTED.h5: measured/projected ratios per point");
-  auto* submission_flag = report_cmd->add_flag("--submission", report.submission,
-                                               "one benchmark submission document: system, each class's FOM, "
-                                               "verification and deviations from the class deck; exit 0 "
-                                               "compliant, 4 unverified, 5 non-compliant, 6 inconsistent "
-                                               "(docs/benchmark.md)");
-  report_cmd->add_option("--csv", report.csv, "with --submission: also write the CSV worksheet to this file")
-      ->needs(submission_flag);
-  report_cmd
-      ->add_option("--json", report.json, "with --submission: also write the assessment as JSON to this file")
-      ->needs(submission_flag);
-  submission_flag->excludes(report_cmd->get_option("--compare"));
+  CLI::App* report_cmd = add_report_command(app, report);
   auto* list_cmd = app.add_subcommand("list", "list the backends, devices and comms compiled in");
   BenchCommand bench(app);
   ProjectCommand project(app);

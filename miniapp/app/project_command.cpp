@@ -117,6 +117,11 @@ PointResult project_point(const SweepPoint& point, const std::string& name, cons
   r.metrics = uniform_metrics(cfg, world, s.total.seconds(), s.memory_bytes, s.total.bytes_intra,
                               s.total.bytes_inter);
   for (const auto& [term, seconds] : s.terms) r.metrics[schema::projected_metric(term)] = seconds;
+  for (const auto& [pass, step] : s.ring_steps) {
+    r.metrics[schema::projected_ring_step_metric(pass, "compute")] = step.compute;
+    r.metrics[schema::projected_ring_step_metric(pass, "transfer")] = step.transfer;
+    r.metrics[schema::projected_ring_step_metric(pass, "exposed")] = step.exposed;
+  }
   r.metrics["memory_capacity_mb"] = s.memory_capacity_bytes / double(1 << 20);
   r.labels[lk::bound] = s.bound;
   r.labels[lk::fits] = s.fits ? "yes" : "no";

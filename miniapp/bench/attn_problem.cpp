@@ -44,7 +44,7 @@ AttnProblem::AttnProblem(Device& device, const AttnShape& shape, int64_t seq_len
   k_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_k, operands);
   v_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_v, operands);
   o_ = device.alloc({seq_len, width});
-  lse_ = device.alloc({1, shape.heads, seq_len});
+  lse_ = device.alloc_lse(1, shape.heads, seq_len);
   if (!with_backward) return;
   dout_ = generated_tensor(device, {seq_len, width}, tensor_id::attn_do, operands);
   delta_ = device.alloc({1, shape.heads, seq_len});

@@ -1,6 +1,7 @@
 #include "bench/metrics.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 
 #include "core/phase_names.hpp"
@@ -12,9 +13,7 @@ namespace minictx {
 namespace mk = schema::metric_key;
 
 const std::vector<std::string>& phase_names() {
-  static const std::vector<std::string> names = {
-      phase::forward,   phase::backward,       phase::attention_fwd, phase::attention_bwd,
-      phase::recompute, phase::grad_allreduce, phase::grad_check};
+  static const std::vector<std::string> names(std::begin(phase::all), std::end(phase::all));
   return names;
 }
 

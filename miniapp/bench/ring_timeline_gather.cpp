@@ -1,8 +1,11 @@
 #include "bench/ring_timeline_gather.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
+
+#include "bench/metrics.hpp"
 
 namespace minictx {
 namespace {
@@ -12,6 +15,9 @@ namespace {
 // compute start and end. The first four place a record in its walk.
 constexpr size_t kSharedFields = 6, kStepFields = kSharedFields + 3, kOuterFields = kSharedFields;
 constexpr size_t kKeyFields = 4;
+// A phase scope as doubles: iteration, phase (its index in phase_names()), start, end; the
+// first two are its key.
+constexpr size_t kPhaseFields = 4, kPhaseKeyFields = 2;
 
 template <class Record>
 void pack_shared(std::vector<double>& out, const Record& r, double place) {
@@ -41,7 +47,7 @@ RingTimelineResult refuse(Comm& world, const std::string& why) {
 // rank. Returns why they do not make one timeline, "" when they do: every rank has as many
 // records as rank 0, and each one's record i has the keys of rank 0's.
 std::string gather_records(Comm& world, const std::vector<double>& mine, size_t fields, const char* what,
-                           std::vector<double>& all) {
+                           std::vector<double>& all, size_t key_fields = kKeyFields) {
   const size_t ranks = size_t(world.size());
   const size_t n = mine.size() / fields;  // records: `fields` doubles each
   double count = double(n);
@@ -55,16 +61,38 @@ std::string gather_records(Comm& world, const std::vector<double>& mine, size_t 
   world.gather_doubles(mine.data(), all.data(), int64_t(n * fields));
   for (size_t r = 0; r < ranks; ++r)
     for (size_t i = 0; i < n; ++i)
-      for (size_t k = 0; k < kKeyFields; ++k)
+      for (size_t k = 0; k < key_fields; ++k)
         if (all[(r * n + i) * fields + k] != all[i * fields + k])
           return "rank " + std::to_string(r) + "'s " + what + " " + std::to_string(i) +
                  " belongs to another walk than rank 0's";
   return "";
 }
 
+// Every rank's phase scopes into `out`; "" or why they do not make one timeline.
+std::string gather_phases(Comm& world, const std::vector<PhaseRecord>& mine, std::vector<PhaseRecord>& out) {
+  const std::vector<std::string>& names = phase_names();
+  std::vector<double> packed, all;
+  for (const PhaseRecord& p : mine) {
+    const auto at = std::find(names.begin(), names.end(), p.phase);
+    if (at == names.end()) return "phase '" + p.phase + "' is not one the results file keeps";
+    packed.insert(packed.end(), {double(p.iteration), double(at - names.begin()), p.start, p.end});
+  }
+  std::string why = gather_records(world, packed, kPhaseFields, "phase scope", all, kPhaseKeyFields);
+  if (!why.empty()) return why;
+  const size_t n = mine.size();
+  out.reserve(size_t(world.size()) * n);
+  for (size_t r = 0; r < size_t(world.size()); ++r)
+    for (size_t i = 0; i < n; ++i) {
+      const double* f = &all[(r * n + i) * kPhaseFields];
+      out.push_back({int(r), int(f[0]), names[size_t(f[1])], f[2], f[3]});
+    }
+  return "";
+}
+
 }  // namespace
 
-RingTimelineResult gather_ring_timeline(Comm& world, const RingTimeline& mine, int iteration) {
+RingTimelineResult gather_ring_timeline(Comm& world, const RingTimeline& mine, int iteration,
+                                        const std::vector<PhaseRecord>& phases) {
   const size_t ranks = size_t(world.size());
   std::vector<double> packed, all;
   for (const RingStep& s : mine.steps()) {
@@ -103,6 +131,8 @@ RingTimelineResult gather_ring_timeline(Comm& world, const RingTimeline& mine, i
       o.carries = OuterCarries(int(f[3]));
       result.outer.push_back(o);
     }
+  why = gather_phases(world, phases, result.phases);
+  if (!why.empty()) return refuse(world, why);
   return result;
 }
 

@@ -52,15 +52,19 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
   world.bytes().reset();
   std::vector<double> mine(size_t(cfg.run.iters));
   const int recorded = cfg.run.ring_timeline ? cfg.run.iters - 1 : -1;  // the last timed iteration
+  std::vector<PhaseRecord> phases;  // every timed iteration's, when the timeline records
   for (int i = 0; i < cfg.run.iters; ++i) {
     check();
     world.barrier();
+    timer.settle();  // the phases' times count from the barrier, as the ring steps' do
     if (i == recorded) timeline.start();
     const auto t0 = std::chrono::steady_clock::now();
     step();
     device.synchronize();  // an asynchronous device's step ends when its queue drains
     mine[size_t(i)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     timer.settle();
+    if (cfg.run.ring_timeline)
+      for (const PhaseTimer::Span& s : timer.settled()) phases.push_back({0, i, s.phase, s.start, s.end});
     if (i == recorded) timeline.stop();
   }
   const ByteCounter sent = world.bytes();
@@ -78,7 +82,7 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
   }
   m.real_tokens = double(backend->layout().real_tokens(backend->part())) * cfg.sequence.batch;
   PointResult result = gather_point(cfg, world, m);
-  if (cfg.run.ring_timeline) result.ring_timeline = gather_ring_timeline(world, timeline, recorded);
+  if (cfg.run.ring_timeline) result.ring_timeline = gather_ring_timeline(world, timeline, recorded, phases);
   return result;
 }
 

@@ -1,7 +1,9 @@
 #include "comm/mpi_comm.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <string>
+#include <thread>
 
 #include "comm/watchdog.hpp"
 #include "core/error.hpp"
@@ -86,7 +88,8 @@ std::string MpiComm::describe_peers(int dst, int src) const {
 
 // Every wait goes through here, under the watchdog (comm/watchdog.hpp): a lost or stopped
 // peer ends the job instead of its allocation. Portable MPI-3: nonblocking calls and
-// MPI_Testall only. A ring shift also answers the test seam's transfer fault, as NCCL's
+// MPI_Testall only. On a node with more ranks than cores long waits sleep
+// rather than yield (comm/watchdog.hpp). A ring shift also answers the test seam's transfer fault, as NCCL's
 // asynchronous error would come.
 void MpiComm::complete(MPI_Request* reqs, int n, const char* call, int dst, int src) const {
   watchdog::Watch w;
@@ -102,17 +105,24 @@ void MpiComm::complete(MPI_Request* reqs, int n, const char* call, int dst, int 
       return fault_seam::fires(fault_seam::Stage::shift) ? fault_seam::injected("the transfer failed")
                                                          : std::string();
     };
+  w.oversubscribed = oversubscribed_;
   watchdog::wait(w);
 }
 
 MpiComm::MpiComm(MPI_Comm comm, Topology topology, std::shared_ptr<ByteCounter> bytes, bool owned)
-    : Comm(topology, std::move(bytes)), comm_(comm), owned_(owned) {
+    : Comm(topology, std::move(bytes)),
+      comm_(comm),
+      owned_(owned),
+      oversubscribed_(unsigned(topology.ranks_here) > std::thread::hardware_concurrency()) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   int my_world = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &my_world);
   world_ranks_.resize(size_t(size_));
-  check_mpi(MPI_Allgather(&my_world, 1, MPI_INT, world_ranks_.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+  MPI_Request req;
+  check_mpi(MPI_Iallgather(&my_world, 1, MPI_INT, world_ranks_.data(), 1, MPI_INT, comm_, &req),
+            "MPI_Iallgather");
+  complete(&req, 1, "MPI_Iallgather of the world ranks");
 }
 
 MpiComm::~MpiComm() {
@@ -124,26 +134,34 @@ MpiComm::~MpiComm() {
 // MPI_ERRORS_RETURN (inherited by every split), so a failed call becomes one line naming
 // the rank and the call (check_mpi), and cli_main then aborts every rank. The
 // application's own MPI_COMM_WORLD calls keep the default: they have no line to add.
-// The duplicate is never freed (MPI_Finalize does it): the GPU comms keep using its
-// handle after this MpiComm is gone.
+// The duplicate and the node shape are made once, at the first call, which every rank
+// makes: a launch of many points (verify) creates no communicator per point, and the
+// collectives that create one cost most when ranks outnumber cores. The duplicate is
+// never freed (MPI_Finalize does it): the GPU comms keep using its handle after this
+// MpiComm is gone.
 std::unique_ptr<MpiComm> MpiComm::world(int ranks_per_node) {
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  MPI_Comm node;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-  int here = 1, rank_here = 0;
-  MPI_Comm_size(node, &here);
-  MPI_Comm_rank(node, &rank_here);
-  MPI_Comm_free(&node);
-  if (ranks_per_node <= 0) {
-    // Nodes of unequal size: take the smallest so no two nodes are merged.
-    check_mpi(MPI_Allreduce(&here, &ranks_per_node, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  }
-  Topology topo{size, ranks_per_node, here, rank_here};
-  return std::make_unique<MpiComm>(comm, topo, std::make_shared<ByteCounter>(), false);
+  struct Shape {
+    MPI_Comm comm = MPI_COMM_NULL;
+    int size = 1, here = 1, rank_here = 0, smallest_node = 1;
+  };
+  static const Shape shape = [] {
+    Shape s;
+    MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
+    MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
+    MPI_Comm_size(s.comm, &s.size);
+    MPI_Comm node;
+    check_mpi(MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+              "MPI_Comm_split_type");
+    MPI_Comm_size(node, &s.here);
+    MPI_Comm_rank(node, &s.rank_here);
+    MPI_Comm_free(&node);
+    // Nodes of unequal size: the smallest, so that no two nodes are merged.
+    check_mpi(MPI_Allreduce(&s.here, &s.smallest_node, 1, MPI_INT, MPI_MIN, s.comm), "MPI_Allreduce");
+    return s;
+  }();
+  Topology topo{shape.size, ranks_per_node > 0 ? ranks_per_node : shape.smallest_node, shape.here,
+                shape.rank_here};
+  return std::make_unique<MpiComm>(shape.comm, topo, std::make_shared<ByteCounter>(), false);
 }
 
 ShiftHandle MpiComm::exchange_start(const void* send, int64_t send_bytes, int dst, void* recv,
@@ -273,9 +291,33 @@ void MpiComm::barrier() {
   complete(&req, 1, "MPI_Ibarrier");
 }
 
+// MPI_Comm_split's result, built from calls that wait through complete(): the colors and
+// keys by a nonblocking all-gather, then MPI_Comm_create_group over the members alone. A
+// blocking MPI_Comm_split spins inside MPI until the last rank arrives, which on a node
+// with more ranks than cores takes the core from the ranks it waits for.
 std::unique_ptr<Comm> MpiComm::split(int color, int key) {
+  require(color >= 0, "MpiComm::split: a negative color");
+  std::vector<int> all(size_t(2) * size_t(size_));
+  const int mine[2] = {color, key};
+  MPI_Request req;
+  check_mpi(MPI_Iallgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm_, &req), "MPI_Iallgather");
+  complete(&req, 1, "MPI_Iallgather of a split");
+  // MPI_Comm_split's order: by key, ties by rank.
+  std::vector<std::pair<int, int>> by_key;
+  for (size_t r = 0; r < size_t(size_); ++r)
+    if (all[2 * r] == color) by_key.emplace_back(all[2 * r + 1], int(r));
+  std::sort(by_key.begin(), by_key.end());
+  std::vector<int> members;
+  members.reserve(by_key.size());
+  for (const auto& [k, r] : by_key) members.push_back(r);
+  MPI_Group group, sub_group;
+  check_mpi(MPI_Comm_group(comm_, &group), "MPI_Comm_group");
+  check_mpi(MPI_Group_incl(group, int(members.size()), members.data(), &sub_group), "MPI_Group_incl");
   MPI_Comm sub;
-  check_mpi(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
+  check_mpi(MPI_Comm_create_group(comm_, sub_group, /*tag=*/0, &sub), "MPI_Comm_create_group");
+  MPI_Group_free(&sub_group);
+  MPI_Group_free(&group);
+  MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
   return std::make_unique<MpiComm>(sub, topology(), bytes_shared(), true);
 }
 

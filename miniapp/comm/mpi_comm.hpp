@@ -51,6 +51,8 @@ class MpiComm final : public Comm {
 
   MPI_Comm comm_;
   bool owned_;
+  // More ranks on this node than it has cores (an emulated cluster): long waits sleep.
+  bool oversubscribed_;
   int rank_ = 0;
   int size_ = 1;
   std::vector<int> world_ranks_;

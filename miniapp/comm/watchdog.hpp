@@ -49,10 +49,13 @@ struct Watch {
   std::function<bool()> done;
   std::function<std::string()> fault;
   std::function<void()> abandon;
+  // More ranks on this node than it has cores (an emulated cluster): a rank that only
+  // yields still takes most of a core from the ranks it waits for, so long waits sleep.
+  bool oversubscribed = false;
 };
 
-// Polls `w` until done, yielding the core on long waits. On a fault, or past the limit,
-// one line naming this rank, the call, its peers and the point, and the job is aborted.
+// Polls `w` until done, yielding the core on long waits (sleeping when oversubscribed). On a fault, or past
+// the limit, one line naming this rank, the call, its peers and the point, and the job is aborted.
 void wait(const Watch& w);
 // The fault path of wait, for a transport that finds its error when it issues a call:
 // "minictx: error: rank R: <fault> in <call> (<peers>) at <point>; aborting the job".

@@ -26,6 +26,7 @@ constexpr Entry rules[] = {
     {"run.mode", false, "the figure of merit is a full training step"},
     {"run.fwd_only", false, "the figure of merit is a full training step"},
     {"run.input_scale", false, "the inputs are the class's problem"},
+    {"run.key_directions", false, "the inputs are the class's problem"},
     {"benchmark.class", false, "names the class"},
     {"benchmark.verify_length", false, "the verification scale is the class's"},
     {"benchmark.verify_layers", false, "the verification scale is the class's"},

@@ -180,6 +180,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(enumeration("run.comm", &R::run, &RunSettings::comm));
   k.push_back(integer("run.seed", &R::run, &RunSettings::seed, 0));
   k.push_back(real("run.input_scale", &R::run, &RunSettings::input_scale, 0, true));
+  k.push_back(integer("run.key_directions", &R::run, &RunSettings::key_directions, 0));
   k.push_back(member_key("run.verify", &R::run, &RunSettings::verify, Kind::boolean));
   k.push_back(real("run.watchdog_seconds", &R::run, &RunSettings::watchdog_seconds, -1, false));
   k.push_back(member_key("run.ring_timeline", &R::run, &RunSettings::ring_timeline, Kind::boolean));

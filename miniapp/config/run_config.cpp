@@ -89,6 +89,10 @@ const char* to_string(AttentionKernels k) {
       return "sm80";
     case AttentionKernels::sm90:
       return "sm90";
+    case AttentionKernels::sm80_documents:
+      return "sm80-documents";
+    case AttentionKernels::sm90_documents:
+      return "sm90-documents";
   }
   return "?";
 }
@@ -99,6 +103,8 @@ const char* to_string(AttentionPartials p) {
       return "fp32";
     case AttentionPartials::storage:
       return "storage";
+    case AttentionPartials::accumulator:
+      return "accumulator";
   }
   return "?";
 }

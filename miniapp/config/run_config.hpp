@@ -18,13 +18,16 @@ enum class CommKind { mpi, nccl };
 enum class Reference { fp64, single_device };
 // The flash attention kernels on a GPU, one family per architecture as FlashAttention-3
 // pairs an sm80 and an sm90 mainloop: auto takes the one measured fastest and VALID on the
-// GPU at hand (docs/nvidia.md, "Kernel families").
-enum class AttentionKernels { automatic, sm80, sm90 };
+// GPU at hand (docs/nvidia.md, "Kernel families"). The -documents variants mask packed
+// documents inside the kernels instead of splitting blocks by document (opt-in).
+enum class AttentionKernels { automatic, sm80, sm90, sm80_documents, sm90_documents };
 // How a block's attention result joins the running sums: fp32 keeps every partial in
 // fp32; storage rounds each block's output, and its gradient contributions, to the run's
-// dtype first, as a ring built on a kernel with 16-bit outputs does (docs/algorithms.md,
-// "The partials' precision").
-enum class AttentionPartials { fp32, storage };
+// dtype first, as a ring built on a kernel with 16-bit outputs does; accumulator also
+// holds the running sums themselves in the run's dtype, rounded after every block, as a
+// ring with a 16-bit running accumulator does (docs/algorithms.md, "The partials'
+// precision").
+enum class AttentionPartials { fp32, storage, accumulator };
 // The precision of the layer stack's weight gradients, their accumulation over the
 // backward and their sum over the group: fp32 buffers (Megatron's main_grad) or the run's
 // dtype (docs/numerics.md, "Weight-gradient sums").
@@ -50,8 +53,8 @@ constexpr int enum_size(DType) { return 3; }
 constexpr int enum_size(DeviceKind) { return 2; }
 constexpr int enum_size(CommKind) { return 2; }
 constexpr int enum_size(Reference) { return 2; }
-constexpr int enum_size(AttentionKernels) { return 3; }
-constexpr int enum_size(AttentionPartials) { return 2; }
+constexpr int enum_size(AttentionKernels) { return 5; }
+constexpr int enum_size(AttentionPartials) { return 3; }
 constexpr int enum_size(GradReduceDtype) { return 2; }
 
 // Shape of the decoder layer stack (Llama style, GQA).
@@ -126,6 +129,10 @@ struct RunSettings {
   // Multiplies the generated inputs (attention mode q, k, v, dO; model mode x), a power of
   // two: large values make large attention logits (core/synthetic_data.hpp, input_value).
   double input_scale = 1.0;
+  // Attention mode: the keys take this many directions shared by the sequence, so that
+  // large logits tie (core/synthetic_data.hpp, shared_direction_key); 0: the keys are
+  // drawn like the other inputs.
+  int key_directions = 0;
   bool verify = false;
   Reference reference = Reference::fp64;
   // A rank waiting longer than this in one communication call aborts the job (0 = never;

@@ -217,6 +217,9 @@ void check_point(const RunConfig& c,
                 "dtype), got " +
                 number_text(c.run.input_scale));
   check_input_scale_range(c, at);
+  if (c.run.key_directions > 0 && c.run.mode != Mode::attention)
+    input_error(at({"run.key_directions", "run.mode"}) +
+                ": run.key_directions draws the keys of attention mode; model mode computes its keys from x");
   check_documents(c, at);
   check_attention_variants(c, at);
   if (!device.kernel_families && a.kernels != AttentionKernels::automatic)

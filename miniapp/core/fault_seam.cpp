@@ -22,8 +22,11 @@ State& state() {
 }
 
 bool parse_stage(const std::string& word, Stage& stage) {
-  static const std::pair<const char*, Stage> names[] = {
-      {"gpu", Stage::gpu}, {"comm", Stage::comm}, {"shift", Stage::shift}, {"stall", Stage::stall}};
+  static const std::pair<const char*, Stage> names[] = {{"gpu", Stage::gpu},
+                                                        {"comm", Stage::comm},
+                                                        {"shift", Stage::shift},
+                                                        {"stall", Stage::stall},
+                                                        {"zero_loss", Stage::zero_loss}};
   for (const auto& [name, s] : names)
     if (word == name) {
       stage = s;
@@ -50,8 +53,9 @@ void arm(int world_rank) {
     return !t.empty() && t.size() < 10 && t.find_first_not_of("0123456789") == std::string::npos;
   };
   if (!whole_number(rank) || !parse_stage(stage, parsed) || !(point.empty() || whole_number(point)))
-    input_error("MINICTX_INJECT_FAULT='" + std::string(value) +
-                "' is not RANK:STAGE[:POINT] (STAGE gpu, comm, shift or stall; POINT a sweep index)");
+    input_error(
+        "MINICTX_INJECT_FAULT='" + std::string(value) +
+        "' is not RANK:STAGE[:POINT] (STAGE gpu, comm, shift, stall or zero_loss; POINT a sweep index)");
   s.armed = std::stoi(rank) == world_rank;
   s.stage = parsed;
   s.point = point.empty() ? 0 : std::stoi(point);

@@ -13,4 +13,8 @@ inline constexpr const char* grad_allreduce = "grad_allreduce";
 // Where the loss is scaled: the check of the summed weight gradients for Inf and NaN.
 inline constexpr const char* grad_check = "grad_check";
 
+// Every phase, in the order a step first enters them.
+inline constexpr const char* all[] = {forward,       attention_fwd,  backward,  recompute,
+                                      attention_bwd, grad_allreduce, grad_check};
+
 }  // namespace minictx::phase

@@ -14,8 +14,8 @@ inline constexpr uint64_t input_x = 1;      // model input            [B, S, d_m
 inline constexpr uint64_t loss_weight = 2;  // loss coefficients      [B, S, d_model]
 inline constexpr uint64_t attn_q = 3;       // attention-mode inputs  [B, S, H, D]
 inline constexpr uint64_t attn_k = 4;       //                        [B, S, Hkv, D]
-inline constexpr uint64_t attn_v = 5;       //                        [B, S, Hkv, D]
-inline constexpr uint64_t attn_do = 6;      //                        [B, S, H, D]
+inline constexpr uint64_t attn_v = 5;       //                        [B, S, Hkv, Dv]
+inline constexpr uint64_t attn_do = 6;      //                        [B, S, H, Dv]
 }  // namespace tensor_id
 
 // Weights of one decoder layer, each [in, out] row-major (y = x W); gains are [d_model].
@@ -62,6 +62,28 @@ inline double input_value(uint64_t seed, uint64_t tensor, uint64_t index, double
 // of a row's probability.
 inline double sink_value(uint64_t seed, int layer, int head) {
   return data_value(seed, sink_tensor_id(layer), uint64_t(head));
+}
+
+// Attention-mode keys at `directions` directions shared by the sequence
+// (run.key_directions): element j of token pos's key (`width` elements a token, `seq`
+// tokens a batch row) is that of token pos mod directions. A query's logits then take one
+// value per direction, and its largest ties across every visible key of its best
+// direction: at a large scale a row keeps tens of equal large logits, and its LSE is the
+// max plus the log of their count, instead of one logit owning the row.
+inline double shared_direction_key(uint64_t seed, uint64_t index, int64_t seq, int64_t width, int directions,
+                                   double scale) {
+  const uint64_t token = index / uint64_t(width), j = index % uint64_t(width);
+  const uint64_t row = token / uint64_t(seq), pos = token % uint64_t(seq);
+  return input_value(seed, tensor_id::attn_k,
+                     (row * uint64_t(seq) + pos % uint64_t(directions)) * uint64_t(width) + j, scale);
+}
+
+// An attention-mode input (q, k, v, dO) of a problem of `seq` tokens with `width` elements
+// a token: input_value, save the keys where they share `key_directions` > 0 directions.
+inline double attention_input(uint64_t seed, uint64_t tensor, uint64_t index, double scale,
+                              int key_directions, int64_t seq, int64_t width) {
+  if (tensor != tensor_id::attn_k || key_directions == 0) return input_value(seed, tensor, index, scale);
+  return shared_direction_key(seed, index, seq, width, key_directions, scale);
 }
 
 }  // namespace minictx

@@ -75,6 +75,13 @@ std::vector<float> host_copy(Device& dev, const Tensor& t) {
   return v;
 }
 
+// Row `at`'s LSE from a host copy of an LSE tensor: its fp32 plane plus, where the device
+// keeps one (Device::lse_planes), the second plane `plane` values on.
+double lse_of_row(const std::vector<float>& rows, int64_t plane, size_t at) {
+  const bool two = int64_t(rows.size()) > plane;
+  return double(rows[at]) + (two ? double(rows[size_t(plane) + at]) : 0.0);
+}
+
 }  // namespace
 
 void Device::upload(Tensor& dst, const float* host) {
@@ -162,18 +169,20 @@ void Device::attn_bwd_block(const AttnShape& s, const AttnBwdBlock& blk) {
 void Device::attn_sink_merge(const AttnShape& s, const Tensor& sinks, Tensor& o, Tensor& lse) {
   const std::vector<float> sink = host_copy(*this, sinks);
   std::vector<float> out = host_copy(*this, o), rows = host_copy(*this, lse);
-  const int64_t dv = s.value_dim(), heads = s.heads, len = int64_t(rows.size()) / (s.batch * heads);
+  const int64_t dv = s.value_dim(), heads = s.heads, plane = int64_t(rows.size()) / lse_planes(),
+                len = plane / (s.batch * heads);
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t i = 0; i < len; ++i) {
-        float& l = rows[size_t((b * heads + h) * len + i)];
-        const double before = l, with_sink = sink[size_t(h)];
+        const size_t at = size_t((b * heads + h) * len + i);
+        const double before = lse_of_row(rows, plane, at), with_sink = sink[size_t(h)];
         const double top = std::max(before, with_sink);  // e^−∞ = 0: a row that saw no key
         const double after = top + std::log(std::exp(before - top) + std::exp(with_sink - top));
         const float keep = float(std::exp(before - after));
         float* row = out.data() + ((b * len + i) * heads + h) * dv;
         std::transform(row, row + dv, row, [keep](float x) { return x * keep; });
-        l = float(after);
+        rows[at] = float(after);
+        if (lse_planes() > 1) rows[size_t(plane) + at] = float(after - double(rows[at]));
       }
   upload(o, out.data());
   upload(lse, rows.data());
@@ -181,18 +190,18 @@ void Device::attn_sink_merge(const AttnShape& s, const Tensor& sinks, Tensor& o,
 
 void Device::attn_sink_grad(const AttnShape& s, const Tensor& sinks, const Tensor& o, const Tensor& lse,
                             const Tensor& dout, Tensor& dsinks) {
-  Tensor delta = alloc(lse.shape());
+  Tensor delta = alloc_rows_of_lse(lse);
   attn_bwd_delta(s, o, dout, delta);
   const std::vector<float> sink = host_copy(*this, sinks), rows = host_copy(*this, lse),
                            d = host_copy(*this, delta);
   std::vector<float> grad = host_copy(*this, dsinks);
-  const int64_t heads = s.heads, len = int64_t(rows.size()) / (s.batch * heads);
+  const int64_t heads = s.heads, plane = int64_t(d.size()), len = plane / (s.batch * heads);
   for (int64_t h = 0; h < heads; ++h) {
     double sum = 0;  // the probability of the sink times delta, over every row of the head
     for (int64_t b = 0; b < s.batch; ++b)
       for (int64_t i = 0; i < len; ++i) {
         const size_t at = size_t((b * heads + h) * len + i);
-        sum += std::exp(double(sink[size_t(h)]) - rows[at]) * d[at];
+        sum += std::exp(double(sink[size_t(h)]) - lse_of_row(rows, plane, at)) * d[at];
       }
     grad[size_t(h)] -= float(sum);
   }
@@ -219,7 +228,8 @@ void Device::attn_bwd_masked(const AttnShape& s, const AttnBwdBlock& blk) {
 
 // With storage partials a block is computed on its own, from the merge's identity (zero
 // gradients), and its result is rounded before it joins the sums: what the sums then hold
-// is what a kernel returning 16-bit blocks would have given them.
+// is what a kernel returning 16-bit blocks would have given them. With accumulator
+// partials the sums are rounded again after it joins: a running accumulator of 16 bits.
 void Device::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   if (!rounds_partials()) return attn_fwd_masked(s, blk);
   Tensor o = alloc(blk.o->shape()), lse = alloc(blk.lse->shape());
@@ -227,6 +237,7 @@ void Device::attn_fwd(const AttnShape& s, const AttnFwdBlock& blk) {
   attn_fwd_masked(s, {blk.q, blk.k, blk.v, &o, &lse});
   round_to_precision(o);
   lse_merge(s, *blk.o, *blk.lse, o, lse);
+  if (rounds_sums()) round_to_precision(*blk.o);
 }
 
 void Device::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
@@ -236,6 +247,7 @@ void Device::attn_bwd(const AttnShape& s, const AttnBwdBlock& blk) {
   for (auto [sum, part] : {std::pair{blk.dq, &dq}, std::pair{blk.dk, &dk}, std::pair{blk.dv, &dv}}) {
     round_to_precision(*part);
     add(*sum, *part);
+    if (rounds_sums()) round_to_precision(*sum);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "core/host_step_clock.hpp"
 #include "core/tensor.hpp"
 #include "core/topology.hpp"
+#include "device/device_footprint.hpp"
 #include "device/document_bounds.hpp"
 
 // The CUDA runtime's stream type, by name only (cudaStream_t is a CUstream_st*), so that
@@ -19,7 +20,8 @@ namespace minictx {
 
 // Shape facts every attention block call shares. Tensors q/dq are [B, L, H, D], k/dk
 // [B, L, Hkv, D], v/dv [B, L, Hkv, Dv] and o/dout [B, L, H, Dv] (row-major; rows are
-// tokens of one rank's shard), D = head_dim and Dv = value_dim(); lse and delta are [B, H, L].
+// tokens of one rank's shard), D = head_dim and Dv = value_dim(); lse is [planes·B, H, L]
+// (alloc_lse) and delta [B, H, L].
 struct AttnShape {
   int batch = 1;
   int heads = 1;
@@ -112,7 +114,8 @@ class Device {
   virtual void set_attention_kernels(AttentionKernels) {}
   // The deck's attention.partials: storage rounds each attention block's output (and, in
   // the backward, its dQ, dK and dV contributions) to precision() before they join the
-  // running sums; the same as fp32 in an fp32 run.
+  // running sums; accumulator rounds the sums too, after every block; both the same as
+  // fp32 in an fp32 run.
   void set_attention_partials(AttentionPartials partials) { partials_ = partials; }
   // Whether the model's kernels below (the *_kernel members) read and write 16-bit
   // tensors themselves; the host's take fp32 only.
@@ -168,6 +171,21 @@ class Device {
   void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m);
   void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du);
 
+  // The attention's LSE tensors are [planes·B, H, L], fp32 (alloc_lse): plane 0, the first
+  // B·H·L values, holds each row's natural-log LSE. A device whose kernels rebuild P from
+  // more than fp32 holds a second plane, the part of each LSE that its fp32 value rounds
+  // off, so that an LSE of 10⁴ still rebuilds P to fp32's precision (docs/algorithms.md,
+  // "The LSE in two parts"). Every per-row operation on an LSE tensor takes it as planes·B
+  // batch rows.
+  int lse_planes() const { return minictx::lse_planes(kind()); }
+  Tensor alloc_lse(int64_t batch, int64_t heads, int64_t len) {
+    return alloc({lse_planes() * batch, heads, len});
+  }
+  // A per-row vector [B, H, L] (the backward's delta) for the rows of an LSE tensor.
+  Tensor alloc_rows_of_lse(const Tensor& lse) {
+    return alloc({lse.dim(0) / lse_planes(), lse.dim(1), lse.dim(2)});
+  }
+
   // o = 0, lse = -inf: the identity of the LSE merge.
   virtual void attn_init(Tensor& o, Tensor& lse) = 0;
   // The blocks' q, k, v (and dout) may be 16-bit tensors, as activations are in a 16-bit
@@ -181,7 +199,8 @@ class Device {
                          const Tensor& lse_b) = 0;
   // Attention sinks: sink logit s_h (sinks [H]) joins the denominator of head h's softmax
   // in the final (o, lse), as a block with no value would: lse ← log(e^lse + e^s_h),
-  // o ← o·e^(lse_old − lse). Once, after every block is merged. o and lse are fp32.
+  // o ← o·e^(lse_old − lse), in every plane of the LSE. Once, after every block is merged.
+  // o and lse are fp32.
   // O(B·L·H·Dv) beside attention's O(L²): done through host copies on every device.
   void attn_sink_merge(const AttnShape&, const Tensor& sinks, Tensor& o, Tensor& lse);
   // dsinks[h] += −Σ over batch and rows of e^(s_h − lse)·rowsum(dout ∘ o): the sinks'
@@ -219,9 +238,12 @@ class Device {
   virtual void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) = 0;
   virtual void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) = 0;
 
-  // Whether attention blocks round their results before the sums: storage partials in a
-  // 16-bit run.
-  bool rounds_partials() const { return partials_ == AttentionPartials::storage && precision_ != DType::f32; }
+  // Whether attention blocks round their results before the sums: storage or accumulator
+  // partials in a 16-bit run.
+  bool rounds_partials() const { return partials_ != AttentionPartials::fp32 && precision_ != DType::f32; }
+  // Whether the running sums are rounded to precision() after every block as well
+  // (attention.partials accumulator in a 16-bit run).
+  bool rounds_sums() const { return partials_ == AttentionPartials::accumulator && precision_ != DType::f32; }
   // A block's fp32 result rounded to precision() in place (attention.partials storage).
   void round_to_precision(Tensor& t);
   // attn_fwd_block and attn_bwd_block, split by documents where the kernels do not mask them.

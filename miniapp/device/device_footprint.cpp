@@ -21,6 +21,10 @@ long double document_row_copies(const RunConfig& cfg, long double rows, long dou
 
 }  // namespace
 
+int lse_planes(DeviceKind kind) {
+  return kind == DeviceKind::kokkos ? 2 : 1;  // the host kernels hold it in two parts (host_attention.cpp)
+}
+
 long double device_footprint_bytes(DeviceKind kind, const RunConfig& cfg, long double rows) {
   using real = long double;
   const ModelShape& m = cfg.model;

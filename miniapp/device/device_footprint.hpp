@@ -10,4 +10,8 @@ namespace minictx {
 // (model/memory_estimate.hpp).
 long double device_footprint_bytes(DeviceKind kind, const RunConfig& cfg, long double rows);
 
+// The fp32 planes of a device kind's attention LSE (Device::lse_planes): what a row's LSE
+// takes in memory and on the wire, 4 bytes a plane.
+int lse_planes(DeviceKind kind);
+
 }  // namespace minictx

@@ -50,27 +50,36 @@ void run_by_document(const DocumentBounds& docs, int b, const AttnShape& shape, 
   }
 }
 
-// Rows [begin, begin + len) of one batch row of a tensor laid out [batch, outer, rows,
-// width] (q, o and the gradients: outer 1, width heads·D; lse and delta: outer heads,
-// width 1), taken into a [1, outer, len, width] tensor of its dtype and put back.
+// Rows [begin, begin + len) of one batch row of a tensor laid out [planes, batch, outer,
+// rows, width] (q, o and the gradients: outer 1, width heads·D; lse: its planes
+// (Device::lse_planes), outer heads, width 1; delta: outer heads, width 1), taken into a
+// [planes, outer, len, width] tensor of its dtype and put back.
 struct RowSlice {
-  int64_t outer, rows, width, begin, len;
-  int64_t offset(int b) const { return ((b * outer) * rows + begin) * width; }
+  int64_t outer, rows, width, begin, len, planes, batch;
+  int64_t offset(int b, int64_t plane) const {
+    return (((plane * batch + b) * outer) * rows + begin) * width;
+  }
+  int64_t plane_size() const { return outer * len * width; }
 };
 
 // The slice of t holding a block's rows.
-RowSlice rows_of(const Tensor& t, int batch, int64_t outer, int64_t width, const SeqBlock& blk) {
-  return {outer, t.numel() / (batch * outer * width), width, blk.begin, blk.len};
+RowSlice rows_of(const Tensor& t, int batch, int64_t outer, int64_t width, const SeqBlock& blk,
+                 int planes = 1) {
+  return {outer, t.numel() / (planes * batch * outer * width), width, blk.begin, blk.len, planes, batch};
 }
 
 Tensor take(Device& dev, const Tensor& t, const RowSlice& s, int b) {
-  Tensor one = dev.alloc({1, s.outer, s.len, s.width}, t.dtype());
-  dev.copy_rows(one, 0, s.len * s.width, t, s.offset(b), s.rows * s.width, s.outer, s.len * s.width);
+  Tensor one = dev.alloc({s.planes, s.outer, s.len, s.width}, t.dtype());
+  for (int64_t p = 0; p < s.planes; ++p)
+    dev.copy_rows(one, p * s.plane_size(), s.len * s.width, t, s.offset(b, p), s.rows * s.width, s.outer,
+                  s.len * s.width);
   return one;
 }
 
 void put(Device& dev, Tensor& t, const RowSlice& s, int b, const Tensor& one) {
-  dev.copy_rows(t, s.offset(b), s.rows * s.width, one, 0, s.len * s.width, s.outer, s.len * s.width);
+  for (int64_t p = 0; p < s.planes; ++p)
+    dev.copy_rows(t, s.offset(b, p), s.rows * s.width, one, p * s.plane_size(), s.len * s.width, s.outer,
+                  s.len * s.width);
 }
 
 // Row widths of the block's tensors: q (and dq) H·D, k H_kv·D, v H_kv·Dv, o (and dout) H·Dv.
@@ -100,7 +109,7 @@ void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& 
   const Widths w(s);
   const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, w.q, blk.q),
                  o = rows_of(*blk.o, s.batch, 1, w.o, blk.q),
-                 lse = rows_of(*blk.lse, s.batch, s.heads, 1, blk.q);
+                 lse = rows_of(*blk.lse, s.batch, s.heads, 1, blk.q, dev.lse_planes());
   const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, w.k, blk.k),
                  v = rows_of(*blk.v.tensor, s.batch, 1, w.v, blk.v);
   for (int b = 0; b < s.batch; ++b) {
@@ -124,7 +133,7 @@ void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& 
   const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, w.q, blk.q),
                  dout = rows_of(*blk.dout, s.batch, 1, w.o, blk.q),
                  dq = rows_of(*blk.dq, s.batch, 1, w.q, blk.q);
-  const RowSlice lse = rows_of(*blk.lse, s.batch, s.heads, 1, blk.q),
+  const RowSlice lse = rows_of(*blk.lse, s.batch, s.heads, 1, blk.q, dev.lse_planes()),
                  delta = rows_of(*blk.delta, s.batch, s.heads, 1, blk.q);
   const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, w.k, blk.k),
                  v = rows_of(*blk.v.tensor, s.batch, 1, w.v, blk.v),

@@ -16,10 +16,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// log(sigmoid(x)) without overflow.
-inline float log_sigmoid(float x) { return x > 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); }
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
 // Head h of batch b of a [B, L, heads, dim] tensor, from row `begin` on; rows are ld apart.
 struct HeadRows {
   float* ptr;
@@ -31,16 +27,37 @@ inline HeadRows head_rows(const Tensor& t, const AttnShape& s, int heads, int di
   const int64_t rows_per_batch = t.numel() / (int64_t(s.batch) * ld);
   return {t.data() + (b * rows_per_batch + begin) * ld + int64_t(h) * dim, ld};
 }
-// Row `begin` of (b, h) in a [B, H, L] per-row vector (lse, delta).
+// Row `begin` of (b, h) in a [B, H, L] per-row vector (delta).
 inline float* row_vector(const Tensor& t, const AttnShape& s, int b, int h, int64_t begin) {
   const int64_t len = t.numel() / (int64_t(s.batch) * s.heads);
   return t.data() + (int64_t(b) * s.heads + h) * len + begin;
 }
 
-// Scores are kept in base 2 (the QKᵀ GEMM's alpha folds in log2 e) so that every
-// exponential is one exp2_clamped; lse is converted back to natural log at the end.
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
+// Row `begin` of (b, h) in an LSE tensor of two planes [2·B, H, L] (Device::lse_planes):
+// hi, the LSE in fp32, and lo, the part of it hi rounds off.
+struct LseRows {
+  float* hi;
+  float* lo;
+};
+inline LseRows lse_rows(const Tensor& t, const AttnShape& s, int b, int h, int64_t begin) {
+  const int64_t plane = t.numel() / 2, len = plane / (int64_t(s.batch) * s.heads);
+  float* hi = t.data() + (int64_t(b) * s.heads + h) * len + begin;
+  return {hi, hi + plane};
+}
+
+// The scores the GEMMs give are q·kᵀ unscaled, as an eager framework's are; every
+// exponential is one exp2_clamped of them times log2 e / sqrt(head_dim), formed after the
+// row's shift is subtracted (forward) or in double (backward), so that scores of 10⁴ lose
+// nothing to the rounding of a scaled score. The LSE is natural log, held in two parts.
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+inline float base2_scale(int head_dim) { return float(kLog2e / std::sqrt(double(head_dim))); }
+
+// hi + lo = x, hi the nearest float.
+inline void split(double x, float& hi, float& lo) {
+  hi = float(x);
+  lo = float(x - double(hi));
+}
 
 // Scratch of one kernel call, reused across calls of the same thread: the ring backends
 // call the kernel once per block, and allocation would show in their step time.
@@ -110,12 +127,12 @@ inline bool keys_exhausted(const AttnShape& s, int64_t first_key_pos, int64_t la
 void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
   const int d = s.head_dim, dv = s.value_dim();
   const int g = h / (s.heads / s.kv_heads);
-  const float alpha = kLog2e / std::sqrt(float(d));
+  const float scale2 = base2_scale(d);
   const HeadRows q = head_rows(*a.q.tensor, s, s.heads, d, b, a.q.begin, h);
   const HeadRows k = head_rows(*a.k.tensor, s, s.kv_heads, d, b, a.k.begin, g);
   const HeadRows v = head_rows(*a.v.tensor, s, s.kv_heads, dv, b, a.v.begin, g);
   const HeadRows o = head_rows(*a.o, s, s.heads, dv, b, a.q.begin, h);
-  float* lse = row_vector(*a.lse, s, b, h, a.q.begin);
+  const LseRows lse = lse_rows(*a.lse, s, b, h, a.q.begin);
 
   // A tile never exceeds its block, so the scratch stays what the block needs.
   const int bq = int(std::min<int64_t>(s.block_q, a.q.len)), bk = int(std::min<int64_t>(s.block_k, a.k.len));
@@ -135,7 +152,7 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
           visible_ranges(s, b, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), first, visible);
       if (tk == 0) continue;
       float* scores = sc.s.data();  // [tq, tk]: only keys some row of the tile sees
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, alpha, q.ptr + i0 * q.ld, q.ld,
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, 1.0f, q.ptr + i0 * q.ld, q.ld,
                   k.ptr + j0 * k.ld, k.ld, 0.0f, scores, tk);
       for (int i = 0; i < tq; ++i) {
         float* srow = scores + size_t(i) * tk;
@@ -143,9 +160,9 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
         const float new_max = std::max(run_max[i], row_max(srow + lo, n - lo));
         std::fill(srow, srow + lo, 0.0f);
         std::fill(srow + n, srow + tk, 0.0f);
-        if (new_max == kNegInf) continue;                       // nothing visible yet: the row stays empty
-        const float rescale = std::exp2(run_max[i] - new_max);  // 0 on the first visible tile
-        run_sum[i] = run_sum[i] * rescale + exp2_shift_sum(srow + lo, n - lo, new_max);
+        if (new_max == kNegInf) continue;  // nothing visible yet: the row stays empty
+        const float rescale = std::exp2((run_max[i] - new_max) * scale2);  // 0 on the first visible tile
+        run_sum[i] = run_sum[i] * rescale + exp2_shift_sum(srow + lo, n - lo, new_max, scale2);
         run_max[i] = new_max;
         if (rescale != 1.0f) scale_row(acc + size_t(i) * dv, dv, rescale);
       }
@@ -156,8 +173,8 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
       if (run_sum[i] == 0.0f) continue;  // no visible key in this block
       float* arow = acc + size_t(i) * dv;
       scale_row(arow, dv, 1.0f / run_sum[i]);
-      lse_merge_row(o.ptr + (i0 + i) * o.ld, lse[i0 + i], arow, kLn2 * (run_max[i] + std::log2(run_sum[i])),
-                    dv);
+      const double block_lse = kLn2 * (double(run_max[i]) * scale2 + std::log2(double(run_sum[i])));
+      lse_merge_row(o.ptr + (i0 + i) * o.ld, lse.hi[i0 + i], lse.lo[i0 + i], arow, block_lse, dv);
     }
   }
 }
@@ -168,9 +185,9 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
   const int d = s.head_dim, d_v = s.value_dim();
   const int group = s.heads / s.kv_heads;
   const float scale = 1.0f / std::sqrt(float(d));
-  const float alpha = kLog2e / std::sqrt(float(d));  // as in the forward: the same P
+  const double scale2 = base2_scale(d);  // as in the forward: the same P
   const HeadRows k = head_rows(*a.k.tensor, s, s.kv_heads, d, b, a.k.begin, g);
-  const HeadRows v = head_rows(*a.v.tensor, s, s.kv_heads, d_v, b, a.k.begin, g);
+  const HeadRows v = head_rows(*a.v.tensor, s, s.kv_heads, d_v, b, a.v.begin, g);
   const HeadRows dk = head_rows(*a.dk, s, s.kv_heads, d, b, a.k.begin, g);
   const HeadRows dv = head_rows(*a.dv, s, s.kv_heads, d_v, b, a.k.begin, g);
   const int bq = int(std::min<int64_t>(s.block_q, a.q.len)), bk = int(std::min<int64_t>(s.block_k, a.k.len));
@@ -181,7 +198,7 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
     const HeadRows q = head_rows(*a.q.tensor, s, s.heads, d, b, a.q.begin, h);
     const HeadRows dout = head_rows(*a.dout, s, s.heads, d_v, b, a.q.begin, h);
     const HeadRows dq = head_rows(*a.dq, s, s.heads, d, b, a.q.begin, h);
-    const float* lse = row_vector(*a.lse, s, b, h, a.q.begin);
+    const LseRows lse = lse_rows(*a.lse, s, b, h, a.q.begin);
     const float* delta = row_vector(*a.delta, s, b, h, a.q.begin);
     // Key tiles outside: the query-side operands (q, dout, dq) stream past once per key
     // tile, S / block_k times, instead of k, v, dk, dv once per query tile, S / block_q
@@ -197,14 +214,14 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
             visible_ranges(s, b, qpos, tq, kpos, int(std::min<int64_t>(bk, a.k.len - j0)), first, visible);
         if (tk == 0) continue;
         float *p = sc.s.data(), *dp = sc.dp.data();  // [tq, tk]
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, alpha, q.ptr + i0 * q.ld, q.ld,
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, 1.0f, q.ptr + i0 * q.ld, q.ld,
                     k.ptr + j0 * k.ld, k.ld, 0.0f, p, tk);
         for (int i = 0; i < tq; ++i) {
           float* prow = p + size_t(i) * tk;
-          const float row_lse = lse[i0 + i];
+          const float row_lse = lse.hi[i0 + i];
           // A row with no visible key anywhere has lse = -inf and no gradient.
           const int lo = row_lse == kNegInf ? 0 : first[i], n = row_lse == kNegInf ? 0 : visible[i];
-          exp2_shift(prow + lo, n - lo, row_lse * kLog2e);
+          if (n > lo) exp2_affine(prow + lo, n - lo, scale2, (double(row_lse) + lse.lo[i0 + i]) * kLog2e);
           std::fill(prow, prow + lo, 0.0f);
           std::fill(prow + n, prow + tk, 0.0f);
         }
@@ -226,16 +243,17 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
 
 }  // namespace
 
-void lse_merge_row(float* o, float& lse, const float* o_b, float lse_b, int n) {
-  if (lse_b == kNegInf) return;
-  if (lse == kNegInf) {
+void lse_merge_row(float* o, float& lse_hi, float& lse_lo, const float* o_b, double lse_b, int n) {
+  if (lse_b == double(kNegInf)) return;
+  if (lse_hi == kNegInf) {
     std::copy(o_b, o_b + n, o);
-    lse = lse_b;
+    split(lse_b, lse_hi, lse_lo);
     return;
   }
-  const float w = sigmoid(lse_b - lse);
+  const double lse = double(lse_hi) + lse_lo;
+  const auto w = float(1.0 / (1.0 + std::exp(lse - lse_b)));  // σ(lse_b − lse); 0 where exp overflows
   for (int c = 0; c < n; ++c) o[c] -= w * (o[c] - o_b[c]);
-  lse -= log_sigmoid(lse - lse_b);
+  split(std::max(lse, lse_b) + std::log1p(std::exp(-std::fabs(lse - lse_b))), lse_hi, lse_lo);
 }
 
 void attn_fwd(const AttnShape& s, const AttnFwdBlock& a) {

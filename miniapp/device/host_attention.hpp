@@ -10,7 +10,8 @@ void attn_fwd(const AttnShape&, const AttnFwdBlock&);
 void attn_bwd(const AttnShape&, const AttnBwdBlock&);
 void attn_bwd_delta(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta);
 
-// One row of the overflow-free LSE merge: o ← o − σ(lse_b − lse)(o − o_b), lse ← log(e^lse + e^lse_b).
-void lse_merge_row(float* o, float& lse, const float* o_b, float lse_b, int n);
+// One row of the overflow-free LSE merge: o ← o − σ(lse_b − lse)(o − o_b), lse ← log(e^lse + e^lse_b),
+// with lse held in two parts (lse_hi + lse_lo, Device::lse_planes) and formed in double.
+void lse_merge_row(float* o, float& lse_hi, float& lse_lo, const float* o_b, double lse_b, int n);
 
 }  // namespace minictx::host

@@ -26,17 +26,12 @@ MINICTX_ROW_CLONES float row_max(const float* x, int n) {
 }
 
 namespace {
-// x[j] ← max(x[j] − shift, −126): the domain of exp2_clamped; below it 2^x < 1.2e-38.
-void shift_and_clamp(float* x, int n, float shift) {
-  for (int j = 0; j < n; ++j) {
-    const float y = x[j] - shift;
-    x[j] = y < -126.0f ? -126.0f : y;
-  }
-}
+// Exponents below −126, the domain of exp2_clamped, become −126: 2^x < 1.2e-38 there.
+inline float clamp_exponent(float y) { return y < -126.0f ? -126.0f : y; }
 }  // namespace
 
-MINICTX_ROW_CLONES float exp2_shift_sum(float* x, int n, float shift) {
-  shift_and_clamp(x, n, shift);
+MINICTX_ROW_CLONES float exp2_shift_sum(float* x, int n, float shift, float scale) {
+  for (int j = 0; j < n; ++j) x[j] = clamp_exponent((x[j] - shift) * scale);
   float lanes[kLanes] = {};
   int j = 0;
   for (; j + kLanes <= n; j += kLanes)
@@ -53,8 +48,8 @@ MINICTX_ROW_CLONES float exp2_shift_sum(float* x, int n, float shift) {
   return sum;
 }
 
-MINICTX_ROW_CLONES void exp2_shift(float* x, int n, float shift) {
-  shift_and_clamp(x, n, shift);
+MINICTX_ROW_CLONES void exp2_affine(float* x, int n, double a, double shift) {
+  for (int j = 0; j < n; ++j) x[j] = clamp_exponent(float(double(x[j]) * a - shift));
   for (int j = 0; j < n; ++j) x[j] = exp2_clamped(x[j]);
 }
 

@@ -39,11 +39,13 @@ inline float exp2_clamped(float x) {
 // max of x[0, n); -inf for n = 0.
 float row_max(const float* x, int n);
 
-// x[j] = 2^(x[j] − shift) for j < n; returns the sum of the new values.
-float exp2_shift_sum(float* x, int n, float shift);
+// x[j] = 2^((x[j] − shift) · scale) for j < n; returns the sum of the new values. The
+// difference comes before the scale: scores near the shift lose nothing to their size.
+float exp2_shift_sum(float* x, int n, float shift, float scale);
 
-// x[j] = 2^(x[j] − shift) for j < n.
-void exp2_shift(float* x, int n, float shift);
+// x[j] = 2^(x[j] · a − shift) for j < n, the exponent formed in double: with a shift of
+// 10⁴, a float's rounding of it alone would move the result by 10⁻³.
+void exp2_affine(float* x, int n, double a, double shift);
 
 // p[j] ← p[j] · (dp[j] − delta) for j < n: softmax's backward, dP → dS.
 void softmax_grad(float* p, const float* dp, int n, float delta);

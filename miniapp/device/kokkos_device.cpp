@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -247,7 +248,9 @@ void KokkosDevice::swiglu_bwd_kernel(const Tensor& a, const Tensor& u, const Ten
 
 void KokkosDevice::attn_init(Tensor& o, Tensor& lse) {
   fill(o, 0.0f);
-  fill(lse, -std::numeric_limits<float>::infinity());
+  const int64_t plane = lse.numel() / 2;
+  std::fill(lse.data(), lse.data() + plane, -std::numeric_limits<float>::infinity());
+  std::fill(lse.data() + plane, lse.data() + lse.numel(), 0.0f);
 }
 
 void KokkosDevice::attn_fwd_f32(const AttnShape& s, const AttnFwdBlock& a) { host::attn_fwd(s, a); }
@@ -261,14 +264,15 @@ void KokkosDevice::lse_merge(const AttnShape& s, Tensor& o, Tensor& lse, const T
                              const Tensor& lse_b) {
   require_same_size(o, o_b, "lse_merge");
   const int d = s.value_dim();
-  const int64_t len = lse.numel() / (int64_t(s.batch) * s.heads);
+  const int64_t plane = lse.numel() / 2, len = plane / (int64_t(s.batch) * s.heads);
   float *po = o.data(), *pl = lse.data();
   const float *pob = o_b.data(), *plb = lse_b.data();
   const int heads = s.heads;
-  for_each("minictx::lse_merge", lse.numel(), [=](int64_t idx) {
+  for_each("minictx::lse_merge", plane, [=](int64_t idx) {
     const int64_t b = idx / (heads * len), h = (idx / len) % heads, i = idx % len;
     const int64_t off = ((b * len + i) * heads + h) * d;
-    host::lse_merge_row(po + off, pl[idx], pob + off, plb[idx], d);
+    host::lse_merge_row(po + off, pl[idx], pl[plane + idx], pob + off, double(plb[idx]) + plb[plane + idx],
+                        d);
   });
 }
 

@@ -13,4 +13,12 @@ namespace minictx {
 // "n/a" in the projected columns, never a guessed value.
 Table compare_table(const std::vector<PointResult>& measured, const std::vector<PointResult>& projected);
 
+// The same pairs phase by phase: per step on the slowest rank, each phase measured and
+// projected, their difference and ratio; then the mean ring step of each pass (compute,
+// transfer, exposed wait), measured from the point's ring timeline (run.ring_timeline) and
+// projected by the walk model. The phase with the largest difference, other than the
+// forward and backward that hold the others, is marked: where the two part.
+Table compare_phases_table(const std::vector<PointResult>& measured,
+                           const std::vector<PointResult>& projected);
+
 }  // namespace minictx

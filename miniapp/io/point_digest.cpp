@@ -102,6 +102,13 @@ void ring_timeline(Canon& c, const RingTimelineResult& t) {
   shared_columns(c, o, t.outer);
   c.column(o + rt::carries, t.outer,
            [](const OuterTransfer& x) { return std::string(to_string(x.carries)); });
+  if (t.phases.empty()) return;  // the subgroup is written only where phases were recorded
+  const std::string ph = g + rt::phases + "/";
+  c.column(ph + rt::rank, t.phases, [](const PhaseRecord& r) { return int64_t(r.rank); });
+  c.column(ph + rt::phase_iteration, t.phases, [](const PhaseRecord& r) { return int64_t(r.iteration); });
+  c.column(ph + rt::phase, t.phases, [](const PhaseRecord& r) { return r.phase; });
+  c.column(ph + rt::start, t.phases, [](const PhaseRecord& r) { return r.start; });
+  c.column(ph + rt::end, t.phases, [](const PhaseRecord& r) { return r.end; });
 }
 
 void verification(Canon& c, const std::vector<VerifyRow>& rows) {

@@ -63,6 +63,12 @@ json timeline_json(const RingTimelineResult& t) {
   outer[rt::carries] = json::array();
   for (const OuterTransfer& o : t.outer) outer[rt::carries].push_back(to_string(o.carries));
   out[rt::outer] = std::move(outer);
+  if (!t.phases.empty())  // absent when not recorded, as in files from before phases were kept
+    out[rt::phases] = {{rt::rank, column(t.phases, &PhaseRecord::rank)},
+                       {rt::phase_iteration, column(t.phases, &PhaseRecord::iteration)},
+                       {rt::phase, column(t.phases, &PhaseRecord::phase)},
+                       {rt::start, column(t.phases, &PhaseRecord::start)},
+                       {rt::end, column(t.phases, &PhaseRecord::end)}};
   return out;
 }
 
@@ -160,8 +166,21 @@ std::vector<Record> read_shared_columns(const json& g, const std::string& where)
   return records;
 }
 
+std::vector<PhaseRecord> read_phase_records(const json& g) {
+  const std::string where = std::string(rt::group) + "/" + rt::phases;
+  const auto rank = integers(g, rt::rank), iteration = integers(g, rt::phase_iteration);
+  const auto phase = strings(g, rt::phase);
+  const auto start = doubles(g, rt::start), end = doubles(g, rt::end);
+  for (size_t len : {iteration.size(), phase.size(), start.size(), end.size()})
+    require_length(len, rank.size(), where);
+  std::vector<PhaseRecord> records(rank.size());
+  for (size_t i = 0; i < records.size(); ++i)
+    records[i] = {rank[i], iteration[i], phase[i], start[i], end[i]};
+  return records;
+}
+
 // A file written before the timeline existed reads as "not recorded"; one written before
-// its outer subgroup, as no outer transfers.
+// its outer subgroup, as no outer transfers; one without phases, as none kept.
 RingTimelineResult read_timeline(const json& point) {
   RingTimelineResult t;
   if (!point.contains(rt::group)) return t;
@@ -179,6 +198,7 @@ RingTimelineResult read_timeline(const json& point) {
     t.steps[i].compute_start = start[i];
     t.steps[i].compute_end = end[i];
   }
+  if (g.contains(rt::phases)) t.phases = read_phase_records(member(g, rt::phases));
   if (!g.contains(rt::outer)) return t;
   const json& outer = member(g, rt::outer);
   t.outer = read_shared_columns<OuterTransfer>(outer, "ring_timeline/outer");

@@ -52,12 +52,24 @@ inline const std::vector<VerifyColumn>& verify_columns() {
   return columns;
 }
 
-// Every rank's ring steps and outer-ring transfers in one timed iteration (run.ring_timeline).
+// One phase scope of one rank in one timed iteration: what PhaseTimer added to the phase.
+struct PhaseRecord {
+  int rank = 0;
+  int iteration = 0;  // the timed iteration, from 0
+  std::string phase;
+  double start = 0, end = 0;  // seconds after the start of that iteration on the rank's clock
+};
+
+// Every rank's ring steps and outer-ring transfers in one timed iteration, and its phases
+// in every timed iteration (run.ring_timeline).
 struct RingTimelineResult {
   int64_t iteration = -1;            // the timed iteration recorded, from 0; -1: none
   std::string clock;                 // what the times were taken on; "" when none
   std::vector<RingStep> steps;       // rank by rank, each rank's in the order it ran them
   std::vector<OuterTransfer> outer;  // rank by rank, each rank's in the order they completed
+  // Rank by rank, each rank's by iteration and, within one, in the order the scopes closed
+  // (an inner phase before the one around it); empty in files from before they were kept.
+  std::vector<PhaseRecord> phases;
 };
 
 // Everything measured at one configuration point: one HDF5 group.

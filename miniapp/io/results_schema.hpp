@@ -69,6 +69,12 @@ inline constexpr const char* memory_bound = "memory_bound";
 }  // namespace projected_term
 
 inline std::string projected_metric(const std::string& term) { return "projected_" + term + "_s"; }
+// The projection's mean ring step of one layer's walk in a pass (forward, backward): its
+// kernel (`compute`), its transfer's time on the link (`transfer`) and the wait the kernel
+// did not hide (`exposed`), seconds; as the run's ring timeline records a step.
+inline std::string projected_ring_step_metric(const std::string& pass, const std::string& what) {
+  return projected_metric("ring_step_" + pass + "_" + what);
+}
 
 // The ring steps of one timed iteration (/points/<name>/ring_timeline): one 1-D dataset
 // per column, one row per step of each rank; outputs/README.md, "Ring timeline".
@@ -90,6 +96,13 @@ inline constexpr const char* transfer_done = "transfer_done";
 // of each rank, columns rank, layer, pass, round, carries, transfer_posted, transfer_done.
 inline constexpr const char* outer = "outer";
 inline constexpr const char* carries = "carries";
+// The phase scopes of every timed iteration (ring_timeline/phases), present only when
+// recorded: one row per scope of each rank, columns rank, iteration, phase, start, end.
+inline constexpr const char* phases = "phases";
+inline constexpr const char* phase_iteration = "iteration";
+inline constexpr const char* phase = "phase";
+inline constexpr const char* start = "start";
+inline constexpr const char* end = "end";
 }  // namespace ring_timeline
 
 // A point's labels (/points/<name>/labels), written by app/labels.cpp and read by the

@@ -103,6 +103,29 @@ void write_outer_transfers(hid_t timeline, const std::vector<OuterTransfer>& out
   h5::write_strings(group.get(), rt::carries, carries);
 }
 
+// The phase scopes as a subgroup of the timeline, only where they were recorded.
+void write_phases(hid_t timeline, const std::vector<PhaseRecord>& phases) {
+  namespace rt = schema::ring_timeline;
+  if (phases.empty()) return;
+  h5::Handle group = h5::create_group(timeline, rt::phases);
+  std::vector<int32_t> rank, iteration;
+  std::vector<std::string> phase;
+  std::vector<double> start, end;
+  for (const PhaseRecord& p : phases) {
+    rank.push_back(p.rank);
+    iteration.push_back(p.iteration);
+    phase.push_back(p.phase);
+    start.push_back(p.start);
+    end.push_back(p.end);
+  }
+  const std::vector<hsize_t> n{phases.size()};
+  h5::write_int32s(group.get(), rt::rank, rank);
+  h5::write_int32s(group.get(), rt::phase_iteration, iteration);
+  h5::write_strings(group.get(), rt::phase, phase);
+  h5::write_doubles(group.get(), rt::start, start, n);
+  h5::write_doubles(group.get(), rt::end, end, n);
+}
+
 void write_ring_timeline(hid_t point, const RingTimelineResult& t) {
   namespace rt = schema::ring_timeline;
   h5::Handle group = h5::create_group(point, rt::group);
@@ -124,6 +147,7 @@ void write_ring_timeline(hid_t point, const RingTimelineResult& t) {
   h5::write_doubles(g, rt::compute_start, compute_start, n);
   h5::write_doubles(g, rt::compute_end, compute_end, n);
   write_outer_transfers(g, t.outer);
+  write_phases(g, t.phases);
 }
 
 // One per-rank measurement and what it counts (its `unit` attribute).

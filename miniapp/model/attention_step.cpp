@@ -42,7 +42,8 @@ AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBack
                 od = int64_t(shape_.heads) * shape_.value_dim();
   auto make = [&](int64_t width, uint64_t id) {
     Tensor t = dev_.alloc({rows, width});
-    fill_shard(dev_, t, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, id, cfg.run.input_scale);
+    fill_shard(dev_, t, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, id, cfg.run.input_scale,
+               1.0, cfg.run.key_directions);
     return t;
   };
   q_ = make(qd, tensor_id::attn_q);
@@ -50,7 +51,7 @@ AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBack
   v_ = make(vd, tensor_id::attn_v);
   dout_ = make(od, tensor_id::attn_do);
   o_ = dev_.alloc({rows, od});
-  lse_ = dev_.alloc({int64_t(shape_.batch), int64_t(shape_.heads), layout.local_len()});
+  lse_ = dev_.alloc_lse(shape_.batch, shape_.heads, layout.local_len());
   dq_ = dev_.alloc({rows, qd});
   dk_ = dev_.alloc({rows, kd});
   dv_ = dev_.alloc({rows, vd});

@@ -121,7 +121,7 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention atten
   dev_.rope(s.k, m.kv_heads, positions_, m.rope_theta, false);
   if (attention == Attention::compute) {
     Tensor o = dev_.alloc({rows_, od});  // the backend merges into it in fp32
-    s.lse = dev_.alloc({int64_t(cfg_.sequence.batch), int64_t(m.heads), backend_.layout().local_len()});
+    s.lse = dev_.alloc_lse(cfg_.sequence.batch, m.heads, backend_.layout().local_len());
     {
       auto t = timer_.scope(phase::attention_fwd);
       backend_.forward(shapes_[size_t(l)], s.q, s.k, s.v, o, s.lse);
@@ -164,10 +164,10 @@ LayerStack::Activations LayerStack::kept_for_recompute(const Activations& s) con
     kept.o = s.o;
     kept.lse = s.lse;
   } else if (ckpt == Checkpointing::selective_half) {
-    const int64_t b = cfg_.sequence.batch, h = cfg_.model.heads,
+    const int64_t b = cfg_.sequence.batch, h = cfg_.model.heads, lse_b = s.lse.dim(0),
                   later = backend_.layout().local_len() - first_half_;
     kept.o = slice_rows(dev_, s.o, b, first_half_, later, {b * later, matrix_cols(s.o)});
-    kept.lse = slice_rows(dev_, s.lse, b * h, first_half_, later, {b, h, later});
+    kept.lse = slice_rows(dev_, s.lse, lse_b * h, first_half_, later, {lse_b, h, later});
   }
   return kept;
 }
@@ -183,13 +183,14 @@ void LayerStack::recompute_first_half(int l, Activations& s) {
   const int64_t n = first_half_, later = len - n;
   const int64_t od = int64_t(h) * cfg_.model.value_dim();
   Tensor o = alloc_rows(od);
-  Tensor lse = dev_.alloc({b, h, len});
+  Tensor lse = dev_.alloc_lse(b, h, len);
+  const int64_t lse_rows = lse.dim(0) * h;  // every plane's
   place_rows(dev_, o, b, n, later, s.o);
-  place_rows(dev_, lse, b * h, n, later, s.lse);
+  place_rows(dev_, lse, lse_rows, n, later, s.lse);
   if (n > 0) {
     const Tensor q_first = slice_rows(dev_, s.q, b, 0, n, {b * n, matrix_cols(s.q)});
     Tensor o_first = dev_.alloc({b * n, od});
-    Tensor lse_first = dev_.alloc({b, h, n});
+    Tensor lse_first = dev_.alloc_lse(b, h, n);
     {
       auto t = timer_.scope(phase::attention_fwd);
       backend_.forward_query_prefix(shapes_[size_t(l)], q_first, s.k, s.v, o_first, lse_first);
@@ -197,7 +198,7 @@ void LayerStack::recompute_first_half(int l, Activations& s) {
     }
     attention_query_rows_ += b * n;
     place_rows(dev_, o, b, 0, n, o_first);
-    place_rows(dev_, lse, b * h, 0, n, lse_first);
+    place_rows(dev_, lse, lse_rows, 0, n, lse_first);
   }
   s.o = o;
   s.lse = lse;

@@ -59,7 +59,7 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
                                                                         : 0;
     bytes = real(m.n_params(c.attention.sinks)) * (e + grad_e) + per_layer * (kept + 1) +
             rows * m.d_model * e * (m.layers + 3.0L) +
-            attention_kept * m.layers * rows * (od * e + m.heads * 4.0L);
+            attention_kept * m.layers * rows * (od * e + m.heads * 4.0L * lse_planes(c.run.device));
     // 16-bit storage keeps fp32 accumulators for the attention (o; dq, dk, dv).
     if (e < 4) bytes += rows * std::max(od, qd + kd + vd) * 4;
   } else {
@@ -67,7 +67,7 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
   }
   // Storage partials compute each attention block apart from the sums: fp32 o (dq, dk,
   // dv in the backward) and a copy in the run's dtype to round each through.
-  if (e < 4 && c.attention.partials == AttentionPartials::storage)
+  if (e < 4 && c.attention.partials != AttentionPartials::fp32)
     bytes += rows * std::max(od, qd + kd + vd) * (4 + e);
   bytes += tile_scratch_floats(c) * 4 + real(backend_buffer_bytes(c, topology));
   bytes += device_footprint_bytes(c.run.device, c, rows);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/engine/ring_blocks.hpp"
+#include "device/device_footprint.hpp"
 #include "model/elementwise_work.hpp"
 #include "model/flops.hpp"
 #include "project/rank_geometry.hpp"
@@ -126,7 +127,7 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
   };
   const double e = data_bytes(cfg);
   const Exchanged q{heads * d, e}, k{kv_heads * d, e}, v{kv_heads * dv, e}, o{heads * dv, e},
-      lse{double(heads), kStatBytes};
+      lse{double(heads), kStatBytes * lse_planes(cfg.run.device)};
   const PeerSplit peers = ulysses_peers(u, topology);
   const double local_rows = cfg.sequence.batch * double(plan.layout.local_len());
   const std::vector<Exchanged> exchanged = backward ? std::vector<Exchanged>{q, k, v, o, lse, o, q, k, v}
@@ -166,7 +167,8 @@ double window_step_share(const RunConfig& cfg, int64_t window, int ranks, const 
 }
 
 Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, int64_t window,
-                 AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
+                 AttentionPass pass, const KernelRates& rates, const LinkRates& links,
+                 RingWalkModel::StepTimes* ring_step) {
   const ModelShape& m = cfg.model;
   const int u = plan.degrees.ulysses;
   const double b = cfg.sequence.batch, d = m.head_dim, dv = m.value_dim();
@@ -204,21 +206,23 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   const double kv = b * double(rows) * kv_heads * (d + dv);  // K and V
   const double mq = b * double(rows) * heads * d;            // Q (dQ)
   const double mo = b * double(rows) * heads * dv;           // dO (O)
+  const int planes = lse_planes(cfg.run.device);
   double payload = kv, accumulator = 0;
   if (pass == AttentionPass::forward_query_prefix) payload = b * double(k_rows) * kv_heads * (d + dv);
   if (backward && plan.traffic == BackwardTraffic::kv) accumulator = kv;
   if (q_side) {
-    payload = mq + mo + 2 * b * double(rows) * heads;  // Q, dO, LSE, D
-    accumulator = mq;                                  // dQ
+    payload = mq + mo + (planes + 1) * b * double(rows) * heads;  // Q, dO, LSE, D
+    accumulator = mq;                                             // dQ
   }
-  // On the wire: Q, dO, K, V and the gradients in the run's dtype, LSE and D in fp32.
+  // On the wire: Q, dO, K, V and the gradients in the run's dtype, LSE (its planes) and D in fp32.
   const double e = data_bytes(cfg);
   const double payload_bytes =
-      q_side ? (mq + mo) * e + 2 * b * double(rows) * heads * kStatBytes : payload * e;
+      q_side ? (mq + mo) * e + (planes + 1) * b * double(rows) * heads * kStatBytes : payload * e;
   if (hops.empty())
-    total += walk.walk(payload_bytes, accumulator * e, steps, links.intra, links.inter);
+    total += walk.walk(payload_bytes, accumulator * e, steps, links.intra, links.inter, ring_step);
   else
-    total += walk.windowed_walk(hops, payload_bytes, accumulator * e, steps, links.intra, links.inter);
+    total +=
+        walk.windowed_walk(hops, payload_bytes, accumulator * e, steps, links.intra, links.inter, ring_step);
   const int ring_steps = hops.empty() ? walk.ranks() : 1 + *std::max_element(hops.begin(), hops.end());
   total += ring_engine_elementwise(pass, plan.traffic, ring_steps, payload, accumulator,
                                    b * double(q_rows) * heads * dv, b * double(q_rows) * heads, kv, rates);
@@ -266,11 +270,12 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
 }  // namespace
 
 Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, int layer,
-                    AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
+                    AttentionPass pass, const KernelRates& rates, const LinkRates& links,
+                    RingWalkModel::StepTimes* ring_step) {
   const int64_t window = cfg.attention.window.of_layer(layer);
   return plan.scheme == AttentionScheme::allgather
              ? allgather_scheme(cfg, topology, plan, window, pass, rates, links)
-             : ring_scheme(cfg, topology, plan, window, pass, rates, links);
+             : ring_scheme(cfg, topology, plan, window, pass, rates, links, ring_step);
 }
 
 Cost all_reduce_cost(double floats, double bytes_per_float, int calls, const Topology& topology,

@@ -8,6 +8,7 @@
 #include "project/attention_plan.hpp"
 #include "project/cost.hpp"
 #include "project/kernel_rates.hpp"
+#include "project/rank_geometry.hpp"
 
 namespace minictx {
 
@@ -22,8 +23,11 @@ enum class AttentionPass {
 };
 
 // One call of layer `layer`'s attention (its sliding window; attention mode: layer 0).
+// `ring_step` (if given) receives the mean ring step of the walk (none without a ring:
+// left as it was).
 Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, int layer,
-                    AttentionPass pass, const KernelRates& rates, const LinkRates& links);
+                    AttentionPass pass, const KernelRates& rates, const LinkRates& links,
+                    RingWalkModel::StepTimes* ring_step = nullptr);
 
 // An all-reduce of `floats` over every rank (the ring algorithm, as Comm counts it).
 Cost all_reduce_cost(double floats, double bytes_per_float, int calls, const Topology& topology,

@@ -115,7 +115,7 @@ RingWalkModel::RingWalkModel(int ulysses, int context, int window, const Topolog
 }
 
 Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& step, const LinkRate& intra,
-                         const LinkRate& inter) const {
+                         const LinkRate& inter, StepTimes* per_step) const {
   const LinkRate& in_link = inner_inter_ > 0 ? inter : intra;
   const LinkRate& out_link = outer_inter_ > 0 ? inter : intra;
   const Bound in_bound = inner_inter_ > 0 ? Bound::inter : Bound::intra;
@@ -129,6 +129,7 @@ Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& 
     return k;
   };
   Cost total;
+  StepTimes sum;
   for (const auto& [o, rounds] : kinds(windows_)) {
     // The outer hop of the block this round began with (not in the last round) and of
     // the previous round's accumulators runs under the whole inner round.
@@ -139,8 +140,13 @@ Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& 
       // The next block (not after the last step) and the accumulator trailing it.
       const double bytes = (i < w_ - 1 ? payload : 0) + (i > 0 ? accumulator : 0);
       const double kernel = o == 0 && i == 0 ? step.first : step.other;
-      round +=
-          overlapped(kernel, w_ > 1 ? in_link.seconds(bytes) : 0, in_bound, in_link.overlap).times(steps);
+      const double transfer = w_ > 1 ? in_link.seconds(bytes) : 0;
+      const Cost one = overlapped(kernel, transfer, in_bound, in_link.overlap);
+      round += one.times(steps);
+      const double n = double(steps) * rounds;
+      sum.compute += n * kernel;
+      sum.transfer += n * transfer;
+      sum.exposed += n * (one.seconds() - kernel);
     }
     if (w_ > 1 && accumulator > 0) round += cost_of(in_bound, in_link.seconds(accumulator));  // home hop
     // The outer transfer, posted at the round's start, under the round as far as it overlaps.
@@ -150,6 +156,10 @@ Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& 
     total += round.times(rounds);
   }
   if (windows_ > 1 && accumulator > 0) total += cost_of(out_bound, out_link.seconds(accumulator));
+  if (per_step) {
+    const double steps = double(c_);
+    *per_step = {sum.compute / steps, sum.transfer / steps, sum.exposed / steps};
+  }
   // Bytes as RingEngine sends them: a level of size 1 sends nothing.
   const double inner = w_ > 1 ? windows_ * ((w_ - 1) * payload + w_ * accumulator) : 0;
   const double outer = windows_ > 1 ? ((windows_ - 1) * payload + windows_ * accumulator) : 0;
@@ -159,8 +169,8 @@ Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& 
 }
 
 Cost RingWalkModel::windowed_walk(const std::vector<int>& hops, double payload, double accumulator,
-                                  const StepSeconds& step, const LinkRate& intra,
-                                  const LinkRate& inter) const {
+                                  const StepSeconds& step, const LinkRate& intra, const LinkRate& inter,
+                                  StepTimes* per_step) const {
   // Bytes, edge by edge: ring rank x of group g is world rank x·u + g.
   double sent_intra = 0, sent_inter = 0;
   auto send = [&](int64_t from, int64_t to, double bytes) {
@@ -180,11 +190,19 @@ Cost RingWalkModel::windowed_walk(const std::vector<int>& hops, double payload, 
   const LinkRate& link = any_inter ? inter : intra;
   const Bound bound = any_inter ? Bound::inter : Bound::intra;
   Cost total;
+  StepTimes sum;
   for (int i = 0; i <= farthest; ++i) {
     const double bytes = (i < farthest ? payload : 0) + (i > 0 ? accumulator : 0);
-    total += overlapped(i == 0 ? step.first : step.other, link.seconds(bytes), bound, link.overlap);
+    const double kernel = i == 0 ? step.first : step.other, transfer = link.seconds(bytes);
+    const Cost one = overlapped(kernel, transfer, bound, link.overlap);
+    total += one;
+    sum.compute += kernel;
+    sum.transfer += transfer;
+    sum.exposed += one.seconds() - kernel;
   }
   if (farthest > 0 && accumulator > 0) total += cost_of(bound, link.seconds(accumulator));  // home
+  // The run's timeline records every inner step, the empty ones past the farthest too.
+  if (per_step) *per_step = {sum.compute / c_, sum.transfer / c_, sum.exposed / c_};
   const double ranks = double(u_) * c_;
   total.bytes_intra = sent_intra / ranks;
   total.bytes_inter = sent_inter / ranks;

@@ -59,18 +59,27 @@ class RingWalkModel {
     double first = 0, other = 0;
   };
 
+  // A ring step of the walk as the run's timeline records one, the mean over the walk's
+  // steps: the kernel, the inner-ring transfer posted before it (its time on the link), and
+  // the wait for that transfer after the kernel (the part the kernel did not hide).
+  struct StepTimes {
+    double compute = 0, transfer = 0, exposed = 0;
+  };
+
   // The walk's cost: payload P and accumulator A bytes per block as in ring_engine.cpp,
-  // rounds and steps of equal cost counted once and multiplied.
+  // rounds and steps of equal cost counted once and multiplied; `per_step` (if given)
+  // receives its mean ring step.
   Cost walk(double payload, double accumulator, const StepSeconds& step, const LinkRate& intra,
-            const LinkRate& inter) const;
+            const LinkRate& inter, StepTimes* per_step = nullptr) const;
 
   // A plain ring's walk under a sliding window (window_hops: hops[j], the steps ring rank
   // j's block travels): as RingEngine sends it, block and accumulator over hops[j] edges
   // and the accumulator straight home, for each of the u groups, whose edges cross nodes
   // or not rank by rank. Steps past the farthest travel are empty. Walks the ranks: a
-  // windowed point costs the projection O(ranks²) at most.
+  // windowed point costs the projection O(ranks²) at most. `per_step` as for walk.
   Cost windowed_walk(const std::vector<int>& hops, double payload, double accumulator,
-                     const StepSeconds& step, const LinkRate& intra, const LinkRate& inter) const;
+                     const StepSeconds& step, const LinkRate& intra, const LinkRate& inter,
+                     StepTimes* per_step = nullptr) const;
 
  private:
   int u_, c_, w_, windows_;

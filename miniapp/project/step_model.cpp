@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/phase_names.hpp"
+#include "core/ring_timeline.hpp"
 #include "io/results_schema.hpp"
 #include "model/memory_estimate.hpp"
 #include "project/attention_plan.hpp"
@@ -82,19 +83,44 @@ Cost gradient_sums(const RunConfig& cfg, const Topology& topology, double layer_
   return all;
 }
 
-// One layer's attention call, the mean over the layers (their sliding windows may
-// differ; each distinct window is projected once); attention mode: layer 0's.
+// One layer's attention call in a pass, the mean over the layers (their sliding windows
+// may differ; each distinct window is projected once; attention mode: layer 0's), and in
+// `ring_step` (if given) the mean step of its ring walk, over the layers alike.
 Cost layer_attention(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
-                     AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
-  if (cfg.run.mode == Mode::attention) return attention_cost(cfg, topology, plan, 0, pass, rates, links);
-  std::map<int64_t, Cost> by_window;
+                     AttentionPass pass, const KernelRates& rates, const LinkRates& links,
+                     RingWalkModel::StepTimes* ring_step = nullptr) {
+  struct Projected {
+    Cost cost;
+    RingWalkModel::StepTimes step;
+  };
+  const int layers = cfg.run.mode == Mode::attention ? 1 : cfg.model.layers;
+  std::map<int64_t, Projected> by_window;
   Cost sum;
-  for (int l = 0; l < cfg.model.layers; ++l) {
+  RingWalkModel::StepTimes steps;
+  for (int l = 0; l < layers; ++l) {
     auto [at, made] = by_window.try_emplace(cfg.attention.window.of_layer(l));
-    if (made) at->second = attention_cost(cfg, topology, plan, l, pass, rates, links);
-    sum += at->second;
+    Projected& p = at->second;
+    if (made) p.cost = attention_cost(cfg, topology, plan, l, pass, rates, links, &p.step);
+    sum += p.cost;
+    steps.compute += p.step.compute / layers;
+    steps.transfer += p.step.transfer / layers;
+    steps.exposed += p.step.exposed / layers;
   }
-  return sum.times(1.0 / cfg.model.layers);
+  if (ring_step) *ring_step = steps;
+  return sum.times(1.0 / layers);
+}
+
+// One layer's attention in a pass, and the mean step of its ring walk under the pass's name
+// in `ring_steps` (none where no ring walks: the all-gather scheme, a context of one rank).
+Cost pass_attention(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, WalkPass pass,
+                    const KernelRates& rates, const LinkRates& links,
+                    std::map<std::string, RingWalkModel::StepTimes>& ring_steps) {
+  RingWalkModel::StepTimes step;
+  const AttentionPass which = pass == WalkPass::forward ? AttentionPass::forward : AttentionPass::backward;
+  const Cost c = layer_attention(cfg, topology, plan, which, rates, links, &step);
+  if (plan.scheme != AttentionScheme::allgather && plan.degrees.context > 1)
+    ring_steps[to_string(pass)] = step;
+  return c;
 }
 
 }  // namespace
@@ -104,9 +130,9 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
   StepProjection p;
   const AttentionPlan plan = attention_plan(cfg, topology);
   const bool backward = !cfg.run.fwd_only;
-  const Cost attn_fwd = layer_attention(cfg, topology, plan, AttentionPass::forward, rates, links);
+  const Cost attn_fwd = pass_attention(cfg, topology, plan, WalkPass::forward, rates, links, p.ring_steps);
   const Cost attn_bwd =
-      backward ? layer_attention(cfg, topology, plan, AttentionPass::backward, rates, links) : Cost{};
+      backward ? pass_attention(cfg, topology, plan, WalkPass::backward, rates, links, p.ring_steps) : Cost{};
   p.memory_bytes = double(estimate_memory_bytes(cfg, topology));
   p.memory_capacity_bytes = memory_capacity_bytes;
 

@@ -19,8 +19,11 @@ struct StepProjection {
   Cost total;                            // the whole step
   std::map<std::string, double> phases;  // the run's phase names (nested as the run's timers)
   std::map<std::string, double> terms;   // seconds per term: gemm, elementwise, attention_fwd, ...
-  double memory_bytes = 0;               // per rank: the run's estimate
-  double memory_capacity_bytes = 0;      // per device: the profile's
+  // The mean ring step of one layer's walk by pass (forward, backward), as the run's ring
+  // timeline records steps; empty for a scheme without a ring walk.
+  std::map<std::string, RingWalkModel::StepTimes> ring_steps;
+  double memory_bytes = 0;           // per rank: the run's estimate
+  double memory_capacity_bytes = 0;  // per device: the profile's
   std::string bound;  // what the step time is mostly bound by: compute | intra-node link | inter-node link |
                       // memory (device-memory bandwidth of the element-wise kernels)
   bool fits = true;   // the memory estimate fits the profile's device memory

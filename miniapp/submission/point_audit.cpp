@@ -238,16 +238,16 @@ std::string check_verification(const PointResult& p, const RunConfig& cfg, Findi
     f.add("verification/tensor", std::to_string(tensors.size()) +
                                      " tensors recorded; the configuration compares " +
                                      std::to_string(expected.size()) + ", from " + expected.front());
-  const double tolerance = verify_tolerance(cfg);
   std::map<std::string, std::pair<int, std::string>> wrong;  // field -> rows, the first one
   auto note = [&](const char* field, const std::string& what) {
     auto& w = wrong[field];
     if (w.first++ == 0) w.second = what;
   };
   for (const VerifyRow& r : p.verification) {
+    const double tolerance = row_tolerance(cfg, r.tensor);
     if (r.tolerance != tolerance)
       note("verification/tolerance",
-           r.tensor + ": recorded " + number(r.tolerance) + ", the dtype's " + number(tolerance));
+           r.tensor + ": recorded " + number(r.tolerance) + ", its row's " + number(tolerance));
     const bool pass = std::isfinite(r.max_rel_err) && r.max_rel_err <= tolerance;
     if (r.pass != pass)
       note("verification/pass", r.tensor + ": recorded " + (r.pass ? "1" : "0") + " for max_rel_err " +

@@ -8,9 +8,10 @@ apart); the Hopper kernels (--wgmma) must hold wgmma.mma_async where the archite
 wgmma operations for want of registers (its note C7512); those pipelined as
 FlashAttention-3 (--pipelined) must keep a product in flight (wgmma.wait_group 1) and the
 consumers' turns (bar.arrive). An mma.sync kernel may spill only what --known-spill lists
-for it (by kernel and architecture, at most that many bytes), so a new spill fails. Where
-cuobjdump is installed (a
-full CUDA toolkit) the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers
+for it (by kernel and architecture, at most that many bytes), so a new spill fails. The
+--document-twins sources must hold each kernel twice, the last template argument (kDocs)
+false and true: the default and its twin that masks packed documents. Where cuobjdump is
+installed (a full CUDA toolkit) the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers
 and spills per kernel, from ptxas -v, are printed for docs/performance.md.
 
   check_tensor_cores.py --nvcc NVCC --include DIR --arch 80 --arch 90a \
@@ -101,6 +102,9 @@ parser.add_argument("--pipelined", action="append", default=[])
 # KERNEL@ARCH=BYTES: a spill of the mma.sync kernels measured and accepted, e.g.
 # "flash_fwd_kernel<128, 4, 32, 2, false>@90a=28".
 parser.add_argument("--known-spill", action="append", default=[])
+# Sources whose kernels come in pairs, the last template argument (kDocs) false and true:
+# each kernel has its twin that masks packed documents inside it (the -documents families).
+parser.add_argument("--document-twins", action="append", default=[])
 parser.add_argument("--work", required=True)
 args = parser.parse_args()
 if not set(args.pipelined) <= set(args.wgmma):
@@ -177,6 +181,17 @@ for arch in [a for a in args.arch if a == "90a"]:
             print(f"| {short(name)} | sm_{arch} | {regs} | {spill} |")
             if spill:
                 failures.append(f"{short(name)} sm_{arch}: {spill} bytes of register spills")
+
+for source in args.document_twins:
+    for arch in args.arch:
+        if (source, arch) not in compiled:
+            continue
+        names = {short(n) for n in ptx_entries(compiled[(source, arch)][0])}
+        for name in names:
+            m = re.fullmatch(r"(.*, )(true|false)>", name)
+            twin = m and m.group(1) + ("false" if m.group(2) == "true" else "true") + ">"
+            if not twin or twin not in names:
+                failures.append(f"{name} sm_{arch}: no documents twin (its last template argument flipped)")
 
 print("SASS:", "checked with cuobjdump" if sass_checked else "not checked (no cuobjdump here); PTX checked")
 if failures:

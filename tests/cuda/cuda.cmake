@@ -1,8 +1,9 @@
 # The NVIDIA path. In the default build: asking for it is one clear error. In the cuda
 # build: the tests without label "gpu" run anywhere, their no-GPU errors skipped where a
 # GPU answers; label "gpu" needs one GPU (ci/gpu-check.sh runs them) and is skipped without
-# one, so that `ctest --preset cuda` passes on either machine: `minictx verify` of every backend at 1 and 4 ranks sharing
-# the GPU (comm mpi, staged through the host), bf16 and fp16, and NCCL on one rank.
+# one, so that `ctest --preset cuda` passes on either machine: `minictx verify` of every
+# backend's representative configurations (up to 4 ranks sharing the GPU: comm mpi, staged
+# through the host) and of every backend on one rank, bf16 and fp16, and NCCL on one rank.
 # The cuda device chooses its attention tiles: host tile sizes are refused, not ignored.
 minictx_error_test(cuda_host_tiles 2 "attention.block_q/block_k are the host kernel's tiles" verify
                    --set run.device=cuda --set attention.block_k=128)
@@ -33,13 +34,21 @@ foreach(_arch ${CMAKE_CUDA_ARCHITECTURES})
   string(REGEX REPLACE "-.*" "" _arch ${_arch})
   list(APPEND _archs --arch ${_arch})
 endforeach()
-# The mma.sync kernels' spills as ptxas (CUDA 13.0) reports them: D = 128's forward (its
-# 32-query warps hold two m-tiles of O) and, on sm_90a, its dK/dV step. Any other spill fails.
+# The mma.sync kernels' spills as ptxas (CUDA 13.0) reports them (template arguments: ...,
+# bf16, documents): D = 128's forward (its 32-query warps hold two m-tiles of O) and, on
+# sm_90a, its dK/dV step; the documents twins (opt-in), which hold their rows' spans too:
+# the forward at both head dims and D = 128's dQ pass. Any other spill fails.
 set(_known_spills "")
-foreach(_causal false true)
-  list(APPEND _known_spills --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_causal}>@80=60"
-       --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_causal}>@90a=28"
-       --known-spill "flash_bwd_kernel<128, 8, 32, ${_causal}>@90a=8")
+foreach(_bf16 false true)
+  list(APPEND _known_spills --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_bf16}, false>@80=60"
+       --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_bf16}, false>@90a=28"
+       --known-spill "flash_bwd_kernel<128, 8, 32, ${_bf16}, false>@90a=8"
+       --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_bf16}, true>@80=88"
+       --known-spill "flash_fwd_kernel<128, 4, 32, 2, ${_bf16}, true>@90a=76"
+       --known-spill "flash_fwd_kernel<64, 4, 64, 2, ${_bf16}, true>@80=24"
+       --known-spill "flash_fwd_kernel<64, 4, 64, 2, ${_bf16}, true>@90a=44"
+       --known-spill "flash_bwd_dq_kernel<128, 4, 32, ${_bf16}, true>@80=24"
+       --known-spill "flash_bwd_dq_kernel<128, 4, 32, ${_bf16}, true>@90a=12")
 endforeach()
 add_test(NAME flash_kernels_use_tensor_cores
          COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_tensor_cores.py --nvcc ${CMAKE_CUDA_COMPILER}
@@ -47,6 +56,8 @@ add_test(NAME flash_kernels_use_tensor_cores
                  --flash ${_kernels}/flash_bwd_sm80.cu --wgmma ${_kernels}/flash_fwd_sm90.cu
                  --wgmma ${_kernels}/flash_bwd_sm90.cu --pipelined ${_kernels}/flash_fwd_sm90.cu
                  --simt ${_kernels}/attention_simt.cu ${_known_spills}
+                 --document-twins ${_kernels}/flash_fwd_sm80.cu --document-twins ${_kernels}/flash_bwd_sm80.cu
+                 --document-twins ${_kernels}/flash_fwd_sm90.cu --document-twins ${_kernels}/flash_bwd_sm90.cu
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
 set_tests_properties(flash_kernels_use_tensor_cores PROPERTIES TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "tensor cores ok")
@@ -65,33 +76,25 @@ function(minictx_gpu_verify_test name ranks)
 endfunction()
 
 set(_model --set model.preset=tiny --set model.layers=2 --set sequence.length=1000)
+# Packed documents, which the kernels take as per-document sub-blocks
+# (device/document_blocks.hpp), on the flash kernels at both head dims: documents that
+# zigzag chunks and stripe rows cut, one-token documents, batch rows with different
+# packings (run row by row); 1000 tokens, which no tile divides.
+set(_docs --set model.preset=tiny --set model.layers=2 --set model.heads=4 --set model.kv_heads=2
+          --set sequence.length=1000)
+set(_d64 ${_docs} --set model.head_dim=64)
+set(_d128 ${_docs} --set model.head_dim=128)
+set(_cut --set sequence.documents=[137,1,400,263,1,198])
+set(_ones --set sequence.documents=[1,1,500,1,497])
+set(_rows --set sequence.batch=2 --set "sequence.documents={\"rows\":[[420,580],[1,998,1]]}")
 foreach(_dtype bf16 fp16)
   set(_dt --set run.dtype=${_dtype})
-  minictx_gpu_verify_test(cuda_local_${_dtype} 1 ${_dt} ${_model})
+  # Every backend's representative configurations, and every backend on one rank.
+  minictx_verify_each_config(cuda GPU SUFFIX _${_dtype} SETTINGS ${_dt} ${_model})
+  minictx_verify_each_backend(cuda_1_${_dtype} 1 GPU ${_dt} ${_model})
   minictx_gpu_verify_test(cuda_local_single_device_${_dtype} 1 ${_dt} ${_model} --reference single-device)
   minictx_gpu_verify_test(cuda_local_attention_full_${_dtype} 1 ${_dt} --set run.mode=attention
                           --set attention.causal=false --set sequence.length=777)
-  foreach(_ranks 1 4)
-    minictx_gpu_verify_test(cuda_ring_zigzag_${_ranks}_${_dtype} ${_ranks} ${_dt} ${_model}
-                            --set attention.backend=ring --set attention.ring_type=zigzag)
-    minictx_gpu_verify_test(cuda_ring_stripe_${_ranks}_${_dtype} ${_ranks} ${_dt} ${_model}
-                            --set attention.backend=ring --set attention.ring_type=stripe)
-    minictx_gpu_verify_test(cuda_ulysses_${_ranks}_${_dtype} ${_ranks} ${_dt} ${_model} --set attention.backend=ulysses)
-    minictx_gpu_verify_test(cuda_allgather_${_ranks}_${_dtype} ${_ranks} ${_dt} ${_model}
-                            --set attention.backend=allgather)
-  endforeach()
-  minictx_gpu_verify_test(cuda_usp_1x1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=usp
-                          --set attention.ulysses_degree=1)
-  minictx_gpu_verify_test(cuda_usp_2x2_${_dtype} 4 ${_dt} ${_model} --set attention.backend=usp
-                          --set attention.ulysses_degree=2 --set attention.ring_type=zigzag)
-  minictx_gpu_verify_test(cuda_double_ring_4_${_dtype} 4 ${_dt} ${_model} --set attention.backend=double_ring
-                          --set attention.window_size=2 --set topology.ranks_per_node=2 --set attention.ring_type=zigzag)
-  minictx_gpu_verify_test(cuda_burst_ring_4_${_dtype} 4 ${_dt} ${_model} --set attention.backend=burst
-                          --set topology.ranks_per_node=2 --set attention.ring_type=zigzag)
-  minictx_gpu_verify_test(cuda_burst_ulysses_4_${_dtype} 4 ${_dt} ${_model} --set attention.backend=burst
-                          --set attention.intra=ulysses --set topology.ranks_per_node=2)
-  minictx_gpu_verify_test(cuda_double_ring_1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=double_ring)
-  minictx_gpu_verify_test(cuda_burst_1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=burst)
   minictx_gpu_verify_test(cuda_nccl_ring_1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=ring
                           --set run.comm=nccl)
   # The tiny preset's head dim (32) takes the SIMT kernels; these layers take the flash
@@ -104,33 +107,35 @@ foreach(_dtype bf16 fp16)
                           --set model.kv_heads=1 --set model.head_dim=128 --set attention.backend=burst
                           --set attention.bwd_comm=q --set topology.ranks_per_node=2
                           --set attention.ring_type=zigzag)
-  # Packed documents, which the kernels take as per-document sub-blocks
-  # (device/document_blocks.hpp), on the flash kernels at both head dims: documents that
-  # zigzag chunks and stripe rows cut, one-token documents, batch rows with different
-  # packings (run row by row), every backend; 1000 tokens, which no tile divides.
-  set(_docs --set model.preset=tiny --set model.layers=2 --set model.heads=4 --set model.kv_heads=2
-            --set sequence.length=1000)
-  set(_d64 ${_docs} --set model.head_dim=64)
-  set(_d128 ${_docs} --set model.head_dim=128)
-  set(_cut --set sequence.documents=[137,1,400,263,1,198])
-  set(_ones --set sequence.documents=[1,1,500,1,497])
-  set(_rows --set sequence.batch=2 --set "sequence.documents={\"rows\":[[420,580],[1,998,1]]}")
+  # attention.partials storage on the flash kernels: each block's output and gradient
+  # contributions rounded to the dtype before the ring's sums (the kernel tests'
+  # CudaAttentionPartials check the rounding itself).
+  minictx_gpu_verify_test(cuda_partials_storage_ring_zigzag_4_${_dtype} 4 ${_dt} ${_model} --set model.heads=4
+                          --set model.kv_heads=2 --set model.head_dim=64 --set attention.backend=ring
+                          --set attention.ring_type=zigzag --set attention.partials=storage)
+  minictx_gpu_verify_test(cuda_partials_storage_usp_2x2_${_dtype} 4 ${_dt} ${_model} --set model.heads=4
+                          --set model.kv_heads=2 --set model.head_dim=128 --set attention.backend=usp
+                          --set attention.ulysses_degree=2 --set attention.ring_type=stripe
+                          --set attention.partials=storage)
+  # Documents: every configuration with batch rows packed differently, and the other
+  # packings at the other head dim.
+  minictx_verify_each_config(cuda_documents GPU SUFFIX _${_dtype} SETTINGS ${_dt} ${_d64} ${_rows})
   minictx_gpu_verify_test(cuda_documents_local_1_${_dtype} 1 ${_dt} ${_d128} ${_rows})
   minictx_gpu_verify_test(cuda_documents_ring_zigzag_4_${_dtype} 4 ${_dt} ${_d64} ${_cut}
                           --set attention.backend=ring --set attention.ring_type=zigzag)
   minictx_gpu_verify_test(cuda_documents_ring_stripe_4_${_dtype} 4 ${_dt} ${_d128} ${_ones}
                           --set attention.backend=ring --set attention.ring_type=stripe)
-  minictx_gpu_verify_test(cuda_documents_ulysses_4_${_dtype} 4 ${_dt} ${_d64} ${_rows}
-                          --set attention.backend=ulysses)
-  minictx_gpu_verify_test(cuda_documents_usp_2x2_${_dtype} 4 ${_dt} ${_d128} ${_cut} --set attention.backend=usp
+  minictx_gpu_verify_test(cuda_documents_usp_2x2_d128_${_dtype} 4 ${_dt} ${_d128} ${_cut} --set attention.backend=usp
                           --set attention.ulysses_degree=2 --set attention.ring_type=zigzag)
-  minictx_gpu_verify_test(cuda_documents_allgather_4_${_dtype} 4 ${_dt} ${_d64} ${_ones}
-                          --set attention.backend=allgather)
-  minictx_gpu_verify_test(cuda_documents_double_ring_4_${_dtype} 4 ${_dt} ${_d64} ${_rows}
-                          --set attention.backend=double_ring --set attention.window_size=2
-                          --set topology.ranks_per_node=2 --set attention.ring_type=stripe)
   minictx_gpu_verify_test(cuda_documents_burst_q_4_${_dtype} 4 ${_dt} ${_d128} ${_cut} --set attention.backend=burst
                           --set attention.bwd_comm=q --set topology.ranks_per_node=2 --set attention.ring_type=zigzag)
+  # The same with the document mask inside the flash kernels (attention.kernels
+  # sm80-documents, opt-in): rows with different packings in one call, one-token documents.
+  minictx_gpu_verify_test(cuda_documents_in_kernels_ring_zigzag_4_${_dtype} 4 ${_dt} ${_d64} ${_rows}
+                          --set attention.backend=ring --set attention.ring_type=zigzag
+                          --set attention.kernels=sm80-documents)
+  minictx_gpu_verify_test(cuda_documents_in_kernels_ulysses_4_${_dtype} 4 ${_dt} ${_d128} ${_ones}
+                          --set attention.backend=ulysses --set attention.kernels=sm80-documents)
 endforeach()
 
 # The memory estimate covers what a CUDA run holds (tensors, cuBLASLt's workspace and

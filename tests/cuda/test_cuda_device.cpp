@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/half_float.hpp"
 #include "core/synthetic_data.hpp"
 #include "device/cuda/cuda_device.hpp"
 #include "device/cuda/cuda_footprint.hpp"
@@ -256,6 +257,116 @@ TEST_P(CudaAttentionMask, Sm90DocumentsMatchHost) {
     check_documents_against_host(c, true);
   });
 }
+
+// The same with the document mask inside the flash kernels (the -documents families), and
+// a 1,000-token sequence whose documents (300, 1, 250, 439 tokens, padding after 990) leave
+// most key tiles of a query tile outside its documents, skipped whole: each pass walks
+// only its tiles' documents. Where the flash kernels do not serve (fp32 here), the block
+// is split by document as before.
+void check_documents_in_kernels(const MaskCase& c) {
+  check_documents_against_host(c, false);
+  check_documents_against_host(c, true);
+  std::vector<int64_t> pos(1000);
+  for (int64_t i = 0; i < 1000; ++i) pos[size_t(i)] = i;
+  const std::vector<std::vector<int64_t>> packing{{300, 1, 250, 439}, {1, 988, 1}};
+  for (bool causal : {true, false})
+    expect_gpu_matches_host(
+        {2, 4, 2, c.head_dim, causal, 990, 64, 256, std::make_shared<const DocumentBounds>(packing, 990)},
+        pos, c.dtype);
+}
+
+TEST_P(CudaAttentionMask, DocumentsInTheKernelsMatchHost) {
+  with_family(AttentionKernels::sm80_documents, [&] { check_documents_in_kernels(GetParam()); });
+}
+
+TEST_P(CudaAttentionMask, Sm90DocumentsInTheKernelsMatchHost) {
+  const MaskCase c = GetParam();
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
+  with_family(AttentionKernels::sm90_documents, [&] { check_documents_in_kernels(c); });
+}
+
+// attention.partials storage on the flash kernels: the cuda device rounds each block's
+// output, and each block's dQ, dK and dV contributions, to the run's dtype before they
+// join the running sums. Two key blocks (the later first): the result stays within the
+// dtype's tolerance of fp64, differs from fp32 partials by about one rounding of the
+// dtype, not more, and dK of the keys one block holds alone is a 16-bit number element by
+// element (one rounded contribution added to zeros), which fp32 partials seldom give.
+struct PartialsCase {
+  int head_dim;
+  DType dtype;
+};
+class CudaAttentionPartials : public ::testing::TestWithParam<PartialsCase> {};
+
+void check_storage_partials(const PartialsCase& c) {
+  const int b = 1, h = 4, kv = 2, d = c.head_dim;
+  const int64_t len = 300, cut = 120;
+  const AttentionProblem a = attention_problem(b, h, kv, d, len, true, 1);
+  const AttnShape s{b, h, kv, d, true, 1 << 30, 64, 256, {}};
+  const int64_t qw = h * d, kw = kv * d;
+  auto two_key_blocks = [&](AttentionPartials partials) {
+    gpu().set_precision(c.dtype);
+    gpu().set_attention_partials(partials);
+    Tensor q = upload(gpu(), a.q, {len, qw}), k = upload(gpu(), a.k, {len, kw}),
+           v = upload(gpu(), a.v, {len, kw}), dout = upload(gpu(), a.dout, {len, qw});
+    const int64_t* pos = a.positions.data();
+    Tensor o = gpu().alloc({len, qw}), lse = gpu().alloc({b, h, len}), delta = gpu().alloc({b, h, len});
+    gpu().attn_init(o, lse);
+    const SeqBlock qb{&q, 0, len, pos};
+    const std::pair<int64_t, int64_t> blocks[] = {{cut, len - cut}, {0, cut}};  // key rows: begin, length
+    for (const auto& [begin, n] : blocks)
+      gpu().attn_fwd(s, {qb, {&k, begin, n, pos + begin}, {&v, begin, n, pos + begin}, &o, &lse});
+    gpu().attn_bwd_delta(s, o, dout, delta);
+    Tensor dq = gpu().zeros(q.shape()), dk = gpu().zeros(k.shape()), dv = gpu().zeros(v.shape());
+    for (const auto& [begin, n] : blocks)
+      gpu().attn_bwd(
+          s,
+          {qb, {&k, begin, n, pos + begin}, {&v, begin, n, pos + begin}, &dout, &lse, &delta, &dq, &dk, &dv});
+    std::vector<std::vector<double>> got;
+    for (const Tensor* t : {&o, &dq, &dk, &dv}) got.push_back(download(gpu(), *t));
+    gpu().set_attention_partials(AttentionPartials::fp32);
+    gpu().set_precision(DType::f32);
+    return got;
+  };
+  const auto kept = two_key_blocks(AttentionPartials::fp32),
+             rounded = two_key_blocks(AttentionPartials::storage);
+  const std::vector<double>* refs[] = {&a.ref.o, &a.ref.dq, &a.ref.dk, &a.ref.dv};
+  const char* names[] = {"o", "dq", "dk", "dv"};
+  const int64_t cols[] = {qw, qw, kw, kw};
+  const double tol = tolerance(c.dtype), unit = std::ldexp(1.0, c.dtype == DType::bf16 ? -8 : -11);
+  for (size_t j = 0; j < 4; ++j) {
+    EXPECT_LT(rel_err(rounded[j], *refs[j]), tol)
+        << names[j] << ": " << where_wrong(rounded[j], *refs[j], cols[j], d, tol);
+    const double step = rel_err(rounded[j], kept[j]);
+    EXPECT_GT(step, unit / 64) << names[j] << ": storage partials changed nothing";
+    EXPECT_LT(step, 2 * unit) << names[j] << ": storage partials moved it by more than a rounding";
+  }
+  auto in_dtype = [&](double x) {
+    return float(x) == half_float::widen(half_float::narrow(float(x), c.dtype), c.dtype);
+  };
+  int64_t kept_in_dtype = 0;
+  for (int64_t i = cut * kw; i < len * kw; ++i) {
+    ASSERT_TRUE(in_dtype(rounded[2][size_t(i)])) << "dk element " << i << " = " << rounded[2][size_t(i)];
+    kept_in_dtype += in_dtype(kept[2][size_t(i)]);
+  }
+  EXPECT_LT(kept_in_dtype, (len - cut) * kw / 10);
+}
+
+TEST_P(CudaAttentionPartials, StorageRoundsEachBlockBeforeTheSums) {
+  with_family(AttentionKernels::sm80, [&] { check_storage_partials(GetParam()); });
+}
+
+TEST_P(CudaAttentionPartials, Sm90StorageRoundsEachBlockBeforeTheSums) {
+  const PartialsCase c = GetParam();
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
+  with_family(AttentionKernels::sm90, [&] { check_storage_partials(c); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionPartials,
+                         ::testing::Values(PartialsCase{64, DType::bf16}, PartialsCase{128, DType::f16}),
+                         [](const ::testing::TestParamInfo<PartialsCase>& i) {
+                           return std::string(to_string(i.param.dtype)) + "_d" +
+                                  std::to_string(i.param.head_dim);
+                         });
 
 // Hopper's warpgroup MMA in each operand form of the Hopper kernels, through their
 // descriptor helpers, at each shape they use, in bf16 and fp16, on integers that 16 bits

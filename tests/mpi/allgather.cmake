@@ -1,5 +1,9 @@
 # The allgather backend against the fp64 reference: 1 to 4 ranks (3 leaves padding),
 # causal and not, GQA and MHA, batch > 1, model mode.
+
+# Its representative configuration, which the feature suites run (support.cmake).
+minictx_backend_config(allgather allgather_p2 2)
+
 set(_att --set run.mode=attention --set attention.backend=allgather)
 set(_model --set model.preset=tiny --set attention.backend=allgather)
 minictx_verify_test(allgather_1_causal 1 ${_att} --set sequence.length=257)

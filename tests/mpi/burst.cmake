@@ -3,6 +3,15 @@
 # backward (bwd_comm q) and the ring backward (kv), on 2, 4, 6 and 8 ranks with 2 to 4
 # emulated nodes, GQA and MHA, causal and not, padded lengths, the model stack under each
 # checkpointing policy, its deck errors and its bytes.
+
+# Its representative configurations, which the feature suites run (support.cmake): both
+# backwards with intra ring, and intra ulysses, on 2 emulated nodes.
+foreach(_bwd q kv)
+  minictx_backend_config(burst burst_${_bwd}_p4_n2 4 --set attention.bwd_comm=${_bwd} --set topology.ranks_per_node=2
+                         --set attention.ring_type=zigzag)
+endforeach()
+minictx_backend_config(burst burst_ulysses_p4_n2 4 --set attention.intra=ulysses --set topology.ranks_per_node=2)
+
 set(_att --set run.mode=attention --set attention.backend=burst)
 set(_model --set model.preset=tiny --set attention.backend=burst)
 # The quick label: every ring_type with intra ring on 2 ranks, intra ulysses once.
@@ -64,23 +73,24 @@ minictx_error_test(burst_ulysses_degree 4 "burst takes its Ulysses degree from t
                    run --set attention.backend=burst --set attention.ulysses_degree=4 --set topology.ranks_per_node=2)
 
 # The Burst backward against the ring backward on one plain ring (4 ranks, one node),
-# MHA, basic 1000: L = 250, n = m = 250·8·32 = 64000, B·L·H = 2000.
-# forward 8·3·n = 1536000; backward q 4·[3·(2m + 2·2000) + 4·m] = 2608000 (total 4144000);
-# backward kv 4·14·n = 3584000 (total 5120000): the q backward sends 0.728 of kv's.
-minictx_bytes_test(burst_q_p4 4 4144000 0 --set attention.backend=burst --set topology.ranks_per_node=4
+# MHA, basic 1000: L = 250, n = m = 250·8·32 = 64000, B·L·H = 2000; the LSE in two fp32
+# planes (the host device) and D: 3·2000 floats beside Q and dO.
+# forward 8·3·n = 1536000; backward q 4·[3·(2m + 3·2000) + 4·m] = 2632000 (total 4168000);
+# backward kv 4·14·n = 3584000 (total 5120000): the q backward sends 0.734 of kv's.
+minictx_bytes_test(burst_q_p4 4 4168000 0 --set attention.backend=burst --set topology.ranks_per_node=4
                    --set model.kv_heads=8 --set sequence.length=1000)
 minictx_bytes_test(burst_kv_p4 4 5120000 0 --set attention.backend=burst --set attention.bwd_comm=kv
                    --set topology.ranks_per_node=4 --set model.kv_heads=8 --set sequence.length=1000)
-# bf16: forward 768000; backward q 2·[3·2m + 4m] + 4·3·2·2000 = 1328000 (LSE and D stay
-# fp32; total 2096000); backward kv exactly half of fp32's (total 2560000).
-minictx_bytes_test(burst_q_p4_bf16 4 2096000 0 --set attention.backend=burst --set topology.ranks_per_node=4
+# bf16: forward 768000; backward q 2·[3·2m + 4m] + 4·3·3·2000 = 1352000 (LSE and D stay
+# fp32; total 2120000); backward kv exactly half of fp32's (total 2560000).
+minictx_bytes_test(burst_q_p4_bf16 4 2120000 0 --set attention.backend=burst --set topology.ranks_per_node=4
                    --set model.kv_heads=8 --set sequence.length=1000 --set run.dtype=bf16)
 minictx_bytes_test(burst_kv_p4_bf16 4 2560000 0 --set attention.backend=burst --set attention.bwd_comm=kv
                    --set topology.ranks_per_node=4 --set model.kv_heads=8 --set sequence.length=1000
                    --set run.dtype=bf16)
 # intra ring over 4 nodes of 2 (W = 4, w = 2), GQA, zigzag 1000 → 1008, L = 126,
-# n = 126·4·32 = 16128, m = 126·8·32 = 32256, block of the q backward 2m + 2·1008 = 66528:
-# intra 8·4·1·n + 4·4·(66528 + 2·m) = 516096 + 2096640 = 2612736,
-# inter 8·3·n + 4·(3·66528 + 4·m) = 387072 + 1314432 = 1701504.
-minictx_bytes_test(burst_ring_p8_n4 8 2612736 1701504 --set attention.backend=burst --set topology.ranks_per_node=2
+# n = 126·4·32 = 16128, m = 126·8·32 = 32256, block of the q backward 2m + 3·1008 = 67536:
+# intra 8·4·1·n + 4·4·(67536 + 2·m) = 516096 + 2112768 = 2628864,
+# inter 8·3·n + 4·(3·67536 + 4·m) = 387072 + 1326528 = 1713600.
+minictx_bytes_test(burst_ring_p8_n4 8 2628864 1713600 --set attention.backend=burst --set topology.ranks_per_node=2
                    --set attention.ring_type=zigzag --set sequence.length=1000)

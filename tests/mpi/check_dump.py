@@ -93,6 +93,7 @@ with tempfile.TemporaryDirectory() as tmp:
         a = f.attrs
         assert f["inputs/document_ids"][0, 4:7].tolist() == [0, 1, 2], f["inputs/document_ids"][:]
         assert a["document_lengths"] == "{rows: [[5, 1, 31], [20, 17]]}" and a["documents"], dict(a)
+        assert "index in its document" in a["rope"], a["rope"]  # the attribute says RoPE restarts
         assert a["window_per_layer"] == "{layers: [6, global]}" and a["window"] and a["sinks"], dict(a)
         assert f["weights/layer1/sinks"].shape == (8,) and f["weights/layer0/wv"].shape == (256, 4 * 48)
         y_ref = f["reference/outputs/y"][:]
@@ -129,7 +130,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
         # The user guide's recipe: a layer written from the attributes reproduces the outputs
         # and the loss (fp64 here, so to the reference's own accuracy).
-        assert "inputs/document_ids" not in f
+        assert "inputs/document_ids" not in f and "index in the sequence" in a["rope"], a["rope"]
         x, loss = own_layers(f, a)
         err = np.abs(x - y_ref).max() / np.abs(y_ref).max()
         print(f"own layer from the attributes: max rel err {err:.2e}; loss {loss:.9g} vs {f['reference/outputs/loss'][0]:.9g}")

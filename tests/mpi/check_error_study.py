@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""tools/error-study.sh at its smallest (world sizes 1 and 2, one layer, 64 tokens): every
-point VALID; one row per world size, dtype and partials; at one rank the forward equal to
-one device's; at two ranks storage partials farther from one device than fp32 partials in
-bf16 and fp16 (the rounding the key adds); and the figure drawn. First: WORLDS that name
-no world size, or not whole numbers from 1, are refused before any run; and a SIGTERM to
-the script while its ranks run reaches them, and the script ends after them, with their
-status, leaving no process behind.
+"""tools/error-study.sh at its smallest (world sizes 1 and 2, one seed, the zigzag ring,
+one layer, 32 tokens a rank, head_dim 32): every point VALID; one row per world size,
+dtype and partials; at one rank the forward equal to one device's; at two ranks storage
+and accumulator partials farther from one device than fp32 partials in bf16 and fp16
+(the rounding the key adds); the table (tools/error-study-table.py) with the ratio to one
+rank, and the figure drawn. First: WORLDS or SEEDS that name no value, or not whole
+numbers, are refused before any run; and a SIGTERM to the script while its ranks run
+reaches them, and the script ends after them, with their status, leaving no process
+behind.
 
   check_error_study.py MINICTX MPIEXEC SOURCE_DIR"""
 import csv
@@ -42,19 +44,20 @@ def running_in(folder):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    for worlds in ("0", "", "2 x", "-1"):
-        env = dict(os.environ, MINICTX=minictx, MPIEXEC=mpiexec, WORLDS=worlds)
+    for key, value in (("WORLDS", "0"), ("WORLDS", ""), ("WORLDS", "2 x"), ("WORLDS", "-1"), ("SEEDS", "a")):
+        env = dict(os.environ, MINICTX=minictx, MPIEXEC=mpiexec, **{key: value})
         run = subprocess.run([script, tmp], capture_output=True, text=True, env=env, timeout=LIMIT_S)
-        assert run.returncode == 2 and "error-study.sh: WORLDS" in run.stderr, (worlds, run.returncode, run.stderr)
-        assert not [f for f in os.listdir(tmp) if f.endswith(".h5")], (worlds, os.listdir(tmp))
+        assert run.returncode == 2 and f"error-study.sh: {key}" in run.stderr, (key, value, run.returncode, run.stderr)
+        assert not [f for f in os.listdir(tmp) if f.endswith(".h5")], (key, value, os.listdir(tmp))
 
     # The signal comes once the first run holds a point, so while its ranks run on (the
     # second point) or, on a fast machine, between two runs: either way the script must
     # stop there, and not before the ranks it started have ended.
-    env = dict(os.environ, MINICTX=minictx, MPIEXEC=mpiexec, WORLDS="2", LENGTH="512")
+    env = dict(os.environ, MINICTX=minictx, MPIEXEC=mpiexec, WORLDS="2", SEEDS="1", BACKENDS="ring:zigzag",
+               HEAD_DIM="32", LAYERS="[1]")
     study = subprocess.Popen([script, tmp], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     deadline = time.monotonic() + LIMIT_S
-    while not points_in(os.path.join(tmp, "world-2-fp32.h5")):
+    while not points_in(os.path.join(tmp, "ring-zigzag-world-2-seed-1-model.h5")):
         assert study.poll() is None and time.monotonic() < deadline, study.stdout.read()
         time.sleep(0.05)
     os.kill(study.pid, signal.SIGTERM)
@@ -63,30 +66,36 @@ with tempfile.TemporaryDirectory() as tmp:
     assert study.returncode != 0, out
     assert not running_in(tmp), running_in(tmp)
     assert not os.path.exists(os.path.join(tmp, "errors.md")), "the study went on after the signal"
-    print("error study: WORLDS checked; a SIGTERM stops the study after its ranks")
+    print("error study: WORLDS and SEEDS checked; a SIGTERM stops the study after its ranks")
 
 with tempfile.TemporaryDirectory() as tmp:
-    env = dict(os.environ, MINICTX=minictx, MPIEXEC=mpiexec, WORLDS="1 2", LAYERS="1", LENGTH="64")
+    env = dict(os.environ, MINICTX=minictx, MPIEXEC=mpiexec, WORLDS="1 2", SEEDS="1", BACKENDS="ring:zigzag",
+               LAYERS="[1]", ATTENTION="0", TOKENS_PER_RANK="32", HEAD_DIM="32")
     run = subprocess.run([os.path.join(source, "tools", "error-study.sh"), tmp], capture_output=True, text=True,
                          env=env)
     print(run.stdout[-4000:] + run.stderr[-2000:])
     assert run.returncode == 0, run.returncode
     assert os.path.getsize(os.path.join(tmp, "errors.png")) > 10000, "the figure"
+    with open(os.path.join(tmp, "errors.md")) as f:
+        study_table = f.read()
+    assert "| ring zigzag | model | 1 | bf16 | accumulator | 2 | 1 |" in study_table, study_table
     files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".h5"))
     table = subprocess.run([minictx, "report", "--columns", "errors", "--format", "csv"] + files,
                            capture_output=True, text=True, check=True).stdout
 rows = list(csv.DictReader(io.StringIO(table)))
 by = {(r["world"], r["dtype"], r["partials"]): r for r in rows}
-assert len(rows) == 10 and len(by) == 10, f"{len(rows)} rows"
+assert len(rows) == 14 and len(by) == 14, f"{len(rows)} rows"
 assert all(r["verdict"] == "VALID" for r in rows), [r["verdict"] for r in rows]
 for dtype in ("bf16", "fp16"):
-    for partials in ("fp32", "storage"):
+    for partials in ("fp32", "storage", "accumulator"):
         # One rank's ring forward is the local backend's, bit for bit; its dK, dV sums are
         # rounded to the dtype once on their way home (the walk's buffers are in the wire
         # dtype), so the gradients are not.
         one = by["1", dtype, partials]
         assert float(one["out rms rel vs 1 device"]) == 0, one
-    kept, rounded = by["2", dtype, "fp32"], by["2", dtype, "storage"]
-    assert float(rounded["out rms rel vs 1 device"]) > float(kept["out rms rel vs 1 device"]), (kept, rounded)
+    kept = by["2", dtype, "fp32"]
+    for partials in ("storage", "accumulator"):
+        rounded = by["2", dtype, partials]
+        assert float(rounded["out rms rel vs 1 device"]) > float(kept["out rms rel vs 1 device"]), (kept, rounded)
 assert by["2", "fp32", "fp32"]["out rms rel vs 1 device"] == "n/a"
 print("error study ok")

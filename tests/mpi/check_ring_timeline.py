@@ -48,7 +48,7 @@ def check_ring_point(name, p):
     assert context == ranks == 4, dict(labels)
     assert window == (4 if labels["backend"] == "ring" else 2), dict(labels)  # a node of 2 for the others
     windows = context // window
-    col = {k: t[k].asstr()[:] if k == "pass" else t[k][:] for k in t if k != "outer"}
+    col = {k: t[k].asstr()[:] if k == "pass" else t[k][:] for k in t if k not in ("outer", "phases")}
     n = len(col["rank"])
     assert n == ranks * LAYERS * 3 * context, (name, n)
     last_iter = p["iter_seconds"][-1, :]

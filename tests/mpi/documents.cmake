@@ -15,18 +15,24 @@ set(_ones --set sequence.documents=[1,1,150,1,148])
 set(_rows --set sequence.batch=2 --set "sequence.documents={\"rows\":[[120,181],[1,299,1]]}")
 set(_drawn --set "sequence.documents={\"uniform\":[1,60],\"seed\":4}")
 
-minictx_verify_test(documents_local_p1 1 QUICK ${_att} ${_len} ${_cut})
+# Every backend's representative configurations, documents that cut the chunks.
+minictx_verify_each_config(documents QUICK local ring_zigzag_p2 ulysses_p2 allgather_p2
+                           SETTINGS ${_att} ${_len} ${_cut})
 minictx_verify_test(documents_local_model_p1 1 QUICK ${_model} ${_len} ${_rows})
 
-# Every backend and layout at each rank count; the quick label holds 2 ranks.
+# Every ring layout at each rank count (but the configurations' own, above); the quick
+# label holds 2 ranks.
+get_property(_configs GLOBAL PROPERTY minictx_backend_configs)
 set(_quick_2 QUICK)
 foreach(_p 2 3 4 8)
   foreach(_type basic zigzag stripe)
     set(_t --set attention.backend=ring --set attention.ring_type=${_type})
-    minictx_verify_test(documents_ring_${_type}_p${_p} ${_p} ${_quick_${_p}} ${_att} ${_t} ${_len} ${_cut})
+    if(NOT ring_${_type}_p${_p} IN_LIST _configs)
+      minictx_verify_test(documents_ring_${_type}_p${_p} ${_p} ${_quick_${_p}} ${_att} ${_t} ${_len} ${_cut})
+    endif()
     minictx_verify_test(documents_ring_${_type}_p${_p}_rows ${_p} ${_quick_${_p}} ${_att} ${_t} ${_len} ${_rows})
   endforeach()
-  minictx_verify_test(documents_allgather_p${_p} ${_p} ${_quick_${_p}} ${_att} --set attention.backend=allgather
+  minictx_verify_test(documents_allgather_p${_p}_ones ${_p} ${_quick_${_p}} ${_att} --set attention.backend=allgather
                       ${_len} ${_ones})
 endforeach()
 minictx_verify_test(documents_ring_zigzag_p3_full 3 ${_att} --set attention.backend=ring --set attention.ring_type=zigzag
@@ -37,16 +43,15 @@ minictx_verify_test(documents_ring_zigzag_model_p2 2 QUICK ${_model} --set atten
                     --set attention.ring_type=zigzag ${_len} ${_cut})
 # Ulysses (heads split: 8 heads on 2, 4, 8 ranks), USP, double ring and Burst (the Q-side
 # backward and the ring one).
-foreach(_p 2 4 8)
-  minictx_verify_test(documents_ulysses_p${_p} ${_p} ${_quick_${_p}} ${_att} --set attention.backend=ulysses ${_len}
-                      ${_cut})
+foreach(_p 4 8)
+  minictx_verify_test(documents_ulysses_p${_p} ${_p} ${_att} --set attention.backend=ulysses ${_len} ${_cut})
 endforeach()
 minictx_verify_test(documents_ulysses_p4_rows 4 ${_att} --set attention.backend=ulysses ${_len} ${_rows})
 minictx_verify_test(documents_usp_2x1_p2 2 QUICK ${_att} --set attention.backend=usp --set attention.ulysses_degree=2
                     ${_len} ${_ones})
+minictx_verify_test(documents_usp_2x2_stripe_p4 4 ${_att} --set attention.backend=usp --set attention.ulysses_degree=2
+                    --set attention.ring_type=stripe ${_len} ${_cut})
 foreach(_type zigzag stripe)
-  minictx_verify_test(documents_usp_2x2_${_type}_p4 4 ${_att} --set attention.backend=usp
-                      --set attention.ulysses_degree=2 --set attention.ring_type=${_type} ${_len} ${_cut})
   minictx_verify_test(documents_usp_2x4_${_type}_p8 8 ${_att} --set attention.backend=usp
                       --set attention.ulysses_degree=2 --set attention.ring_type=${_type} ${_len} ${_rows})
   minictx_verify_test(documents_double_ring_${_type}_p2_w1 2 QUICK ${_att} --set attention.backend=double_ring

@@ -2,6 +2,11 @@
 # ring_type, windows of 1, 2, 3 and 4 context ranks on 2, 4, 6 and 8 ranks with emulated
 # nodes, Ulysses degrees 1, 2 and 4, GQA and MHA, causal and not, padded lengths, batch 2,
 # the model stack under each checkpointing policy, its deck errors and its bytes.
+
+# Its representative configuration, which the feature suites run (support.cmake).
+minictx_backend_config(double_ring double_ring_p4_w2 4 --set attention.window_size=2 --set topology.ranks_per_node=2
+                       --set attention.ring_type=zigzag)
+
 set(_att --set run.mode=attention --set attention.backend=double_ring)
 set(_model --set model.preset=tiny --set attention.backend=double_ring)
 foreach(_type basic zigzag stripe)

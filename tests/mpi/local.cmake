@@ -1,5 +1,9 @@
 # The local backend (one rank) against fp64 and the single-device path, model and
 # attention modes, GQA and MHA, causal and not, lengths that are not powers of two.
+
+# Its representative configuration, which the feature suites run (support.cmake).
+minictx_backend_config(local local 1)
+
 set(_tiny --set model.preset=tiny --set model.layers=2)
 minictx_verify_test(local_model_gqa_causal 1 QUICK ${_tiny} --set sequence.length=257)
 minictx_verify_test(local_model_mha_full 1 ${_tiny} --set model.kv_heads=8 --set attention.causal=false
@@ -29,3 +33,11 @@ add_test(NAME verify_dump COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/
 set_tests_properties(verify_dump PROPERTIES PASS_REGULAR_EXPRESSION "dump ok" PROCESSORS 2 TIMEOUT 120)
 minictx_error_test(memory_estimate 2 "memory estimate .* exceeds" run --set attention.backend=ring
                    --set sequence.length=100000000)
+
+# A wrong loss fails verify end to end: the test seam MINICTX_INJECT_FAULT hands verify a
+# loss of 0 (tests/unit/test_verify_controls.cpp mutates every comparison, cheaply).
+minictx_launch(_zero_loss 1 verify ${_tiny} --set sequence.length=64)
+add_test(NAME verify_refuses_zero_loss COMMAND ${_zero_loss})
+set_tests_properties(verify_refuses_zero_loss PROPERTIES ENVIRONMENT MINICTX_INJECT_FAULT=0:zero_loss
+                     PASS_REGULAR_EXPRESSION "checks/loss_of_y[^\n]*\\| NO \\|.*\nINVALID" LABELS quick
+                     PROCESSORS 1 TIMEOUT 60)

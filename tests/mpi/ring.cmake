@@ -2,6 +2,12 @@
 # fp64 reference, causal and not, GQA and MHA, lengths the layouts must pad, batch 2,
 # the model stack (with checkpointing), the single-device reference, its deck errors,
 # the bytes it sends, and (test_ring_blocks) its active-block rules.
+
+# Its representative configurations, which the feature suites run (support.cmake).
+minictx_backend_config(ring ring_basic_p4 4 --set attention.ring_type=basic)
+minictx_backend_config(ring ring_zigzag_p2 2 --set attention.ring_type=zigzag)
+minictx_backend_config(ring ring_stripe_p4 4 --set attention.ring_type=stripe)
+
 set(_attn --set run.mode=attention --set attention.backend=ring)
 set(_model --set model.preset=tiny --set attention.backend=ring)
 

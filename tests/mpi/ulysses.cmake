@@ -1,6 +1,10 @@
 # The ulysses backend (degree = world size) against the fp64 reference: 1 to 8 ranks,
 # causal and not, GQA and MHA, KV heads replicated when ranks outnumber them (8 ranks
 # with 4 and with 1 KV heads), lengths that leave padding, batch > 1, model mode.
+
+# Its representative configuration, which the feature suites run (support.cmake).
+minictx_backend_config(ulysses ulysses_p2 2)
+
 set(_att --set run.mode=attention --set attention.backend=ulysses)
 set(_model --set model.preset=tiny --set attention.backend=ulysses)
 minictx_verify_test(ulysses_1_causal 1 ${_att} --set sequence.length=1000)

@@ -1,6 +1,10 @@
 # The usp backend against the fp64 reference: every factorisation ulysses_degree ×
 # ring_degree of 4 and 8 ranks, ring types basic/zigzag/stripe, causal and not, KV heads
 # replicated (u > kv_heads), padding, batch > 1, model mode.
+
+# Its representative configuration, which the feature suites run (support.cmake).
+minictx_backend_config(usp usp_2x2 4 --set attention.ulysses_degree=2 --set attention.ring_type=zigzag)
+
 set(_att --set run.mode=attention --set attention.backend=usp)
 set(_model --set model.preset=tiny --set attention.backend=usp)
 minictx_verify_test(usp_1x4_zigzag 4 ${_att} --set attention.ulysses_degree=1 --set attention.ring_type=zigzag
@@ -36,13 +40,13 @@ minictx_error_test(usp_degree_world 4 "attention.ulysses_degree 8 does not divid
 # Bytes sent per rank in one step against the formulas at the top of the backend
 # sources (ulysses, allgather and usp, which composes the Ulysses exchange with the ring
 # engine).
-# B=2, L=250, P=4, H=8, D=32, 2 KV heads replicated to s=1:
-# 4·2·250·3·[(6·8/4 + 6)·32 + 2·8/4] = 3480000.
-minictx_bytes_test(ulysses_4 4 3480000 0 --set attention.backend=ulysses --set sequence.length=1000
+# B=2, L=250, P=4, H=8, D=32, 2 KV heads replicated to s=1; the host device's LSE rows in
+# two fp32 planes: 4·2·250·3·[(6·8/4 + 6)·32 + 2·2·8/4] = 3504000.
+minictx_bytes_test(ulysses_4 4 3504000 0 --set attention.backend=ulysses --set sequence.length=1000
                    --set sequence.batch=2 --set model.kv_heads=2)
-# bf16: the heads' data in 2 bytes, the LSE rows still in 4:
-# 2·2·250·3·(6·8/4 + 6)·32 + 4·2·250·3·(2·8/4) = 1728000 + 24000 = 1752000.
-minictx_bytes_test(ulysses_4_bf16 4 1752000 0 --set attention.backend=ulysses --set sequence.length=1000
+# bf16: the heads' data in 2 bytes, the LSE rows still in 2·4:
+# 2·2·250·3·(6·8/4 + 6)·32 + 4·2·250·3·(2·2·8/4) = 1728000 + 48000 = 1776000.
+minictx_bytes_test(ulysses_4_bf16 4 1776000 0 --set attention.backend=ulysses --set sequence.length=1000
                    --set sequence.batch=2 --set model.kv_heads=2 --set run.dtype=bf16)
 # L=334 (1000 padded to 1002), P=3, Hkv=4, D=32: 24·334·4·32·2 = 2052096.
 minictx_bytes_test(allgather_3 3 2052096 0 --set attention.backend=allgather --set sequence.length=1000)
@@ -50,11 +54,11 @@ minictx_bytes_test(allgather_3 3 2052096 0 --set attention.backend=allgather --s
 minictx_bytes_test(allgather_3_bf16 3 1026048 0 --set attention.backend=allgather --set sequence.length=1000
                    --set run.dtype=bf16)
 # u=2, r=2, L=250, H=8, s=2, D=32, two ranks per node so the Ulysses pairs stay on a
-# node and the rings cross nodes: intra 4·250·1·[(24 + 12)·32 + 8] = 1160000,
-# inter (24·2 − 16)·n with n = 2·250·2·32 = 32000 → 1024000.
-minictx_bytes_test(usp_2x2 4 1160000 1024000 --set attention.backend=usp --set attention.ulysses_degree=2
+# node and the rings cross nodes: intra 4·250·1·[(24 + 12)·32 + 2·8] = 1168000 (the LSE in
+# two planes), inter (24·2 − 16)·n with n = 2·250·2·32 = 32000 → 1024000.
+minictx_bytes_test(usp_2x2 4 1168000 1024000 --set attention.backend=usp --set attention.ulysses_degree=2
                    --set attention.ring_type=zigzag --set sequence.length=1000 --set topology.ranks_per_node=2)
-# bf16: intra 2·250·36·32 + 4·250·8 = 584000 (the LSE rows stay fp32), inter half: 512000.
-minictx_bytes_test(usp_2x2_bf16 4 584000 512000 --set attention.backend=usp --set attention.ulysses_degree=2
+# bf16: intra 2·250·36·32 + 4·250·2·8 = 592000 (the LSE rows stay fp32), inter half: 512000.
+minictx_bytes_test(usp_2x2_bf16 4 592000 512000 --set attention.backend=usp --set attention.ulysses_degree=2
                    --set attention.ring_type=zigzag --set sequence.length=1000 --set topology.ranks_per_node=2
                    --set run.dtype=bf16)

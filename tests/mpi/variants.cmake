@@ -49,6 +49,14 @@ minictx_verify_test(variants_usp_zigzag_p3 3 ${_att} --set attention.backend=usp
                     ${_heads6} --set attention.ring_type=zigzag ${_all})
 minictx_verify_test(variants_double_ring_p3 3 ${_att} --set attention.backend=double_ring --set attention.ring_type=zigzag
                     --set attention.window_size=1 --set topology.ranks_per_node=1 ${_all} ${_docs})
+# With the numerics of the rings: a 16-bit running accumulator, and logits at scale 128
+# (the LSE's two planes through the sink's merge and the Q-side backward).
+minictx_verify_test(variants_ring_zigzag_accumulator_bf16_p3 3 ${_att} --set attention.backend=ring
+                    --set attention.ring_type=zigzag ${_all} ${_docs} --set run.dtype=bf16
+                    --set attention.partials=accumulator)
+minictx_verify_test(variants_burst_q_large_logits_p3 3 ${_att} --set attention.backend=burst
+                    --set attention.ring_type=basic --set attention.bwd_comm=q --set topology.ranks_per_node=3
+                    ${_all} --set run.input_scale=128 --set run.key_directions=4)
 minictx_verify_test(variants_ring_zigzag_model_bf16_p3 3 ${_model} --set attention.backend=ring
                     --set attention.ring_type=zigzag ${_every_other} --set run.dtype=bf16)
 minictx_verify_test(variants_ring_stripe_model_half_p3 3 ${_model} --set attention.backend=ring

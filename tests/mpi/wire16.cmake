@@ -1,34 +1,18 @@
 # Runs in bf16 and fp16 on the host: ring blocks, gradient accumulators, head exchanges
 # and all-gathers travel in 16 bits (rounded once per hop, summed in fp32 between hops),
-# softmax statistics in fp32. Every backend against the fp64 reference at the dtype's
-# tolerance; the bytes they send are checked beside their fp32 counts in the backends'
-# own suites (*_bf16).
+# softmax statistics in fp32. Every backend's representative configurations against the
+# fp64 reference at the dtype's tolerance; the bytes they send are checked beside their
+# fp32 counts in the backends' own suites (*_bf16).
 set(_att --set run.mode=attention)
 set(_model --set model.preset=tiny --set model.layers=2)
 foreach(_dtype bf16 fp16)
   set(_dt --set run.dtype=${_dtype})
-  minictx_verify_test(wire16_ring_zigzag_p2_${_dtype} 2 QUICK ${_att} ${_dt} --set attention.backend=ring
-                      --set attention.ring_type=zigzag --set sequence.length=999)
-  minictx_verify_test(wire16_ulysses_p2_${_dtype} 2 QUICK ${_att} ${_dt} --set attention.backend=ulysses
-                      --set sequence.length=999)
+  minictx_verify_each_config(wire16 SUFFIX _${_dtype} QUICK ring_zigzag_p2 ulysses_p2 SETTINGS ${_att} ${_dt}
+                             --set sequence.length=999)
+  # Beyond the configurations: an all-gather of uneven shares, KV heads replicated by the
+  # head exchange, the model stack's gradient sums.
   minictx_verify_test(wire16_allgather_p3_${_dtype} 3 ${_att} ${_dt} --set attention.backend=allgather
                       --set sequence.length=333)
-  foreach(_type basic stripe)
-    minictx_verify_test(wire16_ring_${_type}_p4_${_dtype} 4 ${_att} ${_dt} --set attention.backend=ring
-                        --set attention.ring_type=${_type} --set sequence.length=998)
-  endforeach()
-  minictx_verify_test(wire16_double_ring_p4_w2_${_dtype} 4 ${_att} ${_dt} --set attention.backend=double_ring
-                      --set attention.window_size=2 --set topology.ranks_per_node=2 --set attention.ring_type=zigzag
-                      --set sequence.length=998)
-  foreach(_bwd q kv)
-    minictx_verify_test(wire16_burst_${_bwd}_p4_n2_${_dtype} 4 ${_att} ${_dt} --set attention.backend=burst
-                        --set attention.bwd_comm=${_bwd} --set topology.ranks_per_node=2
-                        --set attention.ring_type=zigzag --set sequence.length=998)
-  endforeach()
-  minictx_verify_test(wire16_burst_ulysses_p4_n2_${_dtype} 4 ${_att} ${_dt} --set attention.backend=burst
-                      --set attention.intra=ulysses --set topology.ranks_per_node=2 --set sequence.length=998)
-  minictx_verify_test(wire16_usp_2x2_${_dtype} 4 ${_att} ${_dt} --set attention.backend=usp
-                      --set attention.ulysses_degree=2 --set attention.ring_type=zigzag --set sequence.length=998)
   minictx_verify_test(wire16_ulysses_p4_kv_replicated_${_dtype} 4 ${_att} ${_dt} --set attention.backend=ulysses
                       --set model.kv_heads=2 --set sequence.length=998)
   minictx_verify_test(wire16_ring_model_p4_${_dtype} 4 ${_model} ${_dt} --set attention.backend=ring

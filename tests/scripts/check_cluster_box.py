@@ -68,9 +68,13 @@ sweep: {{zip: [attention.backend, attention.ulysses_degree]}}
 """
 
 
+LSE_PLANES = 2  # the host device's (Device::lse_planes)
+
+
 def expected_bytes(backend):
     """(intra, inter) bytes each rank sends in one step, from the formulas of
-    docs/user-guide.md, "Backends", for RANKS ranks in nodes of PER_HOST."""
+    docs/user-guide.md, "Backends", for RANKS ranks in nodes of PER_HOST. The host device
+    keeps the LSE in LSE_PLANES fp32 planes, which travel with it."""
     L = S // RANKS
     n = B * L * HKV * D  # one K (or V) block, floats
     ring_total = lambda p: (8 * (p - 1) + 16 * p - 8)  # noqa: E731  forward + backward, ×n
@@ -81,7 +85,7 @@ def expected_bytes(backend):
     if backend == "usp":
         u, r = 2, RANKS // 2  # Ulysses pairs of consecutive ranks (one node), rings across
         s = HKV // u
-        ulysses = 4 * B * L * (u - 1) * ((6 * H // u + 6 * s) * D + 2 * H // u)
+        ulysses = 4 * B * L * (u - 1) * ((6 * H // u + 6 * s) * D + 2 * LSE_PLANES * H // u)
         return [(ulysses, ring_total(r) * B * u * L * s * D)] * RANKS
     w = PER_HOST  # one window (double_ring) / inner ring (burst) per node
     W = RANKS // w
@@ -89,7 +93,7 @@ def expected_bytes(backend):
         return [(8 * W * (w - 1) * n + 4 * W * (4 * w - 2) * n, 8 * (W - 1) * n + 4 * (4 * W - 2) * n)] * RANKS
     assert backend == "burst"  # intra ring, bwd_comm q
     m = B * L * H * D
-    block = 2 * m + 2 * B * L * H
+    block = 2 * m + (LSE_PLANES + 1) * B * L * H  # Q, dO; the LSE's planes and D
     return [(8 * W * (w - 1) * n + 4 * W * ((w - 1) * block + w * m),
              8 * (W - 1) * n + 4 * ((W - 1) * block + W * m))] * RANKS
 

@@ -15,14 +15,32 @@ Checks that
   family, prints the count of VALID points per launch, and fails on an INVALID point;
 - layer runs the layer deck on each family beside PyTorch's layer and prints one table
   with the ratios;
+- trace records the layer's timeline, writes its trace and prints its phases beside the
+  projection's;
 - nccl runs test_nccl_comm, two ranks of `verify` with comm nccl and one-rank runs with
   the test seam's NCCL error and stall, and passes only when each exits as it must with
   one line of minictx's own of the expected form (the refusal naming the bus id, the
-  error's, the watchdog's).
+  error's, the watchdog's);
+- gradsums hands its check the unpacked mpiexec, the cuda build's minictx and the cuda
+  device, keeps the check's output and fails when the check fails;
+- a command is refused at once (exit 2, nothing run) for packages missing from .gpu-debs
+  where they still have to be unpacked, an unknown stage, and a FAMILIES entry the GPU
+  does not run; FAMILIES picks the families (auto: the default one alone);
+- test fails when gpu tests are skipped on a machine whose nvidia-smi lists a GPU, naming
+  the first one's error, and not where none is listed; it leaves the kernel tests to the
+  kernels stage;
+- layer prints each family's phase times per step;
+- tiny measures the class and starts its verification in a session of its own, which a
+  later command's tiny-report waits for and joins (report --submission), copying both
+  results files; without the tiny run it fails and says why;
+- the two commands docs/nvidia.md gives for a 15-minute allocation run in turn on one
+  machine and pass, each within the files the device tool returns, within 10 minutes
+  each and 15 in all with the machine's start.
 
   check_gpu_check_stages.py SOURCE_DIR"""
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -66,11 +84,21 @@ case "$*" in *run.comm=nccl*)
 esac
 family=$(echo "$*" | sed -n 's/.*--kernels \\([a-z0-9]*\\).*/\\1/p;s/.*attention.kernels=\\([a-z0-9]*\\).*/\\1/p')
 echo "stand-in minictx $1 kernels=$family"
+case "$*" in *benchmark.role=verification*)
+  echo "VERIFICATION class=tiny backend=local seq=1024 VALID (verification run of class tiny)"; echo VALID ;;
+*inputs/benchmark/tiny.yaml*) echo "FOM class=tiny backend=local tokens/s/device=3000.0 UNVERIFIED (measurement)" ;;
+esac
 case "$1" in
   bench) cat {tmp}/bench.txt ;;
   verify) echo "verify model backend=ring world=4 against fp64 at model.head_dim=64"
           echo "| grads/layer0/wq | 0.1 | 0.1 | 0.1 | 0.005 | {verdict_row} |"
           echo "{verdict}" ;;
+  report) case "$*" in *--trace*) out=$(echo "$*" | sed -n 's/.* -o \\([^ ]*\\).*/\\1/p')
+                                  echo '{{"traceEvents": []}}' > "$out" ;;
+                      *--compare*) echo "| point | phase (per step) | measured ms | projected ms |" ;;
+                      *) echo "stand-in report $*"; echo "| tiny | 3000.0 | VALID | compliant |" ;;
+          esac ;;
+  project) touch "$(echo "$*" | sed -n 's/.* -o \\([^ ]*\\).*/\\1/p')" ;;
   run) out=$(echo "$*" | sed -n 's/.* -o \\([^ ]*\\).*/\\1/p')
        {python} -c "
 import h5py, sys
@@ -78,8 +106,12 @@ with h5py.File(sys.argv[1], 'w') as f:
     f.attrs['format'] = 'minictx-results'
     for i, (s, ms) in enumerate([(16384, 60.0), (32768, 160.0)]):
         g = f.create_group(f'points/point_{{i}}')
-        g.attrs['index'] = i
+        g.attrs['index'], g.attrs['iters'] = i, 3
         g.attrs['skipped_reason'] = ''
+        ph = g.create_group('phase_seconds')
+        for name, sec in [('forward', 0.06), ('attention_fwd', 0.015), ('backward', 0.12), ('attention_bwd', 0.045),
+                          ('recompute', 0.0), ('grad_allreduce', 0.003)]:
+            ph.create_dataset(name, data=[sec * (i + 1)])
         g.create_group('labels').attrs['seq_len'] = str(s)
         m = g.create_group('metrics').attrs
         m['latency_ms'], m['mfu'], m['peak_memory_mb'] = ms, 0.5, 5000.0
@@ -90,8 +122,26 @@ exit {rc}
 TORCH_LAYER = "seq_len,ms,tflops_mpt,mfu_mpt,peak_mem_gb\n16384,50.00,600.0,0.6000,4.50\n32768,128.00,680.0,0.6800,8.00"
 
 
+CTEST = """#!/bin/sh
+echo "stand-in ctest $*"
+case "$*" in
+  *flash_kernels_use_tensor_cores*) echo "1: | flash_fwd_kernel<64, 4, 64, 2, true> | sm_90a | 128 | 0 |"
+                                    echo "100% tests passed, 0 tests failed out of 1" ;;
+  *-V*) echo "7: minictx: error: rank 0: device cuda: no usable GPU (cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version)" ;;
+  *) echo "100% tests passed, 0 tests failed out of 3"
+     if [ -n "{skipped}" ]; then
+       echo; echo "The following tests did not run:"
+       printf '\\t  7 - verify_cuda_p1_gpu (Skipped)\\n\\t  9 - bench_cuda (Skipped)\\n'
+     fi ;;
+esac
+"""
+
+
 def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench-acceptance.log", tests_rc=0,
-              tests_say="", invalid=False, nccl_rc=2, nccl_lines=1):
+              tests_say="", invalid=False, nccl_rc=2, nccl_lines=1, listed=True, skipped=False, env_extra=None,
+              fresh=True, unpacked=True, grad_sums_rc=0):
+    """Runs ci/gpu-check.sh STAGE (a string of stages, or a shell command line that runs it)
+    against the stand-ins; returns the run, the files of $OUT but build.log, and LOG_NAME's text."""
     bin_dir, build, out = (os.path.join(tmp, d) for d in ("bin", "build", "out"))
     for d in (bin_dir, os.path.join(build, "miniapp"), os.path.join(build, "tests"), out):
         os.makedirs(d, exist_ok=True)
@@ -99,15 +149,27 @@ def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench
         os.remove(os.path.join(out, f))
     # The scripts' python3 is this test's (the one with h5py), as on the GPU machine.
     executable(os.path.join(bin_dir, "python3"), f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    gpu_line = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)" if listed else ""
     executable(os.path.join(bin_dir, "nvidia-smi"),
-               f"#!/bin/sh\ncase \"$*\" in *compute_cap*) echo {capability} ;; *name*) echo 'NVIDIA H100 80GB HBM3' ;; esac\n")
+               f"#!/bin/sh\necho \"$*\" >>{tmp}/nvidia-smi.calls\n"
+               f"case \"$*\" in *compute_cap*) echo {capability} ;; *name*) echo 'NVIDIA H100 80GB HBM3' ;;"
+               f" -L) echo '{gpu_line}' ;; esac\n")
+    executable(os.path.join(bin_dir, "cmake"), "#!/bin/sh\necho \"stand-in cmake $*\"\n")
+    executable(os.path.join(bin_dir, "ctest"), CTEST.format(skipped="yes" if skipped else ""))
     with open(os.path.join(tmp, "bench.txt"), "w") as f:
         f.write(BENCH)
     executable(os.path.join(build, "miniapp", "minictx"),
                MINICTX.format(tmp=tmp, rc=minictx_rc, python=sys.executable, nccl_rc=nccl_rc, nccl_lines=nccl_lines,
                               verdict="INVALID" if invalid else "VALID", verdict_row="NO" if invalid else "yes"))
+    # The packages unpacked and the build configured, as after a deps stage.
     mpiexec_dir = os.path.join(tmp, "deps", "usr", "bin")
     os.makedirs(mpiexec_dir, exist_ok=True)
+    stamp = os.path.join(tmp, "deps", ".unpacked")
+    if unpacked:
+        open(stamp, "w").close()
+    elif os.path.exists(stamp):
+        os.remove(stamp)
+    open(os.path.join(build, "CMakeCache.txt"), "w").close()
     executable(os.path.join(mpiexec_dir, "mpiexec.hydra"),
                "#!/bin/sh\necho \"stand-in mpiexec $*\"\nshift 2\nexec \"$@\"\n")
     for tests in ("test_cuda_device", "test_nccl_comm"):
@@ -117,13 +179,22 @@ def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench
         f.write(f"import sys\nprint('# stand-in sdpa', *sys.argv[1:])\nprint({SDPA!r})\n")
     with open(os.path.join(tmp, "layer.py"), "w") as f:
         f.write(f"print({TORCH_LAYER!r})\n")
+    with open(os.path.join(tmp, "grad_sums.py"), "w") as f:
+        f.write(f"import sys\nprint('stand-in grad sums check', *sys.argv[1:])\n"
+                f"print('gradient sums ok' if {grad_sums_rc} == 0 else 'GRADIENT SUMS FAILED')\nsys.exit({grad_sums_rc})\n")
+    if fresh and os.path.exists(os.path.join(tmp, "nvidia-smi.calls")):
+        os.remove(os.path.join(tmp, "nvidia-smi.calls"))
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], OUT=out, BUILD_DIR=build,
-               DEPS_PREFIX=os.path.join(tmp, "deps"), SDPA_BENCH=f"{sys.executable} {tmp}/sdpa.py",
-               TORCH_LAYER=f"{sys.executable} {tmp}/layer.py")
-    run = subprocess.run(["bash", script, stage], capture_output=True, text=True, env=env, cwd=source)
+               DEPS_PREFIX=os.path.join(tmp, "deps"), DEBS=os.path.join(tmp, "no-debs"),
+               TINY_DIR=os.path.join(tmp, "tiny"), SDPA_BENCH=f"{sys.executable} {tmp}/sdpa.py",
+               TORCH_LAYER=f"{sys.executable} {tmp}/layer.py", GRAD_SUMS_CHECK=f"{sys.executable} {tmp}/grad_sums.py")
+    env.pop("FAMILIES", None)
+    env.update(env_extra or {})
+    command = stage if "ci/gpu-check.sh" in stage else f"ci/gpu-check.sh {stage}"
+    run = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, cwd=source)
     log_path = os.path.join(out, log_name)
     log = open(log_path).read() if os.path.exists(log_path) else ""
-    return run, sorted(os.listdir(out)), log
+    return run, sorted(f for f in os.listdir(out) if f != "build.log"), log
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -186,6 +257,12 @@ with tempfile.TemporaryDirectory() as tmp:
         assert f"stand-in minictx run kernels={family}" in log, log
         assert f"| 16384 | {family} | 60.00 | 50.0 % | 5000 | 50.00 | 60.0 % | 4608 | 1.200 | 1.085 |" in log, log
         assert f"| 32768 | {family} | 160.00 | 50.0 % | 5000 | 128.00 | 68.0 % | 8192 | 1.250 | 0.610 |" in log, log
+    # The layer's trace: the run with its timeline, the trace file and the phases beside
+    # the projection's.
+    run, files, log = run_stage(tmp, "9.0", stage="trace", log_name="trace-layer.log")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert files == ["gpu-layer-trace.json", "trace-layer.log"], files
+    assert "stand-in minictx run" in log and "| point | phase (per step) |" in log, log
     # NCCL on the GPU: the one-rank tests, the refusal of two ranks on one GPU and the
     # stalled operation, one row each.
     run, files, log = run_stage(tmp, "9.0", stage="nccl", log_name="nccl.log")
@@ -206,4 +283,91 @@ with tempfile.TemporaryDirectory() as tmp:
         run, _, _ = run_stage(tmp, "9.0", stage="nccl", log_name="nccl.log", **kwargs)
         assert run.returncode != 0 and "failed stages: nccl" in run.stdout, (kwargs, run.stdout)
         assert why in run.stdout, (kwargs, run.stdout)
+
+    # Refused at once, nothing run: no packages where they still have to be unpacked.
+    run, files, _ = run_stage(tmp, "9.0", stage="build kernels", log_name="ctest-kernels.log", unpacked=False)
+    assert run.returncode == 2 and files == [], (run.stdout, files)
+    assert "gpu-check: error: no packages in " in run.stdout and "ci/fetch-gpu-debs.sh" in run.stdout, run.stdout
+    assert not os.path.exists(os.path.join(tmp, "nvidia-smi.calls")), "a stage ran before the refusal"
+    debs = os.path.join(tmp, "debs")
+    os.makedirs(debs, exist_ok=True)
+    with open(os.path.join(debs, "packages.txt"), "w") as f:
+        f.write("mpich\nlibhdf5-dev\n")
+    open(os.path.join(debs, "mpich_4.0.2-3_amd64.deb"), "w").close()
+    run, files, _ = run_stage(tmp, "9.0", stage="kernels", log_name="ctest-kernels.log", env_extra={"DEBS": debs},
+                              unpacked=False)
+    assert run.returncode == 2 and files == [], (run.stdout, files)
+    assert "lacks 1 of the packages its packages.txt lists (libhdf5-dev)" in run.stdout, run.stdout
+    # An unknown stage and a family this GPU does not run are refused before any stage.
+    run, files, _ = run_stage(tmp, "9.0", stage="kernels nonsense")
+    assert run.returncode == 2 and files == [] and "unknown stage 'nonsense'" in run.stdout, run.stdout
+    run, files, _ = run_stage(tmp, "8.0", stage="layer", env_extra={"FAMILIES": "sm90"})
+    assert run.returncode == 2 and files == [], run.stdout
+    assert "FAMILIES names 'sm90', which this GPU does not run (it runs: sm80)" in run.stdout, run.stdout
+
+    # FAMILIES: the families named, or auto's alone.
+    for families, want in (("sm90", ["sm90"]), ("auto", ["sm90"]), ("sm80,sm90", ["sm80", "sm90"])):
+        run, _, log = run_stage(tmp, "9.0", stage="layer", log_name="bench-layer.log",
+                                env_extra={"FAMILIES": families})
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert re.findall(r"stand-in minictx run kernels=(sm\d+)", log) == want, (families, log)
+    run, _, log = run_stage(tmp, "8.0", stage="layer", log_name="bench-layer.log", env_extra={"FAMILIES": "auto"})
+    assert re.findall(r"stand-in minictx run kernels=(sm\d+)", log) == ["sm80"], log
+    # The layer's phases per step: the slowest rank's sum over the 3 timed steps, divided.
+    run, _, log = run_stage(tmp, "9.0", stage="layer", log_name="bench-layer.log", env_extra={"FAMILIES": "sm90"})
+    assert "| S | run | step (ms) | forward | attention fwd | other fwd | backward | attention bwd | other bwd " in log
+    assert "| 16384 | sm90 | 60.00 | 20.00 | 5.00 | 15.00 | 40.00 | 15.00 | 24.00 | 0.00 | 1.00 |" in log, log
+    assert "| 32768 | sm90 | 160.00 | 40.00 | 10.00 | 30.00 | 80.00 | 30.00 | 48.00 | 0.00 | 2.00 |" in log, log
+
+    # test: the gpu suite but the kernel tests; skipped gpu tests fail it where a GPU is listed.
+    run, files, log = run_stage(tmp, "9.0", stage="test", log_name="ctest-gpu.log")
+    assert run.returncode == 0 and files == ["ctest-gpu.log"], run.stdout + run.stderr
+    assert "-L ^gpu$ -E (^|/)Cuda[A-Za-z0-9]*[.] " in log and "1: | flash_fwd_kernel<64, 4, 64, 2, true>" in log, log
+    run, _, log = run_stage(tmp, "9.0", stage="test", log_name="ctest-gpu.log", skipped=True)
+    assert run.returncode != 0 and "failed stages: test" in run.stdout, run.stdout
+    assert ("gpu-check: test: 2 gpu tests were skipped on a machine whose nvidia-smi lists a GPU: CUDA did not "
+            "start for minictx; verify_cuda_p1_gpu says: minictx: error: rank 0: device cuda: no usable GPU "
+            "(cudaGetDeviceCount: CUDA driver version is insufficient") in log, log
+    run, _, _ = run_stage(tmp, "9.0", stage="test", log_name="ctest-gpu.log", skipped=True, listed=False)
+    assert run.returncode == 0, run.stdout
+
+    # tiny, then tiny-report in a later command: the verification outlives the first.
+    run, files, log = run_stage(tmp, "9.0", stage="tiny", log_name="tiny.log")
+    assert run.returncode == 0 and files == ["tiny.log"], run.stdout + run.stderr
+    assert "FOM class=tiny backend=local tokens/s/device=3000.0" in log, log
+    assert re.search(r"stand-in mpiexec -n 1 \S+/minictx run inputs/benchmark/tiny.yaml "
+                     r"--set machine.profile=h100-80gb -o \S+/tiny.h5", log), log
+    run, files, log = run_stage(tmp, "9.0", stage="tiny-report", log_name="tiny-report.log",
+                                env_extra={"TIME_LIMIT": "60"})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert files == ["tiny-report.log", "tiny-verify.h5", "tiny.h5"], files
+    assert "VERIFICATION class=tiny backend=local seq=1024 VALID" in log and "| tiny | 3000.0 | VALID | compliant |" in log
+    assert re.search(r"stand-in report report --submission \S+/tiny.h5 \S+/tiny-verify.h5", log), log
+    shutil.rmtree(os.path.join(tmp, "tiny"))
+    run, _, log = run_stage(tmp, "9.0", stage="tiny-report", log_name="tiny-report.log")
+    assert run.returncode != 0 and "no tiny run on this machine" in log, log
+
+    # gradsums: the check gets the unpacked mpiexec, the cuda build's minictx and the cuda
+    # device; its output is kept, and its failure fails the stage.
+    run, files, log = run_stage(tmp, "9.0", stage="gradsums", log_name="grad-sums.log")
+    assert run.returncode == 0 and files == ["grad-sums.log"], run.stdout + run.stderr
+    assert (f"stand-in grad sums check {tmp}/deps/usr/bin/mpiexec.hydra {tmp}/build/miniapp/minictx "
+            "--set run.device=cuda\ngradient sums ok") in log, log
+    run, _, log = run_stage(tmp, "9.0", stage="gradsums", log_name="grad-sums.log", grad_sums_rc=1)
+    assert run.returncode != 0 and "failed stages: gradsums" in run.stdout and "GRADIENT SUMS FAILED" in log, log
+
+    # The two commands of docs/nvidia.md, in turn on one machine, as documented.
+    with open(os.path.join(source, "docs", "nvidia.md")) as f:
+        doc = f.read()
+    calls = re.findall(r"^(TIME_LIMIT=(\d+) .*ci/gpu-check\.sh .*)$", doc, flags=re.M)
+    start = re.search(r"allowing (\d+) s for the machine's start", doc)
+    assert len(calls) == 2 and start, calls
+    assert all(int(limit) <= 600 for _, limit in calls), calls
+    assert int(start.group(1)) + sum(int(limit) for _, limit in calls) <= 900, (start.group(1), calls)
+    for command, _ in calls:
+        assert "carry" not in command and ".gpu-debs" in doc, command
+        run, files, _ = run_stage(tmp, "9.0", stage=command, fresh=False)
+        assert run.returncode == 0, (command, run.stdout + run.stderr)
+        assert len(files) + 1 <= 8, (command, files)
+        assert "failed stages" not in run.stdout and "unknown stage" not in run.stdout, run.stdout
 print("gpu-check stages ok")

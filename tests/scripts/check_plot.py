@@ -3,7 +3,8 @@
 BurstAttention-style bars from a results file of the four variants in two settings
 (written here with h5py, as the burst backend is not in every build), and the ring timeline
 of one of the sweep's points (recorded with run.ring_timeline) and of a double ring of two
-windows, whose outer-ring lane must show both its colours (blocks, gradient sums). Each PNG
+windows, each drawn from its `minictx report --trace` file, whose outer-ring lane must show
+both its colours (blocks, gradient sums). Each PNG
 must have the expected size and real content (many non-white pixels, several colours).
 A finished sweep is all in its file; a killed run's points in the file's journal (one
 written here in minictx's record format) are read by `minictx report` and drawn, and a
@@ -26,7 +27,6 @@ minictx, mpiexec, source = sys.argv[1], sys.argv[2], sys.argv[3]
 plot = [sys.executable, os.path.join(source, "outputs", "plot.py")]
 sys.path.insert(0, os.path.join(source, "outputs"))
 import journal_points as records  # noqa: E402  (the reader of a results file's journal)
-import plot as plot_module  # noqa: E402  (its timeline columns)
 
 
 def check_png(path, points):
@@ -46,6 +46,15 @@ def record(out, ranks, *sets):
         args += ["--set", s]
     run = subprocess.run(args + ["-o", out], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def trace_of(results, point, out):
+    """The point's trace, as `minictx report --trace` writes it: what --kind timeline draws."""
+    if os.path.exists(out):
+        os.remove(out)
+    run = subprocess.run([minictx, "report", results, "--trace", point, "-o", out], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return out
 
 
 def as_json(group):
@@ -102,26 +111,32 @@ with tempfile.TemporaryDirectory() as tmp:
     check_png(bars, 4)
 
     timeline = os.path.join(tmp, "timeline.png")
-    out = subprocess.run(plot + [sweep, "-o", timeline, "--kind", "timeline", "--point", "point_0001"],
+    trace = os.path.join(tmp, "trace.json")
+    out = subprocess.run(plot + [trace_of(sweep, "point_0001", trace), "-o", timeline, "--kind", "timeline"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and "timeline of point_0001 layer 0" in out.stdout, out.stdout + out.stderr
     check_png(timeline, 4)
     # Attention mode has layer 0 only: another layer is one error line, not an empty figure.
-    out = subprocess.run(plot + [sweep, "-o", timeline, "--kind", "timeline", "--layer", "1"],
+    out = subprocess.run(plot + [trace, "-o", timeline, "--kind", "timeline", "--layer", "1"],
                          capture_output=True, text=True)
     assert out.returncode != 0 and "no ring steps of layer 1" in out.stderr, out.stdout + out.stderr
+    # A results file is not a trace: the error says how to make one.
+    out = subprocess.run(plot + [sweep, "-o", timeline, "--kind", "timeline"], capture_output=True, text=True)
+    assert out.returncode != 0 and "--trace POINT" in out.stderr, out.stdout + out.stderr
 
     # Two windows of one rank: every block and gradient sum crosses the outer ring.
     double = os.path.join(tmp, "double.h5")
     record(double, 2, "run.mode=attention", "attention.backend=double_ring", "attention.window_size=1",
            "sequence.length=256")
-    out = subprocess.run(plot + [double, "-o", timeline, "--kind", "timeline"], capture_output=True, text=True)
+    out = subprocess.run(plot + [trace_of(double, "point_0000", trace), "-o", timeline, "--kind", "timeline"],
+                         capture_output=True, text=True)
     assert out.returncode == 0 and "timeline of point_0000 layer 0" in out.stdout, out.stdout + out.stderr
     check_png(timeline, 4)
     for colour in ("tab:purple", "tab:olive"):
         assert has_colour(timeline, colour, 0.8), f"no outer-ring bar in {colour}"
     # The plain ring's timeline has no outer lane.
-    out = subprocess.run(plot + [sweep, "-o", timeline, "--kind", "timeline"], capture_output=True, text=True)
+    out = subprocess.run(plot + [trace_of(sweep, "point_0000", trace), "-o", timeline, "--kind", "timeline"],
+                         capture_output=True, text=True)
     assert out.returncode == 0 and not has_colour(timeline, "tab:purple", 0.8), out.stdout + out.stderr
 
     # A finished sweep (skipped points after the last that ran) is all in the file, no journal.
@@ -145,7 +160,7 @@ with tempfile.TemporaryDirectory() as tmp:
     assert report.returncode == 0 and len(report.stdout.strip().splitlines()) == 5, report.stdout + report.stderr
     out = subprocess.run(plot + [killed, "-o", lines], capture_output=True, text=True)
     assert out.returncode == 0 and "lines of 2 points" in out.stdout, out.stdout + out.stderr
-    out = subprocess.run(plot + [killed, "-o", timeline, "--kind", "timeline", "--point", "point_0003"],
+    out = subprocess.run(plot + [trace_of(killed, "point_0003", trace), "-o", timeline, "--kind", "timeline"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and "timeline of point_0003 layer 0" in out.stdout, out.stdout + out.stderr
     assert has_colour(timeline, "tab:purple", 0.8), "no outer-ring bar of the journal's point"

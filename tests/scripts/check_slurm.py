@@ -68,7 +68,9 @@ daemons = [subprocess.Popen([d, "-D", "-f", conf], env=env, stdout=subprocess.DE
 
 
 def slurm(*args):
-    return subprocess.run(list(args), env=env, capture_output=True, text=True)
+    # From the test's own folder: the job script writes its status file where it is
+    # submitted (SLURM_SUBMIT_DIR), not into the build or the source tree.
+    return subprocess.run(list(args), env=env, capture_output=True, text=True, cwd=tmp)
 
 
 def log_tail():
@@ -117,6 +119,7 @@ try:
     print(out)
     assert out.count("FOM") == 2 and "in the file already (--resume)" in out, out
     assert points_in(results) == ["point_0000", "point_0001", "point_0002"]
+    assert open(os.path.join(tmp, f"minictx-{second_job}.status")).read().strip() == "0"
     with h5py.File(results, "r") as f:
         prov = f["provenance"].attrs
         assert prov["env.SLURM_JOB_ID"] == second_job, dict(prov)

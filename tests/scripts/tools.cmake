@@ -47,10 +47,11 @@ add_test(NAME bench_skipped_sweep_one_point
          COMMAND ${CMAKE_SOURCE_DIR}/tools/bench-skipped-sweep.sh 1 $<TARGET_FILE:minictx>)
 set_tests_properties(bench_skipped_sweep_one_point PROPERTIES PASS_REGULAR_EXPRESSION "^points=1 skipped=0 bytes="
                                                               LABELS quick TIMEOUT 60)
-# ci/gpu-check.sh's gradsums stage against a stand-in check: what it hands the check, its
-# log, a failure reported (under a second).
-add_test(NAME gpu_check_grad_sums_stage
-         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_gpu_grad_sums_stage.py
-                 ${PROJECT_SOURCE_DIR})
-set_tests_properties(gpu_check_grad_sums_stage PROPERTIES PASS_REGULAR_EXPRESSION "gpu-check gradsums stage ok"
-                                                          LABELS quick TIMEOUT 60)
+
+# fp32 attention at run.input_scale 128 within twice eager fp32 attention's error against
+# fp64, random keys and tied logits (tools/compare-eager-attention.py; docs/numerics.md).
+add_test(NAME eager_attention_fp32_large_logits
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_eager_attention.py ${MPIEXEC_BIN}
+                 $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR})
+set_tests_properties(eager_attention_fp32_large_logits PROPERTIES PASS_REGULAR_EXPRESSION "eager attention ok"
+                     PROCESSORS 2 TIMEOUT 120)

@@ -36,6 +36,13 @@ inline std::vector<double> download(Device& dev, const Tensor& t) {
   return {host.begin(), host.end()};
 }
 
+// The natural-log LSE of each row: the first plane of an LSE tensor (Device::alloc_lse).
+inline std::vector<double> lse_of(Device& dev, const Tensor& lse) {
+  std::vector<double> v = download(dev, lse);
+  v.resize(v.size() / size_t(dev.lse_planes()));
+  return v;
+}
+
 inline std::vector<double> generated(size_t n, uint64_t id) {
   std::vector<double> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = data_value(5, id, i);

@@ -1,5 +1,5 @@
 // compare_tensor: the error columns of verify's table, and the loss's error measured against
-// the magnitude of the terms it sums rather than against itself.
+// the root-sum-square of the terms it sums rather than against itself.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,7 +36,7 @@ TEST(CompareTensor, AScaleReplacesTheReferenceMagnitude) {
   EXPECT_TRUE(r.pass);
 }
 
-TEST(CompareTensor, TheLossScaleIsTheMeanMagnitudeOfItsTerms) {
+TEST(CompareTensor, TheLossScaleIsTheRootSumSquareOfItsTerms) {
   RunConfig cfg;
   cfg.sequence.length = 5;
   cfg.sequence.batch = 2;
@@ -51,9 +51,9 @@ TEST(CompareTensor, TheLossScaleIsTheMeanMagnitudeOfItsTerms) {
   double sum = 0;
   for (size_t i = 0; i < y.size(); ++i) {
     y[i] = (i % 3 == 0 ? -1.0 : 2.0) * double(i + 1);
-    sum += std::fabs(c[i] * y[i]);
+    sum += (c[i] * y[i]) * (c[i] * y[i]);
   }
-  EXPECT_NEAR(loss_scale_of_terms(cfg, y), sum / 10, 1e-12 * sum);
+  EXPECT_NEAR(loss_scale_of_terms(cfg, y), std::sqrt(sum) / 10, 1e-12 * std::sqrt(sum));
 }
 
 }  // namespace

@@ -365,6 +365,11 @@ TEST(DeckErrors, ImpossibleValues) {
   EXPECT_EQ(
       deck("run: {dtype: fp16, input_scale: 32768}\nmachine: {peak_tflops: 1}").resolve().run.input_scale,
       32768);
+  EXPECT_EQ(
+      resolve_error("run:\n  key_directions: 4\n"),
+      "deck t.yaml line 2: run.key_directions draws the keys of attention mode; model mode computes its "
+      "keys from x");
+  EXPECT_EQ(deck("run: {mode: attention, key_directions: 4}").resolve().run.key_directions, 4);
 
   // Between keys: the line is that of the first key involved that the deck sets.
   EXPECT_EQ(resolve_error("model:\n  heads: 8\n  kv_heads: 3\n"),
@@ -455,6 +460,11 @@ TEST(DeckErrors, DeviceCapabilitiesNameTheKindsThatHaveThem) {
             "deck t.yaml line 1: attention.kernels sm80 picks the cuda device's flash kernels; run.device "
             "kokkos has one attention kernel (leave attention.kernels at auto)");
   EXPECT_NO_THROW(deck("attention: {kernels: sm90}\nrun: {device: cuda, comm: nccl}\n").resolve());
+  // The families that mask packed documents in their kernels, by their deck spelling.
+  EXPECT_NO_THROW(deck("attention: {kernels: sm80-documents}\nrun: {device: cuda}\n").resolve());
+  EXPECT_EQ(resolve_error("attention: {kernels: sm90-documents}\n"),
+            "deck t.yaml line 1: attention.kernels sm90-documents picks the cuda device's flash kernels; "
+            "run.device kokkos has one attention kernel (leave attention.kernels at auto)");
   EXPECT_NO_THROW(deck("sequence: {length: 10, documents: [4, 6]}\nattention: {block_k: 128}\n").resolve());
 }
 
@@ -547,7 +557,7 @@ TEST(DeckErrors, MachineProfiles) {
   EXPECT_EQ(missing.rfind(
                 "deck t.yaml line 2: machine profile 'h100' not found (available: a100-80gb, a100-80gb-hdr, "
                 "a800-80gb, generic-cpu, h100-80gb, h100-sxm-ndr, h200-141gb, h800-80gb, rtx-4090d, "
-                "rtx-4090d-pcie4; "
+                "rtx-4090d-pcie4, rtx-4090d-pcie4-nop2p; "
                 "searched: ",
                 0),
             0u)
@@ -863,6 +873,7 @@ TEST(DeckMachines, ShippedProfilesAllLoad) {
       {"a100-80gb-hdr", {"A100-SXM4-80GB", 312}},
       {"h100-sxm-ndr", {"H100-SXM5-80GB", 989}},
       {"rtx-4090d-pcie4", {"RTX-4090D", 147.1}},
+      {"rtx-4090d-pcie4-nop2p", {"RTX-4090D", 147.1}},
       {"h200-141gb", {"H200-SXM-141GB", 989}},
   };
   for (const auto& [profile, expected] : bf16) {
@@ -878,7 +889,7 @@ TEST(DeckMachines, ShippedProfilesAllLoad) {
     ++files;
     EXPECT_NO_THROW(deck("machine: {profile: " + f.path().stem().string() + "}").resolve()) << f.path();
   }
-  EXPECT_EQ(files, 10u);
+  EXPECT_EQ(files, 11u);
 }
 
 TEST(DeckMachines, SearchOrder) {

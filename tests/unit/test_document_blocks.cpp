@@ -150,8 +150,9 @@ TEST_P(DocumentBlocks, SplitMatchesTheKernelsOwnMask) {
   // Running sums as an earlier block leaves them, so that the merge is tested too.
   const Tensor o0 = upload(dev, generated(size_t(c.batch * q_rows_ * c.heads * kHeadDim), 4),
                            {c.batch, q_rows_, int64_t(c.heads) * kHeadDim});
-  const Tensor lse0 =
-      upload(dev, generated(size_t(c.batch * c.heads * q_rows_), 5), {c.batch, c.heads, q_rows_});
+  const int64_t planes = dev.lse_planes();
+  const Tensor lse0 = upload(dev, generated(size_t(planes * c.batch * c.heads * q_rows_), 5),
+                             {planes * c.batch, c.heads, q_rows_});
   auto [o_mask, o_split] = twice(o0);
   auto [lse_mask, lse_split] = twice(lse0);
   const auto plain_fwd = [&](const AttnShape& s, const AttnFwdBlock& b) {
@@ -203,7 +204,7 @@ TEST(DocumentBlocksCalls, OnlyDocumentsBothBlocksHoldAndCausalityLets) {
       16,
       std::make_shared<const DocumentBounds>(std::vector<std::vector<int64_t>>{{90, 20, 30, 161}}, kReal)};
   Tensor q = dev.zeros({1, 60, kHeadDim}), k = dev.zeros({1, 150, kHeadDim}),
-         o = dev.zeros({1, 60, kHeadDim}), lse = dev.zeros({1, 1, 60});
+         o = dev.zeros({1, 60, kHeadDim}), lse = dev.zeros({dev.lse_planes(), 1, 60});
   std::vector<std::pair<int64_t, int64_t>> calls;  // (first query, first key) positions
   attn_fwd_by_documents(
       dev, s, {{&q, 0, 60, qpos.data()}, {&k, 0, 150, kpos.data()}, {&k, 0, 150, kpos.data()}, &o, &lse},

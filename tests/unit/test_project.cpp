@@ -44,7 +44,7 @@ RunConfig attention_point(int64_t seq) {
 }
 
 TEST(Project, ShippedProfilesLoadWithSources) {
-  for (const char* name : {"a100-80gb-hdr", "rtx-4090d-pcie4", "h100-sxm-ndr"}) {
+  for (const char* name : {"a100-80gb-hdr", "rtx-4090d-pcie4", "rtx-4090d-pcie4-nop2p", "h100-sxm-ndr"}) {
     const ProjectionProfile p = shipped(name);
     EXPECT_GT(p.peak_tflops.at("bf16"), 0) << name;
     EXPECT_GT(p.intra.bandwidth_gb_s, 0) << name;

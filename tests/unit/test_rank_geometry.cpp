@@ -139,5 +139,26 @@ TEST(RankGeometry, CrossingsAtABillionRanksAreCounted) {
   EXPECT_EQ(crossing_edges(0, 999999999, 1, 1, 1, 8), 1000000000 / 8 - 1);
 }
 
+TEST(RankGeometry, AWalksMeanRingStepAddsUpToTheWalk) {
+  // A plain ring of 4 ranks on one node, no accumulators: every step but the last posts a
+  // block; the walk is its steps, each the kernel and the wait it did not hide.
+  const Topology t{4, 4};
+  const RingWalkModel m(1, 4, 4, t);
+  const LinkRate overlapping{1.0, 10, 1}, serial{1.0, 10, 0};
+  const double block = 2e6, moved = overlapping.seconds(block);  // 2.01 ms on the link
+  for (const double other : {1e-3, 5e-3}) {  // a step shorter, then longer, than its transfer
+    RingWalkModel::StepTimes s;
+    const Cost walk = m.walk(block, 0, {4e-3, other}, overlapping, overlapping, &s);
+    EXPECT_DOUBLE_EQ(s.compute, (4e-3 + 3 * other) / 4);
+    EXPECT_DOUBLE_EQ(s.transfer, 3 * moved / 4);  // the last step moves nothing
+    // Overlapped: a step waits only as long as its transfer outlasts its kernel.
+    EXPECT_NEAR(s.exposed, (std::max(0.0, moved - 4e-3) + 2 * std::max(0.0, moved - other)) / 4, 1e-15);
+    EXPECT_NEAR(4 * (s.compute + s.exposed), walk.seconds(), 1e-15);
+    // Without overlap every transfer is waited for after the kernel.
+    m.walk(block, 0, {4e-3, other}, serial, serial, &s);
+    EXPECT_NEAR(s.exposed, s.transfer, 1e-15);
+  }
+}
+
 }  // namespace
 }  // namespace minictx

@@ -88,6 +88,9 @@ PointResult full_point(const std::string& name) {
                            {1, 1, WalkPass::backward, 0, 0, 1, 0.005, 0.006, 0.0049, 0.0062}};
   p.ring_timeline.outer = {{0, 0, WalkPass::forward, 0, OuterCarries::block, 0.0008, 0.0041},
                            {1, 1, WalkPass::backward, 0, OuterCarries::sums, 0.0063, 0.0071}};
+  p.ring_timeline.phases = {{0, 0, "attention_fwd", 0.0009, 0.0041},
+                            {0, 0, "forward", 0.0001, 0.0048},
+                            {1, 1, "backward", 0.0049, 0.0072}};
   return p;
 }
 
@@ -177,6 +180,13 @@ void expect_same(const PointResult& a, const PointResult& b) {
   for (size_t i = 0; i < a.ring_timeline.outer.size(); ++i) {
     EXPECT_EQ(a.ring_timeline.outer[i].carries, b.ring_timeline.outer[i].carries);
     EXPECT_TRUE(same_shared(a.ring_timeline.outer[i], b.ring_timeline.outer[i])) << "outer transfer " << i;
+  }
+  ASSERT_EQ(a.ring_timeline.phases.size(), b.ring_timeline.phases.size());
+  for (size_t i = 0; i < a.ring_timeline.phases.size(); ++i) {
+    const PhaseRecord &x = a.ring_timeline.phases[i], &y = b.ring_timeline.phases[i];
+    EXPECT_TRUE(x.rank == y.rank && x.iteration == y.iteration && x.phase == y.phase && x.start == y.start &&
+                x.end == y.end)
+        << "phase scope " << i;
   }
 }
 
@@ -666,13 +676,17 @@ assert o['rank'][:].tolist() == [0, 1] and o['layer'][:].tolist() == [0, 1] and 
 assert o['pass'].asstr()[:].tolist() == ['forward', 'backward']
 assert o['carries'].asstr()[:].tolist() == ['block', 'sums']
 assert o['transfer_posted'][0] == 0.0008 and o['transfer_done'][1] == 0.0071
+ph = t['phases']
+assert ph['rank'][:].tolist() == [0, 0, 1] and ph['iteration'][:].tolist() == [0, 0, 1]
+assert ph['phase'].asstr()[:].tolist() == ['attention_fwd', 'forward', 'backward']
+assert ph['start'][1] == 0.0001 and ph['end'][2] == 0.0072
 q = f['points/point_0001']
 assert q.attrs['skipped_reason'].startswith('heads (6)')
 assert q['iter_seconds'].shape == (0, 4) and q['peak_memory_bytes'].shape == (0,)
 assert q['bytes_sent_intra'].attrs['unit'] == 'bytes, ' + summed
 assert len(q['phase_seconds']) == 0 and q['verification/pass'].shape == (0,)
 assert q['ring_timeline'].attrs['iteration'] == -1 and q['ring_timeline/rank'].shape == (0,)
-assert q['ring_timeline/outer/carries'].shape == (0,)
+assert q['ring_timeline/outer/carries'].shape == (0,) and 'phases' not in q['ring_timeline']
 )");
   EXPECT_EQ(std::system((python + " " + script + " " + path_).c_str()), 0);
 }
@@ -1220,6 +1234,44 @@ TEST(Report, CompareMatchesAttentionPointsOfFilesThatStillCarryModelLabels) {
   // In model mode the layer stack tells configurations apart.
   older.labels["mode"] = projected.labels["mode"] = "model";
   EXPECT_EQ(compare_table({older}, {projected}).rows.at(0).at(9), "n/a");
+}
+
+TEST(Report, ComparePhasesSetsEachPhaseAndRingStepBesideItsProjection) {
+  PointResult m;  // two ranks, two iterations, one forward walk of two steps each
+  m.name = "point_0000";
+  m.iters = 2;
+  m.labels = {{"backend", "ring"}, {"mode", "attention"}, {"seq_len", "4096"}};
+  m.phase_seconds = {{"attention_fwd", {0.010, 0.012}}, {"attention_bwd", {0.030, 0.020}}};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // rank, layer, pass, round, step, source, compute start and end, transfer posted and done
+  m.ring_timeline.steps = {{0, 0, WalkPass::forward, 0, 0, 0, 0.001, 0.002, 0.0005, 0.004},
+                           {0, 0, WalkPass::forward, 0, 1, 1, 0.004, 0.006, nan, nan},
+                           {1, 0, WalkPass::forward, 0, 0, 1, 0.001, 0.003, 0.0005, 0.0035},
+                           {1, 0, WalkPass::forward, 0, 1, 0, 0.0035, 0.0055, nan, nan}};
+  PointResult p = m;
+  p.iters = 1;
+  p.ring_timeline = {};
+  p.phase_seconds = {{"attention_fwd", {0.004, 0.004}}, {"attention_bwd", {0.006, 0.006}}};
+  p.metrics = {{"projected_ring_step_forward_compute_s", 0.0015},
+               {"projected_ring_step_forward_transfer_s", 0.001},
+               {"projected_ring_step_forward_exposed_s", 0.0}};
+  const Table t = compare_phases_table({m}, {p});
+  ASSERT_EQ(t.rows.size(), 5u) << render(t, TableFormat::markdown);
+  // Per step on the slowest rank: 12 ms / 2 iterations of attention_fwd, 30 / 2 backward.
+  EXPECT_EQ(t.rows[0][1], "attention_fwd");
+  EXPECT_EQ(t.rows[0][2], format_number(6.0, 3));
+  EXPECT_EQ(t.rows[0][3], format_number(4.0, 3));
+  EXPECT_EQ(t.rows[1][4], format_number(9.0, 3));  // 15 - 6 ms: the largest gap
+  EXPECT_EQ(t.rows[1][6], "<-");
+  EXPECT_EQ(t.rows[0][6], "");
+  // Rank 0 is slower (3 ms compute + 2 ms exposed over 2 steps against rank 1's 4 + 0.5):
+  // per step 1.5 ms compute, 3.5 / 2 ms transfer, 1 ms exposed.
+  EXPECT_EQ(t.rows[2][1], "ring step, forward: compute");
+  EXPECT_EQ(t.rows[2][2], format_number(1.5, 3));
+  EXPECT_EQ(t.rows[3][2], format_number(1.75, 3));
+  EXPECT_EQ(t.rows[4][2], format_number(1.0, 3));
+  EXPECT_EQ(t.rows[4][3], format_number(0.0, 3));
+  EXPECT_EQ(t.rows[4][5], "n/a");  // no ratio to a zero
 }
 
 TEST(Report, BurstTableGroupsSettingsAndOrdersVariants) {

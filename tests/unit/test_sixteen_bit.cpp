@@ -159,7 +159,7 @@ TEST(SixteenBitTensors, AttentionOn16BitOperandsIsAttentionOnTheirValues) {
       // Rows 5.. of the queries against keys 0..29: blocks that do not start at zero.
       const SeqBlock qb{&tq, 5, L - 5, pos.data() + 5}, kb{&tk, 0, 30, pos.data()},
           vb{&tv, 0, 30, pos.data()};
-      Tensor o = host_device().alloc({rows, H * D}), lse = host_device().alloc({B, H, L});
+      Tensor o = host_device().alloc({rows, H * D}), lse = host_device().alloc_lse(B, H, L);
       host_device().attn_init(o, lse);
       host_device().attn_fwd(s, {qb, kb, vb, &o, &lse});
       Tensor delta = host_device().alloc({B, H, L});

@@ -7,6 +7,7 @@
 #include "backends/backend.hpp"
 #include "backends/local/local_backend.hpp"
 #include "core/error.hpp"
+#include "core/fault_seam.hpp"
 #include "core/phase_timer.hpp"
 #include "driver/idle_barrier.hpp"
 #include "io/array_dump.hpp"
@@ -32,6 +33,14 @@ std::vector<double> summed_over_ranks(Comm& world, const std::vector<double>& lo
   std::vector<double> sum(local.size(), 0.0);
   for (size_t i = 0; i < all.size(); ++i) sum[i % local.size()] += all[i];
   return sum;
+}
+
+// The natural-log LSE of each row, [B, H, L]: the first plane of an LSE tensor
+// (Device::alloc_lse), to the precision of fp32.
+std::vector<double> lse_values(Device& dev, const Tensor& lse, int64_t batch, int64_t heads) {
+  std::vector<double> v = download(dev, lse);
+  v.resize(size_t(batch * heads * lse.dim(2)));
+  return v;
 }
 
 // [B, H, L] per-row vectors to [B, L, H] rows, so they gather like activations.
@@ -85,6 +94,7 @@ reference::Problem reference_problem(const RunConfig& c) {
   p.rope_theta = c.model.rope_theta;
   p.seed = c.run.seed;
   p.input_scale = c.run.input_scale;
+  p.key_directions = c.run.key_directions;
   p.documents = document_lengths(c.sequence.documents, c.sequence.length, c.sequence.batch);
   p.head_dim_v = c.model.value_dim();
   p.window = c.attention.window.pattern;
@@ -92,9 +102,7 @@ reference::Problem reference_problem(const RunConfig& c) {
   return p;
 }
 
-namespace {
-
-Fp64Result compute_fp64(const RunConfig& cfg) {
+Fp64Result fp64_result(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
   Fp64Result r;
   if (cfg.run.mode == Mode::attention)
@@ -104,17 +112,15 @@ Fp64Result compute_fp64(const RunConfig& cfg) {
   return r;
 }
 
+namespace {
+
 // Every field of reference::Problem, and the mode.
 ReferenceCache::Key key_of(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
-  return {int(cfg.run.mode), p.batch,      p.seq_len, p.layers,        p.d_model,    p.heads, p.kv_heads,
-          p.head_dim,        p.ffn_hidden, p.causal,  p.rms_eps,       p.rope_theta, p.seed,  p.input_scale,
-          p.documents,       p.head_dim_v, p.window,  !p.sinks.empty()};
+  return {int(cfg.run.mode), p.batch,      p.seq_len,    p.layers,  p.d_model,       p.heads, p.kv_heads,
+          p.head_dim,        p.ffn_hidden, p.causal,     p.rms_eps, p.rope_theta,    p.seed,  p.input_scale,
+          p.key_directions,  p.documents,  p.head_dim_v, p.window,  !p.sinks.empty()};
 }
-
-// The model's outputs by their names in the table and the dumps.
-const char* const kLoss = "outputs/loss";
-const char* const kOutput = "outputs/y";
 
 std::string grad_name(int layer, Weight w) {
   return "grads/layer" + std::to_string(layer) + "/" + weight_name(w);
@@ -127,23 +133,26 @@ const char* const kSinksGrad = "grads/sinks";  // attention mode
 
 std::vector<std::string> verification_tensor_names(const RunConfig& cfg) {
   const bool sinks = cfg.attention.sinks;
+  std::vector<std::string> names;
   if (cfg.run.mode == Mode::attention) {
-    std::vector<std::string> names = {"outputs/o", "outputs/lse", "grads/q", "grads/k", "grads/v"};
+    names = {"outputs/o", "outputs/lse", "grads/q", "grads/k", "grads/v"};
     if (sinks) names.emplace_back(kSinksGrad);
-    return names;
+  } else {
+    names = {kLossTensor, kOutputTensor, "grads/x"};
+    for (int l = 0; l < cfg.model.layers; ++l) {
+      for (int w = 0; w < int(Weight::count); ++w) names.push_back(grad_name(l, Weight(w)));
+      if (sinks) names.push_back(sinks_grad_name(l));
+    }
   }
-  std::vector<std::string> names = {kLoss, kOutput, "grads/x"};
-  for (int l = 0; l < cfg.model.layers; ++l) {
-    for (int w = 0; w < int(Weight::count); ++w) names.push_back(grad_name(l, Weight(w)));
-    if (sinks) names.push_back(sinks_grad_name(l));
-  }
+  // compare_arrays' further rows: the one-device run's own, then the loss of the run's y.
+  const size_t run_rows = names.size();
+  if (cfg.run.reference == Reference::fp64 && cfg.run.dtype != DType::f32)
+    for (size_t i = 0; i < run_rows; ++i) names.push_back(kOneDevicePrefix + names[i]);
+  if (cfg.run.mode == Mode::model) names.push_back(kLossOfYCheck);
   return names;
 }
 
-namespace {
-
-// One step of `cfg` on `comm`; the global outputs and gradients on every rank of it.
-Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
+Arrays run_point(const RunConfig& cfg, Comm& comm, Device& dev) {
   validate_backend(cfg, comm.group_topology());  // the single-device reference: a group of one
   auto backend = find_backend(cfg.attention.backend).create(comm, dev, cfg);
   const SequenceLayout& layout = backend->layout();
@@ -158,10 +167,10 @@ Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
     AttentionStep step(cfg, dev, *backend, timer);
     step.step(true);
     out.push_back({"outputs/o", {batch, seq, h, dv}, rows(step.o())});
-    out.push_back(
-        {"outputs/lse",
-         {batch, seq, h},
-         gather_rows(comm, heads_last(download(dev, step.lse()), batch, int(h)), layout, part, batch)});
+    out.push_back({"outputs/lse",
+                   {batch, seq, h},
+                   gather_rows(comm, heads_last(lse_values(dev, step.lse(), batch, h), batch, int(h)), layout,
+                               part, batch)});
     out.push_back({"grads/q", {batch, seq, h, d}, rows(step.dq())});
     out.push_back({"grads/k", {batch, seq, kvh, d}, rows(step.dk())});
     out.push_back({"grads/v", {batch, seq, kvh, dv}, rows(step.dv())});
@@ -171,8 +180,8 @@ Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
   }
   LayerStack model(cfg, dev, comm, *backend, timer);
   const double loss = model.step(true);
-  out.push_back({kLoss, {1}, {loss}});
-  out.push_back({kOutput, {batch, seq, dm}, rows(model.output())});
+  out.push_back({kLossTensor, {1}, {loss}});
+  out.push_back({kOutputTensor, {batch, seq, dm}, rows(model.output())});
   // The gradients unscaled (exactly: the scale is a power of two).
   auto unscaled = [&](std::vector<double> g) {
     for (double& x : g) x /= model.grad_scale();
@@ -190,7 +199,6 @@ Arrays run_app(const RunConfig& cfg, Comm& comm, Device& dev) {
   return out;
 }
 
-// The fp64 golden values under the same names as run_app's.
 Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like) {
   Arrays ref = like;
   auto set = [&](const std::string& name, const std::vector<double>& v) {
@@ -211,8 +219,8 @@ Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like
     return ref;
   }
   const auto& m = r.model;
-  set(kLoss, {m.loss});
-  set(kOutput, m.y);
+  set(kLossTensor, {m.loss});
+  set(kOutputTensor, m.y);
   set("grads/x", m.dx);
   for (int l = 0; l < cfg.model.layers; ++l) {
     for (int w = 0; w < int(Weight::count); ++w)
@@ -222,6 +230,8 @@ Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like
   return ref;
 }
 
+namespace {
+
 // The generated global inputs and weights, for --dump.
 Arrays global_inputs(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
@@ -229,7 +239,8 @@ Arrays global_inputs(const RunConfig& cfg) {
   const int64_t b = p.batch, s = p.seq_len;
   auto generated = [&](uint64_t id, int64_t width) {
     std::vector<double> v(size_t(b * s * width));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = input_value(p.seed, id, i, p.input_scale);
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = attention_input(p.seed, id, i, p.input_scale, p.key_directions, s, width);
     return v;
   };
   if (!p.documents.empty()) {  // the packing, as each token's document index
@@ -308,7 +319,10 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
     a.text["weights"] = "y = x @ W, W stored [in, out]; RMSNorm gains [d_model]";
     a.text["rope"] =
         "half-split (rotate_half, as Hugging Face Llama): each head's pair (i, i + head_dim/2) is rotated "
-        "by pos * rope_theta^(-2i/head_dim), pos = the token's 0-based index in the sequence";
+        "by pos * rope_theta^(-2i/head_dim), pos = the token's 0-based index " +
+        std::string(cfg.sequence.documents.none()
+                        ? "in the sequence"
+                        : "in its document (restarting at 0 at each document's first token)");
     a.text["rms_norm"] = "x / sqrt(mean(x^2) + rms_eps) * g";
     a.text["layer"] =
         "h = x + wo(attention(rope(wq(norm(x))), rope(wk(norm(x))), wv(norm(x)))); "
@@ -342,7 +356,7 @@ Arrays run_single_device(const RunConfig& cfg, Comm& world, Device& dev) {
   if (world.rank() != 0) return {};
   RunConfig single = cfg;
   single.attention.backend = local_backend_info().name;
-  return run_app(single, *self, dev);
+  return run_point(single, *self, dev);
 }
 
 }  // namespace
@@ -351,9 +365,9 @@ void ReferenceCache::expect(const RunConfig& cfg) { ++entries_[key_of(cfg)].aske
 
 std::shared_ptr<const Fp64Result> ReferenceCache::take(const RunConfig& cfg) {
   const auto it = entries_.find(key_of(cfg));
-  if (it == entries_.end()) return std::make_shared<const Fp64Result>(compute_fp64(cfg));  // not expected
+  if (it == entries_.end()) return std::make_shared<const Fp64Result>(fp64_result(cfg));  // not expected
   Entry& e = it->second;
-  auto result = e.result ? e.result : std::make_shared<const Fp64Result>(compute_fp64(cfg));
+  auto result = e.result ? e.result : std::make_shared<const Fp64Result>(fp64_result(cfg));
   if (--e.askers > 0)
     e.result = result;
   else
@@ -361,63 +375,15 @@ std::shared_ptr<const Fp64Result> ReferenceCache::take(const RunConfig& cfg) {
   return result;
 }
 
-double verify_tolerance(const RunConfig& cfg) {
-  switch (cfg.run.dtype) {
-    case DType::f32:
-      return 1e-4;
-    case DType::bf16:
-      return cfg.model.kv_heads < cfg.model.heads ? 3.5e-2 : 2.5e-2;
-    case DType::f16:
-      return 5e-3;
-  }
-  return 0;
-}
-
-double loss_scale_of_terms(const RunConfig& cfg, const std::vector<double>& y) {
-  const std::vector<double> c = reference::make_loss_weights(reference_problem(cfg));
-  double sum = 0;
-  for (size_t i = 0; i < c.size() && i < y.size(); ++i) sum += std::fabs(c[i] * y[i]);
-  return sum / (double(cfg.sequence.batch) * double(cfg.sequence.length));
-}
-
-VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got,
-                         const std::vector<double>& ref, double tolerance, double scale) {
-  VerifyRow row;
-  row.tensor = name;
-  row.tolerance = tolerance;
-  bool finite = got.size() == ref.size();
-  double max_ref = 0, sq = 0, ref_sq = 0;
-  for (size_t i = 0; finite && i < got.size(); ++i) {
-    finite = std::isfinite(got[i]);
-    const double err = std::fabs(got[i] - ref[i]);
-    row.max_abs_err = std::max(row.max_abs_err, err);
-    max_ref = std::max(max_ref, std::fabs(ref[i]));
-    sq += err * err;
-    ref_sq += ref[i] * ref[i];
-  }
-  if (!finite) {
-    row.max_abs_err = row.max_rel_err = row.rmse = NAN;
-    row.pass = false;
-    return row;
-  }
-  row.rmse = got.empty() ? 0 : std::sqrt(sq / double(got.size()));
-  if (scale > 0) {
-    row.max_rel_err = row.max_abs_err / scale;
-    row.rms_rel_err = row.rmse / scale;
-  } else {
-    row.max_rel_err = max_ref > 0 ? row.max_abs_err / max_ref : row.max_abs_err;
-    row.rms_rel_err = ref_sq > 0 ? std::sqrt(sq / ref_sq) : row.rmse;
-  }
-  row.pass = row.max_rel_err <= tolerance;
-  return row;
-}
-
 Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Reference reference,
                           const std::string& dump_path, const std::string& deck_yaml,
                           ReferenceCache* references) {
   Verification v;
   v.reference = to_string(reference);
-  const Arrays got = run_app(cfg, world, device);
+  Arrays got = run_point(cfg, world, device);
+  if (fault_seam::fires(fault_seam::Stage::zero_loss))  // the test seam: a loss verify must refuse
+    for (DumpArray& a : got)
+      if (a.name == kLossTensor) a.data = {0.0};
   // A 16-bit run is also compared with the single-device run of its dtype, which tells
   // the error of distribution apart from the error of 16 bits.
   const bool single_too = reference == Reference::fp64 && cfg.run.dtype != DType::f32;
@@ -436,27 +402,13 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
   }
   if (reference == Reference::fp64 && world.rank() == 0 && refused.empty()) {
     const auto fp64 =
-        references ? references->take(cfg) : std::make_shared<const Fp64Result>(compute_fp64(cfg));
+        references ? references->take(cfg) : std::make_shared<const Fp64Result>(fp64_result(cfg));
     ref = fp64_arrays(cfg, *fp64, got);
   }
   double failures = 0;
   if (world.rank() == 0 && refused.empty()) {
-    const double tol = verify_tolerance(cfg);
-    // The loss's error against the magnitude of its terms, in either reference's y.
-    auto scale_of = [&](const Arrays& against, size_t i) {
-      if (got[i].name != kLoss) return 0.0;
-      for (const auto& a : against)
-        if (a.name == kOutput) return loss_scale_of_terms(cfg, a.data);
-      return 0.0;
-    };
-    for (size_t i = 0; i < got.size(); ++i) {
-      v.rows.push_back(compare_tensor(got[i].name, got[i].data, ref[i].data, tol, scale_of(ref, i)));
-      failures += v.rows.back().pass ? 0 : 1;
-      if (!single_too) continue;
-      const VerifyRow s = compare_tensor(got[i].name, got[i].data, single[i].data, tol, scale_of(single, i));
-      v.rows.back().single_max_rel_err = s.max_rel_err;
-      v.rows.back().single_rms_rel_err = s.rms_rel_err;
-    }
+    v.rows = compare_arrays(cfg, got, ref, single_too ? &single : nullptr);
+    failures = all_pass(v.rows) ? 0 : 1;
     if (!dump_path.empty()) {
       Arrays dump = global_inputs(cfg);
       // A weight keeps the shape of its gradient, [in, out] for y = x · W.

@@ -8,6 +8,7 @@
 #include "comm/comm.hpp"
 #include "config/run_config.hpp"
 #include "device/device.hpp"
+#include "driver/comparison.hpp"
 #include "io/results.hpp"
 #include "reference/reference.hpp"
 
@@ -38,7 +39,7 @@ class ReferenceCache {
 
   // Everything the reference reads from a deck: equal keys, equal references.
   using Key = std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t,
-                         double, std::vector<std::vector<int64_t>>, int, std::vector<int64_t>, bool>;
+                         double, int, std::vector<std::vector<int64_t>>, int, std::vector<int64_t>, bool>;
 
  private:
   struct Entry {
@@ -61,26 +62,22 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
 // The fp64 reference's problem for a deck's point: its shape, seed and packed documents.
 reference::Problem reference_problem(const RunConfig& cfg);
 
-// Error-bound on max |x − ref| / max |ref| for a run's precision (DESIGN: fp32 ~1e-4,
-// bf16 2.5e-2 as TransformerEngine, 3.5e-2 with GQA, fp16 5e-3).
-double verify_tolerance(const RunConfig& cfg);
+// One step of `cfg` on `comm` (forward and backward): the global outputs and gradients, as
+// verify compares and dumps them, on every rank of it.
+std::vector<DumpArray> run_point(const RunConfig& cfg, Comm& comm, Device& device);
 
-// The tensors a verification of `cfg` compares, in its table's order: attention mode's
+// The rows a verification of `cfg` holds, in its table's order: attention mode's
 // outputs/o, outputs/lse and grads/q, k, v (and grads/sinks); the model's outputs/loss,
 // outputs/y, grads/x and every layer's weight gradients (grads/layer<l>/<weight>, and
-// grads/layer<l>/sinks).
+// grads/layer<l>/sinks); then compare_arrays' rows: the one-device run's own (a 16-bit run
+// against fp64) and checks/loss_of_y (model mode).
 std::vector<std::string> verification_tensor_names(const RunConfig& cfg);
 
-// One table row from a tensor and its reference (exposed for tests). Relative errors are
-// relative to `scale` where it is given (> 0), else to max |ref| (max_rel_err) and rms(ref)
-// (rms_rel_err).
-VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got,
-                         const std::vector<double>& ref, double tolerance, double scale = 0);
+// The fp64 reference of `cfg`'s problem, computed anew.
+Fp64Result fp64_result(const RunConfig& cfg);
 
-// The scale of the loss's error: the mean magnitude of the terms it sums, mean |c ∘ y|
-// over the reference's y. The loss is a sum of terms of both signs, which can cancel to
-// near zero; its error relative to itself would then measure the cancellation, not the
-// run (docs/numerics.md, "What verify measures").
-double loss_scale_of_terms(const RunConfig& cfg, const std::vector<double>& y);
+// The fp64 reference's values under the names and shapes of run_point's arrays `like`.
+std::vector<DumpArray> fp64_arrays(const RunConfig& cfg, const Fp64Result& r,
+                                   const std::vector<DumpArray>& like);
 
 }  // namespace minictx

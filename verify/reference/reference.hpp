@@ -17,6 +17,7 @@ struct Problem {
   double rms_eps = 1e-5, rope_theta = 10000.0;
   uint64_t seed = 0;
   double input_scale = 1.0;  // of the generated inputs: input_value()
+  int key_directions = 0;    // attention mode's keys near shared directions: attention_input()
   // Packed documents: the lengths of each batch row's documents, in order (empty: each
   // sequence is one document). A query sees only keys of its own document, and RoPE
   // positions count from each document's first token.

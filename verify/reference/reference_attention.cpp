@@ -218,7 +218,9 @@ AttentionResult attention(const Problem& p) {
   const size_t rows = size_t(p.batch) * p.seq_len;
   auto gen = [&](uint64_t tensor, int heads, int dim) {
     std::vector<double> t(rows * heads * dim);
-    for (size_t i = 0; i < t.size(); ++i) t[i] = input_value(p.seed, tensor, i, p.input_scale);
+    for (size_t i = 0; i < t.size(); ++i)
+      t[i] = attention_input(p.seed, tensor, i, p.input_scale, p.key_directions, p.seq_len,
+                             int64_t(heads) * dim);
     return t;
   };
   std::vector<int64_t> positions(size_t(p.seq_len));

@@ -12,6 +12,7 @@
 #include "device/cuda/elementwise_kernels.hpp"
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/tile_sizes.hpp"
+#include "device/document_blocks.hpp"
 #include "device/gpu_binding.hpp"
 
 namespace minictx {
@@ -207,6 +208,22 @@ const int64_t* CudaDevice::positions(int slot, const int64_t* host, int64_t n) {
   return positions_[slot];
 }
 
+const int64_t* CudaDevice::block_positions(int slot, const AttnShape& s, const SeqBlock& blk) {
+  if (!documents_in_kernels(s)) return positions(slot, blk.positions, blk.len);
+  const DocumentBounds& docs = *s.documents;
+  const int64_t real_len = docs.real_len();
+  positions_host_.assign(blk.positions, blk.positions + blk.len);
+  for (int b = 0; b < s.batch; ++b)
+    for (int64_t i = 0; i < blk.len; ++i) {
+      const int64_t pos = blk.positions[i];
+      const bool real = pos < real_len;
+      positions_host_.push_back(real ? docs.document_start(b, pos) : real_len);  // cuda::DocSpan{start, end}
+      positions_host_.push_back(real ? docs.keys(b, pos, false).second : real_len);
+    }
+  static_assert(sizeof(cuda::DocSpan) == 2 * sizeof(int64_t), "a span is two int64");
+  return positions(slot, positions_host_.data(), int64_t(positions_host_.size()));
+}
+
 void CudaDevice::upload_f32(Tensor& dst, const float* host) {
   CUDA_CHECK(cudaMemcpyAsync(dst.data(), host, size_t(dst.bytes()), cudaMemcpyHostToDevice, stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -351,8 +368,8 @@ cuda::AttnArgs CudaDevice::fwd_args(const AttnShape& s, const AttnFwdBlock& blk)
   a.precision = precision_;
   a.o_rows = rows_per_batch(*blk.o, s, s.heads);
   a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
-  a.q_pos = positions(0, blk.q.positions, blk.q.len);
-  a.k_pos = positions(1, blk.k.positions, blk.k.len);
+  a.q_pos = block_positions(0, s, blk.q);
+  a.k_pos = block_positions(1, s, blk.k);
   return a;
 }
 
@@ -362,13 +379,21 @@ cuda::AttnArgs CudaDevice::bwd_args(const AttnShape& s, const AttnBwdBlock& blk)
   a.o_rows = rows_per_batch(*blk.dq, s, s.heads);
   a.dk_rows = rows_per_batch(*blk.dk, s, s.kv_heads);
   a.vec_len = blk.lse->numel() / (int64_t(s.batch) * s.heads);
-  a.q_pos = positions(0, blk.q.positions, blk.q.len);
-  a.k_pos = positions(1, blk.k.positions, blk.k.len);
+  a.q_pos = block_positions(0, s, blk.q);
+  a.k_pos = block_positions(1, s, blk.k);
   return a;
 }
 
 void CudaDevice::attn_fwd_block(const AttnShape& s, const AttnFwdBlock& blk) {
-  if (!flash(s)) return Device::attn_fwd_block(s, blk);
+  if (!flash(s)) {
+    // A family that masks documents in its flash kernels splits by document where the
+    // SIMT kernels serve, as the others do everywhere.
+    if (s.documents && kernels_mask_documents())
+      return attn_fwd_by_documents(*this, s, blk, [this](const AttnShape& part, const AttnFwdBlock& b) {
+        Device::attn_fwd_block(part, b);
+      });
+    return Device::attn_fwd_block(s, blk);
+  }
   if (blk.q.len == 0 || blk.k.len == 0) return;
   const cuda::AttnArgs a = fwd_args(s, blk);
   // A 16-bit copy costs O(S·D) against the kernel's O(S²·D); copies are freed (to the
@@ -396,7 +421,13 @@ void CudaDevice::attn_bwd_delta_kernel(const AttnShape& s, const Tensor& o, cons
 }
 
 void CudaDevice::attn_bwd_block(const AttnShape& s, const AttnBwdBlock& blk) {
-  if (!flash(s)) return Device::attn_bwd_block(s, blk);
+  if (!flash(s)) {
+    if (s.documents && kernels_mask_documents())
+      return attn_bwd_by_documents(*this, s, blk, [this](const AttnShape& part, const AttnBwdBlock& b) {
+        Device::attn_bwd_block(part, b);
+      });
+    return Device::attn_bwd_block(s, blk);
+  }
   if (blk.q.len == 0 || blk.k.len == 0) return;
   const cuda::AttnArgs a = bwd_args(s, blk);
   const SeqBlock dout{blk.dout, blk.q.begin, blk.q.len, blk.q.positions};

@@ -58,6 +58,9 @@ class CudaDevice final : public Device {
   // The flash kernel family (kernel_families.hpp) the deck's attention.kernels names;
   // InputError where this GPU or build cannot run it.
   void set_attention_kernels(AttentionKernels) override;
+  // The -documents families mask packed documents in the flash kernels (the shapes those
+  // serve; others are split by document as before).
+  bool kernels_mask_documents() const override { return family_->masks_documents; }
   const cuda::KernelFamily& kernel_family() const { return *family_; }
   int gpu() const { return gpu_; }
   cudaStream_t gpu_stream() const override { return stream_; }
@@ -94,6 +97,10 @@ class CudaDevice final : public Device {
   cuda::AttnArgs bwd_args(const AttnShape&, const AttnBwdBlock&);
   // Device copies of host position arrays (slot 0: queries, 1: keys), stream-ordered.
   const int64_t* positions(int slot, const int64_t* host, int64_t n);
+  // A block's positions for the kernels, followed by its rows' document spans where the
+  // family masks documents in its kernels (AttnArgs, "q_pos").
+  const int64_t* block_positions(int slot, const AttnShape&, const SeqBlock&);
+  bool documents_in_kernels(const AttnShape& s) const { return s.documents && family_->masks_documents; }
   // A block of `bytes`: a kept one, else cudaMalloc (after freeing the kept ones when
   // the GPU is full).
   void* acquire(int64_t bytes);
@@ -110,6 +117,7 @@ class CudaDevice final : public Device {
   BlockCache blocks_;
   int64_t* positions_[2] = {nullptr, nullptr};
   int64_t position_capacity_[2] = {0, 0};
+  std::vector<int64_t> positions_host_;  // block_positions' host array
   double* dot_result_ = nullptr;
 };
 

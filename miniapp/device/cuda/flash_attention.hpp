@@ -31,6 +31,14 @@ void flash_fwd_sm80(const AttnArgs&, const void* q, const void* k, const void* v
                     cudaStream_t);
 void flash_bwd_sm80(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
                     const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
+// The *_documents launchers: the same kernels masking packed documents themselves (their
+// kDocs instantiations), from the document spans after the position arrays (AttnArgs):
+// a block walks only the tiles of its rows' documents. Opt-in; not yet run on a GPU.
+void flash_fwd_sm80_documents(const AttnArgs&, const void* q, const void* k, const void* v, float* o,
+                              float* lse, cudaStream_t);
+void flash_bwd_sm80_documents(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
+                              const float* lse, const float* delta, float* dq, float* dk, float* dv,
+                              cudaStream_t);
 
 // Whether the sm90 kernels (flash_fwd_sm90.cu, flash_bwd_sm90.cu) can run here: the build
 // holds sm_90a code (CUDA architecture 90a) and the GPU is compute capability 9.0.
@@ -40,6 +48,11 @@ void flash_fwd_sm90(const AttnArgs&, const void* q, const void* k, const void* v
 // A dK/dV pass, then a dQ pass.
 void flash_bwd_sm90(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
                     const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
+void flash_fwd_sm90_documents(const AttnArgs&, const void* q, const void* k, const void* v, float* o,
+                              float* lse, cudaStream_t);
+void flash_bwd_sm90_documents(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
+                              const float* lse, const float* delta, float* dq, float* dk, float* dv,
+                              cudaStream_t);
 
 // The launchers' one dispatch idiom: f is called with the run-time choice as a
 // compile-time constant (std::integral_constant), for launchers templated on it.

@@ -17,7 +17,9 @@
 // from dSᵀ staged in shared memory, yet faster on an H100 (forward+backward −1 to +2 % at
 // D = 64, +2 to +7 % at D = 128; docs/performance.md, "One GPU against its GEMM limit"): without dQ the
 // dK/dV kernel needs one barrier per query tile instead of two, no shared dSᵀ and fewer
-// registers, and the dQ kernel adds its rows once, without atomics.
+// registers, and the dQ kernel adds its rows once, without atomics. With documents in the
+// kernels (kDocs: flash_bwd_sm80_documents), a block walks only the query (dK/dV) or key (dQ)
+// tiles of its rows' documents and masks each row by its document's span.
 namespace minictx::cuda {
 namespace {
 
@@ -33,7 +35,7 @@ struct BwdShape {
       size_t(2 * kBc * kD + 4 * kQTile) * 2 + size_t(2 * kBr) * (2 * sizeof(float) + sizeof(int64_t));
 };
 
-template <int kD, int kWarps, int kBr, bool kBf16>
+template <int kD, int kWarps, int kBr, bool kBf16, bool kDocs>
 __global__ void __launch_bounds__(kWarps* kWarp)
     flash_bwd_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
                      const typename mma::Operand<kBf16>::type* __restrict__ k,
@@ -54,7 +56,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
-  const KeyTile tile = key_tile<kBc, kBr>(a);
+  const KeyTile tile = key_tile<kBc, kBr, kDocs>(a);
   if (tile.steps == 0) return;  // padding keys only, or (causally) no query sees them
   const int b = tile.b, g = tile.g, tk = tile.tk, steps = tile.steps;
   const int64_t j0 = tile.j0, last_key = tile.last_key;
@@ -83,7 +85,7 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     const int j = warp * 16 + group + rr * 8;
     kpos[rr] = j < tk ? a.k_pos[j0 + j] : kNoPosition;
   }
-  const bool ragged_keys = tk < kBc || last_key >= a.real_len;
+  const bool ragged_keys = kDocs || tk < kBc || last_key >= a.real_len;
   const float scale_log2 = a.scale * kLog2e;
   float dk_acc[kD / 8][4] = {}, dv_acc[kD / 8][4] = {};
 
@@ -120,7 +122,13 @@ __global__ void __launch_bounds__(kWarps* kWarp)
     const int tq = tile_rows(a.q_len - i0, kBr);
     const bool masked = ragged_keys || tq < kBr || (a.causal && last_key > qp[0]);
     uint32_t pa[kBr / 16][4], dsa[kBr / 16][4];
-    form_pt_dst<kBr, kBf16>(s, dp, ls, dl, qp, kpos, masked, tq, tig, scale_log2, a, pa, dsa);
+    if constexpr (kDocs) {
+      // The keys' spans, read per query tile: held across the loop they spill (D = 128).
+      const RowSpans<2> spans = key_row_spans(a, b, j0, tk, warp, group);
+      form_pt_dst<kBr, kBf16, true>(s, dp, ls, dl, qp, kpos, masked, tq, tig, scale_log2, a, pa, dsa, &spans);
+    } else {
+      form_pt_dst<kBr, kBf16>(s, dp, ls, dl, qp, kpos, masked, tq, tig, scale_log2, a, pa, dsa);
+    }
     // dV += Pᵀ dO and dK += dSᵀ Q, k running over the tile's queries.
 #pragma unroll
     for (int kc = 0; kc < kBr / 16; ++kc) {
@@ -153,7 +161,7 @@ struct DqShape {
       size_t(2 * kBr * kD + 4 * kTile) * 2 + size_t(2 * kBc) * sizeof(int64_t);
 };
 
-template <int kD, int kWarps, int kBc, bool kBf16>
+template <int kD, int kWarps, int kBc, bool kBf16, bool kDocs>
 __global__ void __launch_bounds__(kWarps* kWarp)
     flash_bwd_dq_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
                         const typename mma::Operand<kBf16>::type* __restrict__ k,
@@ -174,14 +182,18 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   const int group = lane >> 2, tig = lane & 3;
   const QueryTile tile = query_tile<kBr>(a);
   if (tile.keys == 0) return;
-  const int b = tile.b, h = tile.h, g = tile.g, tq = tile.tq, tiles = int((tile.keys + kBc - 1) / kBc);
+  const KeyRange keys = walked_keys<kDocs>(a, tile);  // with documents, its queries' documents
+  if (kDocs && keys.end == keys.first) return;
+  const int b = tile.b, h = tile.h, g = tile.g, tq = tile.tq,
+            tiles = int((keys.end - keys.first + kBc - 1) / kBc);
   const int64_t i0 = tile.i0, first_query = tile.first_query;
 
   const int64_t kv_stride = int64_t(a.kv_heads) * kD, q_stride = int64_t(a.heads) * kD;
-  const T* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
-  const T* v_rows = v + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
+  const T* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD + keys.first * kv_stride;
+  const T* v_rows = v + (int64_t(b) * a.k_len * a.kv_heads + g) * kD + keys.first * kv_stride;
   auto load_kv = [&](int t) {
-    mma::load_kv_stage<kBc, kD, kThreads>(ks, vs, kpos, k_rows, v_rows, kv_stride, a.k_pos, a.k_len, t);
+    mma::load_kv_stage<kBc, kD, kThreads>(ks, vs, kpos, k_rows, v_rows, kv_stride, a.k_pos + keys.first,
+                                          a.k_len - keys.first, t);
   };
   const int64_t first = (int64_t(b) * a.q_len + i0) * a.heads + h;
   mma::load_tile_async<kBr, kD, kThreads>(qs, q + first * kD, q_stride, tq);
@@ -190,6 +202,8 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   mma::cp_async_commit();
 
   const DqRows rows = dq_rows(a, tile, lse, delta, warp, group);
+  RowSpans<2> spans;
+  if constexpr (kDocs) spans = dq_row_spans(a, tile, warp, group);
   const float scale_log2 = a.scale * kLog2e;
   uint32_t qf[kD / 16][4], dof[kD / 16][4];
   float dq_acc[kD / 8][4] = {};
@@ -219,11 +233,12 @@ __global__ void __launch_bounds__(kWarps* kWarp)
         mma::mma_16816_x2<kBf16>(dp[2 * np], dp[2 * np + 1], dof[kc], bf);
       }
     }
-    const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
+    const int valid = tile_rows(a.k_len - keys.first - int64_t(t) * kBc, kBc);
     const int64_t last_key = kp[valid - 1];
-    const bool masked = valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query);
+    const bool masked =
+        kDocs || valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query);
     uint32_t dsa[kBc / 16][4];
-    form_ds<kBc, kBf16>(s, dp, rows, kp, valid, masked, tig, scale_log2, a, dsa);
+    form_ds<kBc, kBf16, kDocs>(s, dp, rows, kp, valid, masked, tig, scale_log2, a, dsa, &spans);
 #pragma unroll
     for (int kc = 0; kc < kBc / 16; ++kc) {
 #pragma unroll
@@ -246,14 +261,14 @@ template <int kD>
 using Sm80Dq = DqShape<kD, sm80_tiles(kD).dq_q / 16, sm80_tiles(kD).dq_k>;
 
 // dK/dV, then dQ, on the same stream.
-template <int kD, bool kBf16>
+template <int kD, bool kBf16, bool kDocs>
 void launch_bwd(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
                 const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t stream) {
   using T = typename mma::Operand<kBf16>::type;
   using KvShape = Sm80Dkdv<kD>;
   using QShape = Sm80Dq<kD>;
-  constexpr auto kv_kernel = flash_bwd_kernel<kD, KvShape::kWarps, KvShape::kBr, kBf16>;
-  constexpr auto q_kernel = flash_bwd_dq_kernel<kD, QShape::kWarps, QShape::kBc, kBf16>;
+  constexpr auto kv_kernel = flash_bwd_kernel<kD, KvShape::kWarps, KvShape::kBr, kBf16, kDocs>;
+  constexpr auto q_kernel = flash_bwd_dq_kernel<kD, QShape::kWarps, QShape::kBc, kBf16, kDocs>;
   allow_shared_memory<kv_kernel>(KvShape::kSharedBytes, "flash_bwd shared memory");
   allow_shared_memory<q_kernel>(QShape::kSharedBytes, "flash_bwd_dq shared memory");
   const auto* qt = static_cast<const T*>(q);
@@ -280,7 +295,17 @@ void flash_bwd_sm80(const AttnArgs& a, const void* q, const void* k, const void*
                     const float* lse, const float* delta, float* dq, float* dk, float* dv,
                     cudaStream_t stream) {
   for_flash_shape(a, [&](auto d, auto bf16) {
-    launch_bwd<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+    launch_bwd<decltype(d)::value, decltype(bf16)::value, false>(a, q, k, v, dout, lse, delta, dq, dk, dv,
+                                                                 stream);
+  });
+}
+
+void flash_bwd_sm80_documents(const AttnArgs& a, const void* q, const void* k, const void* v,
+                              const void* dout, const float* lse, const float* delta, float* dq, float* dk,
+                              float* dv, cudaStream_t stream) {
+  for_flash_shape(a, [&](auto d, auto bf16) {
+    launch_bwd<decltype(d)::value, decltype(bf16)::value, true>(a, q, k, v, dout, lse, delta, dq, dk, dv,
+                                                                stream);
   });
 }
 

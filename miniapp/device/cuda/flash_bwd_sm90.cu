@@ -47,7 +47,7 @@ struct WgmmaDqShape {
       wgmma::kAlignmentSlack + size_t(2 * kQBytes + 4 * kStageBytes) + size_t(2 * kBc) * 8;
 };
 
-template <int kD, int kBr, bool kBf16>
+template <int kD, int kBr, bool kBf16, bool kDocs>
 __global__ void __launch_bounds__(kThreads)
     flash_bwd_wgmma_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
                            const typename mma::Operand<kBf16>::type* __restrict__ k,
@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(kThreads)
 
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
-  const KeyTile tile = key_tile<kBc, kBr>(a);
+  const KeyTile tile = key_tile<kBc, kBr, kDocs>(a);
   if (tile.steps == 0) return;  // padding keys only, or (causally) no query sees them
 
   const int64_t kv_stride = int64_t(a.kv_heads) * kD, q_stride = int64_t(a.heads) * kD;
@@ -90,7 +90,9 @@ __global__ void __launch_bounds__(kThreads)
   mma::cp_async_commit();
 
   WgmmaKeyRows<kD> rows = wgmma_key_rows<kD>(a, tile, warp, group);
-  const bool ragged_keys = tile.tk < kBc || tile.last_key >= a.real_len;
+  RowSpans<2> spans;
+  if constexpr (kDocs) spans = key_row_spans(a, tile.b, tile.j0, tile.tk, warp, group);
+  const bool ragged_keys = kDocs || tile.tk < kBc || tile.last_key >= a.real_len;
   const float scale_log2 = a.scale * kLog2e;
   for (int step = 0; step < tile.steps; ++step) {
     const int st = step & 1;
@@ -98,9 +100,9 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t* qp = qpos + st * kBr;
     const int tq = tile_rows(a.q_len - tile.query_row_of(step, kBr), kBr);
     const bool masked = ragged_keys || tq < kBr || (a.causal && tile.last_key > qp[0]);
-    wgmma_dkdv_tile<kBc, kBr, kD, kBf16>(rows, ks, vs, qs + st * kQBytes, dos + st * kQBytes,
-                                         lse_s + st * kBr, delta_s + st * kBr, qp, masked, tq, tig,
-                                         scale_log2, a);
+    wgmma_dkdv_tile<kBc, kBr, kD, kBf16, kDocs>(rows, ks, vs, qs + st * kQBytes, dos + st * kQBytes,
+                                                lse_s + st * kBr, delta_s + st * kBr, qp, masked, tq, tig,
+                                                scale_log2, a, &spans);
   }
 
   add_dk_dv<kD>(rows.dk, rows.dv, a, tile, dk, dv, warp, group, tig);
@@ -109,7 +111,7 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-template <int kD, int kBc, bool kBf16>
+template <int kD, int kBc, bool kBf16, bool kDocs>
 __global__ void __launch_bounds__(kThreads)
     flash_bwd_dq_wgmma_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
                               const typename mma::Operand<kBf16>::type* __restrict__ k,
@@ -129,13 +131,16 @@ __global__ void __launch_bounds__(kThreads)
   const int group = lane >> 2, tig = lane & 3;
   const QueryTile tile = query_tile<kBr>(a);
   if (tile.keys == 0) return;
-  const int key_tiles = int((tile.keys + kBc - 1) / kBc);
+  const KeyRange keys = walked_keys<kDocs>(a, tile);  // with documents, its queries' documents
+  if (kDocs && keys.end == keys.first) return;
+  const int key_tiles = int((keys.end - keys.first + kBc - 1) / kBc);
 
   const int64_t kv_stride = int64_t(a.kv_heads) * kD, q_stride = int64_t(a.heads) * kD;
-  const auto* k_rows = k + (int64_t(tile.b) * a.k_len * a.kv_heads + tile.g) * kD;
-  const auto* v_rows = v + (int64_t(tile.b) * a.k_len * a.kv_heads + tile.g) * kD;
+  const auto* k_rows = k + (int64_t(tile.b) * a.k_len * a.kv_heads + tile.g) * kD + keys.first * kv_stride;
+  const auto* v_rows = v + (int64_t(tile.b) * a.k_len * a.kv_heads + tile.g) * kD + keys.first * kv_stride;
   auto load_kv = [&](int t) {
-    wgmma::load_kv_stage<kBc, kD, kThreads>(ks, vs, kpos, k_rows, v_rows, kv_stride, a.k_pos, a.k_len, t);
+    wgmma::load_kv_stage<kBc, kD, kThreads>(ks, vs, kpos, k_rows, v_rows, kv_stride, a.k_pos + keys.first,
+                                            a.k_len - keys.first, t);
   };
   const int64_t first = (int64_t(tile.b) * a.q_len + tile.i0) * a.heads + tile.h;
   wgmma::load_tile_async<kBr, kD, kThreads>(qs, q + first * kD, q_stride, tile.tq);
@@ -144,6 +149,8 @@ __global__ void __launch_bounds__(kThreads)
   mma::cp_async_commit();
 
   const DqRows rows = dq_rows(a, tile, lse, delta, warp, group);
+  RowSpans<2> spans;
+  if constexpr (kDocs) spans = dq_row_spans(a, tile, warp, group);
   const float scale_log2 = a.scale * kLog2e;
   float dq_acc[kD / 8][4] = {};
 
@@ -152,8 +159,8 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t kt = ks + (t & 1) * kStage, vt = vs + (t & 1) * kStage;
     const int64_t* kp = kpos + (t & 1) * kBc;
 
-    wgmma_dq_tile<kBr, kBc, kD, kBf16>(dq_acc, rows, qs, dos, kt, vt, kp, t, tile.first_query, tig,
-                                       scale_log2, a);
+    wgmma_dq_tile<kBr, kBc, kD, kBf16, kDocs>(dq_acc, rows, qs, dos, kt, vt, kp, t, tile.first_query, tig,
+                                              scale_log2, a, keys.first, &spans);
   }
 
   add_dq<kD>(dq_acc, a, tile, dq, warp, group, tig);
@@ -162,13 +169,13 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-template <int kD, bool kBf16>
+template <int kD, bool kBf16, bool kDocs>
 void launch_dkdv_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
                        const float* lse, const float* delta, float* dk, float* dv, cudaStream_t stream) {
   using T = typename mma::Operand<kBf16>::type;
   constexpr int kBr = kWgmmaQueryTile<kD>;
   using Shape = WgmmaKvShape<kD, kBr>;
-  constexpr auto kernel = flash_bwd_wgmma_kernel<kD, kBr, kBf16>;
+  constexpr auto kernel = flash_bwd_wgmma_kernel<kD, kBr, kBf16, kDocs>;
   allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_bwd_wgmma shared memory");
   const dim3 grid(unsigned((a.k_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.kv_heads));
   kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(a, static_cast<const T*>(q),
@@ -176,12 +183,12 @@ void launch_dkdv_wgmma(const AttnArgs& a, const void* q, const void* k, const vo
                                                           static_cast<const T*>(dout), lse, delta, dk, dv);
 }
 
-template <int kD, bool kBf16>
+template <int kD, bool kBf16, bool kDocs>
 void launch_dq_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
                      const float* lse, const float* delta, float* dq, cudaStream_t stream) {
   using T = typename mma::Operand<kBf16>::type;
   using Shape = WgmmaDqShape<kD, kWgmmaDqKeyTile>;
-  constexpr auto kernel = flash_bwd_dq_wgmma_kernel<kD, kWgmmaDqKeyTile, kBf16>;
+  constexpr auto kernel = flash_bwd_dq_wgmma_kernel<kD, kWgmmaDqKeyTile, kBf16, kDocs>;
   allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_bwd_dq_wgmma shared memory");
   const dim3 grid(unsigned((a.q_len + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(a.batch * a.heads));
   kernel<<<grid, kThreads, Shape::kSharedBytes, stream>>>(a, static_cast<const T*>(q),
@@ -189,18 +196,32 @@ void launch_dq_wgmma(const AttnArgs& a, const void* q, const void* k, const void
                                                           static_cast<const T*>(dout), lse, delta, dq);
 }
 
-}  // namespace
-
 // dK/dV, then dQ, on the same stream.
-void flash_bwd_sm90(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
-                    const float* lse, const float* delta, float* dq, float* dk, float* dv,
-                    cudaStream_t stream) {
+// Both passes, with (kDocs) or without the document mask in the kernels.
+template <bool kDocs>
+void launch_bwd_wgmma(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
+                      const float* lse, const float* delta, float* dq, float* dk, float* dv,
+                      cudaStream_t stream) {
   for_flash_shape(a, [&](auto d, auto bf16) {
     constexpr int kD = decltype(d)::value;
     constexpr bool kBf16 = decltype(bf16)::value;
-    launch_dkdv_wgmma<kD, kBf16>(a, q, k, v, dout, lse, delta, dk, dv, stream);
-    launch_dq_wgmma<kD, kBf16>(a, q, k, v, dout, lse, delta, dq, stream);
+    launch_dkdv_wgmma<kD, kBf16, kDocs>(a, q, k, v, dout, lse, delta, dk, dv, stream);
+    launch_dq_wgmma<kD, kBf16, kDocs>(a, q, k, v, dout, lse, delta, dq, stream);
   });
+}
+
+}  // namespace
+
+void flash_bwd_sm90(const AttnArgs& a, const void* q, const void* k, const void* v, const void* dout,
+                    const float* lse, const float* delta, float* dq, float* dk, float* dv,
+                    cudaStream_t stream) {
+  launch_bwd_wgmma<false>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
+}
+
+void flash_bwd_sm90_documents(const AttnArgs& a, const void* q, const void* k, const void* v,
+                              const void* dout, const float* lse, const float* delta, float* dq, float* dk,
+                              float* dv, cudaStream_t stream) {
+  launch_bwd_wgmma<true>(a, q, k, v, dout, lse, delta, dq, dk, dv, stream);
 }
 
 }  // namespace minictx::cuda

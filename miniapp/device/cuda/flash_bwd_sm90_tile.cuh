@@ -70,16 +70,17 @@ __device__ __forceinline__ void scores_and_dp(float (&s)[kN / 8][4], float (&dp)
 // One query tile of kBr rows (swizzled Q and dO tiles qt, dot; ls, dl, qp: its LSE, delta
 // and positions; tq: its rows) for the warpgroup whose 64 keys start at k_rows and v_rows,
 // in K and V tiles of kKRows rows. `masked`: whether any element may be masked.
-template <int kKRows, int kBr, int kD, bool kBf16>
+template <int kKRows, int kBr, int kD, bool kBf16, bool kDocs = false>
 __device__ __forceinline__ void wgmma_dkdv_tile(WgmmaKeyRows<kD>& r, uint32_t k_rows, uint32_t v_rows,
                                                 uint32_t qt, uint32_t dot, const float* ls, const float* dl,
                                                 const int64_t* qp, bool masked, int tq, int tig,
-                                                float scale_log2, const AttnArgs& a) {
+                                                float scale_log2, const AttnArgs& a,
+                                                const RowSpans<2>* spans = nullptr) {
   float s[kBr / 8][4], dp[kBr / 8][4];
   scores_and_dp<kKRows, kBr, kD, kBf16>(s, dp, k_rows, qt, v_rows, dot);
 
   uint32_t pa[kBr / 16][4], dsa[kBr / 16][4];
-  form_pt_dst<kBr, kBf16>(s, dp, ls, dl, qp, r.kpos, masked, tq, tig, scale_log2, a, pa, dsa);
+  form_pt_dst<kBr, kBf16, kDocs>(s, dp, ls, dl, qp, r.kpos, masked, tq, tig, scale_log2, a, pa, dsa, spans);
 
   wgmma::fence_operands(r.dk);
   wgmma::fence_operands(r.dv);
@@ -101,20 +102,23 @@ __device__ __forceinline__ void wgmma_dkdv_tile(WgmmaKeyRows<kD>& r, uint32_t k_
 
 // One key tile of kBc keys (swizzled K and V tiles kt, vt; kp: their positions) for the
 // warpgroup whose 64 queries start at q_rows and do_rows, in Q and dO tiles of kQRows
-// rows; first_query: the position of the block's first query, for the causal test.
-template <int kQRows, int kBc, int kD, bool kBf16>
+// rows; first_query: the position of the block's first query, for the causal test. With
+// documents (kDocs), the key tiles start at key row key_first and every tile is masked by
+// the rows' spans (as in wgmma_dkdv_tile).
+template <int kQRows, int kBc, int kD, bool kBf16, bool kDocs = false>
 __device__ __forceinline__ void wgmma_dq_tile(float (&dq_acc)[kD / 8][4], const DqRows& rows, uint32_t q_rows,
                                               uint32_t do_rows, uint32_t kt, uint32_t vt, const int64_t* kp,
                                               int t, int64_t first_query, int tig, float scale_log2,
-                                              const AttnArgs& a) {
+                                              const AttnArgs& a, int64_t key_first = 0,
+                                              const RowSpans<2>* spans = nullptr) {
   float s[kBc / 8][4], dp[kBc / 8][4];
   scores_and_dp<kQRows, kBc, kD, kBf16>(s, dp, q_rows, kt, do_rows, vt);
 
-  const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
+  const int valid = tile_rows(a.k_len - key_first - int64_t(t) * kBc, kBc);
   const int64_t last_key = kp[valid - 1];
-  const bool masked = valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query);
+  const bool masked = kDocs || valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query);
   uint32_t dsa[kBc / 16][4];
-  form_ds<kBc, kBf16>(s, dp, rows, kp, valid, masked, tig, scale_log2, a, dsa);
+  form_ds<kBc, kBf16, kDocs>(s, dp, rows, kp, valid, masked, tig, scale_log2, a, dsa, spans);
 
   wgmma::fence_operands(dq_acc);
   wgmma::fence_operands(dsa);

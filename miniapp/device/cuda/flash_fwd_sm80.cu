@@ -12,6 +12,8 @@
 // shared memory (cp.async). S = QKᵀ and the online softmax (exp2, log2(e) folded into the
 // scale) stay in registers, and P feeds O += PV as A fragments without a trip through
 // shared memory. The block's (O, LSE) is merged into the running one in the epilogue.
+// With documents in the kernel (kDocs: flash_fwd_sm80_documents), the block walks only the
+// keys of its queries' documents and masks each row by its document's span.
 namespace minictx::cuda {
 namespace {
 
@@ -26,7 +28,7 @@ struct FwdShape {
   static constexpr size_t kSharedBytes = size_t(kBr * kD + 4 * kTile) * 2 + size_t(2 * kBc) * sizeof(int64_t);
 };
 
-template <int kD, int kWarps, int kBc, int kMt, bool kBf16>
+template <int kD, int kWarps, int kBc, int kMt, bool kBf16, bool kDocs>
 __global__ void __launch_bounds__(kWarps* kWarp)
     flash_fwd_kernel(AttnArgs a, const typename mma::Operand<kBf16>::type* __restrict__ q,
                      const typename mma::Operand<kBf16>::type* __restrict__ k,
@@ -43,15 +45,19 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   const int warp = int(threadIdx.x) / kWarp, lane = int(threadIdx.x) % kWarp;
   const int group = lane >> 2, tig = lane & 3;
   const QueryTile tile = query_tile<kBr>(a);
-  if (tile.keys == 0) return;  // nothing visible: the running (o, lse) stays
-  const int b = tile.b, h = tile.h, g = tile.g, tq = tile.tq, tiles = int((tile.keys + kBc - 1) / kBc);
+  if (tile.keys == 0) return;                         // nothing visible: the running (o, lse) stays
+  const KeyRange keys = walked_keys<kDocs>(a, tile);  // with documents, its queries' documents
+  if (kDocs && keys.end == keys.first) return;
+  const int b = tile.b, h = tile.h, g = tile.g, tq = tile.tq,
+            tiles = int((keys.end - keys.first + kBc - 1) / kBc);
   const int64_t i0 = tile.i0, first_query = tile.first_query;
 
   const int64_t kv_stride = int64_t(a.kv_heads) * kD;
-  const T* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
-  const T* v_rows = v + (int64_t(b) * a.k_len * a.kv_heads + g) * kD;
+  const T* k_rows = k + (int64_t(b) * a.k_len * a.kv_heads + g) * kD + keys.first * kv_stride;
+  const T* v_rows = v + (int64_t(b) * a.k_len * a.kv_heads + g) * kD + keys.first * kv_stride;
   auto load_kv = [&](int t) {
-    mma::load_kv_stage<kBc, kD, kThreads>(ks, vs, kpos, k_rows, v_rows, kv_stride, a.k_pos, a.k_len, t);
+    mma::load_kv_stage<kBc, kD, kThreads>(ks, vs, kpos, k_rows, v_rows, kv_stride, a.k_pos + keys.first,
+                                          a.k_len - keys.first, t);
   };
 
   mma::load_tile_async<kBr, kD, kThreads>(qs, q + ((int64_t(b) * a.q_len + i0) * a.heads + h) * kD,
@@ -64,6 +70,12 @@ __global__ void __launch_bounds__(kWarps* kWarp)
   int64_t qpos[kRows];
 #pragma unroll
   for (int rr = 0; rr < kRows; ++rr) qpos[rr] = a.q_pos[i0 + min(row_of<kMt>(warp, group, rr), tq - 1)];
+  RowSpans<kRows> spans;
+  if constexpr (kDocs) {
+#pragma unroll
+    for (int rr = 0; rr < kRows; ++rr)
+      spans.set(rr, query_span(a, b, i0 + min(row_of<kMt>(warp, group, rr), tq - 1)));
+  }
   const float scale_log2 = a.scale * kLog2e;
   float row_max[kRows], row_sum[kRows];
 #pragma unroll
@@ -97,11 +109,11 @@ __global__ void __launch_bounds__(kWarps* kWarp)
       }
     }
     // Only tiles that reach padding, the block's end or (causally) past the first query
-    // need the per-element mask.
-    const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
+    // need the per-element mask; with documents, every tile.
+    const int valid = tile_rows(a.k_len - keys.first - int64_t(t) * kBc, kBc);
     const int64_t last_key = kp[valid - 1];
-    if (valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query))
-      mask_scores<kMt, kBc>(s, a, kp, qpos, valid, tig);
+    if (kDocs || valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query))
+      mask_scores<kMt, kBc, kDocs>(s, a, kp, qpos, valid, tig, &spans);
     online_softmax<kMt, kBc, kD>(s, acc, row_max, row_sum, scale_log2);
 #pragma unroll
     for (int kc = 0; kc < kBc / 16; ++kc) {
@@ -129,12 +141,12 @@ template <int kD>
 using Sm80Fwd =
     FwdShape<kD, sm80_tiles(kD).fwd_q / (16 * kSm80FwdMTiles), sm80_tiles(kD).fwd_k, kSm80FwdMTiles>;
 
-template <int kD, bool kBf16>
+template <int kD, bool kBf16, bool kDocs>
 void launch_fwd(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
                 cudaStream_t stream) {
   using T = typename mma::Operand<kBf16>::type;
   using Shape = Sm80Fwd<kD>;
-  constexpr auto kernel = flash_fwd_kernel<kD, Shape::kWarps, Shape::kBc, Shape::kMt, kBf16>;
+  constexpr auto kernel = flash_fwd_kernel<kD, Shape::kWarps, Shape::kBc, Shape::kMt, kBf16, kDocs>;
   allow_shared_memory<kernel>(Shape::kSharedBytes, "flash_fwd shared memory");
   const dim3 grid(unsigned((a.q_len + Shape::kBr - 1) / Shape::kBr), unsigned(a.batch * a.heads));
   kernel<<<grid, Shape::kThreads, Shape::kSharedBytes, stream>>>(
@@ -150,7 +162,14 @@ size_t flash_fwd_sm80_shared_bytes(int head_dim) {
 void flash_fwd_sm80(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
                     cudaStream_t stream) {
   for_flash_shape(a, [&](auto d, auto bf16) {
-    launch_fwd<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, o, lse, stream);
+    launch_fwd<decltype(d)::value, decltype(bf16)::value, false>(a, q, k, v, o, lse, stream);
+  });
+}
+
+void flash_fwd_sm80_documents(const AttnArgs& a, const void* q, const void* k, const void* v, float* o,
+                              float* lse, cudaStream_t stream) {
+  for_flash_shape(a, [&](auto d, auto bf16) {
+    launch_fwd<decltype(d)::value, decltype(bf16)::value, true>(a, q, k, v, o, lse, stream);
   });
 }
 

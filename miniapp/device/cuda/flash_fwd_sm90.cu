@@ -21,6 +21,8 @@
 // consumer overlaps one tile's softmax with its products (the scores of tile t and the PV
 // product of tile t − 1 are issued together) and the two consumers take turns at issuing
 // (ping-pong, tma::ConsumerTurns), so the other's softmax runs under one's products.
+// With documents in the kernel (kDocs: flash_fwd_sm90_documents), the block streams only the
+// keys of its queries' documents and masks each row by its document's span.
 namespace minictx::cuda {
 namespace {
 
@@ -31,7 +33,7 @@ constexpr int kRowsPerBlock = Block::kRows, kKeyTile = Block::kKeyTile;
 static_assert(sm90_tiles(64).fwd_q == kRowsPerBlock && sm90_tiles(64).fwd_k == kKeyTile,
               "the family table prints the tiles this kernel runs");
 
-template <int kD, bool kBf16>
+template <int kD, bool kBf16, bool kDocs>
 __global__ void __launch_bounds__(Block::kThreads, 1)
     flash_fwd_tma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                          const __grid_constant__ CUtensorMap v_map, AttnArgs a, float* o, float* lse) {
@@ -42,15 +44,20 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
   const Block::Stream<kD> kv(tiles, tiles + Block::Stream<kD>::kTileBytesAll);
 
   const QueryTile tile = query_tile<kRowsPerBlock>(a);
-  if (tile.keys == 0) return;  // nothing visible: the running (o, lse) stays
-  const int key_tiles = int((tile.keys + kKeyTile - 1) / kKeyTile);
+  if (tile.keys == 0) return;                         // nothing visible: the running (o, lse) stays
+  const KeyRange keys = walked_keys<kDocs>(a, tile);  // with documents, its queries' documents
+  if (kDocs && keys.end == keys.first) return;
+  const int key_tiles = int((keys.end - keys.first + kKeyTile - 1) / kKeyTile);
 
   // The producer: the Q tile once, then the K/V tiles (K is freed once S is formed, so
   // the next K loads under the PV product).
-  if (Block::produce<kD>(kv, &k_map, &v_map, tile.g, tile.b, key_tiles, [&] {
-        tma::arrive_expect_bytes(kv.resident_loaded(), Block::kQueryTileBytes<kD>);
-        tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
-      }))
+  if (Block::produce<kD>(
+          kv, &k_map, &v_map, tile.g, tile.b, key_tiles,
+          [&] {
+            tma::arrive_expect_bytes(kv.resident_loaded(), Block::kQueryTileBytes<kD>);
+            tma::load_tile<kRowsPerBlock, kD>(qs, &q_map, kv.resident_loaded(), tile.h, tile.i0, tile.b);
+          },
+          keys.first))
     return;
 
   // Consumer warp w (0..7) holds rows 16w..16w+15 of the block, in warpgroup w / 4.
@@ -58,8 +65,14 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
   const int group = lane >> 2, tig = lane & 3;
   const uint32_t q_rows = qs + uint32_t((warp / 4) * 64 * 128);  // the warpgroup's 64 rows of each slab
   WgmmaForwardRows<kD> rows = wgmma_forward_rows<kD>(a, tile.i0, tile.tq, warp, group);
+  RowSpans<2> spans;
+  if constexpr (kDocs) {
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr)
+      spans.set(rr, query_span(a, tile.b, tile.i0 + min(row_of<1>(warp, group, rr), tile.tq - 1)));
+  }
   const float scale_log2 = a.scale * kLog2e;
-  auto positions = [&](int t) { return a.k_pos + int64_t(t) * kKeyTile; };
+  auto positions = [&](int t) { return a.k_pos + keys.first + int64_t(t) * kKeyTile; };
 
   // Tile 0's scores and softmax alone; then each turn issues tile t's scores and tile
   // t − 1's PV product together and runs tile t's softmax while PV is in flight,
@@ -75,7 +88,8 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
   wgmma::wait<0>();
   wgmma::fence_operands(s[0]);
   kv.free_k(0);  // this warp's reads of the K tile are done
-  score_softmax<kKeyTile, kD>(s, rows, positions(0), 0, tile.first_query, a, scale_log2, tig, hold);
+  score_softmax<kKeyTile, kD, kDocs>(s, rows, positions(0), 0, tile.first_query, a, scale_log2, tig, hold,
+                                     keys.first, &spans);
   probabilities_as_a<kKeyTile, kBf16>(s, pa);  // the output is still zero: no rescale
 
   const tma::ConsumerTurns turns{warp / 4, key_tiles - 1};
@@ -89,7 +103,8 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
     wgmma::wait<1>();  // the scores have landed, PV may not have
     wgmma::fence_operands(s[0]);
     kv.free_k(t);
-    score_softmax<kKeyTile, kD>(s, rows, positions(t), t, tile.first_query, a, scale_log2, tig, hold);
+    score_softmax<kKeyTile, kD, kDocs>(s, rows, positions(t), t, tile.first_query, a, scale_log2, tig, hold,
+                                       keys.first, &spans);
     wgmma::wait<0>();
     wgmma::fence_operands(rows.acc[0]);
     wgmma::fence_operands(pa);
@@ -113,10 +128,10 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
 #endif
 }
 
-template <int kD, bool kBf16>
+template <int kD, bool kBf16, bool kDocs>
 void launch_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
                     cudaStream_t stream) {
-  constexpr auto kernel = flash_fwd_tma_kernel<kD, kBf16>;
+  constexpr auto kernel = flash_fwd_tma_kernel<kD, kBf16, kDocs>;
   constexpr size_t kSharedBytes = Block::shared_bytes<kD>(Block::kQueryTileBytes<kD>);
   allow_shared_memory<kernel>(kSharedBytes, "flash_fwd_tma shared memory");
   Block::check_registers<kernel>("flash_fwd_tma registers");
@@ -133,7 +148,14 @@ void launch_fwd_tma(const AttnArgs& a, const void* q, const void* k, const void*
 void flash_fwd_sm90(const AttnArgs& a, const void* q, const void* k, const void* v, float* o, float* lse,
                     cudaStream_t stream) {
   for_flash_shape(a, [&](auto d, auto bf16) {
-    launch_fwd_tma<decltype(d)::value, decltype(bf16)::value>(a, q, k, v, o, lse, stream);
+    launch_fwd_tma<decltype(d)::value, decltype(bf16)::value, false>(a, q, k, v, o, lse, stream);
+  });
+}
+
+void flash_fwd_sm90_documents(const AttnArgs& a, const void* q, const void* k, const void* v, float* o,
+                              float* lse, cudaStream_t stream) {
+  for_flash_shape(a, [&](auto d, auto bf16) {
+    launch_fwd_tma<decltype(d)::value, decltype(bf16)::value, true>(a, q, k, v, o, lse, stream);
   });
 }
 

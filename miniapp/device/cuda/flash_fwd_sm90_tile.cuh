@@ -64,18 +64,21 @@ __device__ __forceinline__ void issue_scores(float (&s)[1][kBc / 8][4], uint32_t
 
 // The mask and the online softmax's statistics on key tile t's scores (kp: the tile's key
 // positions; first_query: the position of the block's first query, for the causal test);
-// rescaled(rr, factor) is told each row's factor for the output accumulated before.
-template <int kBc, int kD, class Rescaled>
+// rescaled(rr, factor) is told each row's factor for the output accumulated before. With
+// documents (kDocs), the tiles start at key row key_first and every tile is masked by the
+// rows' spans.
+template <int kBc, int kD, bool kDocs = false, class Rescaled>
 __device__ __forceinline__ void score_softmax(float (&s)[1][kBc / 8][4], WgmmaForwardRows<kD>& r,
                                               const int64_t* kp, int t, int64_t first_query,
                                               const AttnArgs& a, float scale_log2, int tig,
-                                              Rescaled&& rescaled) {
+                                              Rescaled&& rescaled, int64_t key_first = 0,
+                                              const RowSpans<2>* spans = nullptr) {
   // Only tiles that reach padding, the block's end or (causally) past the first query
   // need the per-element mask.
-  const int valid = tile_rows(a.k_len - int64_t(t) * kBc, kBc);
+  const int valid = tile_rows(a.k_len - key_first - int64_t(t) * kBc, kBc);
   const int64_t last_key = kp[valid - 1];
-  if (valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query))
-    mask_scores<1, kBc>(s, a, kp, r.qpos, valid, tig);
+  if (kDocs || valid < kBc || last_key >= a.real_len || (a.causal && last_key > first_query))
+    mask_scores<1, kBc, kDocs>(s, a, kp, r.qpos, valid, tig, spans);
   softmax_step<1, kBc>(s, r.row_max, r.row_sum, scale_log2, rescaled);
 }
 

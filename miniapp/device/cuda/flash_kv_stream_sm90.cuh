@@ -51,20 +51,21 @@ struct KvStream {
     fence_barrier_init();
   }
 
-  // The producer thread: key tiles 0..key_tiles-1 of KV head g, batch b, each stage
+  // The producer thread: key tiles 0..key_tiles-1 (from key row first_key) of KV head g,
+  // batch b, each stage
   // refilled once the consumers have freed its previous K, then its V (the first round
   // passes at once). Then the tail: it waits until every tile is freed before it exits, so
   // that a consumer stuck on a copy ends in this thread's trap (its waits are bounded)
   // instead of a hang.
-  __device__ void produce(const CUtensorMap* k_map, const CUtensorMap* v_map, int g, int b,
-                          int key_tiles) const {
+  __device__ void produce(const CUtensorMap* k_map, const CUtensorMap* v_map, int g, int b, int key_tiles,
+                          int64_t first_key = 0) const {
     for (int t = 0; t < key_tiles; ++t) {
       wait_or_trap(k_free(t), parity(t) ^ 1);
       arrive_expect_bytes(k_loaded(t), kTileBytes);
-      load_tile<kKeyTile, kD>(k_tile(t), k_map, k_loaded(t), g, int64_t(t) * kKeyTile, b);
+      load_tile<kKeyTile, kD>(k_tile(t), k_map, k_loaded(t), g, first_key + int64_t(t) * kKeyTile, b);
       wait_or_trap(v_free(t), parity(t) ^ 1);
       arrive_expect_bytes(v_loaded(t), kTileBytes);
-      load_tile<kKeyTile, kD>(v_tile(t), v_map, v_loaded(t), g, int64_t(t) * kKeyTile, b);
+      load_tile<kKeyTile, kD>(v_tile(t), v_map, v_loaded(t), g, first_key + int64_t(t) * kKeyTile, b);
     }
     for (int t = key_tiles > kStages ? key_tiles - kStages : 0; t < key_tiles; ++t) {
       wait_or_trap(k_free(t), parity(t));
@@ -112,11 +113,13 @@ struct QueryBlock {
 
   // Sets the ring's barriers, then splits the block: the producer warpgroup gives its
   // registers up and its first thread runs load_resident() (copies that complete on
-  // kv.resident_loaded()) and streams the key tiles of KV head g, batch b; the producer's
-  // threads get true, and exit. The consumers claim the registers and get false.
+  // kv.resident_loaded()) and streams the key tiles of KV head g, batch b, from key row
+  // first_key; the producer's threads get true, and exit. The consumers claim the
+  // registers and get false.
   template <int kD, class LoadResident>
   __device__ static bool produce(const Stream<kD>& kv, const CUtensorMap* k_map, const CUtensorMap* v_map,
-                                 int g, int b, int key_tiles, LoadResident&& load_resident) {
+                                 int g, int b, int key_tiles, LoadResident&& load_resident,
+                                 int64_t first_key = 0) {
     if (threadIdx.x == 0) kv.init();
     __syncthreads();
     if (threadIdx.x >= 128) {
@@ -126,7 +129,7 @@ struct QueryBlock {
     release_registers<kProducerRegisters>();
     if (threadIdx.x == 0) {
       load_resident();
-      kv.produce(k_map, v_map, g, b, key_tiles);
+      kv.produce(k_map, v_map, g, b, key_tiles, first_key);
     }
     return true;
   }

@@ -22,6 +22,62 @@ struct QueryTile {
   int b, h, g, tq;
   int64_t i0, keys, first_query;
 };
+
+// Packed documents in the kernels (the *_documents launchers; the kernels' kDocs): the
+// span [lo, hi) of the other side's positions each of a thread's rows sees. A query row
+// sees the keys of its document up to itself (causally) and before real_len; a key row is
+// seen by the queries of its document from itself (causally) on; a padding row sees
+// nothing. Positions outside a row's span are masked, so with documents a row is masked
+// by its span alone.
+template <int kRows>
+struct RowSpans {
+  int64_t lo[kRows], hi[kRows];
+  __device__ bool covers(int rr, int64_t pos) const { return pos >= lo[rr] && pos < hi[rr]; }
+  __device__ void set(int rr, DocSpan d) {
+    lo[rr] = d.start;
+    hi[rr] = d.end;
+  }
+};
+// The document spans after the position arrays (AttnArgs), [batch, len].
+__device__ __forceinline__ const DocSpan* query_documents(const AttnArgs& a) {
+  return reinterpret_cast<const DocSpan*>(a.q_pos + a.q_len);
+}
+__device__ __forceinline__ const DocSpan* key_documents(const AttnArgs& a) {
+  return reinterpret_cast<const DocSpan*>(a.k_pos + a.k_len);
+}
+__device__ __forceinline__ DocSpan query_span(const AttnArgs& a, int b, int64_t row) {
+  const DocSpan d = query_documents(a)[int64_t(b) * a.q_len + row];
+  const int64_t hi = min(d.end, a.real_len);
+  return {d.start, a.causal ? min(hi, a.q_pos[row] + 1) : hi};
+}
+__device__ __forceinline__ DocSpan key_span(const AttnArgs& a, int b, int64_t row) {
+  const DocSpan d = key_documents(a)[int64_t(b) * a.k_len + row];
+  const int64_t pos = a.k_pos[row];
+  if (pos >= a.real_len) return {0, 0};
+  return {a.causal ? max(d.start, pos) : d.start, d.end};
+}
+
+// The keys [first, end) of the documents of a query tile's first and last rows (i0 and
+// i0 + tq - 1, batch b), within the keys [0, keys) it can see otherwise: key tiles outside
+// them are skipped whole.
+struct KeyRange {
+  int64_t first, end;
+};
+__device__ __forceinline__ KeyRange document_keys(const AttnArgs& a, int b, int64_t i0, int tq,
+                                                  int64_t keys) {
+  const DocSpan* docs = query_documents(a) + int64_t(b) * a.q_len;
+  const int64_t first = lower_bound(a.k_pos, a.k_len, docs[i0].start);
+  return {first, max(first, min(keys, lower_bound(a.k_pos, a.k_len, docs[i0 + tq - 1].end)))};
+}
+// The keys a query tile walks: [0, keys), or with documents (kDocs) those of its queries'
+// documents.
+template <bool kDocs>
+__device__ __forceinline__ KeyRange walked_keys(const AttnArgs& a, const QueryTile& t) {
+  if constexpr (kDocs)
+    return document_keys(a, t.b, t.i0, t.tq, t.keys);
+  else
+    return {0, t.keys};
+}
 template <int kBr>
 __device__ __forceinline__ QueryTile query_tile(const AttnArgs& a) {
   QueryTile f;
@@ -44,9 +100,11 @@ __device__ __forceinline__ int row_of(int warp, int group, int rr) {
 // Masks the scores of one key tile: keys past the tile's `valid` rows, padding keys and
 // (causally) keys after the query. kp: the tile's key positions; qpos: the positions of
 // the thread's rows.
-template <int kMt, int kBc>
+// With documents (kDocs), by the rows' spans instead.
+template <int kMt, int kBc, bool kDocs = false>
 __device__ __forceinline__ void mask_scores(float (&s)[kMt][kBc / 8][4], const AttnArgs& a, const int64_t* kp,
-                                            const int64_t (&qpos)[2 * kMt], int valid, int tig) {
+                                            const int64_t (&qpos)[2 * kMt], int valid, int tig,
+                                            const RowSpans<2 * kMt>* spans = nullptr) {
 #pragma unroll
   for (int mt = 0; mt < kMt; ++mt)
 #pragma unroll
@@ -54,7 +112,11 @@ __device__ __forceinline__ void mask_scores(float (&s)[kMt][kBc / 8][4], const A
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int j = n * 8 + 2 * tig + (e & 1);
-        if (j >= valid || !visible(a, kp[j], qpos[2 * mt + (e >> 1)])) s[mt][n][e] = -INFINITY;
+        if constexpr (kDocs) {
+          if (j >= valid || !spans->covers(2 * mt + (e >> 1), kp[j])) s[mt][n][e] = -INFINITY;
+        } else {
+          if (j >= valid || !visible(a, kp[j], qpos[2 * mt + (e >> 1)])) s[mt][n][e] = -INFINITY;
+        }
       }
 }
 
@@ -169,7 +231,7 @@ struct KeyTile {
     return int64_t(first_tile + step % tiles_per_head) * kBr;
   }
 };
-template <int kBc, int kBr>
+template <int kBc, int kBr, bool kDocs = false>
 __device__ __forceinline__ KeyTile key_tile(const AttnArgs& a) {
   KeyTile t;
   t.b = int(blockIdx.y) / a.kv_heads;
@@ -183,6 +245,14 @@ __device__ __forceinline__ KeyTile key_tile(const AttnArgs& a) {
   t.last_key = a.k_pos[t.j0 + t.tk - 1];
   t.first_tile = a.causal ? int(lower_bound(a.q_pos, a.q_len, first_key) / kBr) : 0;
   t.tiles_per_head = int((a.q_len + kBr - 1) / kBr) - t.first_tile;
+  if constexpr (kDocs) {
+    // With documents, only the query tiles of its first and last keys' documents.
+    const DocSpan* docs = key_documents(a) + int64_t(t.b) * a.k_len;
+    const int64_t first = lower_bound(a.q_pos, a.q_len, docs[t.j0].start),
+                  end = lower_bound(a.q_pos, a.q_len, docs[t.j0 + t.tk - 1].end);
+    t.first_tile = max(t.first_tile, int(first / kBr));
+    t.tiles_per_head = int((end + kBr - 1) / kBr) - t.first_tile;
+  }
   if (t.tiles_per_head > 0) t.steps = t.tiles_per_head * t.heads_per_kv;
   return t;
 }
@@ -205,13 +275,15 @@ __device__ __forceinline__ void load_query_vectors(float* lse_s, float* delta_s,
 // Pᵀ and dSᵀ of a warp's 16 keys (rows) × kBr queries (columns) from Sᵀ and dPᵀ, rounded to
 // the operand type at once as the A fragments of dV += Pᵀ dO and dK += dSᵀ Q (half the
 // registers of their fp32 values). ls, dl, qp: the query tile's LSE, delta and positions;
-// kpos: the positions of the thread's two keys; `masked`: whether any element may be.
-template <int kBr, bool kBf16>
+// kpos: the positions of the thread's two keys; `masked`: whether any element may be; with
+// documents (kDocs), the keys' spans mask them.
+template <int kBr, bool kBf16, bool kDocs = false>
 __device__ __forceinline__ void form_pt_dst(const float (&s)[kBr / 8][4], const float (&dp)[kBr / 8][4],
                                             const float* ls, const float* dl, const int64_t* qp,
                                             const int64_t (&kpos)[2], bool masked, int tq, int tig,
                                             float scale_log2, const AttnArgs& a, uint32_t (&pa)[kBr / 16][4],
-                                            uint32_t (&dsa)[kBr / 16][4]) {
+                                            uint32_t (&dsa)[kBr / 16][4],
+                                            const RowSpans<2>* spans = nullptr) {
 #pragma unroll
   for (int n = 0; n < kBr / 8; ++n) {
     float p[4], ds[4];
@@ -221,12 +293,28 @@ __device__ __forceinline__ void form_pt_dst(const float (&s)[kBr / 8][4], const 
       // A row that sees no key at all has LSE −∞ and P = 0.
       const float l = ls[i] == -INFINITY ? INFINITY : ls[i] * kLog2e;
       p[e] = exp2f(fmaf(s[n][e], scale_log2, -l));
-      if (masked && (i >= tq || !visible(a, kpos[e >> 1], qp[i]))) p[e] = 0.0f;
+      if constexpr (kDocs) {
+        if (masked && (i >= tq || !spans->covers(e >> 1, qp[i]))) p[e] = 0.0f;
+      } else {
+        if (masked && (i >= tq || !visible(a, kpos[e >> 1], qp[i]))) p[e] = 0.0f;
+      }
       ds[e] = p[e] * (dp[n][e] - dl[i]);
     }
     mma::c_into_a<kBf16>(pa[n / 2], n, p);
     mma::c_into_a<kBf16>(dsa[n / 2], n, ds);
   }
+}
+
+// The spans of a thread's two key rows (16·warp + group, + 8 of a tile of tk keys from j0).
+__device__ __forceinline__ RowSpans<2> key_row_spans(const AttnArgs& a, int b, int64_t j0, int tk, int warp,
+                                                     int group) {
+  RowSpans<2> r;
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int j = warp * 16 + group + rr * 8;
+    r.set(rr, j < tk ? key_span(a, b, j0 + j) : DocSpan{0, 0});
+  }
+  return r;
 }
 
 // Adds a warp's dK (times the softmax scale) and dV rows, keys 16·warp.. of the tile,
@@ -273,13 +361,24 @@ __device__ __forceinline__ DqRows dq_rows(const AttnArgs& a, const QueryTile& f,
   return d;
 }
 
+// The spans of the dQ pass's two query rows of a thread (as dq_rows numbers them).
+__device__ __forceinline__ RowSpans<2> dq_row_spans(const AttnArgs& a, const QueryTile& f, int warp,
+                                                    int group) {
+  RowSpans<2> r;
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr)
+    r.set(rr, query_span(a, f.b, f.i0 + min(warp * 16 + group + rr * 8, f.tq - 1)));
+  return r;
+}
+
 // dS of a warp's 16 queries × kBc keys from S and dP, rounded at once as the A fragments
-// of dQ += dS K. kp: the key tile's positions, `valid` its keys.
-template <int kBc, bool kBf16>
+// of dQ += dS K. kp: the key tile's positions, `valid` its keys; with documents (kDocs),
+// the rows' spans mask them.
+template <int kBc, bool kBf16, bool kDocs = false>
 __device__ __forceinline__ void form_ds(const float (&s)[kBc / 8][4], const float (&dp)[kBc / 8][4],
                                         const DqRows& rows, const int64_t* kp, int valid, bool masked,
                                         int tig, float scale_log2, const AttnArgs& a,
-                                        uint32_t (&dsa)[kBc / 16][4]) {
+                                        uint32_t (&dsa)[kBc / 16][4], const RowSpans<2>* spans = nullptr) {
 #pragma unroll
   for (int n = 0; n < kBc / 8; ++n) {
     float ds[4];
@@ -287,7 +386,11 @@ __device__ __forceinline__ void form_ds(const float (&s)[kBc / 8][4], const floa
     for (int e = 0; e < 4; ++e) {
       const int j = n * 8 + 2 * tig + (e & 1);
       float p = exp2f(fmaf(s[n][e], scale_log2, -rows.l[e >> 1]));
-      if (masked && (j >= valid || !visible(a, kp[j], rows.qpos[e >> 1]))) p = 0.0f;
+      if constexpr (kDocs) {
+        if (masked && (j >= valid || !spans->covers(e >> 1, kp[j]))) p = 0.0f;
+      } else {
+        if (masked && (j >= valid || !visible(a, kp[j], rows.qpos[e >> 1]))) p = 0.0f;
+      }
       ds[e] = p * (dp[n][e] - rows.dl[e >> 1]);
     }
     mma::c_into_a<kBf16>(dsa[n / 2], n, ds);

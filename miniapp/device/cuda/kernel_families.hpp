@@ -28,6 +28,10 @@ struct KernelFamily {
   FlashBackward backward;
   FlashTiles (*tiles)(int head_dim);  // every pass's tiles at a served head dim (tile_sizes.hpp)
   bool needs_sm90a;                   // Hopper-only instructions (wgmma, setmaxnreg)
+  // Whether it masks packed documents in the kernels (the spans after AttnArgs's position arrays), walking
+  // only the tiles of each tile's documents; otherwise the device splits each block by
+  // document (device/document_blocks.hpp). The -documents families: not yet run on a GPU.
+  bool masks_documents;
 };
 
 const std::vector<KernelFamily>& kernel_families();
