@@ -382,8 +382,9 @@ def n_params(deck):
                                                           "model.head_dim"))
     kv_heads, dv, ffn = int(deck["model.kv_heads"]), value_dim(deck), int(deck["model.ffn_hidden"])
     sinks = heads if deck.get("attention.sinks") == "true" else 0
+    # The LM head's output projection (model.vocab; 0 without one) is a GEMM of the step too.
     return layers * (2 * d + d * heads * head_dim + d * kv_heads * (head_dim + dv) + heads * dv * d + 3 * d * ffn
-                     + sinks)
+                     + sinks) + d * int(deck.get("model.vocab", "0"))
 
 
 def step_flops(deck):
@@ -462,6 +463,8 @@ def tensor_names(deck):
     names = ["outputs/loss", "outputs/y", "grads/x"]
     for layer in range(int(deck["model.layers"])):
         names += [f"grads/layer{layer}/{w}" for w in WEIGHTS]
+    if int(deck.get("model.vocab", "0")) > 0:
+        names.append("grads/lm_head")
     return names
 
 
@@ -471,7 +474,7 @@ def row_names(deck):
     names = tensor_names(deck)
     if deck["run.reference"] == "fp64" and deck["run.dtype"] != "fp32":
         names += ["one-device/" + n for n in names]
-    if deck["run.mode"] == "model":
+    if deck["run.mode"] == "model" and int(deck.get("model.vocab", "0")) == 0:
         names.append("checks/loss_of_y")
     return names
 

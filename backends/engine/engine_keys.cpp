@@ -1,5 +1,7 @@
 #include "backends/engine/engine_keys.hpp"
 
+#include "backends/engine/balanced_layout.hpp"
+#include "backends/engine/layout_work.hpp"
 #include "core/error.hpp"
 
 namespace minictx {
@@ -12,8 +14,10 @@ constexpr const char* kRingDegree = "attention.ring_degree";
 }  // namespace
 
 BackendKey ring_type_key() {
-  return choice_key(kRingType, {"basic", "zigzag", "stripe"},
-                    "sequence layout of the ring: contiguous blocks, zigzag or stripe");
+  return choice_key(
+      kRingType, {"basic", "zigzag", "stripe", "balanced"},
+      "sequence layout of the ring: contiguous blocks, zigzag, stripe, or chunks dealt to balance "
+      "the attention work of packed documents");
 }
 
 BackendKey ulysses_degree_key() {
@@ -29,8 +33,15 @@ LayoutKind ring_layout(const AttentionConfig& a) {
   const std::string name = ring_type_name(a);
   if (name == "basic") return LayoutKind::contiguous;
   if (name == "zigzag") return LayoutKind::zigzag;
-  require(name == "stripe", "ring_layout: not a ring type: " + name);
-  return LayoutKind::stripe;
+  if (name == "stripe") return LayoutKind::stripe;
+  require(name == "balanced", "ring_layout: not a ring type: " + name);
+  return LayoutKind::balanced;
+}
+
+SequenceLayout ring_sequence_layout(const RunConfig& cfg, int outer, int inner) {
+  const LayoutKind kind = ring_layout(cfg.attention);
+  if (kind != LayoutKind::balanced) return SequenceLayout(kind, cfg.sequence.length, outer, inner);
+  return balanced_layout(cfg.sequence.length, outer, inner, visible_keys(cfg));
 }
 
 std::string ring_type_name(const AttentionConfig& a) { return a.options.choice(kRingType); }

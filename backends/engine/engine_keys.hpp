@@ -11,7 +11,10 @@ BackendKey ring_type_key();       // attention.ring_type: the ring's layout
 BackendKey ulysses_degree_key();  // attention.ulysses_degree: ranks exchanging heads
 BackendKey ring_degree_key();     // attention.ring_degree: ranks of a ring (0 = the rest of the world)
 
-LayoutKind ring_layout(const AttentionConfig& a);  // ring_type basic -> contiguous, zigzag, stripe
+LayoutKind ring_layout(const AttentionConfig& a);  // ring_type basic -> contiguous, zigzag, stripe, balanced
+// The ring_type layout of the deck's sequence over `outer` ring ranks, each share split
+// over `inner` ranks (balanced: from the deck's mask and documents).
+SequenceLayout ring_sequence_layout(const RunConfig& cfg, int outer, int inner = 1);
 std::string ring_type_name(const AttentionConfig& a);
 int ulysses_degree(const AttentionConfig& a);
 int ring_degree(const AttentionConfig& a);

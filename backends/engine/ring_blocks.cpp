@@ -1,9 +1,38 @@
 #include "backends/engine/ring_blocks.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "device/visible_keys.hpp"
 
 namespace minictx {
+namespace {
+
+// The positions [lo, hi) that hold every key the queries at qpos[0, n) (ascending) see in
+// some batch row; empty for padding, which sits at the end and sees nothing. Document
+// starts, window starts and the keys' ends grow with the query's position: the first
+// query's start and the last real query's end bound them all.
+std::pair<int64_t, int64_t> key_span(const AttnShape& s, const int64_t* qpos, int64_t n) {
+  const int64_t real = std::lower_bound(qpos, qpos + n, s.real_len) - qpos;
+  if (real == 0) return {0, 0};
+  const int64_t first = qpos[0], last = qpos[real - 1];
+  int64_t lo = 0, hi = s.causal ? last + 1 : s.real_len;
+  if (s.documents) {
+    lo = first;
+    hi = 0;
+    for (int b = 0; b < s.batch; ++b) {
+      lo = std::min(lo, s.documents->keys(b, first, s.causal).first);
+      hi = std::max(hi, s.documents->keys(b, last, s.causal).second);
+    }
+  }
+  if (s.window > 0) {
+    lo = std::max(lo, first - s.window + 1);
+    hi = std::min(hi, s.causal ? last + 1 : last + s.window);
+  }
+  return {lo, hi};
+}
+
+}  // namespace
 
 ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t q_len, int64_t k_len) {
   if (!causal) return {{0, q_len}, {0, k_len}};
@@ -27,6 +56,8 @@ ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t q_len
       // diagonal); for j > r when m < i, so query row 0 and the last key row drop out.
       if (j < r) return {all, all};
       return {{1, share_len - 1}, {0, share_len - 1}};
+    case LayoutKind::balanced:  // chunks from anywhere: the kernel's tiles skip what the mask hides
+      return {all, all};
   }
   return {};
 }
@@ -70,6 +101,27 @@ std::vector<int> window_hops(const AttnShape& s, LayoutKind kind,
 bool block_visible(const AttnShape& s, const int64_t* qpos, RowRange q, const int64_t* kpos, RowRange k) {
   if (!s.documents && s.window == 0) return true;  // active_rows has left only visible blocks
   return any_visible(s, qpos + q.begin, q.len, kpos + k.begin, k.len);
+}
+
+std::vector<ActiveRows> block_parts(const AttnShape& s, LayoutKind kind, int64_t chunk, int r, int j,
+                                    const int64_t* qpos, int64_t q_len, const int64_t* kpos, int64_t k_len) {
+  std::vector<ActiveRows> parts;
+  auto keep = [&](const ActiveRows& a) {
+    if (!a.empty() && block_visible(s, qpos, a.q, kpos, a.k)) parts.push_back(a);
+  };
+  if (kind != LayoutKind::balanced) {
+    keep(active_rows(kind, s.causal, r, j, q_len, k_len));
+    return parts;
+  }
+  require(chunk > 0, "block_parts: the balanced layout's chunks have a length");
+  for (int64_t begin = 0; begin < q_len; begin += chunk) {
+    const int64_t n = std::min(chunk, q_len - begin);
+    const auto [lo, hi] = key_span(s, qpos + begin, n);
+    const int64_t k_first = std::lower_bound(kpos, kpos + k_len, lo) - kpos;
+    const int64_t k_end = std::lower_bound(kpos, kpos + k_len, hi) - kpos;
+    keep({{begin, n}, {k_first, std::max<int64_t>(k_end - k_first, 0)}});
+  }
+  return parts;
 }
 
 }  // namespace minictx

@@ -24,7 +24,9 @@ struct ActiveRows {
 // k_len key rows of ring rank j's) a ring step must compute, for shares laid out by
 // `kind` (docs/algorithms.md, "Ring attention, three layouts"). With a causal mask q_len ==
 // k_len: whole shares, or with stripe the same first rows of every share (themselves a
-// stripe layout of a shorter sequence). Only work is saved here: the kernel masks by
+// stripe layout of a shorter sequence). The balanced layout's chunks follow no rule here: its
+// blocks are whole, and block_parts and the kernel's tiles skip what the mask hides.
+// Only work is saved here: the kernel masks by
 // global position, so the rules never decide correctness, only that no visible pair is
 // left out.
 ActiveRows active_rows(LayoutKind kind, bool causal, int r, int j, int64_t q_len, int64_t k_len);
@@ -45,5 +47,17 @@ bool block_visible(const AttnShape&, const int64_t* qpos, RowRange q, const int6
 std::vector<int> window_hops(const AttnShape&, LayoutKind kind,
                              const std::vector<std::vector<int64_t>>& positions, int64_t q_rows,
                              int64_t k_rows, bool q_side);
+
+// What a ring step computes of the block of ring rank r's first q_len query rows against
+// ring rank j's first k_len key rows (global positions qpos and kpos, each ascending):
+// sub-blocks, each a query row range against a key row range; none when nothing in it is
+// visible. For contiguous, zigzag and stripe the active rows when their documents and the
+// window leave a pair visible (block_visible). The balanced layout's shares are chunks of
+// `chunk` rows from anywhere in the sequence, so each query chunk runs alone against the
+// key rows its queries can see within their documents and window (one row range, since
+// positions grow along both shares): a tiled kernel then meets no key of another chunk's
+// documents.
+std::vector<ActiveRows> block_parts(const AttnShape&, LayoutKind kind, int64_t chunk, int r, int j,
+                                    const int64_t* qpos, int64_t q_len, const int64_t* kpos, int64_t k_len);
 
 }  // namespace minictx

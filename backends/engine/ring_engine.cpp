@@ -73,6 +73,12 @@ int64_t RingEngine::buffer_bytes(int64_t rows, const RowWidths& widths, int head
   return std::max(forward, sat_add(backward, delta));
 }
 
+std::vector<ActiveRows> RingEngine::parts(const AttnShape& s, int qr, int kr, int64_t q_rows,
+                                          int64_t k_rows) const {
+  return block_parts(s, layout_.kind(), layout_.chunk_len(), qr, kr, positions_[size_t(qr)].data(), q_rows,
+                     positions_[size_t(kr)].data(), k_rows);
+}
+
 void RingEngine::forward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& o,
                          Tensor& lse) {
   require_share(s, k, layout_);
@@ -111,9 +117,7 @@ void RingEngine::forward_rows(const AttnShape& s, const Tensor& q, const Tensor&
   walk_.forward(
       dev_, {{&k, wire}, {&v, wire}},
       [&](int j, PackedTensors& kv) {
-        const ActiveRows a = active_rows(layout_.kind(), s.causal, r, j, q_rows, k_rows);
-        if (!a.empty() &&
-            block_visible(s, positions_[size_t(r)].data(), a.q, positions_[size_t(j)].data(), a.k))
+        for (const ActiveRows& a : parts(s, r, j, q_rows, k_rows))
           dev_.attn_fwd(
               s, {block_rows(q, positions_[size_t(r)], a.q), block_rows(kv[0], positions_[size_t(j)], a.k),
                   block_rows(kv[1], positions_[size_t(j)], a.k), &o, &lse});
@@ -135,13 +139,13 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
     walk_.backward(
         dev_, {{&k, wire}, {&v, wire}}, {&dk, &dv}, wire,
         [&](int j, PackedTensors& kv, PackedTensors& grads) {
-          const ActiveRows a =
-              active_rows(layout_.kind(), s.causal, r, j, layout_.outer_len(), layout_.outer_len());
           const std::vector<int64_t>& theirs = positions_[size_t(j)];
-          if (a.empty() || !block_visible(s, mine.data(), a.q, theirs.data(), a.k)) return false;
-          dev_.attn_bwd(s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k),
-                            block_rows(kv[1], theirs, a.k), &dout, &lse, &delta, &dq, &grads[0], &grads[1]});
-          return true;
+          const std::vector<ActiveRows> blocks = parts(s, r, j, layout_.outer_len(), layout_.outer_len());
+          for (const ActiveRows& a : blocks)
+            dev_.attn_bwd(
+                s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k), block_rows(kv[1], theirs, a.k),
+                    &dout, &lse, &delta, &dq, &grads[0], &grads[1]});
+          return !blocks.empty();
         },
         hops(s, layout_.outer_len(), layout_.outer_len(), false));
     return;
@@ -152,12 +156,11 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
   walk_.backward(
       dev_, {{&q, wire}, {&dout, wire}, {&lse, DType::f32}, {&delta, DType::f32}}, {&dq}, wire,
       [&](int j, PackedTensors& side, PackedTensors& grads) {
-        const ActiveRows a =
-            active_rows(layout_.kind(), s.causal, j, r, layout_.outer_len(), layout_.outer_len());
-        if (a.empty() || !block_visible(s, positions_[size_t(j)].data(), a.q, mine.data(), a.k)) return false;
-        dev_.attn_bwd(s, {block_rows(side[0], positions_[size_t(j)], a.q), block_rows(k, mine, a.k),
-                          block_rows(v, mine, a.k), &side[1], &side[2], &side[3], &grads[0], &dk, &dv});
-        return true;
+        const std::vector<ActiveRows> blocks = parts(s, j, r, layout_.outer_len(), layout_.outer_len());
+        for (const ActiveRows& a : blocks)
+          dev_.attn_bwd(s, {block_rows(side[0], positions_[size_t(j)], a.q), block_rows(k, mine, a.k),
+                            block_rows(v, mine, a.k), &side[1], &side[2], &side[3], &grads[0], &dk, &dv});
+        return !blocks.empty();
       },
       hops(s, layout_.outer_len(), layout_.outer_len(), true));
 }

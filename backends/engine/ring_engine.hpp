@@ -4,6 +4,7 @@
 #include <tuple>
 #include <vector>
 
+#include "backends/engine/ring_blocks.hpp"
 #include "backends/engine/ring_walk.hpp"
 #include "backends/engine/sequence_layout.hpp"
 #include "comm/comm.hpp"
@@ -61,6 +62,10 @@ class RingEngine {
   // q_rows and k_rows of each share taking part, worked out once per window and kept;
   // empty (all the way round) without a window or on a two-level ring.
   const RingWalk::Hops& hops(const AttnShape&, int64_t q_rows, int64_t k_rows, bool q_side);
+
+  // What a step computes of ring rank qr's first q_rows queries against kr's first k_rows
+  // keys (block_parts).
+  std::vector<ActiveRows> parts(const AttnShape&, int qr, int kr, int64_t q_rows, int64_t k_rows) const;
 
   RingWalk walk_;
   Device& dev_;

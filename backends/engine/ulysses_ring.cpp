@@ -11,8 +11,7 @@ class UlyssesRing final : public AttentionBackend {
   UlyssesRing(Comm& world, Device& device, const ParallelDegrees& d, const RunConfig& cfg,
               BackwardTraffic traffic) {
     const int u = d.ulysses, context = d.context;
-    layout_ = SequenceLayout(ring_layout(cfg.attention), cfg.sequence.length, /*outer=*/context,
-                             /*inner=*/u);
+    layout_ = ring_sequence_layout(cfg, /*outer=*/context, /*inner=*/u);
     part_ = world.rank();
     ulysses_comm_ = world.split(/*color=*/world.rank() / u, /*key=*/world.rank() % u);
     context_comm_ = world.split(/*color=*/world.rank() % u, /*key=*/world.rank() / u);

@@ -50,7 +50,7 @@ int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& comm, Device& device, const RunConfig& cfg) {
-  const SequenceLayout layout(ring_layout(cfg.attention), cfg.sequence.length, comm.size());
+  const SequenceLayout layout = ring_sequence_layout(cfg, comm.size());
   return std::make_unique<RingBackend>(comm, device, layout);
 }
 

@@ -54,6 +54,7 @@ std::map<std::string, std::string> point_labels(const RunConfig& c, const Topolo
     labels[lk::model] = c.model.preset;
     labels[lk::layers] = std::to_string(c.model.layers);
     labels[lk::d_model] = std::to_string(c.model.d_model);
+    labels[lk::vocab] = std::to_string(c.model.vocab);
     labels[lk::checkpointing] = to_string(c.run.checkpointing);
     labels[lk::grad_reduce] = to_string(c.run.grad_reduce);
     labels[lk::grad_reduce_dtype] = to_string(c.run.grad_reduce_dtype);

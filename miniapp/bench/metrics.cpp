@@ -4,6 +4,7 @@
 #include <iterator>
 #include <numeric>
 
+#include "backends/engine/layout_work.hpp"
 #include "core/phase_names.hpp"
 #include "io/results_schema.hpp"
 #include "model/flops.hpp"
@@ -104,6 +105,10 @@ PointResult gather_point(const RunConfig& cfg, Comm& world, const RankMeasuremen
   }
   const auto tokens = gather_scalar(world, mine.real_tokens);
   p.metrics[mk::real_tokens_counted] = std::accumulate(tokens.begin(), tokens.end(), 0.0);
+  const auto pairs = gather_scalar(world, mine.attention_pairs);
+  p.metrics[mk::attention_pairs_max] = max_of(pairs);
+  p.metrics[mk::attention_pairs_mean] = mean(pairs);
+  p.metrics[mk::attention_imbalance] = imbalance(pairs);
   return p;
 }
 

@@ -17,7 +17,8 @@ struct RankMeasurements {
   double bytes_sent_intra = 0;
   double bytes_sent_inter = 0;
   double loss = 0;
-  double real_tokens = 0;  // tokens of this rank that are not padding, over the batch
+  double real_tokens = 0;      // tokens of this rank that are not padding, over the batch
+  double attention_pairs = 0;  // its attention's (query, key) pairs per head (layout_work.hpp)
   // Model mode: the last step's loss scale, and the steps run again after an overflow
   // (warm-up included): the same on every rank (LossScaler).
   double loss_scale = 0;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/engine/layout_work.hpp"
 #include "bench/metrics.hpp"
 #include "bench/ring_timeline_gather.hpp"
 #include "comm/watchdog.hpp"
@@ -81,6 +82,7 @@ PointResult run_point(const RunConfig& cfg, Comm& world, Device& device,
     m.overflow_steps = double(model->loss_scaler().overflows());
   }
   m.real_tokens = double(backend->layout().real_tokens(backend->part())) * cfg.sequence.batch;
+  m.attention_pairs = part_pairs(backend->layout(), backend->part(), visible_keys(cfg));
   PointResult result = gather_point(cfg, world, m);
   if (cfg.run.ring_timeline) result.ring_timeline = gather_ring_timeline(world, timeline, recorded, phases);
   return result;

@@ -137,6 +137,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(integer("model.ffn_hidden", &R::model, &ModelShape::ffn_hidden, 1));
   k.push_back(real("model.rms_eps", &R::model, &ModelShape::rms_eps, 0, true));
   k.push_back(real("model.rope_theta", &R::model, &ModelShape::rope_theta, 0, true));
+  k.push_back(integer("model.vocab", &R::model, &ModelShape::vocab, 0));
 
   k.push_back(integer("sequence.length", &R::sequence, &SequenceConfig::length, 1));
   k.push_back(integer("sequence.batch", &R::sequence, &SequenceConfig::batch, 1));
@@ -181,6 +182,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(integer("run.seed", &R::run, &RunSettings::seed, 0));
   k.push_back(real("run.input_scale", &R::run, &RunSettings::input_scale, 0, true));
   k.push_back(integer("run.key_directions", &R::run, &RunSettings::key_directions, 0));
+  k.push_back(integer("run.loss_chunk", &R::run, &RunSettings::loss_chunk, 0));
   k.push_back(member_key("run.verify", &R::run, &RunSettings::verify, Kind::boolean));
   k.push_back(real("run.watchdog_seconds", &R::run, &RunSettings::watchdog_seconds, -1, false));
   k.push_back(member_key("run.ring_timeline", &R::run, &RunSettings::ring_timeline, Kind::boolean));

@@ -24,6 +24,7 @@ struct DeviceDeckFacts {
   bool value_head_dim = false;
   std::vector<CommKind> comms;  // the comm libraries that can move its tensors (run.comm)
   bool gpu = false;             // a GPU: its runs record it in the provenance (gpu_* keys)
+  bool lm_head = false;         // it has the LM head's cross-entropy kernel (model.vocab)
 };
 
 void install_device_catalog(std::vector<DeviceDeckFacts> devices);

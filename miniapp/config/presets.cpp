@@ -4,13 +4,16 @@
 
 namespace minictx {
 
-std::vector<std::string> model_presets() { return {"custom", "tiny", "llama-7b", "llama-13b", "llama-3-8b"}; }
+std::vector<std::string> model_presets() {
+  return {"custom", "tiny", "llama-7b", "llama-13b", "llama-3-8b", "gpt-oss-20b-like", "deepseek-v3-like"};
+}
 
 }  // namespace minictx
 
 namespace minictx::deck_detail {
 
-// Shapes from the published configs (Llama 2 7B/13B, Llama 3 8B); "tiny" is the
+// Shapes from the published configs (Llama 2 7B/13B, Llama 3 8B; the attention of
+// gpt-oss-20b and DeepSeek-V3, inputs/README.md, "Model presets"); "tiny" is the
 // quickstart's, small enough for a few seconds on one core.
 ModelShape preset_shape(const std::string& name) {
   ModelShape m;
@@ -32,6 +35,20 @@ ModelShape preset_shape(const std::string& name) {
   } else if (name == "llama-3-8b") {
     shape(32, 4096, 32, 8, 128, 14336);
     m.rope_theta = 500000.0;
+    m.vocab = 128256;
+  } else if (name == "gpt-oss-20b-like") {
+    // Its FFN dense, as wide as the 4 experts a token takes (4 × 2880).
+    shape(24, 2880, 64, 8, 64, 11520);
+    m.rope_theta = 150000.0;
+    m.vocab = 201088;
+  } else if (name == "deepseek-v3-like") {
+    // MLA's attention after the up-projections: 128 heads of query/key dim 192 (128 + 64
+    // rotary) and value dim 128, every head its own K/V; the FFN dense, as wide as the 8
+    // routed and 1 shared experts a token takes (9 × 2048).
+    shape(61, 7168, 128, 128, 192, 18432);
+    m.head_dim_v = 128;
+    m.rms_eps = 1e-6;
+    m.vocab = 129280;
   } else if (name != "custom") {
     fail("no model preset '" + name + "'");  // the schema admits only model_presets()
   }

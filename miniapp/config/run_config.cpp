@@ -149,7 +149,7 @@ int64_t ModelShape::n_params(bool sinks) const {
   per_layer = sat_add(per_layer, sat_mul(o, d));                       // wo
   if (sinks) per_layer = sat_add(per_layer, heads);                    // the sink logits
   per_layer = sat_add(per_layer, sat_mul(3, sat_mul(d, ffn_hidden)));  // w1, w3, w2 (SwiGLU)
-  return sat_mul(layers, per_layer);
+  return sat_add(sat_mul(layers, per_layer), sat_mul(d, vocab));       // the LM head
 }
 
 }  // namespace minictx

@@ -69,11 +69,15 @@ struct ModelShape {
   double rms_eps = 1e-5;
   double rope_theta = 10000.0;
   int head_dim_v = 0;  // of values (and the attention output); 0: head_dim (MLA: 128 against 192)
+  // The LM head: an output projection [d_model, vocab] of the last layer's output and a
+  // cross-entropy loss over generated labels (model mode); 0 = none, the loss a fixed
+  // random projection of the output (docs/design.md, "The model").
+  int vocab = 0;
 
   int value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
-  // Parameters of the layer stack (norm gains included), as counted in MFU; saturates at
-  // kSaturated (core/saturating.hpp) rather than overflow. `sinks`: with each layer's
-  // per-head sink logits (attention.sinks).
+  // Parameters of the layer stack (norm gains included) and the LM head, as counted in
+  // MFU; saturates at kSaturated (core/saturating.hpp) rather than overflow. `sinks`: with
+  // each layer's per-head sink logits (attention.sinks).
   int64_t n_params(bool sinks) const;
 };
 
@@ -135,6 +139,10 @@ struct RunSettings {
   int key_directions = 0;
   bool verify = false;
   Reference reference = Reference::fp64;
+  // Rows of this rank's tokens the LM head turns into logits at a time (model.vocab > 0),
+  // so that no more than loss_chunk × vocab logits exist at once; 0 = automatic: chunks
+  // of as many logits as the last layer's output has elements (LayerStack).
+  int64_t loss_chunk = 0;
   // A rank waiting longer than this in one communication call aborts the job (0 = never;
   // -1 = ten times the slowest step so far, at least 300 s): comm/watchdog.hpp.
   double watchdog_seconds = -1;

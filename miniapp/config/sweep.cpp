@@ -103,7 +103,7 @@ void check_documents(const RunConfig& c,
   // Generated lengths: a row holds up to length / min documents, every one of which the
   // run and the projection list.
   if (!d.generated()) return;
-  const int64_t per_row = c.sequence.length / d.uniform_min + (c.sequence.length % d.uniform_min != 0);
+  const int64_t per_row = c.sequence.length / d.min_length + (c.sequence.length % d.min_length != 0);
   const std::optional<int64_t> most = checked_mul(c.sequence.batch, per_row);
   if (!most || *most > kMostGeneratedDocuments)
     input_error(where + ": sequence.documents " + to_text(d) + " may draw up to " +
@@ -114,7 +114,7 @@ void check_documents(const RunConfig& c,
 
 // attention.window against the layers, and the attention variants against the device's
 // kernels: a variant the kernels lack would be silently ignored.
-void check_attention_variants(const RunConfig& c,
+void check_attention_variants(const RunConfig& c, const DeviceDeckFacts& device,
                               const std::function<std::string(std::initializer_list<const char*>)>& at) {
   const AttentionWindow& w = c.attention.window;
   if (c.run.mode == Mode::attention && w.pattern.size() > 1)
@@ -124,7 +124,6 @@ void check_attention_variants(const RunConfig& c,
     input_error(at({"attention.window", "model.layers", "model.preset"}) + ": attention.window " +
                 to_text(w) + " lists " + std::to_string(w.pattern.size()) +
                 " layers' windows, but model.layers is " + std::to_string(c.model.layers));
-  const DeviceDeckFacts& device = device_facts(c.run.device);
   auto refuse = [&](const char* key, const std::string& value, bool (*able)(const DeviceDeckFacts&)) {
     input_error(at({key, "run.device"}) + ": run.device " + to_string(c.run.device) +
                 " has no attention kernels for " + key + " " + value + " (run.device " + devices_with(able) +
@@ -137,6 +136,21 @@ void check_attention_variants(const RunConfig& c,
   if (c.model.value_dim() != c.model.head_dim && !device.value_head_dim)
     refuse("model.head_dim_v", std::to_string(c.model.head_dim_v),
            [](const DeviceDeckFacts& f) { return f.value_head_dim; });
+}
+
+// The LM head (model.vocab): a device with its kernel; run.loss_chunk only where a head runs.
+void check_lm_head(const RunConfig& c, const DeviceDeckFacts& device,
+                   const std::function<std::string(std::initializer_list<const char*>)>& at) {
+  const bool head = c.model.vocab > 0 && c.run.mode == Mode::model;
+  if (head && !device.lm_head)
+    input_error(at({"model.vocab", "model.preset", "run.device"}) + ": model.vocab " +
+                std::to_string(c.model.vocab) + " (the LM head and its loss) needs run.device " +
+                devices_with([](const DeviceDeckFacts& f) { return f.lm_head; }) + "; run.device " +
+                to_string(c.run.device) + " has no cross-entropy kernel (set model.vocab: 0)");
+  if (!head && c.run.loss_chunk != RunSettings().loss_chunk)
+    input_error(at({"run.loss_chunk"}) +
+                ": run.loss_chunk sets the rows of the LM head's chunks; this point has none (model.vocab " +
+                std::to_string(c.model.vocab) + ", run.mode " + to_string(c.run.mode) + ")");
 }
 
 // The layer stack's loss scale and gradient sums. A value the point would not use is an
@@ -211,6 +225,7 @@ void check_point(const RunConfig& c,
                 to_string(c.run.device) +
                 " chooses its own per head dim (the results' device_config names them)");
   check_gradient_keys(c, at);
+  check_lm_head(c, device, at);
   if (!is_power_of_two(c.run.input_scale))
     input_error(at({"run.input_scale"}) +
                 ": run.input_scale must be a power of two (so that the scaled inputs are exact in every "
@@ -221,7 +236,7 @@ void check_point(const RunConfig& c,
     input_error(at({"run.key_directions", "run.mode"}) +
                 ": run.key_directions draws the keys of attention mode; model mode computes its keys from x");
   check_documents(c, at);
-  check_attention_variants(c, at);
+  check_attention_variants(c, device, at);
   if (!device.kernel_families && a.kernels != AttentionKernels::automatic)
     input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " + to_string(a.kernels) +
                 " picks the " + devices_with([](const DeviceDeckFacts& f) { return f.kernel_families; }) +

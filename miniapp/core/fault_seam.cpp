@@ -22,11 +22,9 @@ State& state() {
 }
 
 bool parse_stage(const std::string& word, Stage& stage) {
-  static const std::pair<const char*, Stage> names[] = {{"gpu", Stage::gpu},
-                                                        {"comm", Stage::comm},
-                                                        {"shift", Stage::shift},
-                                                        {"stall", Stage::stall},
-                                                        {"zero_loss", Stage::zero_loss}};
+  static const std::pair<const char*, Stage> names[] = {
+      {"gpu", Stage::gpu},     {"comm", Stage::comm},           {"shift", Stage::shift},
+      {"stall", Stage::stall}, {"zero_loss", Stage::zero_loss}, {"wrong_label", Stage::wrong_label}};
   for (const auto& [name, s] : names)
     if (word == name) {
       stage = s;
@@ -55,7 +53,8 @@ void arm(int world_rank) {
   if (!whole_number(rank) || !parse_stage(stage, parsed) || !(point.empty() || whole_number(point)))
     input_error(
         "MINICTX_INJECT_FAULT='" + std::string(value) +
-        "' is not RANK:STAGE[:POINT] (STAGE gpu, comm, shift, stall or zero_loss; POINT a sweep index)");
+        "' is not RANK:STAGE[:POINT] (STAGE gpu, comm, shift, stall, zero_loss or wrong_label; POINT a sweep "
+        "index)");
   s.armed = std::stoi(rank) == world_rank;
   s.stage = parsed;
   s.point = point.empty() ? 0 : std::stoi(point);

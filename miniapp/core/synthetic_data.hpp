@@ -16,6 +16,8 @@ inline constexpr uint64_t attn_q = 3;       // attention-mode inputs  [B, S, H, 
 inline constexpr uint64_t attn_k = 4;       //                        [B, S, Hkv, D]
 inline constexpr uint64_t attn_v = 5;       //                        [B, S, Hkv, Dv]
 inline constexpr uint64_t attn_do = 6;      //                        [B, S, H, Dv]
+inline constexpr uint64_t labels = 7;       // LM head targets        [B, S] (model.vocab > 0)
+inline constexpr uint64_t lm_head = 8;      // LM head weight         [d_model, vocab]
 }  // namespace tensor_id
 
 // Weights of one decoder layer, each [in, out] row-major (y = x W); gains are [d_model].
@@ -40,6 +42,19 @@ inline double weight_value(uint64_t seed, int layer, Weight w, int64_t fan_in, u
 // The attention sink logits of layer `layer` (attention.sinks; attention mode: layer 0),
 // [H]: beside the layer's weights in the generator's numbering.
 inline constexpr uint64_t sink_tensor_id(int layer) { return weight_tensor_id(layer, Weight::count); }
+
+// The LM head's target of token `index` (b·S + s over the real tokens): uniform over
+// [0, vocab).
+inline int64_t label_value(uint64_t seed, uint64_t index, int64_t vocab) {
+  const double u = (CounterRng(seed, tensor_id::labels).uniform(index) + 1.0) / 2.0;  // [0, 1)
+  return u * double(vocab) < double(vocab - 1) ? int64_t(u * double(vocab)) : vocab - 1;
+}
+
+// The LM head's weight [d_model, vocab], element `index`: U(-1, 1)/sqrt(d_model), as the
+// layers' matrices.
+inline double lm_head_value(uint64_t seed, int64_t d_model, uint64_t index) {
+  return CounterRng(seed, tensor_id::lm_head).uniform(index) / std::sqrt(double(d_model));
+}
 
 // Inputs, attention inputs and loss coefficients: U(-1, 1).
 inline double data_value(uint64_t seed, uint64_t tensor, uint64_t index) {

@@ -25,6 +25,8 @@ class Tensor {
   int64_t numel() const { return numel_; }
   int64_t bytes() const { return numel_ * element_bytes(dtype_); }
   bool empty() const { return numel_ == 0; }
+  // Rows [begin, begin + count) of the [rows, last dim] view, sharing this storage.
+  Tensor rows(int64_t begin, int64_t count) const;
 
  private:
   std::shared_ptr<void> storage_;

@@ -133,6 +133,16 @@ void Device::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, d
   x32.store();
 }
 
+double Device::cross_entropy(Tensor& logits, const std::vector<int64_t>& labels, float grad_scale) {
+  require(logits.dtype() == DType::f32 && int64_t(labels.size()) == matrix_rows(logits),
+          "cross_entropy: fp32 logits and one label per row");
+  return cross_entropy_kernel(logits, labels, grad_scale);
+}
+
+double Device::cross_entropy_kernel(Tensor&, const std::vector<int64_t>&, float) {
+  fail("the " + name() + " device has no cross-entropy kernel (model.vocab)");
+}
+
 void Device::swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m) {
   if (reads_16bit()) return swiglu_fwd_kernel(a, u, m);
   AsF32 a32(*this, a), u32(*this, u), m32(*this, m, false);

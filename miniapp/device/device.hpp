@@ -186,6 +186,12 @@ class Device {
     return alloc({lse.dim(0) / lse_planes(), lse.dim(1), lse.dim(2)});
   }
 
+  // The LM head's loss on logits [rows, vocab] (fp32): returns the sum over the rows with a
+  // label of log Σ_v exp(z_v) − z_label, and overwrites the logits with grad_scale times
+  // the gradient of that sum, grad_scale · (softmax(z) − onehot(label)). A row labelled −1
+  // (padding) adds nothing and gets a zero gradient.
+  double cross_entropy(Tensor& logits, const std::vector<int64_t>& labels, float grad_scale);
+
   // o = 0, lse = -inf: the identity of the LSE merge.
   virtual void attn_init(Tensor& o, Tensor& lse) = 0;
   // The blocks' q, k, v (and dout) may be 16-bit tensors, as activations are in a 16-bit
@@ -234,6 +240,9 @@ class Device {
                                  Tensor& du) = 0;
   virtual void attn_bwd_delta_kernel(const AttnShape&, const Tensor& o, const Tensor& dout,
                                      Tensor& delta) = 0;
+  // cross_entropy on fp32 logits. A device without the kernel refuses; the deck keeps
+  // model.vocab away from it (DeviceDeckFacts::lm_head).
+  virtual double cross_entropy_kernel(Tensor& logits, const std::vector<int64_t>& labels, float grad_scale);
   // attn_fwd and attn_bwd on fp32 operands.
   virtual void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) = 0;
   virtual void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) = 0;

@@ -225,6 +225,39 @@ void KokkosDevice::rope_kernel(Tensor& x, int heads, const std::vector<int64_t>&
   });
 }
 
+// Each row's log-sum-exp in fp64 (a vocabulary of 10^5 terms would lose digits summed in
+// fp32), from its maximum so that no exponential overflows.
+double KokkosDevice::cross_entropy_kernel(Tensor& logits, const std::vector<int64_t>& labels,
+                                          float grad_scale) {
+  const int64_t vocab = matrix_cols(logits);
+  float* z = logits.data();
+  const int64_t* label = labels.data();
+  double loss = 0.0;
+  Kokkos::parallel_reduce(
+      "minictx::cross_entropy",
+      Kokkos::RangePolicy<HostExec, Kokkos::IndexType<int64_t>>(0, matrix_rows(logits)),
+      [=](int64_t r, double& acc) {
+        float* row = z + r * vocab;
+        if (label[r] < 0) {
+          std::fill(row, row + vocab, 0.0f);
+          return;
+        }
+        const double top = *std::max_element(row, row + vocab), picked = row[label[r]];
+        double sum = 0.0;
+        for (int64_t v = 0; v < vocab; ++v) {
+          const double e = std::exp(double(row[v]) - top);
+          row[v] = float(e);
+          sum += e;
+        }
+        acc += top + std::log(sum) - picked;
+        const float scale = float(grad_scale / sum);
+        for (int64_t v = 0; v < vocab; ++v) row[v] *= scale;
+        row[label[r]] -= grad_scale;
+      },
+      loss);
+  return loss;
+}
+
 void KokkosDevice::swiglu_fwd_kernel(const Tensor& a, const Tensor& u, Tensor& m) {
   const float *pa = a.data(), *pu = u.data();
   float* pm = m.data();

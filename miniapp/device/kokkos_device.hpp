@@ -39,6 +39,7 @@ class KokkosDevice final : public Device {
   void swiglu_fwd_kernel(const Tensor& a, const Tensor& u, Tensor& m) override;
   void swiglu_bwd_kernel(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du) override;
   void attn_bwd_delta_kernel(const AttnShape&, const Tensor& o, const Tensor& dout, Tensor& delta) override;
+  double cross_entropy_kernel(Tensor& logits, const std::vector<int64_t>& labels, float grad_scale) override;
   void attn_fwd_f32(const AttnShape&, const AttnFwdBlock&) override;
   void attn_bwd_f32(const AttnShape&, const AttnBwdBlock&) override;
 

@@ -285,6 +285,22 @@ Table errors_table(const std::vector<PointResult>& points) {
                         {"verdict", [](const PointResult& p) { return p.verdict; }}});
 }
 
+// The attention work per rank against the step time: how evenly a layout spreads packed
+// documents (docs/algorithms.md, "Document load balance").
+Table balance_table(const std::vector<PointResult>& points) {
+  return build(points, {label("world", lk::world_size),
+                        label("backend", lk::backend),
+                        label("ring_type", lk::ring_type),
+                        label("seq_len", lk::seq_len),
+                        label("batch", lk::batch),
+                        label("documents", lk::documents),
+                        metric("pairs/device (max)", mk::attention_pairs_max, 0),
+                        metric("pairs/device (mean)", mk::attention_pairs_mean, 0),
+                        metric("imbalance (max/mean)", mk::attention_imbalance, 3),
+                        metric("latency(ms)", mk::latency_ms, 3),
+                        {"verdict", [](const PointResult& p) { return p.verdict; }}});
+}
+
 const std::vector<ColumnSet>& column_sets() {
   static const std::vector<ColumnSet> sets = {
       {"summary", "every point: backend, layout, throughput, MFU, memory, bytes sent, verdict",
@@ -296,6 +312,8 @@ const std::vector<ColumnSet>& column_sets() {
       {"errors",
        "verify's errors against fp64 (and a 16-bit run's against one device), worst output and gradient",
        errors_table},
+      {"balance", "the attention pairs per rank, their imbalance (max/mean) and the step time",
+       balance_table},
   };
   return sets;
 }

@@ -58,6 +58,11 @@ Table burst_table(const std::vector<PointResult>& points);
 // and the verdict.
 Table errors_table(const std::vector<PointResult>& points);
 
+// The attention work per rank, one row per point: world | backend | ring_type | seq_len |
+// batch | documents | the busiest rank's (query, key) pairs and the mean | their ratio, the
+// imbalance | latency | verdict.
+Table balance_table(const std::vector<PointResult>& points);
+
 // The column sets by name, one entry each: `report --columns`, its help text and
 // `minictx list` read this table.
 struct ColumnSet {

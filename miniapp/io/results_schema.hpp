@@ -50,6 +50,12 @@ inline constexpr const char* loss = "loss";
 inline constexpr const char* loss_scale = "loss_scale";
 inline constexpr const char* overflow_steps = "overflow_steps";
 inline constexpr const char* real_tokens_counted = "real_tokens_counted";
+// The attention work per rank: (query, key) pairs the mask leaves, per query head, in one
+// attention forward over the batch (backends/engine/layout_work.hpp); the busiest rank's,
+// the mean, and their ratio.
+inline constexpr const char* attention_pairs_max = "attention_pairs_max";
+inline constexpr const char* attention_pairs_mean = "attention_pairs_mean";
+inline constexpr const char* attention_imbalance = "attention_imbalance";
 }  // namespace metric_key
 
 // The terms of a projected step (project/step_model.cpp), each written as the metric
@@ -132,6 +138,7 @@ inline constexpr const char* grad_reduce_dtype = "grad_reduce_dtype";
 inline constexpr const char* model = "model";
 inline constexpr const char* layers = "layers";
 inline constexpr const char* d_model = "d_model";
+inline constexpr const char* vocab = "vocab";  // model.vocab: the LM head's, 0 without one
 inline constexpr const char* heads = "heads";
 inline constexpr const char* kv_heads = "kv_heads";
 inline constexpr const char* head_dim = "head_dim";
@@ -141,7 +148,7 @@ inline constexpr const char* sinks = "sinks";                    // attention.si
 inline constexpr const char* partials = "partials";
 inline constexpr const char* gpu = "gpu";
 // Model mode only (the layer stack and its training settings); attention-mode points lack them.
-inline constexpr const char* model_mode_only[] = {model,         layers,      d_model,
+inline constexpr const char* model_mode_only[] = {model,         layers,      d_model,          vocab,
                                                   checkpointing, grad_reduce, grad_reduce_dtype};
 // Projected points only (minictx project): "true", the bound, whether the memory fits.
 inline constexpr const char* projected = "projected";

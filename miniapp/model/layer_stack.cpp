@@ -1,7 +1,9 @@
 #include "model/layer_stack.hpp"
 
+#include <algorithm>
 #include <cmath>
 
+#include "core/fault_seam.hpp"
 #include "core/phase_names.hpp"
 #include "device/sequence_slices.hpp"
 #include "model/attention_step.hpp"
@@ -84,20 +86,40 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
       layers_[size_t(l)].sinks_grad = dev_.zeros({int64_t(m.heads)}, cfg.grad_dtype());
     }
   }
+  if (m.vocab > 0) {
+    head_ = dev_.alloc({m.d_model, m.vocab}, store_);
+    std::vector<float> host(size_t(head_.numel()));
+    for (size_t i = 0; i < host.size(); ++i) host[i] = float(lm_head_value(cfg.run.seed, m.d_model, i));
+    dev_.upload(head_, host.data());
+    head_grad_ = dev_.zeros({m.d_model, m.vocab}, cfg.grad_dtype());
+    const std::vector<int64_t> global = layout.positions(backend.part());
+    for (int b = 0; b < cfg.sequence.batch; ++b)
+      for (int64_t pos : global)
+        labels_.push_back(pos < layout.real_len()
+                              ? label_value(cfg.run.seed, uint64_t(b * layout.real_len() + pos), m.vocab)
+                              : -1);
+    if (fault_seam::fires(fault_seam::Stage::wrong_label))
+      for (int64_t& label : labels_)
+        if (label >= 0) {
+          label = (label + 1) % m.vocab;
+          break;
+        }
+  }
   x0_ = alloc_rows(m.d_model);
   fill_shard(dev_, x0_, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, tensor_id::input_x,
              cfg.run.input_scale);
-  loss_coef_ = dev_.alloc({rows_, m.d_model});
+  dloss_dy_ = dev_.alloc({rows_, m.d_model});
   seed_backward();
   saved_.resize(size_t(m.layers));
 }
 
 // dL/dy is the loss coefficient over B·S real tokens, times the loss scale (the
-// backward's seed); padded rows carry zero.
+// backward's seed); padded rows carry zero. With a head, each forward makes it.
 void LayerStack::seed_backward() {
+  if (!head_.empty()) return;
   const SequenceLayout& layout = backend_.layout();
   const double tokens = double(cfg_.sequence.batch) * double(layout.real_len());
-  fill_shard(dev_, loss_coef_, layout, backend_.part(), cfg_.sequence.batch, cfg_.run.seed,
+  fill_shard(dev_, dloss_dy_, layout, backend_.part(), cfg_.sequence.batch, cfg_.run.seed,
              tensor_id::loss_weight, 1.0, scaler_.scale() / tokens);
 }
 
@@ -253,10 +275,44 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
 }
 
 SumHandle LayerStack::start_grad_sum(int l) {
-  std::vector<ReduceBuffer> grads;
-  for (Tensor* grad : layers_[size_t(l)].grads())
-    grads.push_back({grad->raw(), grad->numel(), grad->dtype()});
-  return grad_comm_->all_reduce_sum_start(grads);
+  return start_sum(layers_[size_t(l)].grads());  // the sinks' gradient with the weights'
+}
+
+SumHandle LayerStack::start_sum(const std::vector<Tensor*>& grads) {
+  std::vector<ReduceBuffer> buffers;
+  buffers.reserve(grads.size());
+  for (Tensor* grad : grads) buffers.push_back({grad->raw(), grad->numel(), grad->dtype()});
+  return grad_comm_->all_reduce_sum_start(buffers);
+}
+
+// Chunks of as many logits as y has elements (rows × d_model) unless run.loss_chunk says.
+int64_t LayerStack::loss_chunk_rows() const {
+  const ModelShape& m = cfg_.model;
+  if (cfg_.run.loss_chunk > 0) return std::min(cfg_.run.loss_chunk, rows_);
+  const int64_t chunks = std::max<int64_t>(1, (int64_t(m.vocab) + m.d_model - 1) / m.d_model);
+  return (rows_ + chunks - 1) / chunks;
+}
+
+// Per chunk: logits z = y·W (fp32), then in place their gradient g·(softmax(z) − onehot),
+// g = scale / (B·S); dL/dy = z'·Wᵀ and dW += yᵀ·z'.
+double LayerStack::head_loss(bool with_backward) {
+  const double tokens = double(cfg_.sequence.batch) * double(backend_.layout().real_len());
+  const float grad = with_backward ? float(grad_scale_ / tokens) : 0.0f;
+  const int64_t chunk = loss_chunk_rows();
+  if (with_backward) dev_.fill(head_grad_, 0.0f);
+  double loss = 0;
+  for (int64_t begin = 0; begin < rows_; begin += chunk) {
+    const int64_t n = std::min(chunk, rows_ - begin);
+    const Tensor y = y_.rows(begin, n);
+    Tensor logits = dev_.alloc({n, cfg_.model.vocab});
+    dev_.gemm(false, false, 1.0f, y, head_, 0.0f, logits);
+    loss += dev_.cross_entropy(logits, {labels_.begin() + begin, labels_.begin() + begin + n}, grad);
+    if (!with_backward) continue;
+    Tensor dy = dloss_dy_.rows(begin, n);
+    dev_.gemm(false, true, 1.0f, logits, head_, 0.0f, dy);
+    dev_.gemm(true, false, 1.0f, y, logits, 1.0f, head_grad_);
+  }
+  return loss / tokens;
 }
 
 double LayerStack::step(bool with_backward) {
@@ -276,6 +332,7 @@ double LayerStack::forward(bool with_backward) {
   const Checkpointing ckpt = cfg_.run.checkpointing;
   attention_query_rows_ = 0;
   Tensor x = x0_;
+  double loss = 0;
   {
     auto t = timer_.scope(phase::forward);
     for (int l = 0; l < layers(); ++l) {
@@ -290,9 +347,10 @@ double LayerStack::forward(bool with_backward) {
       else if (ckpt != Checkpointing::none)
         s = kept_for_recompute(s);
     }
+    y_ = x;
+    if (!head_.empty()) loss = head_loss(with_backward);
   }
-  y_ = x;
-  double loss = dev_.dot(loss_coef_, y_) / grad_scale_;
+  if (head_.empty()) loss = dev_.dot(dloss_dy_, y_) / grad_scale_;
   comm_.all_reduce_sum(&loss, 1);
   return loss;
 }
@@ -307,7 +365,9 @@ bool LayerStack::backward() {
                                                                            : Attention::first_half;
   const bool overlap = cfg_.run.grad_reduce == GradReduce::overlap;
   std::vector<SumHandle> sums;
-  Tensor dy = loss_coef_;
+  // The head's gradient is whole since the forward: its sum moves under the whole backward.
+  if (!head_.empty() && overlap) sums.push_back(start_sum({&head_grad_}));
+  Tensor dy = dloss_dy_;
   for (int l = layers() - 1; l >= 0; --l) {
     Activations& s = saved_[size_t(l)];
     if (ckpt != Checkpointing::none) {
@@ -328,8 +388,10 @@ bool LayerStack::backward() {
     // What the sums cost beyond the backward they overlapped: a group of one sums nothing,
     // and the phase stays in the results (at about zero) so that tables keep their columns.
     auto r = timer_.scope(phase::grad_allreduce);
-    if (!overlap)
+    if (!overlap) {
+      if (!head_.empty()) sums.push_back(start_sum({&head_grad_}));
       for (int l = layers() - 1; l >= 0; --l) sums.push_back(start_grad_sum(l));
+    }
     for (SumHandle& h : sums) grad_comm_->wait_sum(h);
   }
   if (!scaler_.checks()) return true;
@@ -342,7 +404,7 @@ bool LayerStack::backward() {
 // gradients are summed over the group already, so every rank reaches the same answer
 // without a message, as DDP's ranks do under GradScaler.
 bool LayerStack::gradients_finite() {
-  double squares = 0;
+  double squares = head_.empty() ? 0 : dev_.dot(head_grad_, head_grad_);
   for (auto& layer : layers_)
     for (Tensor* grad : layer.grads()) squares += dev_.dot(*grad, *grad);
   return std::isfinite(squares);

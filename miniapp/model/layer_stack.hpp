@@ -17,7 +17,11 @@ namespace minictx {
 // The Llama-style decoder stack on this rank's tokens:
 //   x → RMSNorm → QKV → RoPE → attention (the backend) → out-proj → +x
 //     → RMSNorm → SwiGLU MLP → + ; loss = (1/(B·S)) Σ c ∘ y over real tokens, scaled by
-//     the run's loss scale for the backward.
+//     the run's loss scale for the backward; or, with an LM head (model.vocab), the mean
+//     over the real tokens of the cross-entropy of the logits y · W_head against generated
+//     labels, computed in chunks of rows whose logits turn into their gradient at once, so
+//     that the rows' logits never exist together (the forward then also makes dL/dy and
+//     the head's weight gradient: nothing of it is left for the backward).
 // Weights and the activations are stored in the run's dtype (16 bits in a bf16/fp16
 // run, as a 16-bit training step keeps them); RMSNorm's 1/rms, the LSE and the
 // attention's accumulators (its output as the backend merges it, dq, dk, dv) stay fp32.
@@ -48,6 +52,7 @@ class LayerStack {
   // empty tensors without.
   const Tensor& sinks(int layer) const { return layers_[size_t(layer)].sinks; }
   const Tensor& sinks_grad(int layer) const { return layers_[size_t(layer)].sinks_grad; }
+  const Tensor& head_grad() const { return head_grad_; }  // [d_model, vocab]; empty without a head
   double grad_scale() const { return grad_scale_; }
   const LossScaler& loss_scaler() const { return scaler_; }
   int layers() const { return int(layers_.size()); }
@@ -95,6 +100,13 @@ class LayerStack {
   bool gradients_finite();
   // dL/dy at the scaler's present scale: the loss coefficients over B·S real tokens.
   void seed_backward();
+  // The LM head's loss summed over this rank's real tokens, chunk by chunk; with the
+  // backward, dL/dy (at the present scale) into dloss_dy_ and the head's weight gradient.
+  double head_loss(bool with_backward);
+  // Rows of one chunk of the head's logits (run.loss_chunk, or automatic).
+  int64_t loss_chunk_rows() const;
+  // Starts the sum over the group of the gradients in `grads`.
+  SumHandle start_sum(const std::vector<Tensor*>& grads);
   // Names the ring walks of the attention calls that follow for the timeline.
   void label_walks(int l, WalkPass pass) {
     if (timeline_) timeline_->set_walk(l, pass);
@@ -118,7 +130,12 @@ class LayerStack {
   int64_t first_half_ = 0;  // local rows per batch whose attention selective_half recomputes
   std::vector<LayerParams> layers_;
   std::vector<Activations> saved_;
-  Tensor x0_, loss_coef_, y_, dx_;
+  // dloss_dy_: dL/dy of the last layer's output at the present scale, which seeds the backward.
+  Tensor x0_, dloss_dy_, y_, dx_;
+  // The LM head (model.vocab > 0): its weight [d_model, vocab], its gradient, and each
+  // local row's label (−1 for padding).
+  Tensor head_, head_grad_;
+  std::vector<int64_t> labels_;
   int64_t attention_query_rows_ = 0;
 };
 

@@ -62,6 +62,14 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
             attention_kept * m.layers * rows * (od * e + m.heads * 4.0L * lse_planes(c.run.device));
     // 16-bit storage keeps fp32 accumulators for the attention (o; dq, dk, dv).
     if (e < 4) bytes += rows * std::max(od, qd + kd + vd) * 4;
+    // The LM head (its weight and gradient are in n_params): one chunk of fp32 logits, as
+    // many as the output has elements unless run.loss_chunk says; the host's fp32 kernels
+    // widen a 16-bit head for each of its GEMMs.
+    if (m.vocab > 0) {
+      const real chunk = c.run.loss_chunk > 0 ? std::min<real>(real(c.run.loss_chunk), rows)
+                                              : std::ceil(rows / std::ceil(real(m.vocab) / m.d_model));
+      bytes += chunk * m.vocab * 4 + (e < 4 ? real(m.vocab) * m.d_model * 4 : 0);
+    }
   } else {
     bytes = rows * 3 * (qd + od + kd + vd) * 4;
   }

@@ -189,9 +189,10 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   const RingWalkModel walk(u, plan.degrees.context, plan.degrees.window, topology);
   BlockTimes blocks(rates, backward, m.head_dim, per_pair, document_work(cfg));
   // A block's active rows depend only on whether its source is the computing ring rank,
-  // an earlier or a later one (active_rows): ring ranks 0 and 1 stand for every pair.
+  // an earlier or a later one (active_rows): ring ranks 0 and 1 stand for every pair. The
+  // balanced layout's blocks are taken as its mean: every block half masked.
   auto block_seconds = [&](int j, int src) {
-    const bool masked = causal && (j == src || kind == LayoutKind::stripe);
+    const bool masked = causal && (j == src || kind == LayoutKind::stripe || kind == LayoutKind::balanced);
     ActiveRows a;
     if (!backward)
       a = active_rows(kind, causal, j, src, q_rows, k_rows);

@@ -1,6 +1,7 @@
 #include "project/attention_plan.hpp"
 
 #include "backends/backend.hpp"
+#include "backends/engine/engine_keys.hpp"
 
 namespace minictx {
 
@@ -9,7 +10,9 @@ AttentionPlan attention_plan(const RunConfig& cfg, const Topology& topology) {
   AttentionPlan p;
   p.degrees = parallel_degrees(cfg, topology);
   if (shape.all_gathers_kv) p.scheme = AttentionScheme::allgather;
-  p.layout = SequenceLayout(shape.layout, cfg.sequence.length, p.degrees.context, p.degrees.ulysses);
+  p.layout = shape.layout == LayoutKind::balanced
+                 ? ring_sequence_layout(cfg, p.degrees.context, p.degrees.ulysses)
+                 : SequenceLayout(shape.layout, cfg.sequence.length, p.degrees.context, p.degrees.ulysses);
   p.traffic = shape.query_side_backward ? BackwardTraffic::q : BackwardTraffic::kv;
   return p;
 }

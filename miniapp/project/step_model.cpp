@@ -27,6 +27,18 @@ Cost layer_gemms(const ModelShape& m, double rows, bool backward, const KernelRa
   return cost_of(Bound::compute, backward ? 2 * s : s);
 }
 
+// The LM head (model.vocab) as LayerStack runs it, all in the forward: per chunk the
+// logits, dL/dy and the head's gradient (three GEMMs of rows × vocab × d_model in all
+// with the backward, one without), and the cross-entropy reading and writing the logits
+// twice, as two copies of rows × vocab.
+Cost head_cost(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
+  if (m.vocab == 0) return {};
+  const double d = m.d_model, v = m.vocab;
+  Cost c = cost_of(Bound::compute, rates.gemm_seconds(rows, v, d) * (backward ? 3 : 1));
+  c += cost_of(Bound::memory, 2 * rates.elementwise_seconds({Elementwise::copy, rows, v}));
+  return c;
+}
+
 // The element-wise kernels of one layer as LayerStack calls them (layer_elementwise), each
 // at its rate.
 Cost elementwise_cost(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
@@ -153,8 +165,10 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
     forward_layer += ew_f;
     const Cost loss = all_reduce_cost(1, 8, 1, topology, links);  // the loss, one double
 
+    const Cost head = head_cost(m, rows, backward, rates);
     Cost forward = forward_layer.times(layers);
     forward += attn_fwd.times(layers);
+    forward += head;
     forward += loss;
 
     Cost recompute;
@@ -186,13 +200,14 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
                 {ph::recompute, recompute.seconds()},
                 {ph::grad_allreduce, grads.seconds()},
                 {ph::grad_check, check.seconds()}};
-    p.terms = {{pt::attention_fwd, layers * attn_fwd.seconds()},
-               {pt::attention_bwd, layers * attn_bwd.seconds()},
-               {pt::gemm, gemm_f.seconds() * layers + (backward ? gemm_b.seconds() * layers : 0)},
-               {pt::elementwise,
-                ew_f.seconds() * layers + (backward ? ew_b.seconds() * layers : 0) + check.seconds()},
-               {pt::recompute, recompute.seconds()},
-               {pt::grad_allreduce, grads.seconds()}};
+    p.terms = {
+        {pt::attention_fwd, layers * attn_fwd.seconds()},
+        {pt::attention_bwd, layers * attn_bwd.seconds()},
+        {pt::gemm, gemm_f.seconds() * layers + (backward ? gemm_b.seconds() * layers : 0) + head.compute},
+        {pt::elementwise,
+         ew_f.seconds() * layers + (backward ? ew_b.seconds() * layers : 0) + check.seconds() + head.memory},
+        {pt::recompute, recompute.seconds()},
+        {pt::grad_allreduce, grads.seconds()}};
   }
   p.terms[pt::all_to_all] = p.total.all_to_all;
   p.terms[pt::exposed_intra] = p.total.intra;

@@ -5,8 +5,9 @@ one line per dataset; it describes itself (the resolved deck and the model's con
 as attributes), so a layer written from the attributes alone reproduces its outputs (the
 recipe of docs/user-guide.md, "The program", run here with numpy), with packed documents
 too (from inputs/document_ids), sliding windows per layer, attention sinks and a value
-head dim of its own (window_per_layer, weights/layer<l>/sinks, head_dim_v); and a second
-dump to the same name is refused without touching the first."""
+head dim of its own (window_per_layer, weights/layer<l>/sinks, head_dim_v), and the LM
+head's loss and weight gradient from its labels and weight; and a second dump to the same
+name is refused without touching the first."""
 import os
 import subprocess
 import sys
@@ -76,7 +77,23 @@ def own_layers(f, a):
     for l, window in enumerate(layer_windows(a)):
         w = {k: v[:] for k, v in f[f"weights/layer{l}"].items()}
         x = my_llama_layer(x, w, a, docs, window)
-    return x, (f["inputs/loss_weights"][:] * x).sum() / (a["batch"] * a["seq_len"])
+    if "weights/lm_head" not in f:
+        return x, (f["inputs/loss_weights"][:] * x).sum() / (a["batch"] * a["seq_len"])
+    z = x @ f["weights/lm_head"][:]  # the LM head's logits [b, s, vocab]
+    top = z.max(-1, keepdims=True)
+    lse = (top + np.log(np.exp(z - top).sum(-1, keepdims=True)))[..., 0]
+    picked = np.take_along_axis(z, f["inputs/labels"][:].astype(int)[..., None], -1)[..., 0]
+    return x, (lse - picked).mean()
+
+
+def head_grad(f, y):
+    """dL/dW_head of the mean cross-entropy, from y and the dump's labels."""
+    z = y @ f["weights/lm_head"][:]
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    labels = f["inputs/labels"][:].astype(int)
+    np.put_along_axis(p, labels[..., None], np.take_along_axis(p, labels[..., None], -1) - 1, -1)
+    return np.einsum("bsd,bsv->dv", y, p) / labels.size
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -102,6 +119,27 @@ with tempfile.TemporaryDirectory() as tmp:
         print(f"own layer with documents, a window, sinks and head_dim_v from the attributes: max rel err {err:.2e}")
         assert err < 1e-10, err
         assert abs(loss - f["reference/outputs/loss"][0]) <= 1e-10 * abs(loss), loss
+
+    # The LM head (model.vocab): the labels and the head's weight in the dump, the loss and
+    # the head's weight gradient reproduced with numpy; a balanced ring of 3 ranks, with a
+    # window, sinks and MLA value heads.
+    path = os.path.join(tmp, "head.h5")
+    run = subprocess.run([mpiexec, "-n", "3", minictx, "verify", "--set", "sequence.length=37", "--set",
+                          "model.vocab=50", "--set", "attention.backend=ring", "--set", "attention.ring_type=balanced",
+                          "--set", "sequence.documents=[5, 1, 31]", "--set", "attention.window=9", "--set",
+                          "attention.sinks=true", "--set", "model.head_dim_v=48", "--dump", path],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "VALID" in run.stdout, run.stdout + run.stderr
+    with h5py.File(path, "r") as f:
+        a = f.attrs
+        assert a["vocab"] == 50 and "cross_entropy" in a["loss"], dict(a)
+        assert f["weights/lm_head"].shape == (256, 50) and f["inputs/labels"].shape == (1, 37)
+        y, loss = own_layers(f, a)
+        assert abs(loss - f["reference/outputs/loss"][0]) <= 1e-10 * abs(loss), loss
+        grad, ref = head_grad(f, y), f["reference/grads/lm_head"][:]
+        err = np.abs(grad - ref).max() / np.abs(ref).max()
+        print(f"LM head from the dump: loss {loss:.9g}, head gradient max rel err {err:.2e}")
+        assert err < 1e-10, err
 
     path = os.path.join(tmp, "dump.h5")
     args = [minictx, "verify", "--set", "sequence.length=37", "--set", "sequence.batch=2", "--dump", path]

@@ -7,7 +7,8 @@ import re
 
 # The defaults (miniapp/config/run_config.hpp) of the keys the checks sweep.
 DEFAULTS = {"attention.ring_type": "basic", "attention.window_size": "0", "attention.intra": "ring",
-            "attention.bwd_comm": "q", "attention.ulysses_degree": "1", "run.grad_reduce_dtype": "fp32"}
+            "attention.bwd_comm": "q", "attention.ulysses_degree": "1", "run.grad_reduce_dtype": "fp32",
+            "model.vocab": "0", "run.loss_chunk": "0"}
 
 
 def sweep_args(cases):

@@ -16,6 +16,8 @@ set(_all --set attention.window=23 --set attention.sinks=true --set model.head_d
 set(_docs --set sequence.documents=[37,1,100,63,1,99])
 set(_every_other --set "attention.window={\"layers\":[17,global]}" --set attention.sinks=true
                  --set model.head_dim_v=48)
+# A long-tailed packing for the balanced layout.
+set(_pareto --set "sequence.documents={\"pareto\":[4,200],\"alpha\":1,\"seed\":3}")
 
 # One rank: the local backend. The quick label holds these.
 minictx_verify_test(variants_local_p1 1 QUICK ${_att} ${_all} ${_docs})
@@ -49,6 +51,16 @@ minictx_verify_test(variants_usp_zigzag_p3 3 ${_att} --set attention.backend=usp
                     ${_heads6} --set attention.ring_type=zigzag ${_all})
 minictx_verify_test(variants_double_ring_p3 3 ${_att} --set attention.backend=double_ring --set attention.ring_type=zigzag
                     --set attention.window_size=1 --set topology.ranks_per_node=1 ${_all} ${_docs})
+# The balanced layout (its chunks cut to their documents and window), with the Burst
+# Q-side backward on a long-tailed packing; the model with an LM head through it.
+minictx_verify_test(variants_ring_balanced_p3 3 ${_att} --set attention.backend=ring --set attention.ring_type=balanced
+                    ${_all} ${_docs})
+minictx_verify_test(variants_burst_balanced_q_p3 3 ${_att} --set attention.backend=burst
+                    --set attention.ring_type=balanced --set attention.bwd_comm=q --set topology.ranks_per_node=3
+                    ${_all} ${_pareto})
+minictx_verify_test(variants_ring_balanced_model_vocab_p3 3 ${_model} --set attention.backend=ring
+                    --set attention.ring_type=balanced ${_every_other} --set model.vocab=50
+                    --set sequence.documents=[37,1,100,65])
 # With the numerics of the rings: a 16-bit running accumulator, and logits at scale 128
 # (the LSE's two planes through the sink's merge and the Q-side backward).
 minictx_verify_test(variants_ring_zigzag_accumulator_bf16_p3 3 ${_att} --set attention.backend=ring
@@ -58,7 +70,7 @@ minictx_verify_test(variants_burst_q_large_logits_p3 3 ${_att} --set attention.b
                     --set attention.ring_type=basic --set attention.bwd_comm=q --set topology.ranks_per_node=3
                     ${_all} --set run.input_scale=128 --set run.key_directions=4)
 minictx_verify_test(variants_ring_zigzag_model_bf16_p3 3 ${_model} --set attention.backend=ring
-                    --set attention.ring_type=zigzag ${_every_other} --set run.dtype=bf16)
+                    --set attention.ring_type=zigzag ${_every_other} --set run.dtype=bf16 --set model.vocab=50)
 minictx_verify_test(variants_ring_stripe_model_half_p3 3 ${_model} --set attention.backend=ring
                     --set attention.ring_type=stripe ${_every_other} --set run.checkpointing=selective_half)
 
@@ -103,6 +115,10 @@ minictx_verify_test(variants_usp_p8 8 ${_att} --set attention.backend=usp --set 
 minictx_verify_test(variants_double_ring_p8 8 ${_att} --set attention.backend=double_ring --set attention.ring_type=zigzag
                     --set attention.ulysses_degree=2 --set attention.window_size=2 --set topology.ranks_per_node=4
                     ${_all})
+minictx_verify_test(variants_ring_balanced_p8 8 ${_att} --set attention.backend=ring --set attention.ring_type=balanced
+                    ${_all} ${_pareto})
+minictx_verify_test(variants_usp_balanced_p8 8 ${_att} --set attention.backend=usp --set attention.ulysses_degree=2
+                    --set attention.ring_type=balanced ${_all} ${_docs})
 minictx_verify_test(variants_allgather_p8 8 ${_att} --set attention.backend=allgather ${_all} ${_docs})
 minictx_verify_test(variants_burst_p8 8 ${_att} --set attention.backend=burst --set attention.ring_type=zigzag
                     --set topology.ranks_per_node=4 ${_all} ${_docs})

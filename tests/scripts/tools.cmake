@@ -55,3 +55,11 @@ add_test(NAME eager_attention_fp32_large_logits
                  $<TARGET_FILE:minictx> ${CMAKE_SOURCE_DIR})
 set_tests_properties(eager_attention_fp32_large_logits PROPERTIES PASS_REGULAR_EXPRESSION "eager attention ok"
                      PROCESSORS 2 TIMEOUT 120)
+# tools/balance-table.sh at its smallest (2 ranks, one packing of 512 tokens): both layouts'
+# rows in the table (docs/algorithms.md, "Document load balance").
+add_test(NAME balance_table_smallest
+         COMMAND env WORLDS=2 SEEDS=1 LENGTH=512 ITERS=1 MIN_DOC=8 MINICTX=$<TARGET_FILE:minictx> MPIEXEC=${MPIEXEC_BIN}
+                 ${CMAKE_SOURCE_DIR}/tools/balance-table.sh ${CMAKE_CURRENT_BINARY_DIR}/balance-table)
+set_tests_properties(balance_table_smallest PROPERTIES
+                     PASS_REGULAR_EXPRESSION "\\| 2 \\| ring \\| zigzag \\| 512 .*\\| 2 \\| ring \\| balanced \\| 512 "
+                     LABELS full PROCESSORS 2 TIMEOUT 120)

@@ -84,6 +84,8 @@ void expect_same(const RunConfig& a, const RunConfig& b) {
   EXPECT_EQ(a.model.ffn_hidden, b.model.ffn_hidden);
   EXPECT_EQ(a.model.rms_eps, b.model.rms_eps);
   EXPECT_EQ(a.model.rope_theta, b.model.rope_theta);
+  EXPECT_EQ(a.model.vocab, b.model.vocab);
+  EXPECT_EQ(a.run.loss_chunk, b.run.loss_chunk);
   EXPECT_EQ(a.sequence.length, b.sequence.length);
   EXPECT_EQ(a.sequence.batch, b.sequence.batch);
   EXPECT_EQ(to_text(a.sequence.documents), to_text(b.sequence.documents));
@@ -246,6 +248,16 @@ TEST(Deck, PresetsFillTheModelAndExplicitKeysOverride) {
   EXPECT_EQ(l3.kv_heads, 8);
   EXPECT_EQ(l3.ffn_hidden, 14336);
   EXPECT_EQ(l3.rope_theta, 500000.0);
+  EXPECT_EQ(l3.vocab, 128256);
+  EXPECT_EQ(deck("model: {preset: llama-7b}\n").resolve().model.vocab, 0);  // no head unless asked
+  const ModelShape oss = deck("model: {preset: gpt-oss-20b-like}\n").resolve().model;
+  EXPECT_EQ(oss.heads * oss.head_dim, 4096);  // wider than d_model 2880, as gpt-oss's attention
+  EXPECT_EQ(oss.vocab, 201088);
+  const ModelShape ds = deck("model: {preset: deepseek-v3-like, vocab: 0}\n").resolve().model;
+  EXPECT_EQ(ds.head_dim, 192);
+  EXPECT_EQ(ds.value_dim(), 128);  // MLA's value heads
+  EXPECT_EQ(ds.kv_heads, ds.heads);
+  EXPECT_EQ(ds.vocab, 0);  // the deck's own key wins
 
   const ModelShape tiny = deck("model: {preset: tiny}\n").resolve().model;
   EXPECT_EQ(tiny.layers, 2);
@@ -265,6 +277,11 @@ TEST(Deck, ParameterCount) {
   // tiny, per layer: 2*256 + 256*256 + 2*256*128 + 256*256 + 3*256*688
   //                = 512 + 65,536 + 65,536 + 65,536 + 528,384 = 725,504; x 2 = 1,451,008.
   EXPECT_EQ(deck("model: {preset: tiny}").resolve().model.n_params(false), 1451008);
+  // llama-3-8b, per layer: norms 8,192; wq 16,777,216; wk+wv 2*4096*8*128 = 8,388,608;
+  // wo 16,777,216; w1,w3,w2 3*4096*14336 = 176,160,768; sum 218,112,000; x 32 layers =
+  // 6,979,584,000; the head 4096*128256 = 525,336,576: 7,504,920,576. (The input embedding,
+  // as large, and the final norm give 8,030,261,248, the published Llama-3-8B count.)
+  EXPECT_EQ(deck("model: {preset: llama-3-8b}").resolve().model.n_params(false), 7504920576LL);
 }
 
 TEST(DeckErrors, UnknownKeySuggestsTheNearestName) {
@@ -300,8 +317,9 @@ TEST(DeckErrors, WrongTypeNamesTheLine) {
 }
 
 TEST(DeckErrors, BadEnumListsTheChoices) {
-  EXPECT_EQ(resolve_error("attention:\n  ring_type: zz\n"),
-            "deck t.yaml line 2: attention.ring_type must be one of basic, zigzag, stripe; got 'zz'");
+  EXPECT_EQ(
+      resolve_error("attention:\n  ring_type: zz\n"),
+      "deck t.yaml line 2: attention.ring_type must be one of basic, zigzag, stripe, balanced; got 'zz'");
   // The backends are the registry's, in its order, so a new backend changes no test here.
   std::string backends;
   for (const auto& b : backend_registry()) backends += (backends.empty() ? "" : ", ") + b.name;
@@ -311,7 +329,8 @@ TEST(DeckErrors, BadEnumListsTheChoices) {
   EXPECT_EQ(resolve_error("run:\n  dtype: f32\n"),
             "deck t.yaml line 2: run.dtype must be one of fp32, bf16, fp16; got 'f32'");
   EXPECT_EQ(resolve_error("model:\n  preset: llama-65b\n"),
-            "deck t.yaml line 2: model.preset must be one of custom, tiny, llama-7b, llama-13b, llama-3-8b; "
+            "deck t.yaml line 2: model.preset must be one of custom, tiny, llama-7b, llama-13b, llama-3-8b, "
+            "gpt-oss-20b-like, deepseek-v3-like; "
             "got 'llama-65b'");
 }
 

@@ -10,6 +10,7 @@
 #include "backends/backend.hpp"
 #include "backends/engine/ring_blocks.hpp"
 #include "comm/mpi_comm.hpp"
+#include "core/error.hpp"
 #include "core/phase_timer.hpp"
 #include "device/kokkos_device.hpp"
 #include "driver/verification.hpp"
@@ -89,7 +90,7 @@ TEST(DocumentBounds, KeysOffsetsAndPadding) {
   EXPECT_EQ(d.offsets({0, 2, 3, 4, 7, 9}), (std::vector<int64_t>{0, 2, 0, 0, 3, 9, 0, 2, 3, 4, 7, 9}));
 }
 
-// documents_meet is exactly "some pair of the block's active rows is visible", so a block
+// block_visible is exactly "some pair of the block's active rows is visible", so a block
 // it refuses is one the masks leave empty; and such blocks occur (they are skipped).
 TEST(DocumentBounds, RingSkipsExactlyTheBlocksDocumentsMaskWhole) {
   int skipped = 0;
@@ -152,8 +153,8 @@ TEST(Documents, HostKernelMatchesFp64ReferenceAttentionMode) {
 // Model mode adds RoPE, whose positions restart at each document.
 TEST(Documents, LayerStackMatchesFp64ReferenceWithRopeRestarts) {
   RunConfig cfg = small(50, 2, Mode::model);
-  cfg.sequence.documents.uniform_min = 3;
-  cfg.sequence.documents.uniform_max = 20;
+  cfg.sequence.documents.min_length = 3;
+  cfg.sequence.documents.max_length = 20;
   cfg.sequence.documents.seed = 11;
   const auto got = model(cfg);
   const auto ref = reference::model(reference_problem(cfg));
@@ -180,8 +181,8 @@ TEST(Documents, OneDocumentAsLongAsTheSequenceIsBitwiseNone) {
 
 TEST(Documents, GeneratedLengthsFillEveryRowFromTheSeed) {
   DocumentPacking p;
-  p.uniform_min = 4;
-  p.uniform_max = 9;
+  p.min_length = 4;
+  p.max_length = 9;
   p.seed = 3;
   const auto rows = document_lengths(p, 100, 3);
   ASSERT_EQ(rows.size(), 3u);
@@ -196,6 +197,38 @@ TEST(Documents, GeneratedLengthsFillEveryRowFromTheSeed) {
   }
   EXPECT_NE(rows[0], rows[1]);
   EXPECT_EQ(document_lengths(p, 100, 3), rows);
+}
+
+// The long-tailed form: lengths in [min, max] (the last what is left), most of them short,
+// a few long ones carrying a large share of the tokens, the same for the same seed, and the deck's
+// spelling reading back to the same packing.
+TEST(Documents, ParetoLengthsHaveAHeavyTail) {
+  const DocumentPacking p = packing_from_text("{pareto: [16, 65536], alpha: 1, seed: 7}", "test");
+  EXPECT_EQ(to_text(p), "{pareto: [16, 65536], alpha: 1, seed: 7}");
+  EXPECT_EQ(to_text(packing_from_text("{pareto: [2, 9], alpha: +0.75, seed: 1}", "test")),
+            "{pareto: [2, 9], alpha: 0.75, seed: 1}");
+  const auto rows = document_lengths(p, 1 << 20, 2);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(document_lengths(p, 1 << 20, 2), rows);
+  for (const auto& row : rows) {
+    ASSERT_GT(row.size(), 100u);
+    int64_t sum = 0, short_ones = 0, long_ones = 0, in_long = 0;
+    for (size_t i = 0; i < row.size(); ++i) {
+      sum += row[i];
+      EXPECT_LE(row[i], 65536);
+      EXPECT_TRUE(row[i] >= 16 || i + 1 == row.size()) << row[i];
+      short_ones += row[i] < 64;
+      if (row[i] >= 1024) long_ones += 1, in_long += row[i];
+    }
+    EXPECT_EQ(sum, 1 << 20);
+    EXPECT_GT(short_ones, int64_t(row.size()) / 2) << "most documents are short";
+    EXPECT_LT(long_ones, int64_t(row.size()) / 20) << "few documents are long";
+    EXPECT_GT(in_long, sum * 2 / 5) << "and they hold a large share of the tokens";
+  }
+  for (const char* bad : {"{pareto: [2, 9], seed: 1}", "{pareto: [2, 9], alpha: 0, seed: 1}",
+                          "{pareto: [2, 9], alpha: -1, seed: 1}", "{pareto: [2, 9], alpha: x, seed: 1}",
+                          "{pareto: [9, 2], alpha: 1, seed: 1}", "{uniform: [2, 9], alpha: 1, seed: 1}"})
+    EXPECT_THROW(packing_from_text(bad, "test"), InputError) << bad;
 }
 
 // FLOPs count the pairs the document masks leave: Σ length² over documents and rows,

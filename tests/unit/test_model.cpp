@@ -104,6 +104,50 @@ TEST(LayerStack, MatchesFp64ReferenceCausalAndNot) {
   }
 }
 
+// The LM head computes its logits a chunk of rows at a time: the chunk changes neither the
+// loss nor the gradients (against fp64), and a forward's memory holds one chunk's logits,
+// not all of them.
+TEST(LayerStack, LmHeadChunksChangeTheResultsNotAndBoundTheLogits) {
+  RunConfig cfg = tiny(45, true);
+  cfg.model.vocab = 3000;
+  reference::Problem p;
+  p.batch = 2;
+  p.seq_len = 45;
+  p.layers = 2;
+  p.d_model = 64;
+  p.heads = 4;
+  p.kv_heads = 2;
+  p.head_dim = 16;
+  p.ffn_hidden = 96;
+  p.seed = 77;
+  p.vocab = 3000;
+  const auto ref = reference::model(p);
+  static KokkosDevice dev;
+  auto peak_of = [&](int64_t chunk) {
+    cfg.run.loss_chunk = chunk;
+    auto world = MpiComm::world(1);
+    auto backend = find_backend("local").create(*world, dev, cfg);
+    PhaseTimer timer;
+    LayerStack model(cfg, dev, *world, *backend, timer);
+    EXPECT_NEAR(model.step(true), ref.loss, 1e-5 * ref.loss) << "chunk " << chunk;
+    std::vector<float> dw(size_t(model.head_grad().numel())), dx(size_t(model.input_grad().numel()));
+    dev.download(model.head_grad(), dw.data());
+    dev.download(model.input_grad(), dx.data());
+    EXPECT_LT(rel_err(dw, ref.head_grad), 1e-5) << "chunk " << chunk;
+    EXPECT_LT(rel_err(dx, ref.dx), 1e-5) << "chunk " << chunk;
+    dev.memory().reset_peak();
+    const int64_t between = dev.memory().current();
+    model.step(false);
+    return dev.memory().peak() - between;
+  };
+  // What a forward adds to the memory held between steps: less than the 90 rows' logits
+  // with chunks (automatic: ceil(3000 / 64) = 47 chunks of 2 rows), more in one chunk.
+  const int64_t logits = 90 * 3000 * 4;
+  EXPECT_LT(peak_of(0), logits);
+  EXPECT_LT(peak_of(7), logits);
+  EXPECT_GE(peak_of(90), logits);
+}
+
 TEST(LayerStack, CheckpointingChangesNeitherLossNorGradients) {
   RunConfig cfg = tiny(40, true);
   const Grads none = run(cfg);

@@ -10,7 +10,9 @@
 #include "bench/kernel_bench_writer.hpp"
 #include "config/machine_profile.hpp"
 #include "core/error.hpp"
+#include "core/phase_names.hpp"
 #include "installed_backends.hpp"
+#include "io/results_schema.hpp"
 #include "model/flops.hpp"
 #include "model/memory_estimate.hpp"
 #include "project/calibration.hpp"
@@ -176,6 +178,31 @@ TEST(Project, ComputeBoundTimeFollowsTheFlopCount) {
     }
     last_time = s.total.seconds();
     last_flops = flops;
+  }
+}
+
+// The LM head runs in the forward: three GEMMs of rows × vocab × d_model with the
+// backward (logits, dL/dy, the head's gradient), one without, in the gemm term.
+TEST(Project, TheLmHeadAddsItsGemmsToTheForward) {
+  const ProjectionProfile p = a100();
+  const Topology t{8, 8};
+  RunConfig c;
+  c.model = {"llama-3-8b", 2, 4096, 32, 8, 128, 14336, 1e-5, 500000.0};
+  c.run.dtype = DType::bf16;
+  c.attention.backend = "ring";
+  c.sequence.length = 65536;
+  const KernelRates rates(p, c.run.dtype);
+  const double rows = 65536.0 / 8, one = rates.gemm_seconds(rows, 128256, 4096);
+  for (bool fwd_only : {false, true}) {
+    c.run.fwd_only = fwd_only;
+    c.model.vocab = 0;
+    const StepProjection none = project(c, t, p);
+    c.model.vocab = 128256;
+    const StepProjection head = project(c, t, p);
+    const double gemms =
+        head.terms.at(schema::projected_term::gemm) - none.terms.at(schema::projected_term::gemm);
+    EXPECT_NEAR(gemms, (fwd_only ? 1 : 3) * one, 1e-9 * one) << fwd_only;
+    EXPECT_GT(head.phases.at(phase::forward) - none.phases.at(phase::forward), gemms) << fwd_only;
   }
 }
 

@@ -110,6 +110,46 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Reference, ModelGradient, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "causal" : "full"; });
 
+// The LM head: the cross-entropy's gradients with respect to the input, a layer's weight
+// and the head's weight against finite differences of the loss.
+TEST(ReferenceModel, LmHeadGradientsMatchFiniteDifferences) {
+  Problem p = tiny_model(true);
+  p.vocab = 11;
+  const ModelResult r = model(p);
+  Weights w = make_weights(p);
+  Vec x = make_input(p), head = make_head(p);
+  ASSERT_EQ(r.head_grad.size(), head.size());
+  EXPECT_NEAR(model_loss(p, w, x, head), r.loss, 1e-15);
+  auto loss = [&] { return model_loss(p, w, x, head); };
+  check_gradient("dx", x, r.dx, samples(x.size(), 8), loss);
+  check_gradient("w2", w[1][size_t(Weight::w2)], r.weight_grads[1][size_t(Weight::w2)], samples(24 * 16, 4),
+                 loss);
+  check_gradient("head", head, r.head_grad, samples(head.size(), 8), loss);
+}
+
+// The loss is the mean over the tokens of log Σ exp(logits) − the label's logit: at least
+// the cross-entropy of a uniform guess over a vocabulary the logits barely separate.
+TEST(ReferenceModel, LmHeadLossIsTheMeanCrossEntropy) {
+  Problem p = tiny_model(false);
+  p.vocab = 1000;
+  const ModelResult r = model(p);
+  const Vec head = make_head(p);
+  const std::vector<int64_t> labels = make_labels(p);
+  double sum = 0;
+  for (size_t t = 0; t < labels.size(); ++t) {
+    ASSERT_TRUE(labels[t] >= 0 && labels[t] < p.vocab);
+    std::vector<double> z(size_t(p.vocab), 0.0);
+    for (int64_t v = 0; v < p.vocab; ++v)
+      for (int j = 0; j < p.d_model; ++j)
+        z[size_t(v)] += r.y[t * size_t(p.d_model) + size_t(j)] * head[size_t(j * p.vocab + v)];
+    double e = 0;
+    for (double zv : z) e += std::exp(zv);
+    sum += std::log(e) - z[size_t(labels[t])];
+  }
+  EXPECT_NEAR(r.loss, sum / double(labels.size()), 1e-12);
+  EXPECT_GT(r.loss, 0.9 * std::log(1000.0));
+}
+
 TEST(ReferenceModel, LossIsWeightedMeanOfOutput) {
   const Problem p = tiny_model(true);
   const ModelResult r = model(p);

@@ -36,7 +36,8 @@ VerifyRow compare_tensor(const std::string& name, const std::vector<double>& got
 // to near zero, so its error relative to itself would measure the cancellation; errors of
 // the terms that are independent add up to their root-sum-square times the terms' own
 // relative error, the error the dtype's tolerance bounds, while a loss that is zero or
-// off by a fraction of itself lands a fraction of that scale away.
+// off by a fraction of itself lands a fraction of that scale away. 0 (the loss relative to
+// itself) for the LM head's cross-entropy (model.vocab), whose terms are all positive.
 double loss_scale_of_terms(const RunConfig& cfg, const std::vector<double>& y);
 
 // The loss of a y: Σ c∘y / (B·S), summed in fp64.
@@ -48,7 +49,7 @@ double loss_of(const RunConfig& cfg, const std::vector<double>& y);
 // the tensor: the one-device run's error, which a distributed run's is measured against
 // (docs/numerics.md, "The error study").
 // The loss is measured on the scale of its terms in the y of the reference it meets. In
-// model mode one more row, kLossOfYCheck, holds the run's loss against loss_of(its own y)
+// model mode without an LM head one more row, kLossOfYCheck, holds the run's loss against loss_of(its own y)
 // on the same scale, at fp32's tolerance whatever the dtype (the loss is summed in fp32 or
 // wider from the y the run stores): where a 16-bit tolerance on the loss's scale cannot
 // tell a loss near zero from a wrong one, this row can.

@@ -99,6 +99,7 @@ reference::Problem reference_problem(const RunConfig& c) {
   p.head_dim_v = c.model.value_dim();
   p.window = c.attention.window.pattern;
   if (c.attention.sinks) p.sinks = reference::generated_sinks(p);
+  p.vocab = c.run.mode == Mode::model ? c.model.vocab : 0;
   return p;
 }
 
@@ -117,10 +118,13 @@ namespace {
 // Every field of reference::Problem, and the mode.
 ReferenceCache::Key key_of(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
-  return {int(cfg.run.mode), p.batch,      p.seq_len,    p.layers,  p.d_model,       p.heads, p.kv_heads,
-          p.head_dim,        p.ffn_hidden, p.causal,     p.rms_eps, p.rope_theta,    p.seed,  p.input_scale,
-          p.key_directions,  p.documents,  p.head_dim_v, p.window,  !p.sinks.empty()};
+  return {int(cfg.run.mode), p.batch,      p.seq_len,    p.layers,      p.d_model,
+          p.heads,           p.kv_heads,   p.head_dim,   p.ffn_hidden,  p.causal,
+          p.rms_eps,         p.rope_theta, p.seed,       p.input_scale, p.key_directions,
+          p.documents,       p.vocab,      p.head_dim_v, p.window,      !p.sinks.empty()};
 }
+
+const char* const kHeadGrad = "grads/lm_head";
 
 std::string grad_name(int layer, Weight w) {
   return "grads/layer" + std::to_string(layer) + "/" + weight_name(w);
@@ -143,12 +147,13 @@ std::vector<std::string> verification_tensor_names(const RunConfig& cfg) {
       for (int w = 0; w < int(Weight::count); ++w) names.push_back(grad_name(l, Weight(w)));
       if (sinks) names.push_back(sinks_grad_name(l));
     }
+    if (cfg.model.vocab > 0) names.push_back(kHeadGrad);
   }
   // compare_arrays' further rows: the one-device run's own, then the loss of the run's y.
   const size_t run_rows = names.size();
   if (cfg.run.reference == Reference::fp64 && cfg.run.dtype != DType::f32)
     for (size_t i = 0; i < run_rows; ++i) names.push_back(kOneDevicePrefix + names[i]);
-  if (cfg.run.mode == Mode::model) names.push_back(kLossOfYCheck);
+  if (cfg.run.mode == Mode::model && cfg.model.vocab == 0) names.push_back(kLossOfYCheck);
   return names;
 }
 
@@ -196,6 +201,8 @@ Arrays run_point(const RunConfig& cfg, Comm& comm, Device& dev) {
     if (cfg.attention.sinks)
       out.push_back({sinks_grad_name(l), {h}, unscaled(download(dev, model.sinks_grad(l)))});
   }
+  if (cfg.model.vocab > 0)
+    out.push_back({kHeadGrad, model.head_grad().shape(), unscaled(download(dev, model.head_grad()))});
   return out;
 }
 
@@ -227,6 +234,7 @@ Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like
       set(grad_name(l, Weight(w)), m.weight_grads[size_t(l)][size_t(w)]);
     set(sinks_grad_name(l), m.sink_grads[size_t(l)]);
   }
+  set(kHeadGrad, m.head_grad);
   return ref;
 }
 
@@ -264,7 +272,13 @@ Arrays global_inputs(const RunConfig& cfg) {
     return in;
   }
   in.push_back({"inputs/x", {b, s, p.d_model}, reference::make_input(p)});
-  in.push_back({"inputs/loss_weights", {b, s, p.d_model}, reference::make_loss_weights(p)});
+  if (p.vocab > 0) {
+    const std::vector<int64_t> labels = reference::make_labels(p);
+    in.push_back({"inputs/labels", {b, s}, {labels.begin(), labels.end()}});
+    in.push_back({"weights/lm_head", {p.d_model, p.vocab}, reference::make_head(p)});
+  } else {
+    in.push_back({"inputs/loss_weights", {b, s, p.d_model}, reference::make_loss_weights(p)});
+  }
   const auto weights = reference::make_weights(p);
   for (int l = 0; l < p.layers; ++l) {
     for (int w = 0; w < int(Weight::count); ++w) {
@@ -328,7 +342,11 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
         "h = x + wo(attention(rope(wq(norm(x))), rope(wk(norm(x))), wv(norm(x)))); "
         "y = h + w2(silu(w1(norm(h))) * w3(norm(h))); norm(x) uses g_attn, norm(h) g_mlp";
     a.text["loss"] =
-        "sum(inputs/loss_weights * y) / (batch * seq), y the last layer's output (no final norm)";
+        cfg.model.vocab > 0
+            ? "mean over the batch * seq tokens of cross_entropy(y @ weights/lm_head, inputs/labels): "
+              "logsumexp of a token's logits minus its label's logit, y the last layer's output (no final "
+              "norm)"
+            : "sum(inputs/loss_weights * y) / (batch * seq), y the last layer's output (no final norm)";
   } else {
     a.text["loss"] = "attention mode: the gradients are those of sum(inputs/dout * o)";
   }
@@ -341,6 +359,7 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   a.numbers["head_dim"] = m.head_dim;
   a.numbers["head_dim_v"] = m.value_dim();
   a.numbers["ffn_hidden"] = m.ffn_hidden;
+  a.numbers["vocab"] = cfg.run.mode == Mode::model ? m.vocab : 0;
   a.numbers["rms_eps"] = m.rms_eps;
   a.numbers["rope_theta"] = m.rope_theta;
   a.numbers["causal"] = cfg.attention.causal ? 1 : 0;

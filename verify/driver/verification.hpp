@@ -38,8 +38,9 @@ class ReferenceCache {
   std::shared_ptr<const Fp64Result> take(const RunConfig& cfg);
 
   // Everything the reference reads from a deck: equal keys, equal references.
-  using Key = std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t,
-                         double, int, std::vector<std::vector<int64_t>>, int, std::vector<int64_t>, bool>;
+  using Key =
+      std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t, double, int,
+                 std::vector<std::vector<int64_t>>, int64_t, int, std::vector<int64_t>, bool>;
 
  private:
   struct Entry {

@@ -30,6 +30,9 @@ struct Problem {
   // Sink logits [layer][H] (attention mode: one layer), each in the denominator of its
   // head's softmax; empty: none.
   std::vector<std::vector<double>> sinks;
+  // The LM head (0: none): the loss is then the mean over the tokens of the cross-entropy
+  // of the logits y·W_head [B·S, vocab] against generated labels, not Σ c∘y / (B·S).
+  int64_t vocab = 0;
 
   int value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
   int64_t window_of(int layer) const { return window.empty() ? 0 : window[size_t(layer) % window.size()]; }
@@ -50,12 +53,14 @@ struct ModelResult {
   std::vector<double> dx;                       // dLoss/dx for the model input [B,S,d_model]
   Weights weight_grads;                         // [layer][int(Weight)] flattened like the weight
   std::vector<std::vector<double>> sink_grads;  // [layer][H] with sinks
+  std::vector<double> head_grad;  // the LM head's weight gradient [d_model, vocab]; empty without one
 };
 
 // Attention mode: q, k, v, dO from tensor_id::attn_q/k/v/do at p.input_scale, positions 0..S-1; forward
 // and backward with dO as the upstream gradient (the "loss" is Σ dO∘O).
 AttentionResult attention(const Problem&);
-// Full layer stack, forward and backward of L = (1/(B·S)) Σ c∘y.
+// Full layer stack, forward and backward of L = (1/(B·S)) Σ c∘y, or with p.vocab the mean
+// cross-entropy of the LM head's logits.
 ModelResult model(const Problem&);
 
 // Which document each token of batch row b belongs to, numbered from 0 (all 0 without
@@ -76,9 +81,13 @@ AttentionResult attention_on(const Problem&, const std::vector<double>& q, const
 std::vector<double> sink_logits(const Problem&, int layer);
 // Every layer's sink logits from the generator (sink_value), for Problem::sinks.
 std::vector<std::vector<double>> generated_sinks(const Problem&);
-double model_loss(const Problem&, const Weights& weights, const std::vector<double>& x);
+// head: the LM head's weight [d_model, vocab] where p.vocab > 0 (empty: make_head's).
+double model_loss(const Problem&, const Weights& weights, const std::vector<double>& x,
+                  const std::vector<double>& head = {});
 Weights make_weights(const Problem&);                   // from weight_value()
 std::vector<double> make_input(const Problem&);         // x [B,S,d] from tensor_id::input_x, scaled
 std::vector<double> make_loss_weights(const Problem&);  // c [B,S,d] from tensor_id::loss_weight
+std::vector<double> make_head(const Problem&);          // W_head [d, vocab] from lm_head_value()
+std::vector<int64_t> make_labels(const Problem&);       // [B,S] from label_value()
 
 }  // namespace minictx::reference

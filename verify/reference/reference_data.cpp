@@ -46,6 +46,18 @@ std::vector<double> make_loss_weights(const Problem& p) {
   return generate(p.seed, tensor_id::loss_weight, size_t(p.batch) * p.seq_len * p.d_model, 1.0);
 }
 
+std::vector<double> make_head(const Problem& p) {
+  std::vector<double> head(size_t(p.d_model) * size_t(p.vocab));
+  for (size_t i = 0; i < head.size(); ++i) head[i] = lm_head_value(p.seed, p.d_model, i);
+  return head;
+}
+
+std::vector<int64_t> make_labels(const Problem& p) {
+  std::vector<int64_t> labels(size_t(p.batch) * size_t(p.seq_len));
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = label_value(p.seed, i, p.vocab);
+  return labels;
+}
+
 Weights make_weights(const Problem& p) {
   Weights weights(p.layers, std::vector<std::vector<double>>(int(Weight::count)));
   for (int l = 0; l < p.layers; ++l) {

@@ -209,21 +209,62 @@ void check_problem(const Problem& p, const Weights& weights, const Vec& x) {
   require(x.size() == size_t(Dims(p).T * p.d_model), "reference: x has the wrong size");
 }
 
-double loss_of(const Problem& p, const Vec& y) {
+// The loss of the last layer's output y and, with `grads`, dL/dy and dL/dW_head.
+struct Loss {
+  double value = 0;
+  Vec dy, dhead;
+};
+
+// Σ c∘y / T: dL/dy = c / T.
+Loss projection_loss(const Problem& p, const Vec& y, bool grads) {
+  const double T = double(Dims(p).T);
+  Loss r;
   const Vec c = make_loss_weights(p);
-  double sum = 0;
-  for (size_t i = 0; i < y.size(); ++i) sum += c[i] * y[i];
-  return sum / double(Dims(p).T);
+  for (size_t i = 0; i < y.size(); ++i) r.value += c[i] * y[i];
+  r.value /= T;
+  if (grads)
+    for (double ci : c) r.dy.push_back(ci / T);
+  return r;
+}
+
+// z = y·W_head, L = (1/T) Σ_t (log Σ_v e^{z_tv} − z_t,label(t)); with
+// dz = (softmax(z) − onehot(label)) / T: dL/dy = dz·W_headᵀ, dL/dW_head = yᵀ·dz.
+Loss cross_entropy_loss(const Problem& p, const Vec& y, const Vec& head, bool grads) {
+  const Dims n(p);
+  const int64_t V = p.vocab;
+  const std::vector<int64_t> labels = make_labels(p);
+  Vec z = matmul(y, head, n.T, n.d, V);
+  Loss r;
+  for (int64_t t = 0; t < n.T; ++t) {
+    double* row = &z[size_t(t * V)];
+    const double top = *std::max_element(row, row + V);
+    double sum = 0;
+    for (int64_t v = 0; v < V; ++v) sum += std::exp(row[v] - top);
+    const double lse = top + std::log(sum);
+    r.value += lse - row[labels[size_t(t)]];
+    for (int64_t v = 0; v < V; ++v) row[v] = std::exp(row[v] - lse) / double(n.T);  // dz
+    row[labels[size_t(t)]] -= 1.0 / double(n.T);
+  }
+  r.value /= double(n.T);
+  if (!grads) return r;
+  r.dy.assign(size_t(n.T * n.d), 0.0);
+  add_matmul_nt(z, head, n.T, V, n.d, r.dy);
+  r.dhead = matmul_tn(y, z, n.T, n.d, V);
+  return r;
+}
+
+Loss loss_of(const Problem& p, const Vec& y, const Vec& head, bool grads) {
+  return p.vocab > 0 ? cross_entropy_loss(p, y, head, grads) : projection_loss(p, y, grads);
 }
 
 }  // namespace
 
-double model_loss(const Problem& p, const Weights& weights, const Vec& x) {
+double model_loss(const Problem& p, const Weights& weights, const Vec& x, const Vec& head) {
   check_problem(p, weights, x);
   Vec y = x;
   LayerCache scratch;
   for (int l = 0; l < p.layers; ++l) y = layer_forward(p, l, weights[size_t(l)], std::move(y), scratch);
-  return loss_of(p, y);
+  return loss_of(p, y, head.empty() && p.vocab > 0 ? make_head(p) : head, false).value;
 }
 
 ModelResult model(const Problem& p) {
@@ -235,10 +276,10 @@ ModelResult model(const Problem& p) {
     y = layer_forward(p, l, weights[size_t(l)], std::move(y), caches[size_t(l)]);
 
   ModelResult r;
-  r.loss = loss_of(p, y);
-  // dL/dy = c / (B·S)
-  Vec dy = make_loss_weights(p);
-  for (double& v : dy) v /= double(Dims(p).T);
+  Loss loss = loss_of(p, y, p.vocab > 0 ? make_head(p) : Vec(), true);
+  r.loss = loss.value;
+  r.head_grad = std::move(loss.dhead);
+  Vec dy = std::move(loss.dy);
   r.weight_grads.resize(size_t(p.layers));
   r.sink_grads.resize(size_t(p.layers));
   for (int l = p.layers - 1; l >= 0; --l)
