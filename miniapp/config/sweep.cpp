@@ -125,7 +125,7 @@ void check_attention_variants(const RunConfig& c, const DeviceDeckFacts& device,
                 to_text(w) + " lists " + std::to_string(w.pattern.size()) +
                 " layers' windows, but model.layers is " + std::to_string(c.model.layers));
   auto refuse = [&](const char* key, const std::string& value, bool (*able)(const DeviceDeckFacts&)) {
-    input_error(at({key, "run.device"}) + ": run.device " + to_string(c.run.device) +
+    input_error(at({key, "model.preset", "run.device"}) + ": run.device " + to_string(c.run.device) +
                 " has no attention kernels for " + key + " " + value + " (run.device " + devices_with(able) +
                 " has)");
   };

@@ -160,5 +160,9 @@ minictx_error_test(variants_window_layers 2 "attention.window \\{layers: \\[8, 1
                    run --dry-run --set "attention.window={layers: [8, 16, 32]}")
 minictx_error_test(variants_cuda_sinks 2 "run.device cuda has no attention kernels for attention.sinks true \\(run.device kokkos has\\)"
                    run --dry-run --set run.device=cuda --set attention.sinks=true)
+# A preset's MLA value heads on the cuda device name the preset.
+minictx_error_test(variants_cuda_preset_value_heads 1
+                   "model.preset=deepseek-v3-like: run.device cuda has no attention kernels for model.head_dim_v 128"
+                   run --dry-run --set run.device=cuda --set model.preset=deepseek-v3-like --set model.vocab=0)
 minictx_error_test(variants_head_dim_v 2 "model.head_dim_v must be at least 0, got -1" run --dry-run
                    --set model.head_dim_v=-1)
