@@ -123,6 +123,16 @@ KeySpec loss_scale_key() {
   return s;
 }
 
+// attention.window (config/attention_window.hpp): its text is its deck spelling.
+KeySpec window_key() {
+  KeySpec s = named("attention.window", Kind::window);
+  s.apply = [](RunConfig& c, const DeckScalar& v) {
+    c.attention.window = window_from_text(std::get<std::string>(v), "attention.window");
+  };
+  s.read = [](const RunConfig& c) { return DeckScalar(to_text(c.attention.window)); };
+  return s;
+}
+
 std::vector<KeySpec> make_schema() {
   using R = RunConfig;
   std::vector<KeySpec> k;
@@ -154,11 +164,7 @@ std::vector<KeySpec> make_schema() {
     return names;
   };
   k.push_back(member_key("attention.causal", &R::attention, &AttentionConfig::causal, Kind::boolean));
-  k.push_back(named("attention.window", Kind::window));  // its text is its deck spelling
-  k.back().apply = [](RunConfig& c, const DeckScalar& v) {
-    c.attention.window = window_from_text(std::get<std::string>(v), "attention.window");
-  };
-  k.back().read = [](const RunConfig& c) { return DeckScalar(to_text(c.attention.window)); };
+  k.push_back(window_key());
   k.push_back(member_key("attention.sinks", &R::attention, &AttentionConfig::sinks, Kind::boolean));
   // The backends' own keys, in the order the registry declares them.
   for (const BackendKey& b : backend_keys()) k.push_back(backend_key_spec(b));
