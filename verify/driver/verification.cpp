@@ -312,16 +312,15 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
       "kv_heads); lse = natural log-sum-exp per row (the sink's term included), [batch, seq, heads]";
   if (!cfg.attention.window.none()) {
     a.text["window"] =
-        "sliding window of w tokens (window_per_layer, repeated over the layers; attention mode: its first; "
-        "0 "
-        "= none): the query at position i sees keys j with i - j < w, and j - i < w too when causal = 0";
+        "sliding window of w tokens (window_per_layer, repeated over the layers; attention mode: its "
+        "first; 0 = none): the query at position i sees keys j with i - j < w, and j - i < w too when "
+        "causal = 0";
     a.text["window_per_layer"] = to_text(cfg.attention.window);
   }
   if (cfg.attention.sinks)
     a.text["sinks"] =
-        "a sink logit s_h per query head (inputs/sinks; model mode: weights/layer<l>/sinks) adds e^s_h to "
-        "the "
-        "denominator of head h's softmax once per row; grads/...sinks is its gradient";
+        "a sink logit s_h per query head (inputs/sinks; model mode: weights/layer<l>/sinks) adds e^s_h "
+        "to the denominator of head h's softmax once per row; grads/...sinks is its gradient";
   if (!cfg.sequence.documents.none()) {
     a.text["documents"] =
         "packed documents: inputs/document_ids [batch, seq] numbers each token's document from 0; a query "
