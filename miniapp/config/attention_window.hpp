@@ -1,5 +1,5 @@
 #pragma once
-// attention.window: sliding-window attention, per layer (docs/user-guide.md, "Sliding
+// attention.window: sliding-window attention, per layer (docs/algorithms.md, "Sliding
 // windows"). A query at position p sees the keys at positions p − w < k ≤ p (causal; also
 // k < p + w without the causal mask): w tokens, itself included, as Mistral's and
 // Gemma's sliding windows count them. Documents and padding mask on top of it.

@@ -96,7 +96,7 @@ struct AttentionConfig {
   AttentionPartials partials = AttentionPartials::fp32;
   AttentionWindow window;  // sliding windows per layer; none: every layer global
   // A learned logit per query head that joins every softmax denominator once, as gpt-oss's
-  // attention sinks (docs/user-guide.md, "Attention sinks").
+  // attention sinks (docs/algorithms.md, "Attention sinks").
   bool sinks = false;
   // The keys a backend declares as its own (ring_type, ulysses_degree, window_size, ...):
   // BackendInfo::keys, read through the backend's accessors.
