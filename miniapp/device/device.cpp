@@ -152,6 +152,7 @@ void Device::attn_bwd_block(const AttnShape& s, const AttnBwdBlock& blk) {
 }
 
 void Device::round_to_precision(Tensor& t) {
+  if (precision_ == DType::f32) return;
   Tensor rounded = alloc(t.shape(), precision_);
   copy(rounded, t);
   copy(t, rounded);

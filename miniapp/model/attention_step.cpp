@@ -29,10 +29,13 @@ AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBack
   const int64_t rows = int64_t(cfg.sequence.batch) * layout.local_len();
   const int64_t qd = int64_t(shape_.heads) * shape_.head_dim,
                 kvd = int64_t(shape_.kv_heads) * shape_.head_dim;
+  // The inputs of a 16-bit attention are 16-bit values: every backend gets the same
+  // rounded ones (the fp64 reference too), whatever it then sends in which dtype.
   auto make = [&](int64_t width, uint64_t id) {
     Tensor t = dev_.alloc({rows, width});
     fill_shard(dev_, t, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, id, cfg.run.input_scale,
                1.0, cfg.run.key_directions);
+    dev_.round_to_precision(t);
     return t;
   };
   q_ = make(qd, tensor_id::attn_q);
@@ -51,11 +54,15 @@ void AttentionStep::step(bool with_backward) {
     if (timeline_) timeline_->set_walk(0, WalkPass::forward);
     auto t = timer_.scope(phase::attention_fwd);
     backend_.forward(shape_, q_, k_, v_, o_, lse_);
+    // A 16-bit attention writes 16-bit outputs (the LSE stays fp32), and its backward
+    // reads that o: rounded once here, whatever the backend's sums were held in.
+    dev_.round_to_precision(o_);
   }
   if (!with_backward) return;
   if (timeline_) timeline_->set_walk(0, WalkPass::backward);
   auto t = timer_.scope(phase::attention_bwd);
   backend_.backward(shape_, q_, k_, v_, o_, lse_, dout_, dq_, dk_, dv_);
+  for (Tensor* grad : {&dq_, &dk_, &dv_}) dev_.round_to_precision(*grad);
 }
 
 }  // namespace minictx
