@@ -192,6 +192,12 @@ class Device {
   // (padding) adds nothing and gets a zero gradient.
   double cross_entropy(Tensor& logits, const std::vector<int64_t>& labels, float grad_scale);
 
+  // t's values rounded to precision() in place, t keeping its dtype: an fp32 tensor then
+  // holds what a 16-bit one would (a block's result under attention.partials storage;
+  // attention mode's inputs and outputs). Nothing to do in an fp32 run, or on values
+  // already rounded.
+  void round_to_precision(Tensor& t);
+
   // o = 0, lse = -inf: the identity of the LSE merge.
   virtual void attn_init(Tensor& o, Tensor& lse) = 0;
   // The blocks' q, k, v (and dout) may be 16-bit tensors, as activations are in a 16-bit
@@ -253,8 +259,6 @@ class Device {
   // Whether the running sums are rounded to precision() after every block as well
   // (attention.partials accumulator in a 16-bit run).
   bool rounds_sums() const { return partials_ == AttentionPartials::accumulator && precision_ != DType::f32; }
-  // A block's fp32 result rounded to precision() in place (attention.partials storage).
-  void round_to_precision(Tensor& t);
   // attn_fwd_block and attn_bwd_block, split by documents where the kernels do not mask them.
   void attn_fwd_masked(const AttnShape&, const AttnFwdBlock&);
   void attn_bwd_masked(const AttnShape&, const AttnBwdBlock&);

@@ -40,10 +40,13 @@ AttentionStep::AttentionStep(const RunConfig& cfg, Device& device, AttentionBack
   const int64_t qd = int64_t(shape_.heads) * shape_.head_dim, kd = int64_t(shape_.kv_heads) * shape_.head_dim,
                 vd = int64_t(shape_.kv_heads) * shape_.value_dim(),
                 od = int64_t(shape_.heads) * shape_.value_dim();
+  // The inputs of a 16-bit attention are 16-bit values: every backend gets the same
+  // rounded ones (the fp64 reference too), whatever it then sends in which dtype.
   auto make = [&](int64_t width, uint64_t id) {
     Tensor t = dev_.alloc({rows, width});
     fill_shard(dev_, t, layout, backend.part(), cfg.sequence.batch, cfg.run.seed, id, cfg.run.input_scale,
                1.0, cfg.run.key_directions);
+    dev_.round_to_precision(t);
     return t;
   };
   q_ = make(qd, tensor_id::attn_q);
@@ -68,6 +71,9 @@ void AttentionStep::step(bool with_backward) {
     backend_.forward(shape_, q_, k_, v_, o_, lse_);
     // Once, into the merged result: never once per block (docs/algorithms.md, "Attention sinks").
     if (sinks_.numel() > 0) dev_.attn_sink_merge(shape_, sinks_, o_, lse_);
+    // A 16-bit attention writes 16-bit outputs (the LSE stays fp32), and its backward
+    // reads that o: rounded once here, whatever the backend's sums were held in.
+    dev_.round_to_precision(o_);
   }
   if (!with_backward) return;
   if (timeline_) timeline_->set_walk(0, WalkPass::backward);
@@ -77,6 +83,7 @@ void AttentionStep::step(bool with_backward) {
     dev_.fill(dsinks_, 0.0f);
     dev_.attn_sink_grad(shape_, sinks_, o_, lse_, dout_, dsinks_);
   }
+  for (Tensor* grad : {&dq_, &dk_, &dv_}) dev_.round_to_precision(*grad);
 }
 
 }  // namespace minictx

@@ -8,7 +8,9 @@
 namespace minictx {
 
 // Attention mode: the attention op alone on generated q, k, v and upstream gradient dO
-// (like the USP tables): forward, and backward unless fwd_only.
+// (like the USP tables): forward, and backward unless fwd_only. In a 16-bit run the
+// inputs and o, dq, dk, dv hold 16-bit values (in fp32 tensors), as a 16-bit attention's
+// would.
 class AttentionStep {
  public:
   // timeline (may be null): told that the forward and backward walks are layer 0's.

@@ -6,8 +6,10 @@ as attributes), so a layer written from the attributes alone reproduces its outp
 recipe of docs/user-guide.md, "The program", run here with numpy), with packed documents
 too (from inputs/document_ids), sliding windows per layer, attention sinks and a value
 head dim of its own (window_per_layer, weights/layer<l>/sinks, head_dim_v), and the LM
-head's loss and weight gradient from its labels and weight; and a second dump to the same
-name is refused without touching the first."""
+head's loss and weight gradient from its labels and weight; a bf16 attention-mode dump
+holds the inputs as the run had them, bf16 values, from which attention in fp64
+reproduces the reference; and a second dump to the same name is refused without touching
+the first."""
 import os
 import subprocess
 import sys
@@ -96,7 +98,37 @@ def head_grad(f, y):
     return np.einsum("bsd,bsv->dv", y, p) / labels.size
 
 
+def is_bf16(x):
+    return not (np.asarray(x, np.float32).view(np.uint32) & 0xFFFF).any()
+
+
+def my_attention(q, k, v, causal):
+    """softmax(q kᵀ / √D) v with GQA, [b, s, heads, D], in fp64."""
+    k, v = (np.repeat(t, q.shape[2] // t.shape[2], axis=2) for t in (k, v))
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1])
+    if causal:
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    return np.einsum("bhqk,bkhd->bqhd", p / p.sum(-1, keepdims=True), v)
+
+
 with tempfile.TemporaryDirectory() as tmp:
+    # Attention mode in bf16 on two ranks: the inputs are the bf16 values every backend
+    # and the reference computed on, so a model of one's own reproduces the reference.
+    path = os.path.join(tmp, "attention.h5")
+    run = subprocess.run([mpiexec, "-n", "2", minictx, "verify", "--set", "run.mode=attention", "--set",
+                          "sequence.length=24", "--set", "run.dtype=bf16", "--set", "attention.backend=ring",
+                          "--dump", path], capture_output=True, text=True)
+    assert run.returncode == 0 and "VALID" in run.stdout, run.stdout + run.stderr
+    with h5py.File(path, "r") as f:
+        q, k, v = (f[f"inputs/{t}"][:] for t in "qkv")
+        assert all(is_bf16(t) for t in (q, k, v, f["inputs/dout"][:])), "inputs not in bf16"
+        assert is_bf16(f["outputs/o"][:]) and is_bf16(f["grads/k"][:]), "outputs not in bf16"
+        o_ref = f["reference/outputs/o"][:]
+        err = np.abs(my_attention(q, k, v, f.attrs["causal"]) - o_ref).max() / np.abs(o_ref).max()
+        print(f"own attention on the bf16 dump's inputs: max rel err {err:.2e}")
+        assert err < 1e-12, err
+
     # Packed documents: two ranks of a zigzag ring, batch rows packed differently; with a
     # sliding window on the first layer, sinks and a value head dim of 48 beside 32.
     path = os.path.join(tmp, "documents.h5")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <utility>
 
 #include "backends/backend.hpp"
 #include "backends/local/local_backend.hpp"
@@ -95,6 +96,7 @@ reference::Problem reference_problem(const RunConfig& c) {
   p.seed = c.run.seed;
   p.input_scale = c.run.input_scale;
   p.key_directions = c.run.key_directions;
+  if (c.run.mode == Mode::attention) p.inputs_dtype = c.run.dtype;
   p.documents = document_lengths(c.sequence.documents, c.sequence.length, c.sequence.batch);
   p.head_dim_v = c.model.value_dim();
   p.window = c.attention.window.pattern;
@@ -118,10 +120,11 @@ namespace {
 // Every field of reference::Problem, and the mode.
 ReferenceCache::Key key_of(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
-  return {int(cfg.run.mode), p.batch,      p.seq_len,    p.layers,      p.d_model,
-          p.heads,           p.kv_heads,   p.head_dim,   p.ffn_hidden,  p.causal,
-          p.rms_eps,         p.rope_theta, p.seed,       p.input_scale, p.key_directions,
-          p.documents,       p.vocab,      p.head_dim_v, p.window,      !p.sinks.empty()};
+  return {int(cfg.run.mode), p.batch,         p.seq_len,         p.layers,      p.d_model,
+          p.heads,           p.kv_heads,      p.head_dim,        p.ffn_hidden,  p.causal,
+          p.rms_eps,         p.rope_theta,    p.seed,            p.input_scale, p.key_directions,
+          p.documents,       p.vocab,         p.head_dim_v,      p.window,      !p.sinks.empty(),
+          int(p.inputs_dtype)};
 }
 
 const char* const kHeadGrad = "grads/lm_head";
@@ -245,29 +248,19 @@ Arrays global_inputs(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
   Arrays in;
   const int64_t b = p.batch, s = p.seq_len;
-  auto generated = [&](uint64_t id, int64_t width) {
-    std::vector<double> v(size_t(b * s * width));
-    for (size_t i = 0; i < v.size(); ++i)
-      v[i] = attention_input(p.seed, id, i, p.input_scale, p.key_directions, s, width);
-    return v;
-  };
   if (!p.documents.empty()) {  // the packing, as each token's document index
     std::vector<double> ids;
     for (int row = 0; row < p.batch; ++row)
       for (int64_t id : reference::document_ids(p, row)) ids.push_back(double(id));
     in.push_back({"inputs/document_ids", {b, s}, ids});
   }
-  if (cfg.run.mode == Mode::attention) {
+  if (cfg.run.mode == Mode::attention) {  // as the run and the reference had them
     const int dv = p.value_dim();
-    in.push_back({"inputs/q",
-                  {b, s, p.heads, p.head_dim},
-                  generated(tensor_id::attn_q, int64_t(p.heads) * p.head_dim)});
-    in.push_back({"inputs/k",
-                  {b, s, p.kv_heads, p.head_dim},
-                  generated(tensor_id::attn_k, int64_t(p.kv_heads) * p.head_dim)});
-    in.push_back(
-        {"inputs/v", {b, s, p.kv_heads, dv}, generated(tensor_id::attn_v, int64_t(p.kv_heads) * dv)});
-    in.push_back({"inputs/dout", {b, s, p.heads, dv}, generated(tensor_id::attn_do, int64_t(p.heads) * dv)});
+    reference::AttentionInputs a = reference::attention_inputs(p);
+    in.push_back({"inputs/q", {b, s, p.heads, p.head_dim}, std::move(a.q)});
+    in.push_back({"inputs/k", {b, s, p.kv_heads, p.head_dim}, std::move(a.k)});
+    in.push_back({"inputs/v", {b, s, p.kv_heads, dv}, std::move(a.v)});
+    in.push_back({"inputs/dout", {b, s, p.heads, dv}, std::move(a.dout)});
     if (!p.sinks.empty()) in.push_back({"inputs/sinks", {p.heads}, p.sinks[0]});
     return in;
   }

@@ -27,9 +27,10 @@ struct Fp64Result {
 };
 
 // The fp64 references of one launch's points, each computed once. A point's reference
-// depends on its problem only (mode, shapes, mask, seed: reference::Problem), not on how
-// the backend computes it (backend, layout, ring_type, checkpointing, tiles, dtype), so
-// points that differ only in that share one. Told beforehand which points will ask, it
+// depends on its problem only (mode, shapes, mask, seed, and in attention mode the dtype
+// its inputs are stored in: reference::Problem), not on how the backend computes it
+// (backend, layout, ring_type, checkpointing, tiles, a model's dtype), so points that
+// differ only in that share one. Told beforehand which points will ask, it
 // keeps a result until the last of them has had it.
 class ReferenceCache {
  public:
@@ -40,7 +41,7 @@ class ReferenceCache {
   // Everything the reference reads from a deck: equal keys, equal references.
   using Key =
       std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t, double, int,
-                 std::vector<std::vector<int64_t>>, int64_t, int, std::vector<int64_t>, bool>;
+                 std::vector<std::vector<int64_t>>, int64_t, int, std::vector<int64_t>, bool, int>;
 
  private:
   struct Entry {
@@ -60,7 +61,8 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
                           const std::string& dump_path = "", const std::string& deck_yaml = "",
                           ReferenceCache* references = nullptr);
 
-// The fp64 reference's problem for a deck's point: its shape, seed and packed documents.
+// The fp64 reference's problem for a deck's point: its shape, seed and packed documents,
+// and in attention mode the dtype the run stores its inputs in.
 reference::Problem reference_problem(const RunConfig& cfg);
 
 // One step of `cfg` on `comm` (forward and backward): the global outputs and gradients, as

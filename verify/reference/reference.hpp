@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/dtype.hpp"
 #include "core/synthetic_data.hpp"
 
 namespace minictx::reference {
@@ -18,6 +19,10 @@ struct Problem {
   uint64_t seed = 0;
   double input_scale = 1.0;  // of the generated inputs: input_value()
   int key_directions = 0;    // attention mode's keys near shared directions: attention_input()
+  // Attention mode: the dtype the run stores q, k, v and dO in. In bf16 or fp16 they are
+  // the generated values rounded to it (to fp32 first, as the run uploads them), so that
+  // the reference computes, in fp64, the problem the run was given.
+  DType inputs_dtype = DType::f32;
   // Packed documents: the lengths of each batch row's documents, in order (empty: each
   // sequence is one document). A query sees only keys of its own document, and RoPE
   // positions count from each document's first token.
@@ -56,8 +61,18 @@ struct ModelResult {
   std::vector<double> head_grad;  // the LM head's weight gradient [d_model, vocab]; empty without one
 };
 
-// Attention mode: q, k, v, dO from tensor_id::attn_q/k/v/do at p.input_scale, positions 0..S-1; forward
-// and backward with dO as the upstream gradient (the "loss" is Σ dO∘O).
+struct AttentionInputs {
+  std::vector<double> q, k, v, dout;  // q, dout [B,S,H,D]; k, v [B,S,Hkv,D]
+};
+
+// Attention mode: q, k, v, dO from tensor_id::attn_q/k/v/do (attention_input() at
+// p.input_scale and p.key_directions), stored in p.inputs_dtype.
+AttentionInputs attention_inputs(const Problem&);
+// x to the nearest value of a 16-bit dtype (bf16, fp16), ties to even, with its subnormals;
+// beyond fp16's range, ±inf. fp32: x as it is.
+double stored_in(DType dtype, double x);
+// Attention mode on attention_inputs(), positions 0..S-1: forward and backward with dO as
+// the upstream gradient (the "loss" is Σ dO∘O).
 AttentionResult attention(const Problem&);
 // Full layer stack, forward and backward of L = (1/(B·S)) Σ c∘y, or with p.vocab the mean
 // cross-entropy of the LM head's logits.

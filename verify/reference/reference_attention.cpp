@@ -215,20 +215,10 @@ AttentionResult attention_on(const Problem& p, const std::vector<double>& q, con
 }
 
 AttentionResult attention(const Problem& p) {
-  const size_t rows = size_t(p.batch) * p.seq_len;
-  auto gen = [&](uint64_t tensor, int heads, int dim) {
-    std::vector<double> t(rows * heads * dim);
-    for (size_t i = 0; i < t.size(); ++i)
-      t[i] = attention_input(p.seed, tensor, i, p.input_scale, p.key_directions, p.seq_len,
-                             int64_t(heads) * dim);
-    return t;
-  };
+  const AttentionInputs in = attention_inputs(p);
   std::vector<int64_t> positions(size_t(p.seq_len));
   for (int64_t s = 0; s < p.seq_len; ++s) positions[size_t(s)] = s;
-  return attention_on(p, gen(tensor_id::attn_q, p.heads, p.head_dim),
-                      gen(tensor_id::attn_k, p.kv_heads, p.head_dim),
-                      gen(tensor_id::attn_v, p.kv_heads, p.value_dim()),
-                      gen(tensor_id::attn_do, p.heads, p.value_dim()), positions);
+  return attention_on(p, in.q, in.k, in.v, in.dout, positions);
 }
 
 }  // namespace minictx::reference
