@@ -120,10 +120,26 @@ namespace {
 // Every field of reference::Problem, and the mode.
 ReferenceCache::Key key_of(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
-  return {int(cfg.run.mode), p.batch,         p.seq_len,         p.layers,      p.d_model,
-          p.heads,           p.kv_heads,      p.head_dim,        p.ffn_hidden,  p.causal,
-          p.rms_eps,         p.rope_theta,    p.seed,            p.input_scale, p.key_directions,
-          p.documents,       p.vocab,         p.head_dim_v,      p.window,      !p.sinks.empty(),
+  return {int(cfg.run.mode),
+          p.batch,
+          p.seq_len,
+          p.layers,
+          p.d_model,
+          p.heads,
+          p.kv_heads,
+          p.head_dim,
+          p.ffn_hidden,
+          p.causal,
+          p.rms_eps,
+          p.rope_theta,
+          p.seed,
+          p.input_scale,
+          p.key_directions,
+          p.documents,
+          p.vocab,
+          p.head_dim_v,
+          p.window,
+          !p.sinks.empty(),
           int(p.inputs_dtype)};
 }
 
