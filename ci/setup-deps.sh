@@ -9,6 +9,7 @@ set -euo pipefail
 # jube: the benchmark definition jube/minictx.xml and its test (benchmark_jube). ccache:
 # ci/test.sh's builds compile only what changed since the last run. libssl-dev:
 # SHA-256 (libcrypto) for the results' digests; nlohmann-json3-dev: the JSON minictx writes.
+# python3-torch (CPU): the outside PyTorch fp64 checks of dumps (tools/check-dump-torch.py).
 packages=(
   build-essential cmake pkg-config git ccache
   mpich libmpich-dev
@@ -20,7 +21,7 @@ packages=(
   libopenblas-dev
   libgtest-dev
   clang-format clang-tidy clang
-  python3 python3-h5py python3-numpy python3-matplotlib python3-jsonschema
+  python3 python3-h5py python3-numpy python3-matplotlib python3-jsonschema python3-torch
   slurmctld slurmd slurm-client
   jube
 )

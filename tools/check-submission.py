@@ -349,36 +349,58 @@ def check_device(p, deck):
                 p.note(f"provenance/{key}", f"a GPU recorded for a run on device {deck['run.device']}")
 
 
-def attention_pairs(deck):
+def layer_windows(deck):
+    """Each layer's sliding window in tokens (0: none) from attention.window: global, N or
+    {layers: [N or global, ...]} repeated over the layers (absent before windows existed)."""
+    text = deck.get("attention.window", "global")
+    items = text[text.index("[") + 1:text.index("]")].split(",") if text.startswith("{") else [text]
+    pattern = [0 if w.strip() == "global" else int(w) for w in items]
+    return [pattern[layer % len(pattern)] for layer in range(int(deck["model.layers"]))]
+
+
+def attention_pairs(deck, window):
+    """Pairs less than `window` tokens apart (0: all), over the batch rows and documents."""
     batch, length = int(deck["sequence.batch"]), int(deck["sequence.length"])
+
+    def pairs(n):
+        return float(n * n) if window == 0 or window >= n else float((2 * window - 1) * n - window * (window - 1))
     documents = deck["sequence.documents"]
     if documents == "none":
-        return batch * float(length) * length
+        return batch * pairs(length)
     lengths = json.loads(documents)  # one list of lengths for every row; other forms raise
     if not all(isinstance(n, int) for n in lengths):
         raise ValueError("documents by row")
-    return batch * float(sum(n * n for n in lengths))
+    return batch * sum(pairs(n) for n in lengths)
+
+
+def value_dim(deck):
+    return int(deck.get("model.head_dim_v", "0")) or int(deck["model.head_dim"])
 
 
 def n_params(deck):
     d, layers, heads, head_dim = (int(deck[k]) for k in ("model.d_model", "model.layers", "model.heads",
                                                           "model.head_dim"))
-    q, kv, ffn = heads * head_dim, int(deck["model.kv_heads"]) * head_dim, int(deck["model.ffn_hidden"])
+    kv_heads, dv, ffn = int(deck["model.kv_heads"]), value_dim(deck), int(deck["model.ffn_hidden"])
+    sinks = heads if deck.get("attention.sinks") == "true" else 0
     # The LM head's output projection (model.vocab; 0 without one) is a GEMM of the step too.
-    return layers * (2 * d + d * q + 2 * d * kv + q * d + 3 * d * ffn) + d * int(deck.get("model.vocab", "0"))
+    return layers * (2 * d + d * heads * head_dim + d * kv_heads * (head_dim + dv) + heads * dv * d + 3 * d * ffn
+                     + sinks) + d * int(deck.get("model.vocab", "0"))
 
 
 def step_flops(deck):
     """(model, hardware, model_causal, hardware_causal): the MPT counts of one step."""
     causal, fwd_only = deck["attention.causal"] == "true", deck["run.fwd_only"] == "true"
-    pairs = attention_pairs(deck)
+    windows = layer_windows(deck)
+    head_dim, dv = int(deck["model.head_dim"]), value_dim(deck)
     if deck["run.mode"] == "attention":
-        fwd = 4.0 * pairs * int(deck["model.heads"]) * int(deck["model.head_dim"]) / (2 if causal else 1)
+        fwd = 2.0 * attention_pairs(deck, windows[0]) * int(deck["model.heads"]) * (head_dim + dv)
+        fwd /= 2 if causal else 1
         a = fwd if fwd_only else 3.5 * fwd
         return a, a, a, a
     length, batch = float(deck["sequence.length"]), int(deck["sequence.batch"])
     dense = 2.0 * n_params(deck) * length * batch
-    attn = int(deck["model.layers"]) * 2 * 2 * int(deck["model.d_model"]) * pairs
+    pairs = sum(attention_pairs(deck, w) for w in windows)
+    attn = 2 * 2 * int(deck["model.d_model"]) * (head_dim + dv) / (2 * head_dim) * pairs
     attn_causal = attn / 2 if causal else attn
     if fwd_only:
         return dense + attn, dense + attn, dense + attn_causal, dense + attn_causal

@@ -106,16 +106,17 @@ ParallelDegrees degrees(const RunConfig&, const Topology& topology) {
   return {1, topology.world_size, topology.world_size};
 }
 
-// The gathered K and V in the run's dtype, the full-length fp32 dK and dV, and in 16 bits
-// the fp32 copies of K and V that attention widens them into (more than the reduce-
-// scatter's 16-bit copy of dK or dV, which comes after them); with storage partials also
-// the block's own dK and dV, fp32 and rounded (accumulator partials alike).
+// Per element of K and V over the whole sequence: the gathered copy in the run's dtype,
+// the full-length fp32 gradient, and in 16 bits the fp32 copy that attention widens it
+// into (more than the reduce-scatter's 16-bit copy of dK or dV, which comes after them);
+// with storage partials also the block's own gradient, fp32 and rounded (accumulator
+// partials alike).
 int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
   const bool storage = cfg.run.dtype != DType::f32 && cfg.attention.partials != AttentionPartials::fp32;
   const int64_t e = element_bytes(cfg.run.dtype),
-                per_element = 2 * e + 8 + (e < 4 ? 8 : 0) + (storage ? 2 * (4 + e) : 0);
-  return sat_mul(sat_mul(per_element, rank_rows(cfg, topology).kv_width),
-                 sat_mul(cfg.sequence.batch, cfg.sequence.length));
+                per_element = e + 4 + (e < 4 ? 4 : 0) + (storage ? 4 + e : 0);
+  const RowWidths& w = rank_rows(cfg, topology).width;
+  return sat_mul(sat_mul(per_element, sat_add(w.k, w.v)), sat_mul(cfg.sequence.batch, cfg.sequence.length));
 }
 
 TrafficShape traffic(const AttentionConfig&) { return {true, LayoutKind::contiguous, false}; }

@@ -9,9 +9,10 @@
 namespace minictx {
 
 // The pieces the backends' buffer_bytes share. A rank's rows: batch × the padded share
-// of the sequence; widths in elements: H·D for q, Hkv·D for k and v.
+// of the sequence, and the widths of its tensors.
 struct RankRows {
-  int64_t rows = 0, q_width = 0, kv_width = 0;
+  int64_t rows = 0;
+  RowWidths width;
 };
 RankRows rank_rows(const RunConfig& cfg, const Topology& topology);
 // Head-sharded copies of the inputs and the gradients, on both sides of an all-to-all:

@@ -13,7 +13,8 @@ namespace minictx {
 void validate_head_split(int heads, int kv_heads, int degree, const std::string& what);
 
 // The Ulysses all-to-all over a group of u ranks: sequence-sharded [B·L, heads·D] rows
-// become head-sharded [B·(u·L), share·D] rows, where per batch the sequence is the
+// become head-sharded [B·(u·L), share·D] rows (D: the head dim of the tensor, Dv for v, o
+// and their gradients), where per batch the sequence is the
 // ranks' shards concatenated in rank order and rank q holds head block q. When a tensor
 // has fewer heads than ranks (GQA KV heads), each head goes to u/heads consecutive
 // ranks (share = 1), which keeps every rank's query heads next to their KV head.
@@ -35,11 +36,11 @@ class HeadExchange {
     const AttnShape hs = head_shape(s);
     const Tensor qh = to_heads(q, s.batch, s.heads, s.head_dim);
     const Tensor kh = to_heads(k, s.batch, s.kv_heads, s.head_dim);
-    const Tensor vh = to_heads(v, s.batch, s.kv_heads, s.head_dim);
-    Tensor oh = dev_.alloc(qh.shape());
+    const Tensor vh = to_heads(v, s.batch, s.kv_heads, s.value_dim());
+    Tensor oh = dev_.alloc({qh.dim(0), int64_t(hs.heads) * s.value_dim()});
     Tensor lseh = dev_.alloc_lse(s.batch, hs.heads, qh.dim(0) / s.batch);
     inner.forward(hs, qh, kh, vh, oh, lseh);
-    to_sequence(oh, s.batch, s.heads, s.head_dim, o);
+    to_sequence(oh, s.batch, s.heads, s.value_dim(), o);
     rows_to_sequence(lseh, int(lse.dim(0)), s.heads, lse);
   }
 
@@ -49,15 +50,15 @@ class HeadExchange {
     const AttnShape hs = head_shape(s);
     const Tensor qh = to_heads(q, s.batch, s.heads, s.head_dim);
     const Tensor kh = to_heads(k, s.batch, s.kv_heads, s.head_dim);
-    const Tensor vh = to_heads(v, s.batch, s.kv_heads, s.head_dim);
-    const Tensor oh = to_heads(o, s.batch, s.heads, s.head_dim);
+    const Tensor vh = to_heads(v, s.batch, s.kv_heads, s.value_dim());
+    const Tensor oh = to_heads(o, s.batch, s.heads, s.value_dim());
     const Tensor lseh = rows_to_heads(lse, int(lse.dim(0)), s.heads);
-    const Tensor douth = to_heads(dout, s.batch, s.heads, s.head_dim);
+    const Tensor douth = to_heads(dout, s.batch, s.heads, s.value_dim());
     Tensor dqh = dev_.alloc(qh.shape()), dkh = dev_.alloc(kh.shape()), dvh = dev_.alloc(vh.shape());
     inner.backward(hs, qh, kh, vh, oh, lseh, douth, dqh, dkh, dvh);
     to_sequence(dqh, s.batch, s.heads, s.head_dim, dq);
     to_sequence(dkh, s.batch, s.kv_heads, s.head_dim, dk);
-    to_sequence(dvh, s.batch, s.kv_heads, s.head_dim, dv);
+    to_sequence(dvh, s.batch, s.kv_heads, s.value_dim(), dv);
   }
 
  private:

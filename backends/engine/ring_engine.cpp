@@ -54,21 +54,21 @@ RingEngine::RingEngine(Comm& group, int window, Device& device, const SequenceLa
   for (int j = 0; j < group.size(); ++j) positions_.push_back(layout.outer_positions(j));
 }
 
-int64_t RingEngine::buffer_bytes(int64_t rows, int64_t q_width, int64_t kv_width, int heads, int windows,
+int64_t RingEngine::buffer_bytes(int64_t rows, const RowWidths& widths, int heads, int windows,
                                  BackwardTraffic traffic, DType wire) {
   const int64_t e = element_bytes(wire);
   // The tensor data of a block (K, V; or Q, dO), and the fp32 copies attention widens a
   // 16-bit block into for the duration of a visit.
   auto data = [&](int64_t elements) { return sat_mul(elements, e); };
   auto widened = [&](int64_t elements) { return wire == DType::f32 ? 0 : sat_mul(elements, 4); };
-  const int64_t kv = sat_mul(sat_mul(2, kv_width), rows), stats = sat_mul(sat_mul(2, heads), rows);
+  const int64_t kv = sat_mul(sat_add(widths.k, widths.v), rows), stats = sat_mul(sat_mul(2, heads), rows);
   const int64_t forward = sat_add(RingWalk::buffer_bytes(data(kv), 0, wire, windows), widened(kv));
   const int64_t delta = sat_mul(sat_mul(heads, rows), 4);
-  const int64_t qd = sat_mul(sat_mul(2, q_width), rows);
+  const int64_t qd = sat_mul(sat_add(widths.q, widths.o), rows);  // Q and dO
   const int64_t backward = traffic == BackwardTraffic::kv
                                ? sat_add(RingWalk::buffer_bytes(data(kv), kv, wire, windows), widened(kv))
                                : sat_add(RingWalk::buffer_bytes(sat_add(data(qd), sat_mul(stats, 4)),
-                                                                sat_mul(q_width, rows), wire, windows),
+                                                                sat_mul(widths.q, rows), wire, windows),
                                          widened(qd));
   return std::max(forward, sat_add(backward, delta));
 }
@@ -100,18 +100,29 @@ void RingEngine::forward_query_prefix(const AttnShape& s, const Tensor& q, const
   forward_rows(s, q, k_first, v_first, o, lse);
 }
 
+const RingWalk::Hops& RingEngine::hops(const AttnShape& s, int64_t q_rows, int64_t k_rows, bool q_side) {
+  static const RingWalk::Hops all_the_way;
+  if (s.window == 0 || !walk_.plain()) return all_the_way;
+  auto [at, made] = hops_.try_emplace({s.window, s.causal, q_rows, k_rows, q_side});
+  if (made) at->second = window_hops(s, layout_.kind(), positions_, q_rows, k_rows, q_side);
+  return at->second;
+}
+
 void RingEngine::forward_rows(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v,
                               Tensor& o, Tensor& lse) {
   const int r = walk_.rank();
   const int64_t q_rows = matrix_rows(q) / s.batch, k_rows = matrix_rows(k) / s.batch;
   dev_.attn_init(o, lse);
   const DType wire = dev_.precision();
-  walk_.forward(dev_, {{&k, wire}, {&v, wire}}, [&](int j, PackedTensors& kv) {
-    for (const ActiveRows& a : parts(s, r, j, q_rows, k_rows))
-      dev_.attn_fwd(s,
-                    {block_rows(q, positions_[size_t(r)], a.q), block_rows(kv[0], positions_[size_t(j)], a.k),
-                     block_rows(kv[1], positions_[size_t(j)], a.k), &o, &lse});
-  });
+  walk_.forward(
+      dev_, {{&k, wire}, {&v, wire}},
+      [&](int j, PackedTensors& kv) {
+        for (const ActiveRows& a : parts(s, r, j, q_rows, k_rows))
+          dev_.attn_fwd(
+              s, {block_rows(q, positions_[size_t(r)], a.q), block_rows(kv[0], positions_[size_t(j)], a.k),
+                  block_rows(kv[1], positions_[size_t(j)], a.k), &o, &lse});
+      },
+      hops(s, q_rows, k_rows, false));
 }
 
 void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, const Tensor& v,
@@ -125,17 +136,18 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
   const DType wire = dev_.precision();
   if (traffic_ == BackwardTraffic::kv) {
     dev_.fill(dq, 0.0f);
-    walk_.backward(dev_, {{&k, wire}, {&v, wire}}, {&dk, &dv}, wire,
-                   [&](int j, PackedTensors& kv, PackedTensors& grads) {
-                     const std::vector<int64_t>& theirs = positions_[size_t(j)];
-                     const std::vector<ActiveRows> blocks =
-                         parts(s, r, j, layout_.outer_len(), layout_.outer_len());
-                     for (const ActiveRows& a : blocks)
-                       dev_.attn_bwd(s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k),
-                                         block_rows(kv[1], theirs, a.k), &dout, &lse, &delta, &dq, &grads[0],
-                                         &grads[1]});
-                     return !blocks.empty();
-                   });
+    walk_.backward(
+        dev_, {{&k, wire}, {&v, wire}}, {&dk, &dv}, wire,
+        [&](int j, PackedTensors& kv, PackedTensors& grads) {
+          const std::vector<int64_t>& theirs = positions_[size_t(j)];
+          const std::vector<ActiveRows> blocks = parts(s, r, j, layout_.outer_len(), layout_.outer_len());
+          for (const ActiveRows& a : blocks)
+            dev_.attn_bwd(
+                s, {block_rows(q, mine, a.q), block_rows(kv[0], theirs, a.k), block_rows(kv[1], theirs, a.k),
+                    &dout, &lse, &delta, &dq, &grads[0], &grads[1]});
+          return !blocks.empty();
+        },
+        hops(s, layout_.outer_len(), layout_.outer_len(), false));
     return;
   }
   // The Q side of source j meets this rank's K, V: its dQ travels, dK and dV stay here.
@@ -149,7 +161,8 @@ void RingEngine::backward(const AttnShape& s, const Tensor& q, const Tensor& k, 
           dev_.attn_bwd(s, {block_rows(side[0], positions_[size_t(j)], a.q), block_rows(k, mine, a.k),
                             block_rows(v, mine, a.k), &side[1], &side[2], &side[3], &grads[0], &dk, &dv});
         return !blocks.empty();
-      });
+      },
+      hops(s, layout_.outer_len(), layout_.outer_len(), true));
 }
 
 }  // namespace minictx

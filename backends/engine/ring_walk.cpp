@@ -79,9 +79,10 @@ RingWalk::RingWalk(Comm& group, int window) : rank_(group.rank()), window_(windo
 int64_t RingWalk::buffer_bytes(int64_t payload_bytes, int64_t accumulated, DType sum_wire, int windows) {
   const bool two_level = windows > 1;
   const int64_t sums = sat_mul(accumulated, element_bytes(sum_wire));
-  // WalkBuffers, the fp32 gradient scratch, and the two accumulators crossing windows.
+  // WalkBuffers, the fp32 gradient scratch, the finished sums come home, and the two
+  // accumulators crossing windows.
   return sat_add(sat_add(sat_mul(two_level ? 4 : 2, sat_add(payload_bytes, sums)), sat_mul(accumulated, 4)),
-                 sat_mul(sums, two_level ? 2 : 0));
+                 sat_mul(sums, two_level ? 3 : 1));
 }
 
 int RingWalk::source(int round, int step) const {
@@ -89,9 +90,15 @@ int RingWalk::source(int round, int step) const {
   return (x - round + windows_) % windows_ * window_ + (k - step + window_) % window_;
 }
 
-void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensors& to, int first, int end,
+RingWalk::Hops RingWalk::travel(const Hops& hops) const {
+  if (hops.empty()) return Hops(world_rank_.size(), window_ - 1);
+  require(plain() && hops.size() == world_rank_.size(), "ring walk: hops are for a plain ring, one per rank");
+  return hops;
+}
+
+void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensors& to, Parts out, Parts in,
                           const std::function<void(int source)>& compute) {
-  const bool shift = first < end;
+  const bool shift = !out.empty() || !in.empty();
   const int j = source(round, step);
   const ProfilerRegion region(region::ring_step);
   RingTimeline::StepMarks marks;
@@ -100,7 +107,9 @@ void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensor
   if (shift) {
     transfer = ProfilerSpan::open(span::ring_transfer);
     marks.transfer_posted = mark();
-    h = shift_right(*inner_, from, to, first, end);
+    const int n = inner_->size(), r = inner_->rank();
+    h = inner_->exchange_start(from.data(out.first), from.bytes(out.first, out.end), (r + 1) % n,
+                               to.data(in.first), to.bytes(in.first, in.end), (r + n - 1) % n);
   }
   marks.compute_start = mark();
   compute(j);
@@ -112,6 +121,18 @@ void RingWalk::inner_step(int round, int step, PackedTensors& from, PackedTensor
     transfer.close();
   }
   if (timeline_) timeline_->add_step(round, step, world_rank_[size_t(j)], marks);
+}
+
+void RingWalk::hop_home(int step, PackedTensors& from, Parts sums, bool send, bool receive, int own_hops,
+                        PackedTensors& home) {
+  if (!send && !receive) return;
+  const int n = inner_->size(), r = inner_->rank();
+  const Parts none;
+  const Parts out = send ? sums : none;
+  ShiftHandle h = inner_->exchange_start(
+      from.data(out.first), from.bytes(out.first, out.end), (r - step % n + n) % n, home.data(0),
+      receive ? home.bytes(0, sums.end - sums.first) : 0, (r + own_hops) % n);
+  inner_->wait(h);
 }
 
 RingWalk::OuterShift RingWalk::post_outer(Comm& ring, PackedTensors& from, PackedTensors& to, int first,
@@ -133,8 +154,11 @@ void RingWalk::wait_outer(Comm& ring, OuterShift& shift, int round, OuterCarries
   if (timeline_) timeline_->add_outer(round, carries, shift.posted, mark());
 }
 
-void RingWalk::forward(Device& dev, const std::vector<Carried>& payload, const Visit& visit) {
+void RingWalk::forward(Device& dev, const std::vector<Carried>& payload, const Visit& visit,
+                       const Hops& hops) {
   const int np = int(payload.size()), w = window_, W = windows_;
+  const Hops far = travel(hops);
+  auto hops_of = [&](int j) { return far[size_t(j)]; };
   WalkBuffers buf(dev, parts_of(payload), W > 1);
   for (int p = 0; p < np; ++p) dev.copy((*buf.base)[p], *payload[size_t(p)].tensor);
   for (int round = 0; round < W; ++round) {
@@ -144,8 +168,12 @@ void RingWalk::forward(Device& dev, const std::vector<Carried>& payload, const V
     PackedTensors* cur = buf.base;
     for (int step = 0; step < w; ++step) {
       PackedTensors* next = buf.next_of(cur);
-      const int end = step + 1 < w ? np : 0;  // the round's last block has been round the window
-      inner_step(round, step, *cur, *next, 0, end, [&](int j) { visit(j, *cur); });
+      // A block goes on while a later rank needs it (round the window at most).
+      const int j = source(round, step), coming = source(round, step + 1);
+      const Parts out{0, step < hops_of(j) ? np : 0}, in{0, step < hops_of(coming) ? np : 0};
+      inner_step(round, step, *cur, *next, out, in, [&](int src) {
+        if (step <= hops_of(src)) visit(src, *cur);
+      });
       cur = next;
     }
     if (pass_on) {
@@ -155,10 +183,42 @@ void RingWalk::forward(Device& dev, const std::vector<Carried>& payload, const V
   }
 }
 
+void RingWalk::backward_step(Device& dev, StepAt at, const Hops& far, PackedTensors& cur, PackedTensors& next,
+                             PackedTensors& grads, PackedTensors& home, const GradVisit& visit) {
+  const int np = at.payload, ng = at.sums, all = np + ng, step = at.step;
+  auto hops_of = [&](int j) { return far[size_t(j)]; };
+  // The block held goes on while a later rank needs it; the accumulators of the step
+  // before go on with their block, a step behind it.
+  const int j = source(at.round, step), coming = source(at.round, step + 1);
+  const bool held = step <= hops_of(j);
+  const bool block_out = step < hops_of(j);
+  const bool sums_out = step > 0 && step - 1 < hops_of(source(at.round, step - 1));
+  const bool block_in = step < hops_of(coming);
+  const bool sums_in = step > 0 && held;
+  const Parts out{block_out ? 0 : np, sums_out ? all : np}, in{block_in ? 0 : np, sums_in ? all : np};
+  bool added = false;
+  inner_step(at.round, step, cur, next, out, in, [&](int src) {
+    if (!held) return;
+    for (int g = 0; g < ng; ++g) dev.fill(grads[g], 0.0f);
+    added = visit(src, cur, grads);
+  });
+  if (added)
+    for (int g = 0; g < ng; ++g) dev.add(next[np + g], grads[g]);
+  // The sums of a block the walk takes no further are finished: they go back to the rank
+  // that began the round with it, which gets its own the same way.
+  const bool finished = held && step == hops_of(j);
+  if (finished && step == 0)
+    for (int g = 0; g < ng; ++g) dev.copy(home[g], next[np + g]);
+  const int own_hops = hops_of(source(at.round, 0));
+  hop_home(step, next, {np, all}, finished && step > 0, step == own_hops && step > 0, own_hops, home);
+}
+
 void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
-                        const std::vector<Tensor*>& accumulated, DType sum_wire, const GradVisit& visit) {
-  const int np = int(payload.size()), ng = int(accumulated.size()), all = np + ng;
+                        const std::vector<Tensor*>& accumulated, DType sum_wire, const GradVisit& visit,
+                        const Hops& hops) {
+  const int np = int(payload.size()), ng = int(accumulated.size());
   const int w = window_, W = windows_;
+  const Hops far = travel(hops);
   std::vector<PackedTensors::Part> sums, scratch;
   for (const Tensor* t : accumulated) {
     sums.push_back({t->shape(), sum_wire});
@@ -171,6 +231,8 @@ void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
   // are those of the previous step's source.
   WalkBuffers buf(dev, parts, W > 1);
   PackedTensors grads(dev, scratch);
+  // The sums of the block this rank began the round with, once they are finished.
+  PackedTensors home(dev, sums);
   // The accumulators crossing windows: one on its way out, one arriving.
   std::unique_ptr<PackedTensors> crossing[2];
   if (W > 1)
@@ -184,31 +246,15 @@ void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
     OuterShift outer_shift;
     if (pass_on) outer_shift = post_outer(*outer_, *buf.base, *buf.arriving, 0, np, OuterCarries::block);
     PackedTensors* cur = buf.base;
+    // The round's first source starts its accumulators in the buffer its step fills.
+    for (int g = 0; g < ng; ++g) dev.fill((*buf.next_of(cur))[np + g], 0.0f);
     for (int step = 0; step < w; ++step) {
       PackedTensors* next = buf.next_of(cur);
-      const int first = step + 1 < w ? 0 : np;  // the block goes on until the round's last step
-      const int end = step > 0 ? all : np;      // there are accumulators from step 1 on
-      if (step == 0)                            // the round's first source starts its accumulators here
-        for (int g = 0; g < ng; ++g) dev.fill((*next)[np + g], 0.0f);
-      bool added = false;
-      inner_step(round, step, *cur, *next, first, end, [&](int j) {
-        for (int g = 0; g < ng; ++g) dev.fill(grads[g], 0.0f);
-        added = visit(j, *cur, grads);
-      });
-      if (added)
-        for (int g = 0; g < ng; ++g) dev.add((*next)[np + g], grads[g]);
+      backward_step(dev, {round, step, np, ng}, far, *cur, *next, grads, home, visit);
       cur = next;
     }
-    // cur holds the accumulators of the round's last source, window index k+1: one inner
-    // hop takes every window's sums to the rank that began the round with that block.
-    if (w > 1) {
-      PackedTensors* home = buf.next_of(cur);
-      ShiftHandle h = shift_right(*inner_, *cur, *home, np, all);
-      inner_->wait(h);
-      cur = home;
-    }
     if (W == 1) {
-      for (int g = 0; g < ng; ++g) dev.copy(*accumulated[size_t(g)], (*cur)[np + g]);
+      for (int g = 0; g < ng; ++g) dev.copy(*accumulated[size_t(g)], home[g]);
       return;
     }
     // Add what the windows before this one summed for this round's block (it arrived
@@ -217,9 +263,9 @@ void RingWalk::backward(Device& dev, const std::vector<Carried>& payload,
     if (round > 0) wait_outer(*outer_grad_, acc_shift, round - 1, OuterCarries::sums);
     for (int g = 0; g < ng; ++g) {
       if (round > 0)
-        dev.add(sum[g], (*cur)[np + g]);
+        dev.add(sum[g], home[g]);
       else
-        dev.copy(sum[g], (*cur)[np + g]);
+        dev.copy(sum[g], home[g]);
     }
     acc_shift = post_outer(*outer_grad_, sum, *crossing[1 - arriving_acc], 0, ng, OuterCarries::sums);
     arriving_acc = 1 - arriving_acc;

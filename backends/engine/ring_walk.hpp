@@ -53,6 +53,12 @@ class PackedTensors {
 // round (one inner hop), and then follows the block's window one round behind over the
 // outer ring, on its own communicator so both outer transfers are in flight together.
 // After the last round one more outer hop brings every accumulator to its owner.
+//
+// On a plain ring (one window) a walk may be told how far each block travels (hops: the
+// last inner step at which a rank needs it): a block goes no further, its accumulators go
+// from there straight home, and a rank past it neither receives nor visits it. A sliding
+// window shorter than the sequence leaves later ranks nothing to do with a block
+// (docs/algorithms.md, "Sliding windows"). A two-level ring takes every block everywhere.
 class RingWalk {
  public:
   // group: rank order is the ring order. window must divide group.size().
@@ -68,9 +74,15 @@ class RingWalk {
   // transfer is reported to `timeline` while it records; nullptr: none.
   void set_timeline(RingTimeline* timeline) { timeline_ = timeline; }
 
+  bool plain() const { return windows_ == 1; }
+
+  // hops[j]: the inner steps group rank j's block travels on a plain ring (0 ≤ hops[j] <
+  // group size); empty: every block goes all the way round.
+  using Hops = std::vector<int>;
+
   // visit(source, block): block[i] is the source's payload[i], in its wire type.
   using Visit = std::function<void(int source, PackedTensors& block)>;
-  void forward(Device& dev, const std::vector<Carried>& payload, const Visit& visit);
+  void forward(Device& dev, const std::vector<Carried>& payload, const Visit& visit, const Hops& hops = {});
 
   // visit(source, block, grads) adds the source's gradient parts into the zeroed fp32
   // `grads` (shaped like `accumulated`) and returns whether it added anything. The
@@ -78,15 +90,38 @@ class RingWalk {
   // group for this rank's own block.
   using GradVisit = std::function<bool(int source, PackedTensors& block, PackedTensors& grads)>;
   void backward(Device& dev, const std::vector<Carried>& payload, const std::vector<Tensor*>& accumulated,
-                DType sum_wire, const GradVisit& visit);
+                DType sum_wire, const GradVisit& visit, const Hops& hops = {});
 
  private:
+  // Parts [first, end) of a walk buffer; empty: nothing.
+  struct Parts {
+    int first = 0, end = 0;
+    bool empty() const { return first >= end; }
+  };
   int source(int round, int step) const;
+  // `hops`, or round the window for every block where it is empty.
+  Hops travel(const Hops& hops) const;
   StepClock::Mark mark() { return timeline_ ? timeline_->mark() : RingTimeline::kNoMark; }
-  // One ring step: posts the shift of parts [first, end) of `from` into `to` (nothing when
-  // first == end), runs compute(source) meanwhile, waits, and tells the timeline.
-  void inner_step(int round, int step, PackedTensors& from, PackedTensors& to, int first, int end,
+  // One ring step: posts the send of parts `out` of `from` to the next rank and the
+  // receive of parts `in` of `to` from the previous one (nothing when both are empty),
+  // runs compute(source) meanwhile, waits, and tells the timeline.
+  void inner_step(int round, int step, PackedTensors& from, PackedTensors& to, Parts out, Parts in,
                   const std::function<void(int source)>& compute);
+  // Where a backward step is: its round and inner step, and how many payload and sums
+  // parts a walk buffer holds.
+  struct StepAt {
+    int round, step, payload, sums;
+  };
+  // One inner step of the backward: `cur` holds the step's block and the sums
+  // of the step before, `next` receives the next ones; the visit's gradients are added into
+  // `next`'s sums, and sums the walk takes no further hop home, this rank's own into `home`.
+  void backward_step(Device& dev, StepAt at, const Hops& far, PackedTensors& cur, PackedTensors& next,
+                     PackedTensors& grads, PackedTensors& home, const GradVisit& visit);
+  // The backward's hop home at inner step `step`: sends the finished sums in parts `sums`
+  // of `from` (if `send`) back to the rank that began the round with their block, and
+  // receives this rank's own (if `receive`) from the rank that finished them, into `home`.
+  void hop_home(int step, PackedTensors& from, Parts sums, bool send, bool receive, int own_hops,
+                PackedTensors& home);
   // An outer-ring transfer in flight, with its posting's mark for the timeline.
   struct OuterShift {
     ShiftHandle handle;

@@ -19,6 +19,7 @@
 #include "build_info.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/watchdog.hpp"
+#include "config/device_catalog.hpp"
 #include "core/error.hpp"
 #include "core/fault_seam.hpp"
 #include "core/file_kind.hpp"
@@ -141,6 +142,22 @@ int cmd_list() {
   for (const auto& c : comm_registry()) std::printf("  %s\n", to_string(c.kind));
   std::printf("model presets:\n");
   for (const auto& p : model_presets()) std::printf("  %s\n", p.c_str());
+  // Every backend and ring layout runs them; the devices whose kernels have them (the
+  // deck refuses the others in one line).
+  struct Variant {
+    const char *name, *doc;
+    bool (*able)(const DeviceDeckFacts&);
+  };
+  const Variant variants[] = {
+      {"window", "attention.window: sliding windows in tokens, per layer as {layers: [128, global]}",
+       [](const DeviceDeckFacts& f) { return f.windows; }},
+      {"sinks", "attention.sinks: a learned sink logit per query head, merged once per row",
+       [](const DeviceDeckFacts& f) { return f.sinks; }},
+      {"head_dim_v", "model.head_dim_v: MLA value heads narrower or wider than head_dim",
+       [](const DeviceDeckFacts& f) { return f.value_head_dim; }}};
+  std::printf("attention variants (every backend and ring layout):\n");
+  for (const Variant& v : variants)
+    std::printf("  %-12s %s; devices: %s\n", v.name, v.doc, devices_with(v.able).c_str());
   std::printf("report column sets:\n");
   for (const auto& t : column_sets()) std::printf("  %-12s %s\n", t.name, t.summary);
   std::printf("blas:\n  %s\n", blas_description().c_str());

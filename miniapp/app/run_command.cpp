@@ -240,6 +240,31 @@ int dry_run(const Options& o, bool ranks_given, bool per_node_given) {
   return 0;
 }
 
+// Rank 0's results writer: on the claimed PATH, or (no PATH) on the first default name
+// that no other job has taken.
+void open_results_writer(std::string path, OnExisting mode, Provenance prov, RunSetup& s) {
+  if (world_rank() != 0) return;
+  if (!path.empty()) {
+    if (mode == OnExisting::resume && exists(path)) check_resume(path, read_results(path), prov, s.points);
+    s.writer = std::make_unique<ResultsWriter>(path, std::move(prov), mode, std::move(*s.claim));
+    s.claim.reset();
+    return;
+  }
+  // A default name: created exclusively; one that another job took first is skipped.
+  constexpr int attempts = 100;
+  for (int n = 1; !s.writer; ++n) {
+    path = default_output_name("outputs", n);
+    prepare_output_path(path, true, "results file");
+    try {
+      s.writer = std::make_unique<ResultsWriter>(path, prov, OnExisting::refuse);
+    } catch (const OutputInUse&) {
+      if (n == attempts) throw;
+    } catch (const InputError&) {
+      if (!exists(path) || n == attempts) throw;
+    }
+  }
+}
+
 // The start-up, as agreed steps: each step either throws only before its collectives or
 // has none, so a failure on one rank never leaves another waiting. The output file is
 // checked before any work, and only replaced or written once everything else is known.
@@ -302,28 +327,7 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
 
   Provenance prov = collect_provenance(*s.world, *s.device, command_line, deck_yaml);
   if (!deck_digest.empty()) prov.text["deck_sha256"] = deck_digest;
-  return agree([&] {
-    if (world_rank() != 0) return;
-    if (!path.empty()) {
-      if (mode == OnExisting::resume && exists(path)) check_resume(path, read_results(path), prov, s.points);
-      s.writer = std::make_unique<ResultsWriter>(path, std::move(prov), mode, std::move(*s.claim));
-      s.claim.reset();
-      return;
-    }
-    // A default name: created exclusively; one that another job took first is skipped.
-    constexpr int attempts = 100;
-    for (int n = 1; !s.writer; ++n) {
-      path = default_output_name("outputs", n);
-      prepare_output_path(path, true, "results file");
-      try {
-        s.writer = std::make_unique<ResultsWriter>(path, prov, OnExisting::refuse);
-      } catch (const OutputInUse&) {
-        if (n == attempts) throw;
-      } catch (const InputError&) {
-        if (!exists(path) || n == attempts) throw;
-      }
-    }
-  });
+  return agree([&] { open_results_writer(path, mode, std::move(prov), s); });
 }
 
 // The peak FLOP/s of this device when the deck says `machine.profile: measure`: each

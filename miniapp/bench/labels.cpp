@@ -42,6 +42,9 @@ std::map<std::string, std::string> point_labels(const RunConfig& c, const Topolo
       {lk::heads, std::to_string(c.model.heads)},
       {lk::kv_heads, std::to_string(c.model.kv_heads)},
       {lk::head_dim, std::to_string(c.model.head_dim)},
+      {lk::head_dim_v, std::to_string(c.model.value_dim())},
+      {lk::sliding_window, to_text(c.attention.window)},
+      {lk::sinks, flag(c.attention.sinks)},
       {lk::partials, to_string(c.attention.partials)},
       {lk::gpu, c.machine.name},
   };

@@ -76,7 +76,7 @@ std::map<std::string, double> uniform_metrics(const RunConfig& cfg, int ranks, d
   m[mk::bytes_sent_intra_per_device] = bytes_intra;
   m[mk::bytes_sent_inter_per_device] = bytes_inter;
   m[mk::world_size] = ranks;
-  if (cfg.run.mode == Mode::model) m[mk::n_params] = double(cfg.model.n_params());
+  if (cfg.run.mode == Mode::model) m[mk::n_params] = double(cfg.model.n_params(cfg.attention.sinks));
   return m;
 }
 

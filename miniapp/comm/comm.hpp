@@ -56,7 +56,14 @@ class Comm {
   // comm stream; the staged comm's copy back into `recv`), ordered with the compute
   // stream only at shift_start and wait. Debug builds hold every caller to this on the
   // host comm (comm/transfer_rule_check.hpp).
-  virtual ShiftHandle shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) = 0;
+  ShiftHandle shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
+    return exchange_start(send, bytes, dst, recv, bytes, src);
+  }
+  // shift_start with a size for each direction: send_bytes to dst, recv_bytes from src. A
+  // direction of 0 bytes is not posted (a ring step after which a block stops travelling,
+  // while the previous rank's block still arrives), so both ends must agree on its size.
+  virtual ShiftHandle exchange_start(const void* send, int64_t send_bytes, int dst, void* recv,
+                                     int64_t recv_bytes, int src) = 0;
   virtual void wait(ShiftHandle& handle) = 0;
 
   // recv[p·bytes ...] = what rank p sent in its send[rank·bytes ...].

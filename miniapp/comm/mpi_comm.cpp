@@ -164,17 +164,25 @@ std::unique_ptr<MpiComm> MpiComm::world(int ranks_per_node) {
   return std::make_unique<MpiComm>(shape.comm, topo, std::make_shared<ByteCounter>(), false);
 }
 
-ShiftHandle MpiComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
+ShiftHandle MpiComm::exchange_start(const void* send, int64_t send_bytes, int dst, void* recv,
+                                    int64_t recv_bytes, int src) {
   std::unique_ptr<TransferRuleCheck> check;
   if (kCheckTransferRules) {
-    check = std::make_unique<TransferRuleCheck>(send, recv, bytes);
+    check = std::make_unique<TransferRuleCheck>(send, send_bytes, recv, recv_bytes);
     recv = check->landing();
   }
-  std::vector<MPI_Request> reqs(2);
-  const Units u = units_of(bytes);
-  check_mpi(MPI_Irecv(recv, u.count, u.type, src, 0, comm_, &reqs[0]), "MPI_Irecv");
-  check_mpi(MPI_Isend(send, u.count, u.type, dst, 0, comm_, &reqs[1]), "MPI_Isend");
-  count_sent(dst, double(bytes));
+  // A direction not posted stays a null request, which the wait passes over; the slot
+  // stays taken until the wait.
+  std::vector<MPI_Request> reqs(2, MPI_REQUEST_NULL);
+  if (recv_bytes > 0) {
+    const Units u = units_of(recv_bytes);
+    check_mpi(MPI_Irecv(recv, u.count, u.type, src, 0, comm_, &reqs[0]), "MPI_Irecv");
+  }
+  if (send_bytes > 0) {
+    const Units u = units_of(send_bytes);
+    check_mpi(MPI_Isend(send, u.count, u.type, dst, 0, comm_, &reqs[1]), "MPI_Isend");
+    count_sent(dst, double(send_bytes));
+  }
   size_t slot = 0;
   while (slot < pending_.size() && !pending_[slot].empty()) ++slot;
   if (slot == pending_.size()) {

@@ -17,12 +17,12 @@ void poison(unsigned char* p, size_t bytes) {
 
 }  // namespace
 
-TransferRuleCheck::TransferRuleCheck(const void* send, void* recv, int64_t bytes)
+TransferRuleCheck::TransferRuleCheck(const void* send, int64_t send_bytes, void* recv, int64_t recv_bytes)
     : written_("a ring shift's receive buffer was written before its wait() (the rule of Comm::shift_start)"),
       send_(static_cast<const unsigned char*>(send)),
       recv_(static_cast<unsigned char*>(recv)),
-      sent_(send_, send_ + bytes),
-      landing_(size_t(bytes)) {
+      sent_(send_, send_ + send_bytes),
+      landing_(size_t(recv_bytes)) {
   poison(recv_, landing_.size());
 }
 

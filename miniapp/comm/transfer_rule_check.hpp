@@ -17,8 +17,8 @@ namespace minictx {
 // poisons kept blocks).
 class TransferRuleCheck {
  public:
-  // A ring shift from `send` into `recv`.
-  TransferRuleCheck(const void* send, void* recv, int64_t bytes);
+  // A ring shift of send_bytes from `send` and recv_bytes into `recv`.
+  TransferRuleCheck(const void* send, int64_t send_bytes, void* recv, int64_t recv_bytes);
   // A sum in place over `buffer`: the transfer sums a copy of it.
   TransferRuleCheck(void* buffer, int64_t bytes);
   void* landing() { return landing_.data(); }  // where the transfer reads and writes in place of the caller's

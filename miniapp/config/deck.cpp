@@ -94,7 +94,8 @@ void Deck::set(const std::string& key_equals_value) {
     input_error(where + ": the value is not valid YAML (" + e.msg + ")");
   }
   refuse_duplicate_keys(value, where);
-  if (value.IsMap() && spec->kind != Kind::documents)  // sequence.documents has mapping forms
+  // sequence.documents and attention.window have mapping forms.
+  if (value.IsMap() && spec->kind != Kind::documents && spec->kind != Kind::window)
     input_error(where + ": the value must be a single value or a list such as [1,2]");
   // `where` is captured, not the lambda's local: the copy is by design.
   // NOLINTNEXTLINE(performance-no-automatic-move)

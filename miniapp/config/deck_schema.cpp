@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "config/backend_catalog.hpp"
+#include "config/yaml_keys.hpp"
 #include "core/error.hpp"
 
 namespace minictx::deck_detail {
@@ -122,6 +123,16 @@ KeySpec loss_scale_key() {
   return s;
 }
 
+// attention.window (config/attention_window.hpp): its text is its deck spelling.
+KeySpec window_key() {
+  KeySpec s = named("attention.window", Kind::window);
+  s.apply = [](RunConfig& c, const DeckScalar& v) {
+    c.attention.window = window_from_text(std::get<std::string>(v), "attention.window");
+  };
+  s.read = [](const RunConfig& c) { return DeckScalar(to_text(c.attention.window)); };
+  return s;
+}
+
 std::vector<KeySpec> make_schema() {
   using R = RunConfig;
   std::vector<KeySpec> k;
@@ -132,6 +143,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(integer("model.kv_heads", &R::model, &ModelShape::kv_heads, 1));
   k.push_back(integer("model.head_dim", &R::model, &ModelShape::head_dim, 2));
   k.back().even = true;  // RoPE rotates pairs of dimensions
+  k.push_back(integer("model.head_dim_v", &R::model, &ModelShape::head_dim_v, 0));
   k.push_back(integer("model.ffn_hidden", &R::model, &ModelShape::ffn_hidden, 1));
   k.push_back(real("model.rms_eps", &R::model, &ModelShape::rms_eps, 0, true));
   k.push_back(real("model.rope_theta", &R::model, &ModelShape::rope_theta, 0, true));
@@ -152,6 +164,8 @@ std::vector<KeySpec> make_schema() {
     return names;
   };
   k.push_back(member_key("attention.causal", &R::attention, &AttentionConfig::causal, Kind::boolean));
+  k.push_back(window_key());
+  k.push_back(member_key("attention.sinks", &R::attention, &AttentionConfig::sinks, Kind::boolean));
   // The backends' own keys, in the order the registry declares them.
   for (const BackendKey& b : backend_keys()) k.push_back(backend_key_spec(b));
   k.push_back(integer("attention.block_q", &R::attention, &AttentionConfig::block_q, 1));
@@ -323,6 +337,7 @@ DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::stri
     bad(where, s, "has no value");
   }
   if (s.kind == Kind::documents) return to_text(packing_from_yaml(node, where));
+  if (s.kind == Kind::window) return to_text(window_from_yaml(node, where));
   if (!node.IsScalar())
     bad(where, s, std::string("must be a single value, got a ") + (node.IsMap() ? "mapping" : "nested list"));
   const std::string& t = node.Scalar();
@@ -364,6 +379,7 @@ DeckScalar parse_value(const KeySpec& s, const YAML::Node& node, const std::stri
     case Kind::text:
     case Kind::key_list:
     case Kind::documents:
+    case Kind::window:
       break;
   }
   return t;
@@ -397,6 +413,17 @@ DeckEntry parse_entry(const KeySpec& s, const YAML::Node& node, const std::strin
   e.is_list = true;
   for (const auto& item : node) e.values.push_back(parse_value(s, item, item_where(item)));
   return e;
+}
+
+YAML::Node load_value_text(const std::string& text, const std::string& where, const std::string& forms) {
+  YAML::Node n;
+  try {
+    n = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    input_error(where + ": " + forms + "; the value is not valid YAML (" + e.msg + ")");
+  }
+  refuse_duplicate_keys(n, where);
+  return n;
 }
 
 // Shortest text that reads back to the same double, so resolved decks round-trip.

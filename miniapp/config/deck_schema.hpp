@@ -13,7 +13,7 @@
 
 namespace minictx::deck_detail {
 
-enum class Kind { integer, real, boolean, choice, text, key_list, documents };
+enum class Kind { integer, real, boolean, choice, text, key_list, documents, window };
 
 // One valid key: its type, its limits, and how it reads and writes a RunConfig.
 struct KeySpec {
@@ -48,8 +48,14 @@ const char* integer_digits(const std::string& text);
 // Type- and range-checks one YAML value for spec; `where` starts the error line.
 DeckScalar parse_value(const KeySpec& spec, const YAML::Node& node, const std::string& where);
 
+// A value given as text (a --set value, a resolved deck's quoted form) read as YAML, a
+// key given twice refused. InputError "WHERE: FORMS; the value is not valid YAML (...)".
+YAML::Node load_value_text(const std::string& text, const std::string& where, const std::string& forms);
+
 // sequence.documents' value (config/documents.hpp); InputError with `where` first.
 DocumentPacking packing_from_yaml(const YAML::Node&, const std::string& where);
+// attention.window's value (config/attention_window.hpp), likewise.
+AttentionWindow window_from_yaml(const YAML::Node&, const std::string& where);
 
 // Reads a key's value: a scalar, or a YAML list (a sweep; for sweep.zip the key names).
 // item_where gives the location of one list item for its error line.

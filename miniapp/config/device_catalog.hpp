@@ -17,6 +17,11 @@ struct DeviceDeckFacts {
   // It chooses its attention tiles itself, per head dim: attention.block_q/block_k, the
   // host kernel's tiles, would be ignored there.
   bool own_tiles = false;
+  // Its attention kernels mask sliding windows (attention.window), merge sink logits
+  // (attention.sinks) and take a value head dim of their own (model.head_dim_v).
+  bool windows = false;
+  bool sinks = false;
+  bool value_head_dim = false;
   std::vector<CommKind> comms;  // the comm libraries that can move its tensors (run.comm)
   bool gpu = false;             // a GPU: its runs record it in the provenance (gpu_* keys)
   bool lm_head = false;         // it has the LM head's cross-entropy kernel (model.vocab)

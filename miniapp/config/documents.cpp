@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "config/deck_schema.hpp"
-#include "config/yaml_keys.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 
@@ -111,14 +110,7 @@ std::string to_text(const DocumentPacking& p) {
 }
 
 DocumentPacking packing_from_text(const std::string& text, const std::string& where) {
-  YAML::Node n;
-  try {
-    n = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    bad(where, "the value is not valid YAML (" + e.msg + ")");
-  }
-  refuse_duplicate_keys(n, where);
-  return deck_detail::packing_from_yaml(n, where);
+  return deck_detail::packing_from_yaml(deck_detail::load_value_text(text, where, kForms), where);
 }
 
 namespace deck_detail {

@@ -43,9 +43,10 @@ ModelShape preset_shape(const std::string& name) {
     m.vocab = 201088;
   } else if (name == "deepseek-v3-like") {
     // MLA's attention after the up-projections: 128 heads of query/key dim 192 (128 + 64
-    // rotary), every head its own K/V; the FFN dense, as wide as the 8 routed and 1 shared
-    // experts a token takes (9 × 2048).
+    // rotary) and value dim 128, every head its own K/V; the FFN dense, as wide as the 8
+    // routed and 1 shared experts a token takes (9 × 2048).
     shape(61, 7168, 128, 128, 192, 18432);
+    m.head_dim_v = 128;
     m.rms_eps = 1e-6;
     m.vocab = 129280;
   } else if (name != "custom") {

@@ -139,13 +139,15 @@ DType RunConfig::grad_dtype() const {
 
 bool MachineConfig::measures_peak() const { return profile == measure_profile; }
 
-int64_t ModelShape::n_params() const {
+int64_t ModelShape::n_params(bool sinks) const {
   // Saturating: the memory guard reads this before any deck size is bounded.
-  const int64_t d = d_model, q = sat_mul(heads, head_dim), kv = sat_mul(kv_heads, head_dim);
+  const int64_t d = d_model, q = sat_mul(heads, head_dim), k = sat_mul(kv_heads, head_dim),
+                v = sat_mul(kv_heads, value_dim()), o = sat_mul(heads, value_dim());
   int64_t per_layer = sat_mul(2, d);                                   // the two RMSNorm gains
   per_layer = sat_add(per_layer, sat_mul(d, q));                       // wq
-  per_layer = sat_add(per_layer, sat_mul(2, sat_mul(d, kv)));          // wk, wv (GQA: kv_heads)
-  per_layer = sat_add(per_layer, sat_mul(q, d));                       // wo
+  per_layer = sat_add(per_layer, sat_mul(d, sat_add(k, v)));           // wk, wv (GQA: kv_heads)
+  per_layer = sat_add(per_layer, sat_mul(o, d));                       // wo
+  if (sinks) per_layer = sat_add(per_layer, heads);                    // the sink logits
   per_layer = sat_add(per_layer, sat_mul(3, sat_mul(d, ffn_hidden)));  // w1, w3, w2 (SwiGLU)
   return sat_add(sat_mul(layers, per_layer), sat_mul(d, vocab));       // the LM head
 }

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <string>
 
+#include "config/attention_window.hpp"
 #include "config/backend_options.hpp"
 #include "config/documents.hpp"
 #include "core/dtype.hpp"
@@ -63,18 +64,21 @@ struct ModelShape {
   int d_model = 256;
   int heads = 8;
   int kv_heads = 4;
-  int head_dim = 32;
+  int head_dim = 32;  // of queries and keys
   int ffn_hidden = 688;
   double rms_eps = 1e-5;
   double rope_theta = 10000.0;
+  int head_dim_v = 0;  // of values (and the attention output); 0: head_dim (MLA: 128 against 192)
   // The LM head: an output projection [d_model, vocab] of the last layer's output and a
   // cross-entropy loss over generated labels (model mode); 0 = none, the loss a fixed
   // random projection of the output (docs/design.md, "The model").
   int vocab = 0;
 
+  int value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
   // Parameters of the layer stack (norm gains included) and the LM head, as counted in
-  // MFU; saturates at kSaturated (core/saturating.hpp) rather than overflow.
-  int64_t n_params() const;
+  // MFU; saturates at kSaturated (core/saturating.hpp) rather than overflow. `sinks`: with
+  // each layer's per-head sink logits (attention.sinks).
+  int64_t n_params(bool sinks) const;
 };
 
 struct SequenceConfig {
@@ -90,6 +94,10 @@ struct AttentionConfig {
   int block_k = 512;
   AttentionKernels kernels = AttentionKernels::automatic;  // the cuda device's flash kernels
   AttentionPartials partials = AttentionPartials::fp32;
+  AttentionWindow window;  // sliding windows per layer; none: every layer global
+  // A learned logit per query head that joins every softmax denominator once, as gpt-oss's
+  // attention sinks (docs/algorithms.md, "Attention sinks").
+  bool sinks = false;
   // The keys a backend declares as its own (ring_type, ulysses_degree, window_size, ...):
   // BackendInfo::keys, read through the backend's accessors.
   BackendOptions options;

@@ -112,6 +112,32 @@ void check_documents(const RunConfig& c,
                 std::to_string(kMostGeneratedDocuments) + " are supported: raise the minimum length");
 }
 
+// attention.window against the layers, and the attention variants against the device's
+// kernels: a variant the kernels lack would be silently ignored.
+void check_attention_variants(const RunConfig& c, const DeviceDeckFacts& device,
+                              const std::function<std::string(std::initializer_list<const char*>)>& at) {
+  const AttentionWindow& w = c.attention.window;
+  if (c.run.mode == Mode::attention && w.pattern.size() > 1)
+    input_error(at({"attention.window", "run.mode"}) + ": attention.window " + to_text(w) +
+                " gives windows per layer; attention mode runs one attention (give one window)");
+  if (w.pattern.size() > size_t(c.model.layers))
+    input_error(at({"attention.window", "model.layers", "model.preset"}) + ": attention.window " +
+                to_text(w) + " lists " + std::to_string(w.pattern.size()) +
+                " layers' windows, but model.layers is " + std::to_string(c.model.layers));
+  auto refuse = [&](const char* key, const std::string& value, bool (*able)(const DeviceDeckFacts&)) {
+    input_error(at({key, "model.preset", "run.device"}) + ": run.device " + to_string(c.run.device) +
+                " has no attention kernels for " + key + " " + value + " (run.device " + devices_with(able) +
+                " has)");
+  };
+  if (!w.none() && !device.windows)
+    refuse("attention.window", to_text(w), [](const DeviceDeckFacts& f) { return f.windows; });
+  if (c.attention.sinks && !device.sinks)
+    refuse("attention.sinks", "true", [](const DeviceDeckFacts& f) { return f.sinks; });
+  if (c.model.value_dim() != c.model.head_dim && !device.value_head_dim)
+    refuse("model.head_dim_v", std::to_string(c.model.head_dim_v),
+           [](const DeviceDeckFacts& f) { return f.value_head_dim; });
+}
+
 // The LM head (model.vocab): a device with its kernel; run.loss_chunk only where a head runs.
 void check_lm_head(const RunConfig& c, const DeviceDeckFacts& device,
                    const std::function<std::string(std::initializer_list<const char*>)>& at) {
@@ -210,6 +236,7 @@ void check_point(const RunConfig& c,
     input_error(at({"run.key_directions", "run.mode"}) +
                 ": run.key_directions draws the keys of attention mode; model mode computes its keys from x");
   check_documents(c, at);
+  check_attention_variants(c, device, at);
   if (!device.kernel_families && a.kernels != AttentionKernels::automatic)
     input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " + to_string(a.kernels) +
                 " picks the " + devices_with([](const DeviceDeckFacts& f) { return f.kernel_families; }) +

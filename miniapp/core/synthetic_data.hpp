@@ -14,8 +14,8 @@ inline constexpr uint64_t input_x = 1;      // model input            [B, S, d_m
 inline constexpr uint64_t loss_weight = 2;  // loss coefficients      [B, S, d_model]
 inline constexpr uint64_t attn_q = 3;       // attention-mode inputs  [B, S, H, D]
 inline constexpr uint64_t attn_k = 4;       //                        [B, S, Hkv, D]
-inline constexpr uint64_t attn_v = 5;       //                        [B, S, Hkv, D]
-inline constexpr uint64_t attn_do = 6;      //                        [B, S, H, D]
+inline constexpr uint64_t attn_v = 5;       //                        [B, S, Hkv, Dv]
+inline constexpr uint64_t attn_do = 6;      //                        [B, S, H, Dv]
 inline constexpr uint64_t labels = 7;       // LM head targets        [B, S] (model.vocab > 0)
 inline constexpr uint64_t lm_head = 8;      // LM head weight         [d_model, vocab]
 }  // namespace tensor_id
@@ -38,6 +38,10 @@ inline double weight_value(uint64_t seed, int layer, Weight w, int64_t fan_in, u
   if (is_gain(w)) return 1.0 + 0.1 * u;
   return u / std::sqrt(double(fan_in));
 }
+
+// The attention sink logits of layer `layer` (attention.sinks; attention mode: layer 0),
+// [H]: beside the layer's weights in the generator's numbering.
+inline constexpr uint64_t sink_tensor_id(int layer) { return weight_tensor_id(layer, Weight::count); }
 
 // The LM head's target of token `index` (b·S + s over the real tokens): uniform over
 // [0, vocab).
@@ -66,6 +70,13 @@ inline double input_value(uint64_t seed, uint64_t tensor, uint64_t index, double
   const double u = data_value(seed, tensor, index);
   if (scale == 1.0) return u;
   return scale * std::round(128.0 * u) / 128.0;
+}
+
+// Sink logit of query head `head` of layer `layer`: U(-1, 1), a logit of the size of the
+// attention's scores (q·k/sqrt(D) of unit-scale data), so that a sink takes a visible share
+// of a row's probability.
+inline double sink_value(uint64_t seed, int layer, int head) {
+  return data_value(seed, sink_tensor_id(layer), uint64_t(head));
 }
 
 // Attention-mode keys at `directions` directions shared by the sequence

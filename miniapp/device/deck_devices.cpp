@@ -9,9 +9,10 @@ void install_deck_devices() {
   DeviceDeckFacts host;
   host.kind = DeviceKind::kokkos;
   host.comms = {CommKind::mpi};
-  host.lm_head = true;
+  host.windows = host.sinks = host.value_head_dim = host.lm_head = true;
   // The GPU's flash kernels come in families (attention.kernels) and pick their tiles per
-  // head dim. NCCL moves its device memory.
+  // head dim; they have no sliding windows, sinks or value head dim of its own yet. NCCL
+  // moves its device memory.
   DeviceDeckFacts gpu;
   gpu.kind = DeviceKind::cuda;
   gpu.kernel_families = true;

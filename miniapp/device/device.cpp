@@ -1,5 +1,7 @@
 #include "device/device.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <deque>
 
 #include "core/error.hpp"
@@ -66,6 +68,19 @@ class Widened {
   Device& dev_;
   std::deque<AsF32> kept_;  // stable addresses
 };
+
+std::vector<float> host_copy(Device& dev, const Tensor& t) {
+  std::vector<float> v(size_t(t.numel()));
+  dev.download(t, v.data());
+  return v;
+}
+
+// Row `at`'s LSE from a host copy of an LSE tensor: its fp32 plane plus, where the device
+// keeps one (Device::lse_planes), the second plane `plane` values on.
+double lse_of_row(const std::vector<float>& rows, int64_t plane, size_t at) {
+  const bool two = int64_t(rows.size()) > plane;
+  return double(rows[at]) + (two ? double(rows[size_t(plane) + at]) : 0.0);
+}
 
 }  // namespace
 
@@ -161,7 +176,50 @@ void Device::attn_bwd_block(const AttnShape& s, const AttnBwdBlock& blk) {
       s, {f32(blk.q), f32(blk.k), f32(blk.v), f32(blk.dout), blk.lse, blk.delta, blk.dq, blk.dk, blk.dv});
 }
 
+void Device::attn_sink_merge(const AttnShape& s, const Tensor& sinks, Tensor& o, Tensor& lse) {
+  const std::vector<float> sink = host_copy(*this, sinks);
+  std::vector<float> out = host_copy(*this, o), rows = host_copy(*this, lse);
+  const int64_t dv = s.value_dim(), heads = s.heads, plane = int64_t(rows.size()) / lse_planes(),
+                len = plane / (s.batch * heads);
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < len; ++i) {
+        const size_t at = size_t((b * heads + h) * len + i);
+        const double before = lse_of_row(rows, plane, at), with_sink = sink[size_t(h)];
+        const double top = std::max(before, with_sink);  // e^−∞ = 0: a row that saw no key
+        const double after = top + std::log(std::exp(before - top) + std::exp(with_sink - top));
+        const float keep = float(std::exp(before - after));
+        float* row = out.data() + ((b * len + i) * heads + h) * dv;
+        std::transform(row, row + dv, row, [keep](float x) { return x * keep; });
+        rows[at] = float(after);
+        if (lse_planes() > 1) rows[size_t(plane) + at] = float(after - double(rows[at]));
+      }
+  upload(o, out.data());
+  upload(lse, rows.data());
+}
+
+void Device::attn_sink_grad(const AttnShape& s, const Tensor& sinks, const Tensor& o, const Tensor& lse,
+                            const Tensor& dout, Tensor& dsinks) {
+  Tensor delta = alloc_rows_of_lse(lse);
+  attn_bwd_delta(s, o, dout, delta);
+  const std::vector<float> sink = host_copy(*this, sinks), rows = host_copy(*this, lse),
+                           d = host_copy(*this, delta);
+  std::vector<float> grad = host_copy(*this, dsinks);
+  const int64_t heads = s.heads, plane = int64_t(d.size()), len = plane / (s.batch * heads);
+  for (int64_t h = 0; h < heads; ++h) {
+    double sum = 0;  // the probability of the sink times delta, over every row of the head
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t i = 0; i < len; ++i) {
+        const size_t at = size_t((b * heads + h) * len + i);
+        sum += std::exp(double(sink[size_t(h)]) - lse_of_row(rows, plane, at)) * d[at];
+      }
+    grad[size_t(h)] -= float(sum);
+  }
+  upload(dsinks, grad.data());
+}
+
 void Device::round_to_precision(Tensor& t) {
+  if (precision_ == DType::f32) return;
   Tensor rounded = alloc(t.shape(), precision_);
   copy(rounded, t);
   copy(t, rounded);

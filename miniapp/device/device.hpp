@@ -18,9 +18,10 @@ struct CUstream_st;
 
 namespace minictx {
 
-// Shape facts every attention block call shares. Tensors q/o/dq are [B, L, H, D] and
-// k/v/dk/dv are [B, L, Hkv, D] (row-major; rows are tokens of one rank's shard);
-// lse and delta are [B, H, L].
+// Shape facts every attention block call shares. Tensors q/dq are [B, L, H, D], k/dk
+// [B, L, Hkv, D], v/dv [B, L, Hkv, Dv] and o/dout [B, L, H, Dv] (row-major; rows are
+// tokens of one rank's shard), D = head_dim and Dv = value_dim(); lse is [planes·B, H, L]
+// (alloc_lse) and delta [B, H, L].
 struct AttnShape {
   int batch = 1;
   int heads = 1;
@@ -33,6 +34,12 @@ struct AttnShape {
   // The packed documents (sequence.documents) by global position; null: each sequence is
   // one document, and the kernels mask by causality and padding only.
   std::shared_ptr<const DocumentBounds> documents;
+  // The sliding window (config/attention_window.hpp): a query at p sees keys in
+  // (p − window, p], and below p + window without the causal mask; 0: no window.
+  int64_t window = 0;
+  int head_dim_v = 0;  // of values and outputs; 0: head_dim (MLA heads differ)
+
+  int value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
 };
 
 // Rows [begin, begin + len) of a [B, L, heads, D] tensor, and their global positions.
@@ -185,6 +192,12 @@ class Device {
   // (padding) adds nothing and gets a zero gradient.
   double cross_entropy(Tensor& logits, const std::vector<int64_t>& labels, float grad_scale);
 
+  // t's values rounded to precision() in place, t keeping its dtype: an fp32 tensor then
+  // holds what a 16-bit one would (a block's result under attention.partials storage;
+  // attention mode's inputs and outputs). Nothing to do in an fp32 run, or on values
+  // already rounded.
+  void round_to_precision(Tensor& t);
+
   // o = 0, lse = -inf: the identity of the LSE merge.
   virtual void attn_init(Tensor& o, Tensor& lse) = 0;
   // The blocks' q, k, v (and dout) may be 16-bit tensors, as activations are in a 16-bit
@@ -196,6 +209,16 @@ class Device {
   // Merge a separately computed block result (o_b, lse_b) into (o, lse).
   virtual void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b,
                          const Tensor& lse_b) = 0;
+  // Attention sinks: sink logit s_h (sinks [H]) joins the denominator of head h's softmax
+  // in the final (o, lse), as a block with no value would: lse ← log(e^lse + e^s_h),
+  // o ← o·e^(lse_old − lse), in every plane of the LSE. Once, after every block is merged.
+  // o and lse are fp32.
+  // O(B·L·H·Dv) beside attention's O(L²): done through host copies on every device.
+  void attn_sink_merge(const AttnShape&, const Tensor& sinks, Tensor& o, Tensor& lse);
+  // dsinks[h] += −Σ over batch and rows of e^(s_h − lse)·rowsum(dout ∘ o): the sinks'
+  // gradient given the final o and lse (those of attn_sink_merge).
+  void attn_sink_grad(const AttnShape&, const Tensor& sinks, const Tensor& o, const Tensor& lse,
+                      const Tensor& dout, Tensor& dsinks);
 
  protected:
   MemoryTracker memory_;
@@ -236,8 +259,6 @@ class Device {
   // Whether the running sums are rounded to precision() after every block as well
   // (attention.partials accumulator in a 16-bit run).
   bool rounds_sums() const { return partials_ == AttentionPartials::accumulator && precision_ != DType::f32; }
-  // A block's fp32 result rounded to precision() in place (attention.partials storage).
-  void round_to_precision(Tensor& t);
   // attn_fwd_block and attn_bwd_block, split by documents where the kernels do not mask them.
   void attn_fwd_masked(const AttnShape&, const AttnFwdBlock&);
   void attn_bwd_masked(const AttnShape&, const AttnBwdBlock&);

@@ -82,6 +82,16 @@ void put(Device& dev, Tensor& t, const RowSlice& s, int b, const Tensor& one) {
                   s.len * s.width);
 }
 
+// Row widths of the block's tensors: q (and dq) H·D, k H_kv·D, v H_kv·Dv, o (and dout) H·Dv.
+struct Widths {
+  explicit Widths(const AttnShape& s)
+      : q(int64_t(s.heads) * s.head_dim),
+        k(int64_t(s.kv_heads) * s.head_dim),
+        v(int64_t(s.kv_heads) * s.value_dim()),
+        o(int64_t(s.heads) * s.value_dim()) {}
+  int64_t q, k, v, o;
+};
+
 AttnShape without_documents(const AttnShape& s, int batch) {
   AttnShape plain = s;
   plain.batch = batch;
@@ -96,12 +106,12 @@ void attn_fwd_by_documents(Device& dev, const AttnShape& s, const AttnFwdBlock& 
   const DocumentBounds& docs = *s.documents;
   if (docs.rows_alike()) return run_by_document(docs, 0, without_documents(s, s.batch), blk, kernel);
   const AttnShape one = without_documents(s, 1);
-  const int64_t qw = int64_t(s.heads) * s.head_dim, kw = int64_t(s.kv_heads) * s.head_dim;
-  const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, qw, blk.q),
-                 o = rows_of(*blk.o, s.batch, 1, qw, blk.q),
+  const Widths w(s);
+  const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, w.q, blk.q),
+                 o = rows_of(*blk.o, s.batch, 1, w.o, blk.q),
                  lse = rows_of(*blk.lse, s.batch, s.heads, 1, blk.q, dev.lse_planes());
-  const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, kw, blk.k),
-                 v = rows_of(*blk.v.tensor, s.batch, 1, kw, blk.v);
+  const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, w.k, blk.k),
+                 v = rows_of(*blk.v.tensor, s.batch, 1, w.v, blk.v);
   for (int b = 0; b < s.batch; ++b) {
     const Tensor q1 = take(dev, *blk.q.tensor, q, b), k1 = take(dev, *blk.k.tensor, k, b),
                  v1 = take(dev, *blk.v.tensor, v, b);
@@ -119,15 +129,15 @@ void attn_bwd_by_documents(Device& dev, const AttnShape& s, const AttnBwdBlock& 
   const DocumentBounds& docs = *s.documents;
   if (docs.rows_alike()) return run_by_document(docs, 0, without_documents(s, s.batch), blk, kernel);
   const AttnShape one = without_documents(s, 1);
-  const int64_t qw = int64_t(s.heads) * s.head_dim, kw = int64_t(s.kv_heads) * s.head_dim;
-  const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, qw, blk.q),
-                 dout = rows_of(*blk.dout, s.batch, 1, qw, blk.q),
-                 dq = rows_of(*blk.dq, s.batch, 1, qw, blk.q);
+  const Widths w(s);
+  const RowSlice q = rows_of(*blk.q.tensor, s.batch, 1, w.q, blk.q),
+                 dout = rows_of(*blk.dout, s.batch, 1, w.o, blk.q),
+                 dq = rows_of(*blk.dq, s.batch, 1, w.q, blk.q);
   const RowSlice lse = rows_of(*blk.lse, s.batch, s.heads, 1, blk.q, dev.lse_planes()),
                  delta = rows_of(*blk.delta, s.batch, s.heads, 1, blk.q);
-  const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, kw, blk.k),
-                 v = rows_of(*blk.v.tensor, s.batch, 1, kw, blk.v),
-                 dk = rows_of(*blk.dk, s.batch, 1, kw, blk.k), dv = rows_of(*blk.dv, s.batch, 1, kw, blk.k);
+  const RowSlice k = rows_of(*blk.k.tensor, s.batch, 1, w.k, blk.k),
+                 v = rows_of(*blk.v.tensor, s.batch, 1, w.v, blk.v),
+                 dk = rows_of(*blk.dk, s.batch, 1, w.k, blk.k), dv = rows_of(*blk.dv, s.batch, 1, w.v, blk.k);
   for (int b = 0; b < s.batch; ++b) {
     const Tensor q1 = take(dev, *blk.q.tensor, q, b), k1 = take(dev, *blk.k.tensor, k, b),
                  v1 = take(dev, *blk.v.tensor, v, b), dout1 = take(dev, *blk.dout, dout, b),

@@ -36,17 +36,6 @@ int64_t DocumentBounds::document_start(int b, int64_t pos) const {
   return pos < real_len_ ? first_[size_t(b * real_len_ + pos)] : -1;
 }
 
-bool DocumentBounds::any_visible(const int64_t* qpos, int64_t nq, const int64_t* kpos, int64_t nk,
-                                 bool causal) const {
-  for (int b = 0; b < batch_; ++b)
-    for (int64_t i = 0; i < nq; ++i) {
-      const auto [first, end] = keys(b, qpos[i], causal);
-      const int64_t* k = std::lower_bound(kpos, kpos + nk, first);
-      if (k != kpos + nk && *k < end) return true;
-    }
-  return false;
-}
-
 std::vector<int64_t> DocumentBounds::offsets(const std::vector<int64_t>& positions) const {
   std::vector<int64_t> out;
   out.reserve(size_t(batch_) * positions.size());

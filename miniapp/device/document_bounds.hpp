@@ -23,9 +23,6 @@ class DocumentBounds {
   int64_t document_start(int b, int64_t pos) const;
   // Whether every batch row has the same packing.
   bool rows_alike() const { return rows_alike_; }
-  // Whether some query of qpos[0, nq) sees some key of kpos[0, nk) in some batch row;
-  // both ascending. A ring block for which this is false is skipped.
-  bool any_visible(const int64_t* qpos, int64_t nq, const int64_t* kpos, int64_t nk, bool causal) const;
   // The RoPE positions of rows at global `positions`: each one's offset in its document,
   // [batch, positions.size()] (a padded row keeps its global position).
   std::vector<int64_t> offsets(const std::vector<int64_t>& positions) const;

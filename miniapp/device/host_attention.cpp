@@ -9,21 +9,23 @@
 #include <vector>
 
 #include "device/host_row_math.hpp"
+#include "device/visible_keys.hpp"
 
 namespace minictx::host {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Head h of batch b of a [B, L, heads, D] tensor, from row `begin` on; rows are ld apart.
+// Head h of batch b of a [B, L, heads, dim] tensor, from row `begin` on; rows are ld apart.
 struct HeadRows {
   float* ptr;
   int ld;
 };
-inline HeadRows head_rows(const Tensor& t, const AttnShape& s, int heads, int b, int64_t begin, int h) {
-  const int ld = heads * s.head_dim;
+inline HeadRows head_rows(const Tensor& t, const AttnShape& s, int heads, int dim, int b, int64_t begin,
+                          int h) {
+  const int ld = heads * dim;
   const int64_t rows_per_batch = t.numel() / (int64_t(s.batch) * ld);
-  return {t.data() + (b * rows_per_batch + begin) * ld + int64_t(h) * s.head_dim, ld};
+  return {t.data() + (b * rows_per_batch + begin) * ld + int64_t(h) * dim, ld};
 }
 // Row `begin` of (b, h) in a [B, H, L] per-row vector (delta).
 inline float* row_vector(const Tensor& t, const AttnShape& s, int b, int h, int64_t begin) {
@@ -94,19 +96,19 @@ int visible_prefixes(const AttnShape& s, const int64_t* qpos, int tq, const int6
 }
 
 // first[i], visible[i]: query i of the tile sees keys [first[i], visible[i]) of the tile.
-// Without documents first = 0 (visible_prefixes); with them the prefix is cut to the
-// query's document, a range of the tile because positions grow along it. Returns the
-// largest end (0: tile skipped).
+// Without documents or a window first = 0 (visible_prefixes); with them the prefix is cut
+// to the query's document and window (visible_keys), a range of the tile because
+// positions grow along it. Returns the largest end (0: tile skipped).
 int visible_ranges(const AttnShape& s, int b, const int64_t* qpos, int tq, const int64_t* kpos, int tk,
                    int* first, int* visible) {
   std::fill(first, first + tq, 0);
   const int longest = visible_prefixes(s, qpos, tq, kpos, tk, visible);
-  if (!s.documents || longest == 0) return longest;
+  if ((!s.documents && s.window == 0) || longest == 0) return longest;
   int end_max = 0;
   for (int i = 0; i < tq; ++i) {
-    const auto [lo, hi] = s.documents->keys(b, qpos[i], s.causal);
-    first[i] = int(std::lower_bound(kpos, kpos + tk, lo) - kpos);
-    visible[i] = std::min(visible[i], int(std::lower_bound(kpos, kpos + tk, hi) - kpos));
+    const KeyRange keys = visible_keys(s, b, qpos[i]);
+    first[i] = int(std::lower_bound(kpos, kpos + tk, keys.first) - kpos);
+    visible[i] = std::min(visible[i], int(std::lower_bound(kpos, kpos + tk, keys.end) - kpos));
     if (visible[i] <= first[i]) first[i] = visible[i] = 0;
     end_max = std::max(end_max, visible[i]);
   }
@@ -115,23 +117,26 @@ int visible_ranges(const AttnShape& s, int b, const int64_t* qpos, int tq, const
 
 // Key tiles past this one are all masked for every query of the tile.
 inline bool keys_exhausted(const AttnShape& s, int64_t first_key_pos, int64_t last_query_pos) {
-  return first_key_pos >= s.real_len || (s.causal && first_key_pos > last_query_pos);
+  const int64_t last_seen = s.causal       ? last_query_pos
+                            : s.window > 0 ? last_query_pos + s.window - 1
+                                           : std::numeric_limits<int64_t>::max();
+  return first_key_pos >= s.real_len || first_key_pos > last_seen;
 }
 
 // Forward of one (batch, head) over all query and key tiles of the block.
 void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
-  const int d = s.head_dim;
+  const int d = s.head_dim, dv = s.value_dim();
   const int g = h / (s.heads / s.kv_heads);
   const float scale2 = base2_scale(d);
-  const HeadRows q = head_rows(*a.q.tensor, s, s.heads, b, a.q.begin, h);
-  const HeadRows k = head_rows(*a.k.tensor, s, s.kv_heads, b, a.k.begin, g);
-  const HeadRows v = head_rows(*a.v.tensor, s, s.kv_heads, b, a.v.begin, g);
-  const HeadRows o = head_rows(*a.o, s, s.heads, b, a.q.begin, h);
+  const HeadRows q = head_rows(*a.q.tensor, s, s.heads, d, b, a.q.begin, h);
+  const HeadRows k = head_rows(*a.k.tensor, s, s.kv_heads, d, b, a.k.begin, g);
+  const HeadRows v = head_rows(*a.v.tensor, s, s.kv_heads, dv, b, a.v.begin, g);
+  const HeadRows o = head_rows(*a.o, s, s.heads, dv, b, a.q.begin, h);
   const LseRows lse = lse_rows(*a.lse, s, b, h, a.q.begin);
 
   // A tile never exceeds its block, so the scratch stays what the block needs.
   const int bq = int(std::min<int64_t>(s.block_q, a.q.len)), bk = int(std::min<int64_t>(s.block_k, a.k.len));
-  Scratch& sc = scratch(bq, bk, d);
+  Scratch& sc = scratch(bq, bk, dv);
   float *acc = sc.acc.data(), *run_max = sc.run_max.data(), *run_sum = sc.run_sum.data();
   int *first = sc.first.data(), *visible = sc.visible.data();
   for (int64_t i0 = 0; i0 < a.q.len; i0 += bq) {
@@ -139,7 +144,7 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
     const int64_t* qpos = a.q.positions + i0;
     std::fill(run_max, run_max + tq, kNegInf);
     std::fill(run_sum, run_sum + tq, 0.0f);
-    std::fill(acc, acc + size_t(tq) * d, 0.0f);
+    std::fill(acc, acc + size_t(tq) * dv, 0.0f);
     for (int64_t j0 = 0; j0 < a.k.len; j0 += bk) {
       const int64_t* kpos = a.k.positions + j0;
       if (keys_exhausted(s, kpos[0], qpos[tq - 1])) break;
@@ -159,17 +164,17 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
         const float rescale = std::exp2((run_max[i] - new_max) * scale2);  // 0 on the first visible tile
         run_sum[i] = run_sum[i] * rescale + exp2_shift_sum(srow + lo, n - lo, new_max, scale2);
         run_max[i] = new_max;
-        if (rescale != 1.0f) scale_row(acc + size_t(i) * d, d, rescale);
+        if (rescale != 1.0f) scale_row(acc + size_t(i) * dv, dv, rescale);
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, d, tk, 1.0f, scores, tk, v.ptr + j0 * v.ld,
-                  v.ld, 1.0f, acc, d);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, tq, dv, tk, 1.0f, scores, tk, v.ptr + j0 * v.ld,
+                  v.ld, 1.0f, acc, dv);
     }
     for (int i = 0; i < tq; ++i) {
       if (run_sum[i] == 0.0f) continue;  // no visible key in this block
-      float* arow = acc + size_t(i) * d;
-      scale_row(arow, d, 1.0f / run_sum[i]);
+      float* arow = acc + size_t(i) * dv;
+      scale_row(arow, dv, 1.0f / run_sum[i]);
       const double block_lse = kLn2 * (double(run_max[i]) * scale2 + std::log2(double(run_sum[i])));
-      lse_merge_row(o.ptr + (i0 + i) * o.ld, lse.hi[i0 + i], lse.lo[i0 + i], arow, block_lse, d);
+      lse_merge_row(o.ptr + (i0 + i) * o.ld, lse.hi[i0 + i], lse.lo[i0 + i], arow, block_lse, dv);
     }
   }
 }
@@ -177,22 +182,22 @@ void fwd_head(const AttnShape& s, const AttnFwdBlock& a, int b, int h) {
 // Backward of one (batch, kv head): loops the query heads that share it, so dk/dv of a
 // kv head are written by one iteration only.
 void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
-  const int d = s.head_dim;
+  const int d = s.head_dim, d_v = s.value_dim();
   const int group = s.heads / s.kv_heads;
   const float scale = 1.0f / std::sqrt(float(d));
   const double scale2 = base2_scale(d);  // as in the forward: the same P
-  const HeadRows k = head_rows(*a.k.tensor, s, s.kv_heads, b, a.k.begin, g);
-  const HeadRows v = head_rows(*a.v.tensor, s, s.kv_heads, b, a.v.begin, g);
-  const HeadRows dk = head_rows(*a.dk, s, s.kv_heads, b, a.k.begin, g);
-  const HeadRows dv = head_rows(*a.dv, s, s.kv_heads, b, a.k.begin, g);
+  const HeadRows k = head_rows(*a.k.tensor, s, s.kv_heads, d, b, a.k.begin, g);
+  const HeadRows v = head_rows(*a.v.tensor, s, s.kv_heads, d_v, b, a.v.begin, g);
+  const HeadRows dk = head_rows(*a.dk, s, s.kv_heads, d, b, a.k.begin, g);
+  const HeadRows dv = head_rows(*a.dv, s, s.kv_heads, d_v, b, a.k.begin, g);
   const int bq = int(std::min<int64_t>(s.block_q, a.q.len)), bk = int(std::min<int64_t>(s.block_k, a.k.len));
   Scratch& sc = scratch(bq, bk, d);
   int *first = sc.first.data(), *visible = sc.visible.data();
 
   for (int h = g * group; h < (g + 1) * group; ++h) {
-    const HeadRows q = head_rows(*a.q.tensor, s, s.heads, b, a.q.begin, h);
-    const HeadRows dout = head_rows(*a.dout, s, s.heads, b, a.q.begin, h);
-    const HeadRows dq = head_rows(*a.dq, s, s.heads, b, a.q.begin, h);
+    const HeadRows q = head_rows(*a.q.tensor, s, s.heads, d, b, a.q.begin, h);
+    const HeadRows dout = head_rows(*a.dout, s, s.heads, d_v, b, a.q.begin, h);
+    const HeadRows dq = head_rows(*a.dq, s, s.heads, d, b, a.q.begin, h);
     const LseRows lse = lse_rows(*a.lse, s, b, h, a.q.begin);
     const float* delta = row_vector(*a.delta, s, b, h, a.q.begin);
     // Key tiles outside: the query-side operands (q, dout, dq) stream past once per key
@@ -220,9 +225,9 @@ void bwd_kv_head(const AttnShape& s, const AttnBwdBlock& a, int b, int g) {
           std::fill(prow, prow + lo, 0.0f);
           std::fill(prow + n, prow + tk, 0.0f);
         }
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d, tq, 1.0f, p, tk, dout.ptr + i0 * dout.ld,
-                    dout.ld, 1.0f, dv.ptr + j0 * dv.ld, dv.ld);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d, 1.0f, dout.ptr + i0 * dout.ld,
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, tk, d_v, tq, 1.0f, p, tk,
+                    dout.ptr + i0 * dout.ld, dout.ld, 1.0f, dv.ptr + j0 * dv.ld, dv.ld);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, tq, tk, d_v, 1.0f, dout.ptr + i0 * dout.ld,
                     dout.ld, v.ptr + j0 * v.ld, v.ld, 0.0f, dp, tk);
         for (int i = 0; i < tq; ++i)  // p becomes dS; masked entries stay 0
           softmax_grad(p + size_t(i) * tk + first[i], dp + size_t(i) * tk + first[i], visible[i] - first[i],
@@ -271,12 +276,12 @@ void attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Ten
                        Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, s.batch * s.heads),
                        [&](int bh) {
                          const int b = bh / s.heads, h = bh % s.heads;
-                         const HeadRows orow = head_rows(o, s, s.heads, b, 0, h);
-                         const HeadRows drow = head_rows(dout, s, s.heads, b, 0, h);
+                         const HeadRows orow = head_rows(o, s, s.heads, s.value_dim(), b, 0, h);
+                         const HeadRows drow = head_rows(dout, s, s.heads, s.value_dim(), b, 0, h);
                          float* out = row_vector(delta, s, b, h, 0);
                          for (int64_t i = 0; i < len; ++i) {
                            float acc = 0.0f;
-                           for (int c = 0; c < s.head_dim; ++c)
+                           for (int c = 0; c < s.value_dim(); ++c)
                              acc += orow.ptr[i * orow.ld + c] * drow.ptr[i * drow.ld + c];
                            out[i] = acc;
                          }

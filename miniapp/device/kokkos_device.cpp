@@ -296,7 +296,7 @@ void KokkosDevice::attn_bwd_f32(const AttnShape& s, const AttnBwdBlock& a) { hos
 void KokkosDevice::lse_merge(const AttnShape& s, Tensor& o, Tensor& lse, const Tensor& o_b,
                              const Tensor& lse_b) {
   require_same_size(o, o_b, "lse_merge");
-  const int d = s.head_dim;
+  const int d = s.value_dim();
   const int64_t plane = lse.numel() / 2, len = plane / (int64_t(s.batch) * s.heads);
   float *po = o.data(), *pl = lse.data();
   const float *pob = o_b.data(), *plb = lse_b.data();

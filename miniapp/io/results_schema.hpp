@@ -142,6 +142,9 @@ inline constexpr const char* vocab = "vocab";  // model.vocab: the LM head's, 0 
 inline constexpr const char* heads = "heads";
 inline constexpr const char* kv_heads = "kv_heads";
 inline constexpr const char* head_dim = "head_dim";
+inline constexpr const char* head_dim_v = "head_dim_v";  // model.head_dim_v resolved (head_dim when 0)
+inline constexpr const char* sliding_window = "sliding_window";  // attention.window as the deck spells it
+inline constexpr const char* sinks = "sinks";                    // attention.sinks
 inline constexpr const char* partials = "partials";
 inline constexpr const char* gpu = "gpu";
 // Model mode only (the layer stack and its training settings); attention-mode points lack them.

@@ -8,7 +8,9 @@
 namespace minictx {
 
 // Attention mode: the attention op alone on generated q, k, v and upstream gradient dO
-// (like the USP tables): forward, and backward unless fwd_only.
+// (like the USP tables): forward, and backward unless fwd_only. In a 16-bit run the
+// inputs and o, dq, dk, dv hold 16-bit values (in fp32 tensors), as a 16-bit attention's
+// would.
 class AttentionStep {
  public:
   // timeline (may be null): told that the forward and backward walks are layer 0's.
@@ -21,6 +23,10 @@ class AttentionStep {
   const Tensor& dq() const { return dq_; }
   const Tensor& dk() const { return dk_; }
   const Tensor& dv() const { return dv_; }
+  // With attention.sinks, the sink logits [H] and this rank's share of their gradient
+  // (its rows' terms; the whole gradient is the sum over the ranks); empty without.
+  const Tensor& sinks() const { return sinks_; }
+  const Tensor& dsinks() const { return dsinks_; }
 
  private:
   Device& dev_;
@@ -28,10 +34,13 @@ class AttentionStep {
   PhaseTimer& timer_;
   RingTimeline* timeline_;
   AttnShape shape_;
-  Tensor q_, k_, v_, dout_, o_, lse_, dq_, dk_, dv_;
+  Tensor q_, k_, v_, dout_, o_, lse_, dq_, dk_, dv_, sinks_, dsinks_;
 };
 
-// The shape every attention call of this deck shares.
-AttnShape attention_shape(const RunConfig& cfg, const SequenceLayout& layout);
+// The shape of layer `layer`'s attention calls (its sliding window; attention mode: layer 0).
+AttnShape attention_shape(const RunConfig& cfg, const SequenceLayout& layout, int layer);
+
+// The sink logits [H] of layer `layer`, fp32 or in `dtype` (a model's weights).
+Tensor make_sinks(Device& device, const RunConfig& cfg, int layer, DType dtype);
 
 }  // namespace minictx

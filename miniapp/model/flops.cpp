@@ -2,13 +2,34 @@
 
 namespace minictx {
 
-double attention_pairs(const RunConfig& c) {
-  const double s = double(c.sequence.length);
+namespace {
+
+// The pairs of one document of `len` tokens less than `window` apart (0: every pair).
+double document_pairs(int64_t len, int64_t window) {
+  const double n = double(len), w = double(window);
+  return window == 0 || window >= len ? n * n : (2 * w - 1) * n - w * (w - 1);
+}
+
+// The attention FLOPs of a (query, key) pair, forward: q·kᵀ and p·v, 2·D + 2·Dv per head.
+double flops_per_pair(const RunConfig& c) {
+  return 2.0 * c.model.heads * (c.model.head_dim + c.model.value_dim());
+}
+
+}  // namespace
+
+double attention_pairs(const RunConfig& c, int64_t window) {
   const auto rows = document_lengths(c.sequence.documents, c.sequence.length, c.sequence.batch);
-  if (rows.empty()) return c.sequence.batch * s * s;
+  if (rows.empty()) return c.sequence.batch * document_pairs(c.sequence.length, window);
   double pairs = 0;
   for (const auto& row : rows)
-    for (int64_t len : row) pairs += double(len) * double(len);
+    for (int64_t len : row) pairs += document_pairs(len, window);
+  return pairs;
+}
+
+double step_attention_pairs(const RunConfig& c) {
+  if (c.run.mode == Mode::attention) return attention_pairs(c, c.attention.window.of_layer(0));
+  double pairs = 0;
+  for (int l = 0; l < c.model.layers; ++l) pairs += attention_pairs(c, c.attention.window.of_layer(l));
   return pairs;
 }
 
@@ -20,7 +41,7 @@ DocumentWork document_work(const RunConfig& c) {
 }
 
 double attention_fwd_flops(const RunConfig& c) {
-  const double f = 4.0 * attention_pairs(c) * c.model.heads * c.model.head_dim;
+  const double f = flops_per_pair(c) * attention_pairs(c, c.attention.window.of_layer(0));
   return c.attention.causal ? f / 2 : f;
 }
 
@@ -33,8 +54,11 @@ StepFlops step_flops(const RunConfig& c) {
     f.model = f.hardware = f.model_causal = f.hardware_causal = f.attention;
     return f;
   }
-  const double dense = 2.0 * double(c.model.n_params()) * s * c.sequence.batch;
-  const double attn = double(c.model.layers) * 2 * 2 * c.model.d_model * attention_pairs(c);
+  const double dense = 2.0 * double(c.model.n_params(c.attention.sinks)) * s * c.sequence.batch;
+  // MPT's 2·2·d_model per pair assumes H·D = d_model for both products; with MLA heads
+  // the p·v half scales by Dv/D.
+  const double value_share = double(c.model.head_dim + c.model.value_dim()) / (2.0 * c.model.head_dim);
+  const double attn = 2 * 2 * c.model.d_model * value_share * step_attention_pairs(c);
   const double attn_causal = c.attention.causal ? attn / 2 : attn;
   if (c.run.fwd_only) {
     f.model = f.hardware = dense + attn;

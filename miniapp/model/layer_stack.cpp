@@ -13,7 +13,8 @@ namespace minictx {
 namespace {
 
 std::vector<int64_t> weight_shape(const ModelShape& m, Weight w) {
-  const int64_t d = m.d_model, qd = int64_t(m.heads) * m.head_dim, kvd = int64_t(m.kv_heads) * m.head_dim;
+  const int64_t d = m.d_model, qd = int64_t(m.heads) * m.head_dim, kd = int64_t(m.kv_heads) * m.head_dim,
+                vd = int64_t(m.kv_heads) * m.value_dim(), od = int64_t(m.heads) * m.value_dim();
   switch (w) {
     case Weight::g_attn:
     case Weight::g_mlp:
@@ -21,10 +22,11 @@ std::vector<int64_t> weight_shape(const ModelShape& m, Weight w) {
     case Weight::wq:
       return {d, qd};
     case Weight::wk:
+      return {d, kd};
     case Weight::wv:
-      return {d, kvd};
+      return {d, vd};
     case Weight::wo:
-      return {qd, d};
+      return {od, d};
     case Weight::w1:
     case Weight::w3:
       return {d, m.ffn_hidden};
@@ -37,6 +39,13 @@ std::vector<int64_t> weight_shape(const ModelShape& m, Weight w) {
 }
 
 }  // namespace
+
+std::vector<Tensor*> LayerStack::LayerParams::grads() {
+  std::vector<Tensor*> all;
+  for (Tensor& g : grad) all.push_back(&g);
+  if (sinks_grad.numel() > 0) all.push_back(&sinks_grad);
+  return all;
+}
 
 LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend,
                        PhaseTimer& timer, RingTimeline* timeline)
@@ -52,11 +61,11 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
       grad_scale_(scaler_.scale()) {
   const ModelShape& m = cfg.model;
   const SequenceLayout& layout = backend.layout();
-  shape_ = attention_shape(cfg, layout);
+  for (int l = 0; l < m.layers; ++l) shapes_.push_back(attention_shape(cfg, layout, l));
   // RoPE positions: the global ones, or with packed documents each row's offset in its
   // document.
   positions_ = layout.positions(backend.part());
-  if (shape_.documents) positions_ = shape_.documents->offsets(positions_);
+  if (shapes_[0].documents) positions_ = shapes_[0].documents->offsets(positions_);
   rows_ = int64_t(cfg.sequence.batch) * layout.local_len();
   first_half_ = layout.local_len() / 2;
 
@@ -71,6 +80,10 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
       dev_.upload(t, host.data());
       layers_[size_t(l)].w[wi] = t;
       layers_[size_t(l)].grad[wi] = dev_.zeros(shape, cfg.grad_dtype());
+    }
+    if (cfg.attention.sinks) {
+      layers_[size_t(l)].sinks = make_sinks(dev_, cfg, l, store_);
+      layers_[size_t(l)].sinks_grad = dev_.zeros({int64_t(m.heads)}, cfg.grad_dtype());
     }
   }
   if (m.vocab > 0) {
@@ -115,34 +128,36 @@ Tensor LayerStack::alloc_rows(int64_t cols) { return dev_.alloc({rows_, cols}, s
 void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention attention) {
   const ModelShape& m = cfg_.model;
   auto& w = layers_[size_t(l)].w;
-  const int64_t qd = int64_t(m.heads) * m.head_dim, kvd = int64_t(m.kv_heads) * m.head_dim;
+  const int64_t qd = int64_t(m.heads) * m.head_dim, kd = int64_t(m.kv_heads) * m.head_dim,
+                vd = int64_t(m.kv_heads) * m.value_dim(), od = int64_t(m.heads) * m.value_dim();
   s.h1 = alloc_rows(m.d_model);
   s.rstd1 = dev_.alloc({rows_});
   dev_.rmsnorm_fwd(s.x, w[size_t(Weight::g_attn)], m.rms_eps, s.h1, s.rstd1);
   s.q = alloc_rows(qd);
-  s.k = alloc_rows(kvd);
-  s.v = alloc_rows(kvd);
+  s.k = alloc_rows(kd);
+  s.v = alloc_rows(vd);
   dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wq)], 0.0f, s.q);
   dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wk)], 0.0f, s.k);
   dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wv)], 0.0f, s.v);
   dev_.rope(s.q, m.heads, positions_, m.rope_theta, false);
   dev_.rope(s.k, m.kv_heads, positions_, m.rope_theta, false);
   if (attention == Attention::compute) {
-    Tensor o = dev_.alloc({rows_, qd});  // the backend merges into it in fp32
+    Tensor o = dev_.alloc({rows_, od});  // the backend merges into it in fp32
     s.lse = dev_.alloc_lse(cfg_.sequence.batch, m.heads, backend_.layout().local_len());
     {
       auto t = timer_.scope(phase::attention_fwd);
-      backend_.forward(shape_, s.q, s.k, s.v, o, s.lse);
+      backend_.forward(shapes_[size_t(l)], s.q, s.k, s.v, o, s.lse);
+      merge_sinks(l, o, s.lse);
     }
     if (store_ == DType::f32) {
       s.o = o;
     } else {  // rounded once into the storage type
-      s.o = alloc_rows(qd);
+      s.o = alloc_rows(od);
       dev_.copy(s.o, o);
     }
     attention_query_rows_ += rows_;
   } else if (attention == Attention::first_half) {
-    recompute_first_half(s);
+    recompute_first_half(l, s);
   }
   s.x2 = alloc_rows(m.d_model);
   dev_.copy(s.x2, s.x);
@@ -179,21 +194,29 @@ LayerStack::Activations LayerStack::kept_for_recompute(const Activations& s) con
   return kept;
 }
 
-void LayerStack::recompute_first_half(Activations& s) {
+void LayerStack::merge_sinks(int l, Tensor& o, Tensor& lse) {
+  // Once, into the merged result: never once per block (docs/algorithms.md, "Attention sinks").
+  const Tensor& sinks = layers_[size_t(l)].sinks;
+  if (sinks.numel() > 0) dev_.attn_sink_merge(shapes_[size_t(l)], sinks, o, lse);
+}
+
+void LayerStack::recompute_first_half(int l, Activations& s) {
   const int64_t b = cfg_.sequence.batch, h = cfg_.model.heads, len = backend_.layout().local_len();
   const int64_t n = first_half_, later = len - n;
-  Tensor o = alloc_rows(matrix_cols(s.q));
+  const int64_t od = int64_t(h) * cfg_.model.value_dim();
+  Tensor o = alloc_rows(od);
   Tensor lse = dev_.alloc_lse(b, h, len);
   const int64_t lse_rows = lse.dim(0) * h;  // every plane's
   place_rows(dev_, o, b, n, later, s.o);
   place_rows(dev_, lse, lse_rows, n, later, s.lse);
   if (n > 0) {
     const Tensor q_first = slice_rows(dev_, s.q, b, 0, n, {b * n, matrix_cols(s.q)});
-    Tensor o_first = dev_.alloc({b * n, matrix_cols(s.q)});
+    Tensor o_first = dev_.alloc({b * n, od});
     Tensor lse_first = dev_.alloc_lse(b, h, n);
     {
       auto t = timer_.scope(phase::attention_fwd);
-      backend_.forward_query_prefix(shape_, q_first, s.k, s.v, o_first, lse_first);
+      backend_.forward_query_prefix(shapes_[size_t(l)], q_first, s.k, s.v, o_first, lse_first);
+      merge_sinks(l, o_first, lse_first);
     }
     attention_query_rows_ += b * n;
     place_rows(dev_, o, b, 0, n, o_first);
@@ -205,9 +228,11 @@ void LayerStack::recompute_first_half(Activations& s) {
 
 void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor& dx) {
   const ModelShape& m = cfg_.model;
-  auto& w = layers_[size_t(l)].w;
-  auto& g = layers_[size_t(l)].grad;
-  const int64_t qd = int64_t(m.heads) * m.head_dim, kvd = int64_t(m.kv_heads) * m.head_dim;
+  LayerParams& params = layers_[size_t(l)];
+  auto& w = params.w;
+  auto& g = params.grad;
+  const int64_t qd = int64_t(m.heads) * m.head_dim, kd = int64_t(m.kv_heads) * m.head_dim,
+                vd = int64_t(m.kv_heads) * m.value_dim(), od = int64_t(m.heads) * m.value_dim();
   // MLP block: y = x2 + swiglu(h2 w1, h2 w3) w2.
   Tensor dx2 = alloc_rows(m.d_model);
   dev_.copy(dx2, dy);
@@ -226,13 +251,15 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
   dev_.rmsnorm_bwd(s.x2, w[size_t(Weight::g_mlp)], s.rstd2, dh2, dx2, g[size_t(Weight::g_mlp)]);
   // Attention block: x2 = x + attention(rope(h1 wq), rope(h1 wk), h1 wv) wo.
   dev_.gemm(true, false, 1.0f, s.o, dx2, 1.0f, g[size_t(Weight::wo)]);
-  Tensor dout = alloc_rows(qd);
+  Tensor dout = alloc_rows(od);
   dev_.gemm(false, true, 1.0f, dx2, w[size_t(Weight::wo)], 0.0f, dout);
   // The backend accumulates the gradients in fp32.
-  Tensor dq = dev_.alloc({rows_, qd}), dk = dev_.alloc({rows_, kvd}), dv = dev_.alloc({rows_, kvd});
+  Tensor dq = dev_.alloc({rows_, qd}), dk = dev_.alloc({rows_, kd}), dv = dev_.alloc({rows_, vd});
   {
     auto t = timer_.scope(phase::attention_bwd);
-    backend_.backward(shape_, s.q, s.k, s.v, s.o, s.lse, dout, dq, dk, dv);
+    backend_.backward(shapes_[size_t(l)], s.q, s.k, s.v, s.o, s.lse, dout, dq, dk, dv);
+    if (params.sinks.numel() > 0)
+      dev_.attn_sink_grad(shapes_[size_t(l)], params.sinks, s.o, s.lse, dout, params.sinks_grad);
   }
   dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
   dev_.rope(dk, m.kv_heads, positions_, m.rope_theta, true);
@@ -248,9 +275,7 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
 }
 
 SumHandle LayerStack::start_grad_sum(int l) {
-  std::vector<Tensor*> grads;
-  for (Tensor& grad : layers_[size_t(l)].grad) grads.push_back(&grad);
-  return start_sum(grads);
+  return start_sum(layers_[size_t(l)].grads());  // the sinks' gradient with the weights'
 }
 
 SumHandle LayerStack::start_sum(const std::vector<Tensor*>& grads) {
@@ -334,7 +359,7 @@ bool LayerStack::backward() {
   const Checkpointing ckpt = cfg_.run.checkpointing;
   auto t = timer_.scope(phase::backward);
   for (auto& layer : layers_)
-    for (auto& grad : layer.grad) dev_.fill(grad, 0.0f);
+    for (Tensor* grad : layer.grads()) dev_.fill(*grad, 0.0f);
   const Attention recompute_attention = ckpt == Checkpointing::full        ? Attention::compute
                                         : ckpt == Checkpointing::selective ? Attention::kept
                                                                            : Attention::first_half;
@@ -381,7 +406,7 @@ bool LayerStack::backward() {
 bool LayerStack::gradients_finite() {
   double squares = head_.empty() ? 0 : dev_.dot(head_grad_, head_grad_);
   for (auto& layer : layers_)
-    for (auto& grad : layer.grad) squares += dev_.dot(grad, grad);
+    for (Tensor* grad : layer.grads()) squares += dev_.dot(*grad, *grad);
   return std::isfinite(squares);
 }
 

@@ -48,6 +48,10 @@ class LayerStack {
   // as a training step leaves them for its optimiser to unscale.
   const Tensor& input_grad() const { return dx_; }
   const Tensor& weight_grad(int layer, Weight w) const { return layers_[size_t(layer)].grad[size_t(w)]; }
+  // With attention.sinks, layer l's sink logits [H] and their gradient (as weight_grad's);
+  // empty tensors without.
+  const Tensor& sinks(int layer) const { return layers_[size_t(layer)].sinks; }
+  const Tensor& sinks_grad(int layer) const { return layers_[size_t(layer)].sinks_grad; }
   const Tensor& head_grad() const { return head_grad_; }  // [d_model, vocab]; empty without a head
   double grad_scale() const { return grad_scale_; }
   const LossScaler& loss_scaler() const { return scaler_; }
@@ -61,6 +65,9 @@ class LayerStack {
   struct LayerParams {
     std::array<Tensor, kWeights> w;
     std::array<Tensor, kWeights> grad;
+    Tensor sinks, sinks_grad;  // attention.sinks; empty without
+    // Every gradient of the layer: what its sum over the group and the overflow check cover.
+    std::vector<Tensor*> grads();
   };
   // What the backward of one layer needs.
   struct Activations {
@@ -78,8 +85,10 @@ class LayerStack {
   void forward_layer(int l, Activations& acts, Tensor& y, Attention attention);
   // Checkpointing: what of a layer's activations the backward's recompute starts from.
   Activations kept_for_recompute(const Activations& acts) const;
-  // selective_half: acts.o/lse hold the kept later rows; recompute the first half's.
-  void recompute_first_half(Activations& acts);
+  // selective_half: acts.o/lse hold the kept later rows; recompute layer l's first half.
+  void recompute_first_half(int l, Activations& acts);
+  // attention.sinks: layer l's sinks joined to its merged attention output (o, lse).
+  void merge_sinks(int l, Tensor& o, Tensor& lse);
   void backward_layer(int l, Activations& acts, const Tensor& dy, Tensor& dx);
   // Starts the sum of layer l's weight gradients over the group.
   SumHandle start_grad_sum(int l);
@@ -112,8 +121,8 @@ class LayerStack {
   AttentionBackend& backend_;
   PhaseTimer& timer_;
   RingTimeline* timeline_;
-  AttnShape shape_;
-  DType store_;  // the storage type of weights and activations
+  std::vector<AttnShape> shapes_;  // per layer: their sliding windows differ
+  DType store_;                    // the storage type of weights and activations
   LossScaler scaler_;
   double grad_scale_;  // the scale of the last step's loss (the scaler's may have grown since)
   std::vector<int64_t> positions_;

@@ -40,13 +40,15 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
   const int world = topology.world_size;
   const ModelShape& m = c.model;
   const real rows = real(c.sequence.batch) * std::ceil(real(c.sequence.length) / world);
-  const real qd = real(m.heads) * m.head_dim, kvd = real(m.kv_heads) * m.head_dim;
+  // Widths of q (dq), k (dk), v (dv) and the attention output o (dO).
+  const real qd = real(m.heads) * m.head_dim, kd = real(m.kv_heads) * m.head_dim,
+             vd = real(m.kv_heads) * m.value_dim(), od = real(m.heads) * m.value_dim();
   // Weights and the activations are stored in the run's dtype, the weight gradients in
   // theirs (fp32 main gradients or the run's dtype); the LSE, 1/rms and the attention's
   // accumulators are fp32.
   const real e = real(element_bytes(c.run.dtype));
   const real grad_e = real(element_bytes(c.grad_dtype()));
-  const real per_layer = rows * (5.0L * m.d_model + 2 * qd + 2 * kvd + 3.0L * m.ffn_hidden) * e;
+  const real per_layer = rows * (5.0L * m.d_model + qd + od + kd + vd + 3.0L * m.ffn_hidden) * e;
   real bytes = 0;
   if (c.run.mode == Mode::model) {
     const Checkpointing ckpt = c.run.checkpointing;
@@ -56,11 +58,11 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
                                 : ckpt == Checkpointing::selective      ? 1
                                 : ckpt == Checkpointing::selective_half ? 0.5L
                                                                         : 0;
-    bytes = real(m.n_params()) * (e + grad_e) + per_layer * (kept + 1) +
+    bytes = real(m.n_params(c.attention.sinks)) * (e + grad_e) + per_layer * (kept + 1) +
             rows * m.d_model * e * (m.layers + 3.0L) +
-            attention_kept * m.layers * rows * (qd * e + m.heads * 4.0L * lse_planes(c.run.device));
+            attention_kept * m.layers * rows * (od * e + m.heads * 4.0L * lse_planes(c.run.device));
     // 16-bit storage keeps fp32 accumulators for the attention (o; dq, dk, dv).
-    if (e < 4) bytes += rows * (qd + 2 * kvd) * 4;
+    if (e < 4) bytes += rows * std::max(od, qd + kd + vd) * 4;
     // The LM head (its weight and gradient are in n_params): one chunk of fp32 logits, as
     // many as the output has elements unless run.loss_chunk says; the host's fp32 kernels
     // widen a 16-bit head for each of its GEMMs.
@@ -70,11 +72,12 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
       bytes += chunk * m.vocab * 4 + (e < 4 ? real(m.vocab) * m.d_model * 4 : 0);
     }
   } else {
-    bytes = rows * (6 * qd + 6 * kvd) * 4;
+    bytes = rows * 3 * (qd + od + kd + vd) * 4;
   }
   // Storage partials compute each attention block apart from the sums: fp32 o (dq, dk,
   // dv in the backward) and a copy in the run's dtype to round each through.
-  if (e < 4 && c.attention.partials != AttentionPartials::fp32) bytes += rows * (qd + 2 * kvd) * (4 + e);
+  if (e < 4 && c.attention.partials != AttentionPartials::fp32)
+    bytes += rows * std::max(od, qd + kd + vd) * (4 + e);
   bytes += tile_scratch_floats(c) * 4 + real(backend_buffer_bytes(c, topology));
   bytes += device_footprint_bytes(c.run.device, c, rows);
   return saturate(bytes);

@@ -118,20 +118,20 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
                     const KernelRates& rates, const LinkRates& links) {
   const int u = plan.degrees.ulysses;
   if (u <= 1) return {};
-  const double d = cfg.model.head_dim;
-  const int heads = cfg.model.heads / u;  // the degrees divide the heads (validated)
+  const double d = cfg.model.head_dim, dv = cfg.model.value_dim();
+  const int heads = cfg.model.heads / u, kv_heads = head_share(cfg.model.kv_heads, u);  // validated
   // Each exchanged tensor's width and bytes per element: head data in the run's dtype, the
   // LSE rows in fp32.
   struct Exchanged {
     double width, element_bytes;
   };
   const double e = data_bytes(cfg);
-  const Exchanged q{heads * d, e}, kv{head_share(cfg.model.kv_heads, u) * d, e},
+  const Exchanged q{heads * d, e}, k{kv_heads * d, e}, v{kv_heads * dv, e}, o{heads * dv, e},
       lse{double(heads), kStatBytes * lse_planes(cfg.run.device)};
   const PeerSplit peers = ulysses_peers(u, topology);
   const double local_rows = cfg.sequence.batch * double(plan.layout.local_len());
-  const std::vector<Exchanged> exchanged = backward ? std::vector<Exchanged>{q, kv, kv, q, lse, q, q, kv, kv}
-                                                    : std::vector<Exchanged>{q, kv, kv, q, lse};
+  const std::vector<Exchanged> exchanged = backward ? std::vector<Exchanged>{q, k, v, o, lse, o, q, k, v}
+                                                    : std::vector<Exchanged>{q, k, v, o, lse};
   Cost total;
   for (const Exchanged& x : exchanged) {
     const double width = x.width;
@@ -142,12 +142,36 @@ Cost head_exchanges(const RunConfig& cfg, const Topology& topology, const Attent
   return total;
 }
 
-Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+// How far blocks travel on a plain ring under a sliding window (window_hops, the engine's
+// rule on the ring ranks' positions); empty without a window or on a two-level ring.
+std::vector<int> ring_hops(const RunConfig& cfg, const AttentionPlan& plan, int64_t window, int64_t q_rows,
+                           int64_t k_rows, bool q_side) {
+  if (window == 0 || plan.degrees.window != plan.degrees.context) return {};
+  AttnShape s;
+  s.causal = cfg.attention.causal;
+  s.real_len = plan.layout.real_len();
+  s.window = window;
+  std::vector<std::vector<int64_t>> positions;
+  positions.reserve(size_t(plan.degrees.context));
+  for (int j = 0; j < plan.degrees.context; ++j) positions.push_back(plan.layout.outer_positions(j));
+  return window_hops(s, plan.layout.kind(), positions, q_rows, k_rows, q_side);
+}
+
+// The share of a full ring's block work left under a sliding window, spread over the steps
+// that run: the window's pairs over all pairs, times the steps a full ring takes over the
+// steps left (at most 1: a step is at most its block).
+double window_step_share(const RunConfig& cfg, int64_t window, int ranks, const std::vector<int>& hops) {
+  if (hops.empty()) return 1;
+  const int steps = 1 + *std::max_element(hops.begin(), hops.end());
+  return std::min(1.0, attention_pairs(cfg, window) / attention_pairs(cfg) * ranks / steps);
+}
+
+Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, int64_t window,
                  AttentionPass pass, const KernelRates& rates, const LinkRates& links,
                  RingWalkModel::StepTimes* ring_step) {
   const ModelShape& m = cfg.model;
   const int u = plan.degrees.ulysses;
-  const double b = cfg.sequence.batch, d = m.head_dim;
+  const double b = cfg.sequence.batch, d = m.head_dim, dv = m.value_dim();
   const int heads = m.heads / u, kv_heads = head_share(m.kv_heads, u);
   const int64_t rows = plan.layout.outer_len();  // a ring rank's share, per sequence
   const LayoutKind kind = plan.layout.kind();
@@ -155,9 +179,12 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   // selective_half: the first half of the rows; under a causal mask only as many keys.
   const int64_t q_rows = pass == AttentionPass::forward_query_prefix ? plan.layout.local_len() / 2 : rows;
   const int64_t k_rows = pass == AttentionPass::forward_query_prefix && causal ? q_rows : rows;
-  const double per_pair = 4.0 * b * heads * d;
-
   const bool backward = pass == AttentionPass::backward;
+  const bool q_side = backward && plan.traffic == BackwardTraffic::q;
+  const std::vector<int> hops = ring_hops(cfg, plan, window, q_rows, backward ? rows : k_rows, q_side);
+  const double per_pair =
+      2.0 * b * heads * (d + dv) * window_step_share(cfg, window, plan.degrees.context, hops);
+
   Cost total = head_exchanges(cfg, topology, plan, backward, rates, links);
   const RingWalkModel walk(u, plan.degrees.context, plan.degrees.window, topology);
   BlockTimes blocks(rates, backward, m.head_dim, per_pair, document_work(cfg));
@@ -177,45 +204,57 @@ Cost ring_scheme(const RunConfig& cfg, const Topology& topology, const Attention
   };
   const RingWalkModel::StepSeconds steps{block_seconds(0, 0),
                                          std::max(block_seconds(1, 0), block_seconds(0, 1))};
-  const double n = b * double(rows) * kv_heads * d;  // one of K, V
-  const double mq = b * double(rows) * heads * d;    // one of Q, dO
+  const double kv = b * double(rows) * kv_heads * (d + dv);  // K and V
+  const double mq = b * double(rows) * heads * d;            // Q (dQ)
+  const double mo = b * double(rows) * heads * dv;           // dO (O)
   const int planes = lse_planes(cfg.run.device);
-  double payload = 2 * n, accumulator = 0;
-  if (pass == AttentionPass::forward_query_prefix) payload = 2 * b * double(k_rows) * kv_heads * d;
-  if (backward && plan.traffic == BackwardTraffic::kv) accumulator = 2 * n;
-  if (backward && plan.traffic == BackwardTraffic::q) {
-    payload = 2 * mq + (planes + 1) * b * double(rows) * heads;  // Q, dO, LSE, D
-    accumulator = mq;                                            // dQ
+  double payload = kv, accumulator = 0;
+  if (pass == AttentionPass::forward_query_prefix) payload = b * double(k_rows) * kv_heads * (d + dv);
+  if (backward && plan.traffic == BackwardTraffic::kv) accumulator = kv;
+  if (q_side) {
+    payload = mq + mo + (planes + 1) * b * double(rows) * heads;  // Q, dO, LSE, D
+    accumulator = mq;                                             // dQ
   }
   // On the wire: Q, dO, K, V and the gradients in the run's dtype, LSE (its planes) and D in fp32.
   const double e = data_bytes(cfg);
-  const double payload_bytes = backward && plan.traffic == BackwardTraffic::q
-                                   ? 2 * mq * e + (planes + 1) * b * double(rows) * heads * kStatBytes
-                                   : payload * e;
-  total += walk.walk(payload_bytes, accumulator * e, steps, links.intra, links.inter, ring_step);
-  total += ring_engine_elementwise(pass, plan.traffic, walk.ranks(), payload, accumulator,
-                                   b * double(q_rows) * heads * d, b * double(q_rows) * heads, 2 * n, rates);
+  const double payload_bytes =
+      q_side ? (mq + mo) * e + (planes + 1) * b * double(rows) * heads * kStatBytes : payload * e;
+  if (hops.empty())
+    total += walk.walk(payload_bytes, accumulator * e, steps, links.intra, links.inter, ring_step);
+  else
+    total +=
+        walk.windowed_walk(hops, payload_bytes, accumulator * e, steps, links.intra, links.inter, ring_step);
+  const int ring_steps = hops.empty() ? walk.ranks() : 1 + *std::max_element(hops.begin(), hops.end());
+  total += ring_engine_elementwise(pass, plan.traffic, ring_steps, payload, accumulator,
+                                   b * double(q_rows) * heads * dv, b * double(q_rows) * heads, kv, rates);
 
   return total;
 }
 
 Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
-                      AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
+                      int64_t window, AttentionPass pass, const KernelRates& rates, const LinkRates& links) {
   const ModelShape& m = cfg.model;
   const int p = topology.world_size;
-  const double b = cfg.sequence.batch, d = m.head_dim;
+  const double b = cfg.sequence.batch, d = m.head_dim, dv = m.value_dim();
   const double len = double(plan.layout.local_len()), all = double(plan.layout.padded_len());
   const PeerSplit peers = consecutive_peers(0, p, topology);
-  const double n_bytes = b * len * m.kv_heads * d * data_bytes(cfg);  // one of K, V per rank
+  const double k_bytes = b * len * m.kv_heads * d * data_bytes(cfg);   // K (dK) per rank
+  const double v_bytes = b * len * m.kv_heads * dv * data_bytes(cfg);  // V (dV) per rank
   Cost total;
   const bool backward = pass == AttentionPass::backward;
-  // Forward: all-gather K and V; backward: again, then reduce-scatter dK and dV.
-  for (int t = 0; t < (backward ? 4 : 2); ++t) total += exchange_cost(n_bytes, peers, links);
+  // Forward: all-gather K and V; backward: again, then reduce-scatter dK and dV. A window
+  // changes what the kernel computes, not what is gathered.
+  for (int t = 0; t < (backward ? 2 : 1); ++t) {
+    total += exchange_cost(k_bytes, peers, links);
+    total += exchange_cost(v_bytes, peers, links);
+  }
   // The last rank's queries see the most keys (contiguous layout): with a causal mask
   // every earlier key (an unmasked part) and their own share's (a causal diagonal part),
   // in one kernel call.
   const double queries = pass == AttentionPass::forward_query_prefix ? len / 2 : len;
-  const double per_pair = 4.0 * b * m.heads * d * (backward ? 2.5 : 1.0);
+  // A window's pairs, as a share of all pairs, spread over the rank's keys.
+  const double per_pair = 2.0 * b * m.heads * (d + dv) * (backward ? 2.5 : 1.0) *
+                          (window > 0 ? attention_pairs(cfg, window) / attention_pairs(cfg) : 1.0);
   const bool causal = cfg.attention.causal;
   const double earlier = causal ? all - len : all;
   const DocumentWork docs = document_work(cfg);
@@ -231,12 +270,13 @@ Cost allgather_scheme(const RunConfig& cfg, const Topology& topology, const Atte
 
 }  // namespace
 
-Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, int layer,
                     AttentionPass pass, const KernelRates& rates, const LinkRates& links,
                     RingWalkModel::StepTimes* ring_step) {
+  const int64_t window = cfg.attention.window.of_layer(layer);
   return plan.scheme == AttentionScheme::allgather
-             ? allgather_scheme(cfg, topology, plan, pass, rates, links)
-             : ring_scheme(cfg, topology, plan, pass, rates, links, ring_step);
+             ? allgather_scheme(cfg, topology, plan, window, pass, rates, links)
+             : ring_scheme(cfg, topology, plan, window, pass, rates, links, ring_step);
 }
 
 Cost all_reduce_cost(double floats, double bytes_per_float, int calls, const Topology& topology,

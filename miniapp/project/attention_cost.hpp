@@ -22,9 +22,10 @@ enum class AttentionPass {
   forward_query_prefix,  // selective_half's recompute: the first half of each rank's queries
 };
 
+// One call of layer `layer`'s attention (its sliding window; attention mode: layer 0).
 // `ring_step` (if given) receives the mean ring step of the walk (none without a ring:
 // left as it was).
-Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+Cost attention_cost(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, int layer,
                     AttentionPass pass, const KernelRates& rates, const LinkRates& links,
                     RingWalkModel::StepTimes* ring_step = nullptr);
 

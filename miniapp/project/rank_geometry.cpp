@@ -1,5 +1,6 @@
 #include "project/rank_geometry.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -98,7 +99,7 @@ PeerSplit ulysses_peers(int u, const Topology& t) {
 }
 
 RingWalkModel::RingWalkModel(int ulysses, int context, int window, const Topology& t)
-    : c_(context), w_(window), windows_(context / window) {
+    : u_(ulysses), c_(context), w_(window), windows_(context / window), ranks_per_node_(t.ranks_per_node) {
   const int64_t u = ulysses, w = w_, W = windows_, rpn = t.ranks_per_node;
   const int64_t block = w * u;  // the world ranks of one window, all groups
   // Inner edges: index k < w − 1 to k + 1 (d = u), and the last index back to the first;
@@ -164,6 +165,47 @@ Cost RingWalkModel::walk(double payload, double accumulator, const StepSeconds& 
   const double outer = windows_ > 1 ? ((windows_ - 1) * payload + windows_ * accumulator) : 0;
   total.bytes_intra = inner * (1 - inner_inter_) + outer * (1 - outer_inter_);
   total.bytes_inter = inner * inner_inter_ + outer * outer_inter_;
+  return total;
+}
+
+Cost RingWalkModel::windowed_walk(const std::vector<int>& hops, double payload, double accumulator,
+                                  const StepSeconds& step, const LinkRate& intra, const LinkRate& inter,
+                                  StepTimes* per_step) const {
+  // Bytes, edge by edge: ring rank x of group g is world rank x·u + g.
+  double sent_intra = 0, sent_inter = 0;
+  auto send = [&](int64_t from, int64_t to, double bytes) {
+    for (int64_t g = 0; g < u_; ++g) {
+      const bool crosses = (from * u_ + g) / ranks_per_node_ != (to * u_ + g) / ranks_per_node_;
+      (crosses ? sent_inter : sent_intra) += bytes;
+    }
+  };
+  int farthest = 0;
+  for (int j = 0; j < c_; ++j) {
+    const int h = hops[size_t(j)];
+    farthest = std::max(farthest, h);
+    for (int s = 0; s < h; ++s) send((j + s) % c_, (j + s + 1) % c_, payload + accumulator);
+    if (h > 0) send((j + h) % c_, j, accumulator);  // home
+  }
+  const bool any_inter = sent_inter > 0;
+  const LinkRate& link = any_inter ? inter : intra;
+  const Bound bound = any_inter ? Bound::inter : Bound::intra;
+  Cost total;
+  StepTimes sum;
+  for (int i = 0; i <= farthest; ++i) {
+    const double bytes = (i < farthest ? payload : 0) + (i > 0 ? accumulator : 0);
+    const double kernel = i == 0 ? step.first : step.other, transfer = link.seconds(bytes);
+    const Cost one = overlapped(kernel, transfer, bound, link.overlap);
+    total += one;
+    sum.compute += kernel;
+    sum.transfer += transfer;
+    sum.exposed += one.seconds() - kernel;
+  }
+  if (farthest > 0 && accumulator > 0) total += cost_of(bound, link.seconds(accumulator));  // home
+  // The run's timeline records every inner step, the empty ones past the farthest too.
+  if (per_step) *per_step = {sum.compute / c_, sum.transfer / c_, sum.exposed / c_};
+  const double ranks = double(u_) * c_;
+  total.bytes_intra = sent_intra / ranks;
+  total.bytes_inter = sent_inter / ranks;
   return total;
 }
 

@@ -5,6 +5,7 @@
 // of ranks in a union of intervals, found with floor sums instead of a walk over ranks:
 // a point at 10⁹ ranks costs what one at 10 does.
 #include <cstdint>
+#include <vector>
 
 #include "comm/comm.hpp"
 #include "config/machine_profile.hpp"
@@ -71,8 +72,18 @@ class RingWalkModel {
   Cost walk(double payload, double accumulator, const StepSeconds& step, const LinkRate& intra,
             const LinkRate& inter, StepTimes* per_step = nullptr) const;
 
+  // A plain ring's walk under a sliding window (window_hops: hops[j], the steps ring rank
+  // j's block travels): as RingEngine sends it, block and accumulator over hops[j] edges
+  // and the accumulator straight home, for each of the u groups, whose edges cross nodes
+  // or not rank by rank. Steps past the farthest travel are empty. Walks the ranks: a
+  // windowed point costs the projection O(ranks²) at most. `per_step` as for walk.
+  Cost windowed_walk(const std::vector<int>& hops, double payload, double accumulator,
+                     const StepSeconds& step, const LinkRate& intra, const LinkRate& inter,
+                     StepTimes* per_step = nullptr) const;
+
  private:
-  int c_, w_, windows_;
+  int u_, c_, w_, windows_;
+  int64_t ranks_per_node_;
   double inner_inter_ = 0, outer_inter_ = 0;
 };
 

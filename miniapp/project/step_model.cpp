@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include "core/phase_names.hpp"
 #include "core/ring_timeline.hpp"
@@ -18,11 +19,11 @@ namespace pt = schema::projected_term;
 // The GEMMs of one layer on `rows` rows (LayerStack: wq, wk, wv, wo, w1, w3, w2); the
 // backward runs two of the same size per GEMM (the input and the weight gradient).
 Cost layer_gemms(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
-  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim,
-               f = m.ffn_hidden;
-  double s = rates.gemm_seconds(rows, q, d) + 2 * rates.gemm_seconds(rows, kv, d) +
-             rates.gemm_seconds(rows, d, q) + 2 * rates.gemm_seconds(rows, f, d) +
-             rates.gemm_seconds(rows, d, f);
+  const double d = m.d_model, q = double(m.heads) * m.head_dim, k = double(m.kv_heads) * m.head_dim,
+               v = double(m.kv_heads) * m.value_dim(), o = double(m.heads) * m.value_dim(), f = m.ffn_hidden;
+  double s = rates.gemm_seconds(rows, q, d) + rates.gemm_seconds(rows, k, d) +
+             rates.gemm_seconds(rows, v, d) + rates.gemm_seconds(rows, d, o) +
+             2 * rates.gemm_seconds(rows, f, d) + rates.gemm_seconds(rows, d, f);
   return cost_of(Bound::compute, backward ? 2 * s : s);
 }
 
@@ -46,11 +47,13 @@ Cost elementwise_cost(const ModelShape& m, double rows, bool backward, const Ker
   return cost_of(Bound::memory, s);
 }
 
-// The elements of each weight of one layer (LayerStack's Weight order).
-std::array<double, 9> weight_elements(const ModelShape& m) {
-  const double d = m.d_model, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim,
-               f = m.ffn_hidden;
-  return {d, d, d * q, d * kv, d * kv, q * d, d * f, d * f, f * d};
+// The elements of each weight of one layer (LayerStack's Weight order), and its sink
+// logits (none without attention.sinks).
+std::array<double, 10> weight_elements(const RunConfig& cfg) {
+  const ModelShape& m = cfg.model;
+  const double d = m.d_model, q = double(m.heads) * m.head_dim, k = double(m.kv_heads) * m.head_dim,
+               v = double(m.kv_heads) * m.value_dim(), o = double(m.heads) * m.value_dim(), f = m.ffn_hidden;
+  return {d, d, d * q, d * k, d * v, o * d, d * f, d * f, f * d, cfg.attention.sinks ? double(m.heads) : 0};
 }
 
 // The backward's first work: every weight gradient of the layer set to zero, one fill each,
@@ -58,8 +61,7 @@ std::array<double, 9> weight_elements(const ModelShape& m) {
 Cost zero_gradients(const RunConfig& cfg, const KernelRates& rates) {
   const double widen = element_bytes(cfg.grad_dtype()) / rates.element_bytes();
   double s = 0;
-  for (double n : weight_elements(cfg.model))
-    s += rates.elementwise_seconds({Elementwise::fill, 1, n * widen});
+  for (double n : weight_elements(cfg)) s += rates.elementwise_seconds({Elementwise::fill, 1, n * widen});
   return cost_of(Bound::memory, s);
 }
 
@@ -68,7 +70,7 @@ Cost zero_gradients(const RunConfig& cfg, const KernelRates& rates) {
 Cost gradient_check(const RunConfig& cfg, const KernelRates& rates) {
   if (!cfg.checks_gradients()) return {};
   double s = 0;
-  for (double n : weight_elements(cfg.model)) s += rates.read_seconds(n * element_bytes(cfg.grad_dtype()));
+  for (double n : weight_elements(cfg)) s += rates.read_seconds(n * element_bytes(cfg.grad_dtype()));
   return cost_of(Bound::memory, s);
 }
 
@@ -81,7 +83,7 @@ Cost gradient_check(const RunConfig& cfg, const KernelRates& rates) {
 Cost gradient_sums(const RunConfig& cfg, const Topology& topology, double layer_backward_s,
                    const LinkRates& links) {
   const double layers = cfg.model.layers;
-  const Cost one = all_reduce_cost(double(cfg.model.n_params()) / layers,
+  const Cost one = all_reduce_cost(double(cfg.model.n_params(cfg.attention.sinks)) / layers,
                                    double(element_bytes(cfg.grad_dtype())), 1, topology, links);
   Cost all = one.times(layers);
   const double total = all.seconds();
@@ -93,6 +95,33 @@ Cost gradient_sums(const RunConfig& cfg, const Topology& topology, double layer_
   return all;
 }
 
+// One layer's attention call in a pass, the mean over the layers (their sliding windows
+// may differ; each distinct window is projected once; attention mode: layer 0's), and in
+// `ring_step` (if given) the mean step of its ring walk, over the layers alike.
+Cost layer_attention(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+                     AttentionPass pass, const KernelRates& rates, const LinkRates& links,
+                     RingWalkModel::StepTimes* ring_step = nullptr) {
+  struct Projected {
+    Cost cost;
+    RingWalkModel::StepTimes step;
+  };
+  const int layers = cfg.run.mode == Mode::attention ? 1 : cfg.model.layers;
+  std::map<int64_t, Projected> by_window;
+  Cost sum;
+  RingWalkModel::StepTimes steps;
+  for (int l = 0; l < layers; ++l) {
+    auto [at, made] = by_window.try_emplace(cfg.attention.window.of_layer(l));
+    Projected& p = at->second;
+    if (made) p.cost = attention_cost(cfg, topology, plan, l, pass, rates, links, &p.step);
+    sum += p.cost;
+    steps.compute += p.step.compute / layers;
+    steps.transfer += p.step.transfer / layers;
+    steps.exposed += p.step.exposed / layers;
+  }
+  if (ring_step) *ring_step = steps;
+  return sum.times(1.0 / layers);
+}
+
 // One layer's attention in a pass, and the mean step of its ring walk under the pass's name
 // in `ring_steps` (none where no ring walks: the all-gather scheme, a context of one rank).
 Cost pass_attention(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan, WalkPass pass,
@@ -100,7 +129,7 @@ Cost pass_attention(const RunConfig& cfg, const Topology& topology, const Attent
                     std::map<std::string, RingWalkModel::StepTimes>& ring_steps) {
   RingWalkModel::StepTimes step;
   const AttentionPass which = pass == WalkPass::forward ? AttentionPass::forward : AttentionPass::backward;
-  const Cost c = attention_cost(cfg, topology, plan, which, rates, links, &step);
+  const Cost c = layer_attention(cfg, topology, plan, which, rates, links, &step);
   if (plan.scheme != AttentionScheme::allgather && plan.degrees.context > 1)
     ring_steps[to_string(pass)] = step;
   return c;
@@ -147,7 +176,7 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
       recompute = forward_layer;
       if (cfg.run.checkpointing == Checkpointing::full) recompute += attn_fwd;
       if (cfg.run.checkpointing == Checkpointing::selective_half)
-        recompute += attention_cost(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
+        recompute += layer_attention(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
       recompute = recompute.times(layers);
     }
     Cost grads, check;

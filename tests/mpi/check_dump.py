@@ -4,9 +4,12 @@ gradients with the reference beside them, each in its natural shape, readable wi
 one line per dataset; it describes itself (the resolved deck and the model's conventions
 as attributes), so a layer written from the attributes alone reproduces its outputs (the
 recipe of docs/user-guide.md, "The program", run here with numpy), with packed documents
-too (from inputs/document_ids), and the LM head's loss and weight gradient from its labels
-and weight; and a second dump to the same name is refused without
-touching the first."""
+too (from inputs/document_ids), sliding windows per layer, attention sinks and a value
+head dim of its own (window_per_layer, weights/layer<l>/sinks, head_dim_v), and the LM
+head's loss and weight gradient from its labels and weight; a bf16 attention-mode dump
+holds the inputs as the run had them, bf16 values, from which attention in fp64
+reproduces the reference; and a second dump to the same name is refused without touching
+the first."""
 import os
 import subprocess
 import sys
@@ -30,25 +33,39 @@ def rope(x, theta, pos):  # x [b, s, h, d], half-split pairs (i, i + d/2), pos [
     return np.concatenate([lo * c - hi * s, lo * s + hi * c], -1)
 
 
-def my_llama_layer(x, w, a, docs):
+def layer_windows(a):
+    """Each layer's sliding window (0: none) from window_per_layer, repeated over the layers."""
+    text = a["window_per_layer"] if "window_per_layer" in a else "global"
+    items = text[text.index("[") + 1:text.index("]")].split(",") if text.startswith("{") else [text]
+    pattern = [0 if w.strip() == "global" else int(w) for w in items]
+    return [pattern[layer % len(pattern)] for layer in range(int(a["layers"]))]
+
+
+def my_llama_layer(x, w, a, docs, window):
     """A user's own layer, written from the dump's attributes only; docs [b, s]: each
-    token's document (one per sequence without packed documents)."""
+    token's document (one per sequence without packed documents); window: the layer's."""
     b, s, _ = x.shape
-    H, KV, D = int(a["heads"]), int(a["kv_heads"]), int(a["head_dim"])
+    H, KV, D, DV = int(a["heads"]), int(a["kv_heads"]), int(a["head_dim"]), int(a["head_dim_v"])
     idx = np.arange(s)
     start = np.array([[idx[row == row[t]].min() for t in idx] for row in docs])  # each token's document start
     pos = idx[None, :] - start  # RoPE restarts at each document
     n = rms_norm(x, w["g_attn"], a["rms_eps"])
     q = rope((n @ w["wq"]).reshape(b, s, H, D), a["rope_theta"], pos)
     k = np.repeat(rope((n @ w["wk"]).reshape(b, s, KV, D), a["rope_theta"], pos), H // KV, axis=2)
-    v = np.repeat((n @ w["wv"]).reshape(b, s, KV, D), H // KV, axis=2)
+    v = np.repeat((n @ w["wv"]).reshape(b, s, KV, DV), H // KV, axis=2)
     scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(D)
     visible = docs[:, None, :, None] == docs[:, None, None, :]
     if a["causal"]:
         visible = visible & np.tril(np.ones((s, s), bool))
+    if window:  # by global position, not RoPE's
+        visible = visible & (np.abs(idx[:, None] - idx[None, :]) < window)
     scores = np.where(visible, scores, -np.inf)
-    p = np.exp(scores - scores.max(-1, keepdims=True))
-    o = np.einsum("bhqk,bkhd->bqhd", p / p.sum(-1, keepdims=True), v).reshape(b, s, H * D)
+    # A sink is one more logit per row whose value is zero: it joins the denominator only.
+    sink = w["sinks"][None, :, None, None] if "sinks" in w else np.full((1, H, 1, 1), -np.inf)
+    top = np.maximum(scores.max(-1, keepdims=True), sink)
+    p = np.exp(scores - top)
+    p = p / (p.sum(-1, keepdims=True) + np.exp(sink - top))
+    o = np.einsum("bhqk,bkhd->bqhd", p, v).reshape(b, s, H * DV)
     h = x + o @ w["wo"]
     m = rms_norm(h, w["g_mlp"], a["rms_eps"])
     g = m @ w["w1"]
@@ -59,9 +76,9 @@ def own_layers(f, a):
     """The dump's model rebuilt from its inputs, weights and attributes: y and the loss."""
     x = f["inputs/x"][:]
     docs = f["inputs/document_ids"][:] if "inputs/document_ids" in f else np.zeros(x.shape[:2])
-    for l in range(int(a["layers"])):
+    for l, window in enumerate(layer_windows(a)):
         w = {k: v[:] for k, v in f[f"weights/layer{l}"].items()}
-        x = my_llama_layer(x, w, a, docs)
+        x = my_llama_layer(x, w, a, docs, window)
     if "weights/lm_head" not in f:
         return x, (f["inputs/loss_weights"][:] * x).sum() / (a["batch"] * a["seq_len"])
     z = x @ f["weights/lm_head"][:]  # the LM head's logits [b, s, vocab]
@@ -81,32 +98,69 @@ def head_grad(f, y):
     return np.einsum("bsd,bsv->dv", y, p) / labels.size
 
 
+def is_bf16(x):
+    return not (np.asarray(x, np.float32).view(np.uint32) & 0xFFFF).any()
+
+
+def my_attention(q, k, v, causal):
+    """softmax(q kᵀ / √D) v with GQA, [b, s, heads, D], in fp64."""
+    k, v = (np.repeat(t, q.shape[2] // t.shape[2], axis=2) for t in (k, v))
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1])
+    if causal:
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    return np.einsum("bhqk,bkhd->bqhd", p / p.sum(-1, keepdims=True), v)
+
+
 with tempfile.TemporaryDirectory() as tmp:
-    # Packed documents: two ranks of a zigzag ring, batch rows packed differently.
+    # Attention mode in bf16 on two ranks: the inputs are the bf16 values every backend
+    # and the reference computed on, so a model of one's own reproduces the reference.
+    path = os.path.join(tmp, "attention.h5")
+    run = subprocess.run([mpiexec, "-n", "2", minictx, "verify", "--set", "run.mode=attention", "--set",
+                          "sequence.length=24", "--set", "run.dtype=bf16", "--set", "attention.backend=ring",
+                          "--dump", path], capture_output=True, text=True)
+    assert run.returncode == 0 and "VALID" in run.stdout, run.stdout + run.stderr
+    with h5py.File(path, "r") as f:
+        q, k, v = (f[f"inputs/{t}"][:] for t in "qkv")
+        assert all(is_bf16(t) for t in (q, k, v, f["inputs/dout"][:])), "inputs not in bf16"
+        assert is_bf16(f["outputs/o"][:]) and is_bf16(f["grads/k"][:]), "outputs not in bf16"
+        o_ref = f["reference/outputs/o"][:]
+        err = np.abs(my_attention(q, k, v, f.attrs["causal"]) - o_ref).max() / np.abs(o_ref).max()
+        print(f"own attention on the bf16 dump's inputs: max rel err {err:.2e}")
+        assert err < 1e-12, err
+
+    # Packed documents: two ranks of a zigzag ring, batch rows packed differently; with a
+    # sliding window on the first layer, sinks and a value head dim of 48 beside 32.
     path = os.path.join(tmp, "documents.h5")
     run = subprocess.run([mpiexec, "-n", "2", minictx, "verify", "--set", "sequence.length=37", "--set",
                           "sequence.batch=2", "--set", "attention.backend=ring", "--set",
                           "attention.ring_type=zigzag", "--set", "sequence.documents={rows: [[5, 1, 31], [20, 17]]}",
-                          "--dump", path], capture_output=True, text=True)
+                          "--set", "attention.window={layers: [6, global]}", "--set", "attention.sinks=true",
+                          "--set", "model.head_dim_v=48", "--dump", path], capture_output=True, text=True)
     assert run.returncode == 0 and "VALID" in run.stdout, run.stdout + run.stderr
     with h5py.File(path, "r") as f:
         a = f.attrs
         assert f["inputs/document_ids"][0, 4:7].tolist() == [0, 1, 2], f["inputs/document_ids"][:]
         assert a["document_lengths"] == "{rows: [[5, 1, 31], [20, 17]]}" and a["documents"], dict(a)
         assert "index in its document" in a["rope"], a["rope"]  # the attribute says RoPE restarts
+        assert a["window_per_layer"] == "{layers: [6, global]}" and a["window"] and a["sinks"], dict(a)
+        assert f["weights/layer1/sinks"].shape == (8,) and f["weights/layer0/wv"].shape == (256, 4 * 48)
         y_ref = f["reference/outputs/y"][:]
         y, loss = own_layers(f, a)
         err = np.abs(y - y_ref).max() / np.abs(y_ref).max()
-        print(f"own layer with documents from the attributes: max rel err {err:.2e}")
+        print(f"own layer with documents, a window, sinks and head_dim_v from the attributes: max rel err {err:.2e}")
         assert err < 1e-10, err
         assert abs(loss - f["reference/outputs/loss"][0]) <= 1e-10 * abs(loss), loss
 
     # The LM head (model.vocab): the labels and the head's weight in the dump, the loss and
-    # the head's weight gradient reproduced with numpy; a balanced ring of 3 ranks.
+    # the head's weight gradient reproduced with numpy; a balanced ring of 3 ranks, with a
+    # window, sinks and MLA value heads.
     path = os.path.join(tmp, "head.h5")
     run = subprocess.run([mpiexec, "-n", "3", minictx, "verify", "--set", "sequence.length=37", "--set",
                           "model.vocab=50", "--set", "attention.backend=ring", "--set", "attention.ring_type=balanced",
-                          "--set", "sequence.documents=[5, 1, 31]", "--dump", path], capture_output=True, text=True)
+                          "--set", "sequence.documents=[5, 1, 31]", "--set", "attention.window=9", "--set",
+                          "attention.sinks=true", "--set", "model.head_dim_v=48", "--dump", path],
+                         capture_output=True, text=True)
     assert run.returncode == 0 and "VALID" in run.stdout, run.stdout + run.stderr
     with h5py.File(path, "r") as f:
         a = f.attrs

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """tools/error-study.sh at its smallest (world sizes 1 and 2, one seed, the zigzag ring,
-one layer, 32 tokens a rank, head_dim 32): every point VALID; one row per world size,
-dtype and partials; at one rank the forward equal to one device's; at two ranks storage
-and accumulator partials farther from one device than fp32 partials in bf16 and fp16
-(the rounding the key adds); the table (tools/error-study-table.py) with the ratio to one
-rank, and the figure drawn. First: WORLDS or SEEDS that name no value, or not whole
+one layer, 32 tokens a rank, head_dim 32, the attention panel too): every point VALID;
+one row per world size, dtype and partials; at one rank the forward equal to one device's;
+at two ranks storage and accumulator partials farther from one device than fp32 partials
+in bf16 and fp16 (the rounding the key adds); the table (tools/error-study-table.py) with
+the ratio to one rank, which in attention mode at one rank is near 1 (the ring and the
+local backend get the same 16-bit inputs and differ only in order), and the figure drawn. First: WORLDS or SEEDS that name no value, or not whole
 numbers, are refused before any run; and a SIGTERM to the script while its ranks run
 reaches them, and the script ends after them, with their status, leaving no process
 behind.
@@ -70,7 +71,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
 with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ, MINICTX=minictx, MPIEXEC=mpiexec, WORLDS="1 2", SEEDS="1", BACKENDS="ring:zigzag",
-               LAYERS="[1]", ATTENTION="0", TOKENS_PER_RANK="32", HEAD_DIM="32")
+               LAYERS="[1]", ATTENTION="1", TOKENS_PER_RANK="32", HEAD_DIM="32")
     run = subprocess.run([os.path.join(source, "tools", "error-study.sh"), tmp], capture_output=True, text=True,
                          env=env)
     print(run.stdout[-4000:] + run.stderr[-2000:])
@@ -79,7 +80,15 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(os.path.join(tmp, "errors.md")) as f:
         study_table = f.read()
     assert "| ring zigzag | model | 1 | bf16 | accumulator | 2 | 1 |" in study_table, study_table
-    files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".h5"))
+    attention_rows = 0
+    for line in study_table.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[1:3] == ["attention", "n/a"] and cells[3] != "fp32" and cells[5] == "1":
+            attention_rows += 1
+            for ratio in (float(cells[8]), float(cells[10])):  # output's, gradients' over one device
+                assert 0.5 <= ratio <= 2, line
+    assert attention_rows == 6, study_table
+    files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith("-model.h5"))
     table = subprocess.run([minictx, "report", "--columns", "errors", "--format", "csv"] + files,
                            capture_output=True, text=True, check=True).stdout
 rows = list(csv.DictReader(io.StringIO(table)))

@@ -256,6 +256,7 @@ TEST(Deck, PresetsFillTheModelAndExplicitKeysOverride) {
   EXPECT_EQ(oss.vocab, 201088);
   const ModelShape ds = deck("model: {preset: deepseek-v3-like, vocab: 0}\n").resolve().model;
   EXPECT_EQ(ds.head_dim, 192);
+  EXPECT_EQ(ds.value_dim(), 128);  // MLA's value heads
   EXPECT_EQ(ds.kv_heads, ds.heads);
   EXPECT_EQ(ds.vocab, 0);  // the deck's own key wins
 
@@ -273,15 +274,15 @@ TEST(Deck, ParameterCount) {
   // wk+wv 2*4096*32*128 = 33,554,432; wo 16,777,216; w1,w3,w2 3*4096*11008 = 135,266,304;
   // sum 202,383,360; x 32 layers = 6,476,267,520. (Adding the 32000x4096 embedding and
   // output matrices and the final norm gives 6,738,415,616, the published Llama-2-7B count.)
-  EXPECT_EQ(deck("model: {preset: llama-7b}").resolve().model.n_params(), 6476267520LL);
+  EXPECT_EQ(deck("model: {preset: llama-7b}").resolve().model.n_params(false), 6476267520LL);
   // tiny, per layer: 2*256 + 256*256 + 2*256*128 + 256*256 + 3*256*688
   //                = 512 + 65,536 + 65,536 + 65,536 + 528,384 = 725,504; x 2 = 1,451,008.
-  EXPECT_EQ(deck("model: {preset: tiny}").resolve().model.n_params(), 1451008);
+  EXPECT_EQ(deck("model: {preset: tiny}").resolve().model.n_params(false), 1451008);
   // llama-3-8b, per layer: norms 8,192; wq 16,777,216; wk+wv 2*4096*8*128 = 8,388,608;
   // wo 16,777,216; w1,w3,w2 3*4096*14336 = 176,160,768; sum 218,112,000; x 32 layers =
   // 6,979,584,000; the head 4096*128256 = 525,336,576: 7,504,920,576. (The input embedding,
   // as large, and the final norm give 8,030,261,248, the published Llama-3-8B count.)
-  EXPECT_EQ(deck("model: {preset: llama-3-8b}").resolve().model.n_params(), 7504920576LL);
+  EXPECT_EQ(deck("model: {preset: llama-3-8b}").resolve().model.n_params(false), 7504920576LL);
 }
 
 TEST(DeckErrors, UnknownKeySuggestsTheNearestName) {

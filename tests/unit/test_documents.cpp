@@ -91,7 +91,7 @@ TEST(DocumentBounds, KeysOffsetsAndPadding) {
   EXPECT_EQ(d.offsets({0, 2, 3, 4, 7, 9}), (std::vector<int64_t>{0, 2, 0, 0, 3, 9, 0, 2, 3, 4, 7, 9}));
 }
 
-// documents_meet is exactly "some pair of the block's active rows is visible", so a block
+// block_visible is exactly "some pair of the block's active rows is visible", so a block
 // it refuses is one the masks leave empty; and such blocks occur (they are skipped).
 TEST(DocumentBounds, RingSkipsExactlyTheBlocksDocumentsMaskWhole) {
   int skipped = 0;
@@ -122,11 +122,13 @@ TEST(DocumentBounds, RingSkipsExactlyTheBlocksDocumentsMaskWhole) {
                 }
             // Batch row 1 is one document: a block is skipped only where row 0's documents
             // and row 1's causality both leave it empty.
-            EXPECT_EQ(documents_meet(s, qpos.data(), a.q, kpos.data(), a.k), any)
+            EXPECT_EQ(block_visible(s, qpos.data(), a.q, kpos.data(), a.k), any)
                 << "kind " << int(kind) << " P " << P << " r " << r << " j " << j;
-            const DocumentBounds one_row({{5, 1, 30, 1, 24}}, len);
-            skipped += !one_row.any_visible(qpos.data() + a.q.begin, a.q.len, kpos.data() + a.k.begin,
-                                            a.k.len, causal);
+            AttnShape one_row = s;
+            one_row.batch = 1;
+            one_row.documents = std::make_shared<const DocumentBounds>(
+                std::vector<std::vector<int64_t>>{{5, 1, 30, 1, 24}}, len);
+            skipped += !block_visible(one_row, qpos.data(), a.q, kpos.data(), a.k);
           }
       }
   EXPECT_GT(skipped, 0) << "no block was masked whole: the skip is untested";

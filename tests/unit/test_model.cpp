@@ -38,6 +38,22 @@ RunConfig tiny(int64_t len, bool causal) {
   return c;
 }
 
+// tiny(45, causal)'s problem for the fp64 reference.
+reference::Problem tiny_problem(bool causal) {
+  reference::Problem p;
+  p.batch = 2;
+  p.seq_len = 45;
+  p.layers = 2;
+  p.d_model = 64;
+  p.heads = 4;
+  p.kv_heads = 2;
+  p.head_dim = 16;
+  p.ffn_hidden = 96;
+  p.causal = causal;
+  p.seed = 77;
+  return p;
+}
+
 struct Grads {
   double loss;
   std::vector<float> y, dx, dwq;
@@ -86,18 +102,7 @@ TEST(LayerStack, MatchesFp64ReferenceCausalAndNot) {
   for (bool causal : {true, false}) {
     const RunConfig cfg = tiny(45, causal);
     const Grads g = run(cfg);
-    reference::Problem p;
-    p.batch = 2;
-    p.seq_len = 45;
-    p.layers = 2;
-    p.d_model = 64;
-    p.heads = 4;
-    p.kv_heads = 2;
-    p.head_dim = 16;
-    p.ffn_hidden = 96;
-    p.causal = causal;
-    p.seed = 77;
-    const auto ref = reference::model(p);
+    const auto ref = reference::model(tiny_problem(causal));
     EXPECT_NEAR(g.loss, ref.loss, 1e-5 * std::fabs(ref.loss));
     EXPECT_LT(rel_err(g.y, ref.y), 1e-5);
     EXPECT_LT(rel_err(g.dx, ref.dx), 1e-5);
@@ -111,16 +116,7 @@ TEST(LayerStack, MatchesFp64ReferenceCausalAndNot) {
 TEST(LayerStack, LmHeadChunksChangeTheResultsNotAndBoundTheLogits) {
   RunConfig cfg = tiny(45, true);
   cfg.model.vocab = 3000;
-  reference::Problem p;
-  p.batch = 2;
-  p.seq_len = 45;
-  p.layers = 2;
-  p.d_model = 64;
-  p.heads = 4;
-  p.kv_heads = 2;
-  p.head_dim = 16;
-  p.ffn_hidden = 96;
-  p.seed = 77;
+  reference::Problem p = tiny_problem(true);
   p.vocab = 3000;
   const auto ref = reference::model(p);
   static KokkosDevice dev;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/half_float.hpp"
 #include "reference/reference.hpp"
 
 namespace minictx::reference {
@@ -275,6 +276,47 @@ TEST(ReferenceData, InputIsDeterministicPerSeed) {
   EXPECT_EQ(a, make_input(p));
   p.seed += 1;
   EXPECT_NE(a, make_input(p));
+}
+
+// The reference rounds its own way (frexp, nearbyint); the app's conversions are bit
+// manipulations (core/half_float.hpp). They agree on random values, on ties, below the
+// smallest normal and past fp16's largest value.
+TEST(ReferenceData, StoredInRoundsAsTheRunDoes) {
+  Vec xs = {1 + std::ldexp(1, -8),
+            1 + 3 * std::ldexp(1, -8),
+            -1 - std::ldexp(1, -11),
+            1 + 3 * std::ldexp(1, -11),
+            1.5 * std::ldexp(1, -130),
+            1.3 * std::ldexp(1, -20),
+            0.7 * std::ldexp(1, -25),
+            65504,
+            65519.9,
+            65520,
+            -7e4,
+            std::ldexp(1.999, 127),
+            0.0};
+  for (size_t i = 0; i < 20000; ++i) xs.push_back(data_value(1, 99, i) * std::ldexp(1.0, int(i % 41) - 30));
+  for (DType t : {DType::bf16, DType::f16})
+    for (double x : xs) {
+      const float app = half_float::widen(half_float::narrow(float(x), t), t);
+      EXPECT_EQ(stored_in(t, x), double(app)) << x << (t == DType::bf16 ? " bf16" : " fp16");
+    }
+  EXPECT_EQ(stored_in(DType::f32, 0.1), 0.1);
+}
+
+TEST(ReferenceData, AttentionInputsAreStoredInTheRunsDtype) {
+  Problem p = tiny_attention(true);
+  const AttentionInputs wide = attention_inputs(p);
+  p.inputs_dtype = DType::bf16;
+  const AttentionInputs narrow = attention_inputs(p);
+  ASSERT_EQ(narrow.k.size(), wide.k.size());
+  for (size_t i = 0; i < wide.k.size(); ++i) EXPECT_EQ(narrow.k[i], stored_in(DType::bf16, wide.k[i]));
+  EXPECT_NE(narrow.dout, wide.dout);
+  // At an input scale other than 1 the inputs have 8 significant bits: bf16 holds them.
+  p.input_scale = 128;
+  const AttentionInputs scaled = attention_inputs(p);
+  p.inputs_dtype = DType::f32;
+  EXPECT_EQ(scaled.q, attention_inputs(p).q);
 }
 
 }  // namespace

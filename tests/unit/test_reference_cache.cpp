@@ -22,7 +22,6 @@ TEST(ReferenceCache, PointsOfOneProblemShareItsReference) {
   b.attention.backend = "ring";
   b.attention.options.set("attention.ring_type", std::string("zigzag"));
   b.attention.block_q = 8;
-  b.run.dtype = DType::bf16;
   ReferenceCache cache;
   cache.expect(a);
   cache.expect(b);
@@ -47,13 +46,26 @@ TEST(ReferenceCache, AnotherProblemHasItsOwn) {
   for (auto change :
        {+[](RunConfig& c) { c.sequence.length = 17; }, +[](RunConfig& c) { c.attention.causal = false; },
         +[](RunConfig& c) { c.model.kv_heads = c.model.heads; }, +[](RunConfig& c) { c.run.seed = 7; },
-        +[](RunConfig& c) { c.run.mode = Mode::model; }, +[](RunConfig& c) { c.run.input_scale = 64; }}) {
+        +[](RunConfig& c) { c.run.mode = Mode::model; }, +[](RunConfig& c) { c.run.input_scale = 64; },
+        // attention mode's inputs are stored in the run's dtype: a 16-bit run's problem
+        +[](RunConfig& c) { c.run.dtype = DType::bf16; }}) {
     RunConfig a = attention_point(16), b = a;
     change(b);
     cache.expect(a);
     cache.expect(b);
     EXPECT_NE(cache.take(a).get(), cache.take(b).get());
   }
+}
+
+TEST(ReferenceCache, ModelPointsOfEveryDtypeShareOne) {
+  RunConfig a = attention_point(16);
+  a.run.mode = Mode::model;
+  RunConfig b = a;
+  b.run.dtype = DType::bf16;
+  ReferenceCache cache;
+  cache.expect(a);
+  cache.expect(b);
+  EXPECT_EQ(cache.take(a).get(), cache.take(b).get());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <utility>
 
 #include "backends/backend.hpp"
 #include "backends/local/local_backend.hpp"
@@ -25,6 +26,15 @@ std::vector<double> download(Device& dev, const Tensor& t) {
   std::vector<float> host(size_t(t.numel()));
   dev.download(t, host.data());
   return {host.begin(), host.end()};
+}
+
+// Every rank's `local` added up: a gradient each rank holds a share of (the sinks').
+std::vector<double> summed_over_ranks(Comm& world, const std::vector<double>& local) {
+  std::vector<double> all(local.size() * size_t(world.size()));
+  world.gather_doubles(local.data(), all.data(), int64_t(local.size()));
+  std::vector<double> sum(local.size(), 0.0);
+  for (size_t i = 0; i < all.size(); ++i) sum[i % local.size()] += all[i];
+  return sum;
 }
 
 // The natural-log LSE of each row, [B, H, L]: the first plane of an LSE tensor
@@ -87,7 +97,11 @@ reference::Problem reference_problem(const RunConfig& c) {
   p.seed = c.run.seed;
   p.input_scale = c.run.input_scale;
   p.key_directions = c.run.key_directions;
+  if (c.run.mode == Mode::attention) p.inputs_dtype = c.run.dtype;
   p.documents = document_lengths(c.sequence.documents, c.sequence.length, c.sequence.batch);
+  p.head_dim_v = c.model.value_dim();
+  p.window = c.attention.window.pattern;
+  if (c.attention.sinks) p.sinks = reference::generated_sinks(p);
   p.vocab = c.run.mode == Mode::model ? c.model.vocab : 0;
   return p;
 }
@@ -107,9 +121,27 @@ namespace {
 // Every field of reference::Problem, and the mode.
 ReferenceCache::Key key_of(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
-  return {int(cfg.run.mode), p.batch,      p.seq_len, p.layers,  p.d_model,    p.heads, p.kv_heads,
-          p.head_dim,        p.ffn_hidden, p.causal,  p.rms_eps, p.rope_theta, p.seed,  p.input_scale,
-          p.key_directions,  p.documents,  p.vocab};
+  return {int(cfg.run.mode),
+          p.batch,
+          p.seq_len,
+          p.layers,
+          p.d_model,
+          p.heads,
+          p.kv_heads,
+          p.head_dim,
+          p.ffn_hidden,
+          p.causal,
+          p.rms_eps,
+          p.rope_theta,
+          p.seed,
+          p.input_scale,
+          p.key_directions,
+          p.documents,
+          p.vocab,
+          p.head_dim_v,
+          p.window,
+          !p.sinks.empty(),
+          int(p.inputs_dtype)};
 }
 
 const char* const kHeadGrad = "grads/lm_head";
@@ -117,17 +149,24 @@ const char* const kHeadGrad = "grads/lm_head";
 std::string grad_name(int layer, Weight w) {
   return "grads/layer" + std::to_string(layer) + "/" + weight_name(w);
 }
+// A layer's sink logits (attention.sinks): not a Weight, present only with sinks.
+std::string sinks_grad_name(int layer) { return "grads/layer" + std::to_string(layer) + "/sinks"; }
+const char* const kSinksGrad = "grads/sinks";  // attention mode
 
 }  // namespace
 
 std::vector<std::string> verification_tensor_names(const RunConfig& cfg) {
+  const bool sinks = cfg.attention.sinks;
   std::vector<std::string> names;
   if (cfg.run.mode == Mode::attention) {
     names = {"outputs/o", "outputs/lse", "grads/q", "grads/k", "grads/v"};
+    if (sinks) names.emplace_back(kSinksGrad);
   } else {
     names = {kLossTensor, kOutputTensor, "grads/x"};
-    for (int l = 0; l < cfg.model.layers; ++l)
+    for (int l = 0; l < cfg.model.layers; ++l) {
       for (int w = 0; w < int(Weight::count); ++w) names.push_back(grad_name(l, Weight(w)));
+      if (sinks) names.push_back(sinks_grad_name(l));
+    }
     if (cfg.model.vocab > 0) names.push_back(kHeadGrad);
   }
   // compare_arrays' further rows: the one-device run's own, then the loss of the run's y.
@@ -144,21 +183,24 @@ Arrays run_point(const RunConfig& cfg, Comm& comm, Device& dev) {
   const SequenceLayout& layout = backend->layout();
   const int part = backend->part(), batch = cfg.sequence.batch;
   const int64_t seq = cfg.sequence.length;
-  const int64_t h = cfg.model.heads, kvh = cfg.model.kv_heads, d = cfg.model.head_dim, dm = cfg.model.d_model;
+  const int64_t h = cfg.model.heads, kvh = cfg.model.kv_heads, d = cfg.model.head_dim,
+                dv = cfg.model.value_dim(), dm = cfg.model.d_model;
   auto rows = [&](const Tensor& t) { return gather_rows(comm, download(dev, t), layout, part, batch); };
   PhaseTimer timer;
   Arrays out;
   if (cfg.run.mode == Mode::attention) {
     AttentionStep step(cfg, dev, *backend, timer);
     step.step(true);
-    out.push_back({"outputs/o", {batch, seq, h, d}, rows(step.o())});
+    out.push_back({"outputs/o", {batch, seq, h, dv}, rows(step.o())});
     out.push_back({"outputs/lse",
                    {batch, seq, h},
                    gather_rows(comm, heads_last(lse_values(dev, step.lse(), batch, h), batch, int(h)), layout,
                                part, batch)});
     out.push_back({"grads/q", {batch, seq, h, d}, rows(step.dq())});
     out.push_back({"grads/k", {batch, seq, kvh, d}, rows(step.dk())});
-    out.push_back({"grads/v", {batch, seq, kvh, d}, rows(step.dv())});
+    out.push_back({"grads/v", {batch, seq, kvh, dv}, rows(step.dv())});
+    if (cfg.attention.sinks)
+      out.push_back({kSinksGrad, {h}, summed_over_ranks(comm, download(dev, step.dsinks()))});
     return out;
   }
   LayerStack model(cfg, dev, comm, *backend, timer);
@@ -171,11 +213,14 @@ Arrays run_point(const RunConfig& cfg, Comm& comm, Device& dev) {
     return g;
   };
   out.push_back({"grads/x", {batch, seq, dm}, unscaled(rows(model.input_grad()))});
-  for (int l = 0; l < model.layers(); ++l)
+  for (int l = 0; l < model.layers(); ++l) {
     for (int w = 0; w < int(Weight::count); ++w) {
       const Tensor& g = model.weight_grad(l, Weight(w));
       out.push_back({grad_name(l, Weight(w)), g.shape(), unscaled(download(dev, g))});
     }
+    if (cfg.attention.sinks)
+      out.push_back({sinks_grad_name(l), {h}, unscaled(download(dev, model.sinks_grad(l)))});
+  }
   if (cfg.model.vocab > 0)
     out.push_back({kHeadGrad, model.head_grad().shape(), unscaled(download(dev, model.head_grad()))});
   return out;
@@ -197,15 +242,18 @@ Arrays fp64_arrays(const RunConfig& cfg, const Fp64Result& r, const Arrays& like
     set("grads/q", a.dq);
     set("grads/k", a.dk);
     set("grads/v", a.dv);
+    set(kSinksGrad, a.dsinks);
     return ref;
   }
   const auto& m = r.model;
   set(kLossTensor, {m.loss});
   set(kOutputTensor, m.y);
   set("grads/x", m.dx);
-  for (int l = 0; l < cfg.model.layers; ++l)
+  for (int l = 0; l < cfg.model.layers; ++l) {
     for (int w = 0; w < int(Weight::count); ++w)
       set(grad_name(l, Weight(w)), m.weight_grads[size_t(l)][size_t(w)]);
+    set(sinks_grad_name(l), m.sink_grads[size_t(l)]);
+  }
   set(kHeadGrad, m.head_grad);
   return ref;
 }
@@ -217,31 +265,20 @@ Arrays global_inputs(const RunConfig& cfg) {
   const reference::Problem p = reference_problem(cfg);
   Arrays in;
   const int64_t b = p.batch, s = p.seq_len;
-  auto generated = [&](uint64_t id, int64_t width) {
-    std::vector<double> v(size_t(b * s * width));
-    for (size_t i = 0; i < v.size(); ++i)
-      v[i] = attention_input(p.seed, id, i, p.input_scale, p.key_directions, s, width);
-    return v;
-  };
   if (!p.documents.empty()) {  // the packing, as each token's document index
     std::vector<double> ids;
     for (int row = 0; row < p.batch; ++row)
       for (int64_t id : reference::document_ids(p, row)) ids.push_back(double(id));
     in.push_back({"inputs/document_ids", {b, s}, ids});
   }
-  if (cfg.run.mode == Mode::attention) {
-    in.push_back({"inputs/q",
-                  {b, s, p.heads, p.head_dim},
-                  generated(tensor_id::attn_q, int64_t(p.heads) * p.head_dim)});
-    in.push_back({"inputs/k",
-                  {b, s, p.kv_heads, p.head_dim},
-                  generated(tensor_id::attn_k, int64_t(p.kv_heads) * p.head_dim)});
-    in.push_back({"inputs/v",
-                  {b, s, p.kv_heads, p.head_dim},
-                  generated(tensor_id::attn_v, int64_t(p.kv_heads) * p.head_dim)});
-    in.push_back({"inputs/dout",
-                  {b, s, p.heads, p.head_dim},
-                  generated(tensor_id::attn_do, int64_t(p.heads) * p.head_dim)});
+  if (cfg.run.mode == Mode::attention) {  // as the run and the reference had them
+    const int dv = p.value_dim();
+    reference::AttentionInputs a = reference::attention_inputs(p);
+    in.push_back({"inputs/q", {b, s, p.heads, p.head_dim}, std::move(a.q)});
+    in.push_back({"inputs/k", {b, s, p.kv_heads, p.head_dim}, std::move(a.k)});
+    in.push_back({"inputs/v", {b, s, p.kv_heads, dv}, std::move(a.v)});
+    in.push_back({"inputs/dout", {b, s, p.heads, dv}, std::move(a.dout)});
+    if (!p.sinks.empty()) in.push_back({"inputs/sinks", {p.heads}, p.sinks[0]});
     return in;
   }
   in.push_back({"inputs/x", {b, s, p.d_model}, reference::make_input(p)});
@@ -253,12 +290,15 @@ Arrays global_inputs(const RunConfig& cfg) {
     in.push_back({"inputs/loss_weights", {b, s, p.d_model}, reference::make_loss_weights(p)});
   }
   const auto weights = reference::make_weights(p);
-  for (int l = 0; l < p.layers; ++l)
+  for (int l = 0; l < p.layers; ++l) {
     for (int w = 0; w < int(Weight::count); ++w) {
       const auto& v = weights[size_t(l)][size_t(w)];
       std::vector<int64_t> shape = {int64_t(v.size())};
       in.push_back({"weights/layer" + std::to_string(l) + "/" + weight_name(Weight(w)), shape, v});
     }
+    if (!p.sinks.empty())
+      in.push_back({"weights/layer" + std::to_string(l) + "/sinks", {p.heads}, p.sinks[size_t(l)]});
+  }
   return in;
 }
 
@@ -277,9 +317,20 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   a.text["reference"] = reference;
   a.text["layout"] = "activations [batch, seq, features] row-major; q, k, v [batch, seq, heads, head_dim]";
   a.text["attention"] =
-      "softmax(q k^T / sqrt(head_dim)) v, causal by global position when causal = 1; GQA: "
-      "query head h uses kv head h / (heads / kv_heads); lse = natural log-sum-exp per row, "
-      "[batch, seq, heads]";
+      "softmax(q k^T / sqrt(head_dim) over the visible keys, and the sink when sinks = 1) v; v and o have "
+      "head_dim_v; causal by global position when causal = 1; GQA: query head h uses kv head h / (heads / "
+      "kv_heads); lse = natural log-sum-exp per row (the sink's term included), [batch, seq, heads]";
+  if (!cfg.attention.window.none()) {
+    a.text["window"] =
+        "sliding window of w tokens (window_per_layer, repeated over the layers; attention mode: its "
+        "first; 0 = none): the query at position i sees keys j with i - j < w, and j - i < w too when "
+        "causal = 0";
+    a.text["window_per_layer"] = to_text(cfg.attention.window);
+  }
+  if (cfg.attention.sinks)
+    a.text["sinks"] =
+        "a sink logit s_h per query head (inputs/sinks; model mode: weights/layer<l>/sinks) adds e^s_h "
+        "to the denominator of head h's softmax once per row; grads/...sinks is its gradient";
   if (!cfg.sequence.documents.none()) {
     a.text["documents"] =
         "packed documents: inputs/document_ids [batch, seq] numbers each token's document from 0; a query "
@@ -315,6 +366,7 @@ DumpAttributes dump_attributes(const RunConfig& cfg, const std::string& referenc
   a.numbers["heads"] = m.heads;
   a.numbers["kv_heads"] = m.kv_heads;
   a.numbers["head_dim"] = m.head_dim;
+  a.numbers["head_dim_v"] = m.value_dim();
   a.numbers["ffn_hidden"] = m.ffn_hidden;
   a.numbers["vocab"] = cfg.run.mode == Mode::model ? m.vocab : 0;
   a.numbers["rms_eps"] = m.rms_eps;

@@ -27,9 +27,10 @@ struct Fp64Result {
 };
 
 // The fp64 references of one launch's points, each computed once. A point's reference
-// depends on its problem only (mode, shapes, mask, seed: reference::Problem), not on how
-// the backend computes it (backend, layout, ring_type, checkpointing, tiles, dtype), so
-// points that differ only in that share one. Told beforehand which points will ask, it
+// depends on its problem only (mode, shapes, mask, seed, and in attention mode the dtype
+// its inputs are stored in: reference::Problem), not on how the backend computes it
+// (backend, layout, ring_type, checkpointing, tiles, a model's dtype), so points that
+// differ only in that share one. Told beforehand which points will ask, it
 // keeps a result until the last of them has had it.
 class ReferenceCache {
  public:
@@ -38,8 +39,9 @@ class ReferenceCache {
   std::shared_ptr<const Fp64Result> take(const RunConfig& cfg);
 
   // Everything the reference reads from a deck: equal keys, equal references.
-  using Key = std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t,
-                         double, int, std::vector<std::vector<int64_t>>, int64_t>;
+  using Key =
+      std::tuple<int, int, int64_t, int, int, int, int, int, int, bool, double, double, uint64_t, double, int,
+                 std::vector<std::vector<int64_t>>, int64_t, int, std::vector<int64_t>, bool, int>;
 
  private:
   struct Entry {
@@ -59,7 +61,8 @@ Verification verify_point(const RunConfig& cfg, Comm& world, Device& device, Ref
                           const std::string& dump_path = "", const std::string& deck_yaml = "",
                           ReferenceCache* references = nullptr);
 
-// The fp64 reference's problem for a deck's point: its shape, seed and packed documents.
+// The fp64 reference's problem for a deck's point: its shape, seed and packed documents,
+// and in attention mode the dtype the run stores its inputs in.
 reference::Problem reference_problem(const RunConfig& cfg);
 
 // One step of `cfg` on `comm` (forward and backward): the global outputs and gradients, as
@@ -67,9 +70,10 @@ reference::Problem reference_problem(const RunConfig& cfg);
 std::vector<DumpArray> run_point(const RunConfig& cfg, Comm& comm, Device& device);
 
 // The rows a verification of `cfg` holds, in its table's order: attention mode's
-// outputs/o, outputs/lse and grads/q, k, v; the model's outputs/loss, outputs/y, grads/x
-// and every layer's weight gradients (grads/layer<l>/<weight>); then compare_arrays' rows:
-// the one-device run's own (a 16-bit run against fp64) and checks/loss_of_y (model mode).
+// outputs/o, outputs/lse and grads/q, k, v (and grads/sinks); the model's outputs/loss,
+// outputs/y, grads/x and every layer's weight gradients (grads/layer<l>/<weight>, and
+// grads/layer<l>/sinks); then compare_arrays' rows: the one-device run's own (a 16-bit run
+// against fp64) and checks/loss_of_y (model mode).
 std::vector<std::string> verification_tensor_names(const RunConfig& cfg);
 
 // The fp64 reference of `cfg`'s problem, computed anew.

@@ -111,13 +111,16 @@ struct LayerCache {
   Vec x, r1, h1, q, k, v, o, x2, r2, h2, a, u, m;  // q, k after RoPE
 };
 
+// Rows, and the widths of x, q, k, v, the attention output and the MLP.
 struct Dims {
-  int64_t T, d, qd, kvd, f;
+  int64_t T, d, qd, kd, vd, od, f;
   explicit Dims(const Problem& p)
       : T(int64_t(p.batch) * p.seq_len),
         d(p.d_model),
         qd(int64_t(p.heads) * p.head_dim),
-        kvd(int64_t(p.kv_heads) * p.head_dim),
+        kd(int64_t(p.kv_heads) * p.head_dim),
+        vd(int64_t(p.kv_heads) * p.value_dim()),
+        od(int64_t(p.heads) * p.value_dim()),
         f(p.ffn_hidden) {}
 };
 
@@ -129,17 +132,17 @@ std::vector<int64_t> positions(const Problem& p) {
 
 const Vec& weight(const std::vector<Vec>& W, Weight w) { return W[size_t(int(w))]; }
 
-Vec layer_forward(const Problem& p, const std::vector<Vec>& W, Vec x, LayerCache& c) {
+Vec layer_forward(const Problem& p, int layer, const std::vector<Vec>& W, Vec x, LayerCache& c) {
   const Dims n(p);
   c.x = std::move(x);
   c.h1 = rmsnorm(c.x, weight(W, Weight::g_attn), n.T, n.d, p.rms_eps, c.r1);
   c.q = matmul(c.h1, weight(W, Weight::wq), n.T, n.d, n.qd);
-  c.k = matmul(c.h1, weight(W, Weight::wk), n.T, n.d, n.kvd);
-  c.v = matmul(c.h1, weight(W, Weight::wv), n.T, n.d, n.kvd);
+  c.k = matmul(c.h1, weight(W, Weight::wk), n.T, n.d, n.kd);
+  c.v = matmul(c.h1, weight(W, Weight::wv), n.T, n.d, n.vd);
   rope(c.q, p, p.heads, +1.0);
   rope(c.k, p, p.kv_heads, +1.0);
-  c.o = attention_forward(p, c.q, c.k, c.v, positions(p)).o;
-  c.x2 = matmul(c.o, weight(W, Weight::wo), n.T, n.qd, n.d);
+  c.o = attention_forward(p, c.q, c.k, c.v, positions(p), layer).o;
+  c.x2 = matmul(c.o, weight(W, Weight::wo), n.T, n.od, n.d);
   for (size_t i = 0; i < c.x2.size(); ++i) c.x2[i] += c.x[i];
   c.h2 = rmsnorm(c.x2, weight(W, Weight::g_mlp), n.T, n.d, p.rms_eps, c.r2);
   c.a = matmul(c.h2, weight(W, Weight::w1), n.T, n.d, n.f);
@@ -151,9 +154,10 @@ Vec layer_forward(const Problem& p, const std::vector<Vec>& W, Vec x, LayerCache
   return y;
 }
 
-// Returns dL/dx of the layer input given dy = dL/dy; fills grads[int(Weight)].
-Vec layer_backward(const Problem& p, const std::vector<Vec>& W, const LayerCache& c, const Vec& dy,
-                   std::vector<Vec>& grads) {
+// Returns dL/dx of the layer input given dy = dL/dy; fills grads[int(Weight)] and, with
+// sinks, sink_grads.
+Vec layer_backward(const Problem& p, int layer, const std::vector<Vec>& W, const LayerCache& c, const Vec& dy,
+                   std::vector<Vec>& grads, Vec& sink_grads) {
   const Dims n(p);
   grads.assign(size_t(Weight::count), Vec());
   auto grad = [&](Weight w) -> Vec& { return grads[size_t(int(w))]; };
@@ -180,20 +184,21 @@ Vec layer_backward(const Problem& p, const std::vector<Vec>& W, const LayerCache
 
   // x2 = x + o·wo
   Vec dx = dx2;
-  grad(Weight::wo) = matmul_tn(c.o, dx2, n.T, n.qd, n.d);
-  Vec dout(size_t(n.T * n.qd), 0.0);
-  add_matmul_nt(dx2, weight(W, Weight::wo), n.T, n.d, n.qd, dout);
+  grad(Weight::wo) = matmul_tn(c.o, dx2, n.T, n.od, n.d);
+  Vec dout(size_t(n.T * n.od), 0.0);
+  add_matmul_nt(dx2, weight(W, Weight::wo), n.T, n.d, n.od, dout);
 
-  AttentionResult att = attention_on(p, c.q, c.k, c.v, dout, positions(p));
+  AttentionResult att = attention_on(p, c.q, c.k, c.v, dout, positions(p), layer);
+  sink_grads = std::move(att.dsinks);
   rope(att.dq, p, p.heads, -1.0);
   rope(att.dk, p, p.kv_heads, -1.0);
   grad(Weight::wq) = matmul_tn(c.h1, att.dq, n.T, n.d, n.qd);
-  grad(Weight::wk) = matmul_tn(c.h1, att.dk, n.T, n.d, n.kvd);
-  grad(Weight::wv) = matmul_tn(c.h1, att.dv, n.T, n.d, n.kvd);
+  grad(Weight::wk) = matmul_tn(c.h1, att.dk, n.T, n.d, n.kd);
+  grad(Weight::wv) = matmul_tn(c.h1, att.dv, n.T, n.d, n.vd);
   Vec dh1(size_t(n.T * n.d), 0.0);
   add_matmul_nt(att.dq, weight(W, Weight::wq), n.T, n.qd, n.d, dh1);
-  add_matmul_nt(att.dk, weight(W, Weight::wk), n.T, n.kvd, n.d, dh1);
-  add_matmul_nt(att.dv, weight(W, Weight::wv), n.T, n.kvd, n.d, dh1);
+  add_matmul_nt(att.dk, weight(W, Weight::wk), n.T, n.kd, n.d, dh1);
+  add_matmul_nt(att.dv, weight(W, Weight::wv), n.T, n.vd, n.d, dh1);
   rmsnorm_backward(c.x, weight(W, Weight::g_attn), c.r1, dh1, n.T, n.d, dx, grad(Weight::g_attn));
   return dx;
 }
@@ -258,7 +263,7 @@ double model_loss(const Problem& p, const Weights& weights, const Vec& x, const 
   check_problem(p, weights, x);
   Vec y = x;
   LayerCache scratch;
-  for (int l = 0; l < p.layers; ++l) y = layer_forward(p, weights[size_t(l)], std::move(y), scratch);
+  for (int l = 0; l < p.layers; ++l) y = layer_forward(p, l, weights[size_t(l)], std::move(y), scratch);
   return loss_of(p, y, head.empty() && p.vocab > 0 ? make_head(p) : head, false).value;
 }
 
@@ -268,7 +273,7 @@ ModelResult model(const Problem& p) {
   check_problem(p, weights, y);
   std::vector<LayerCache> caches(size_t(p.layers));
   for (int l = 0; l < p.layers; ++l)
-    y = layer_forward(p, weights[size_t(l)], std::move(y), caches[size_t(l)]);
+    y = layer_forward(p, l, weights[size_t(l)], std::move(y), caches[size_t(l)]);
 
   ModelResult r;
   Loss loss = loss_of(p, y, p.vocab > 0 ? make_head(p) : Vec(), true);
@@ -276,8 +281,10 @@ ModelResult model(const Problem& p) {
   r.head_grad = std::move(loss.dhead);
   Vec dy = std::move(loss.dy);
   r.weight_grads.resize(size_t(p.layers));
+  r.sink_grads.resize(size_t(p.layers));
   for (int l = p.layers - 1; l >= 0; --l)
-    dy = layer_backward(p, weights[size_t(l)], caches[size_t(l)], dy, r.weight_grads[size_t(l)]);
+    dy = layer_backward(p, l, weights[size_t(l)], caches[size_t(l)], dy, r.weight_grads[size_t(l)],
+                        r.sink_grads[size_t(l)]);
   r.y = std::move(y);
   r.dx = std::move(dy);
   return r;

@@ -259,14 +259,17 @@ void NcclComm::join_comm_stream(int slot, const char* call) {
   busy_[size_t(slot)] = false;
 }
 
-ShiftHandle NcclComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
+ShiftHandle NcclComm::exchange_start(const void* send, int64_t send_bytes, int dst, void* recv,
+                                     int64_t recv_bytes, int src) {
   const size_t slot = begin_on_comm_stream();
   issued(ncclGroupStart(), "ncclGroupStart");
-  issued(ncclSend(send, size_t(bytes), ncclUint8, dst, nccl_, comm_stream_), "ncclSend");
-  issued(ncclRecv(recv, size_t(bytes), ncclUint8, src, nccl_, comm_stream_), "ncclRecv");
+  if (send_bytes > 0)
+    issued(ncclSend(send, size_t(send_bytes), ncclUint8, dst, nccl_, comm_stream_), "ncclSend");
+  if (recv_bytes > 0)
+    issued(ncclRecv(recv, size_t(recv_bytes), ncclUint8, src, nccl_, comm_stream_), "ncclRecv");
   issued(ncclGroupEnd(), "ncclSend/ncclRecv of a ring shift");
   end_on_comm_stream(slot, dst, src);
-  count_sent(dst, double(bytes));
+  if (send_bytes > 0) count_sent(dst, double(send_bytes));
   return {int(slot)};
 }
 

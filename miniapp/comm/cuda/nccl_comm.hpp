@@ -50,7 +50,8 @@ class NcclComm final : public Comm {
   // The CUDA device NCCL runs on (ncclCommCuDevice).
   int cuda_device() const;
 
-  ShiftHandle shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) override;
+  ShiftHandle exchange_start(const void* send, int64_t send_bytes, int dst, void* recv, int64_t recv_bytes,
+                             int src) override;
   void wait(ShiftHandle& handle) override;
   void all_to_all(const void* send, void* recv, int64_t bytes_per_rank) override;
   void all_gather(const void* send, void* recv, int64_t bytes_per_rank) override;

@@ -44,13 +44,14 @@ void StagedMpiComm::to_device(void* device, const PinnedStaging::Loan& host, int
   CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-ShiftHandle StagedMpiComm::shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) {
+ShiftHandle StagedMpiComm::exchange_start(const void* send, int64_t send_bytes, int dst, void* recv,
+                                          int64_t recv_bytes, int src) {
   Shift s;
-  s.send = to_host(send, bytes, copies_);
-  s.recv = staging_.borrow(size_t(bytes));
+  s.send = to_host(send, send_bytes, copies_);
+  s.recv = staging_.borrow(size_t(recv_bytes));
   s.device_recv = recv;
-  s.bytes = bytes;
-  const ShiftHandle h = mpi_->shift_start(s.send.data(), s.recv.data(), bytes, dst, src);
+  s.bytes = recv_bytes;
+  const ShiftHandle h = mpi_->exchange_start(s.send.data(), send_bytes, dst, s.recv.data(), recv_bytes, src);
   shifts_[h.slot] = std::move(s);
   return h;
 }

@@ -33,7 +33,8 @@ class StagedMpiComm final : public Comm {
   int size() const override { return mpi_->size(); }
   int world_rank_of(int rank) const override { return mpi_->world_rank_of(rank); }
 
-  ShiftHandle shift_start(const void* send, void* recv, int64_t bytes, int dst, int src) override;
+  ShiftHandle exchange_start(const void* send, int64_t send_bytes, int dst, void* recv, int64_t recv_bytes,
+                             int src) override;
   void wait(ShiftHandle& handle) override;
   void all_to_all(const void* send, void* recv, int64_t bytes_per_rank) override;
   void all_gather(const void* send, void* recv, int64_t bytes_per_rank) override;
