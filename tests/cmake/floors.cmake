@@ -7,6 +7,8 @@ set(_climbs
     "minictx_base config/deck.hpp"                       # core below config
     "minictx_config device/device.hpp"                   # config below device
     "minictx_io device/device.hpp"                       # io and device: siblings
+    "minictx_io report/report.hpp"                       # io below the report
+    "minictx_report device/device.hpp"                   # the report reads files, not devices
     "minictx_device comm/comm.hpp"                       # device below comm
     "minictx_comm backends/backend.hpp"                  # comm below the backends
     "minictx_engine backends/registry.hpp"               # the engine below the registry
@@ -33,5 +35,5 @@ foreach(_climb ${_climbs})
 endforeach()
 add_test(NAME floors_upward_include
          COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR} "-DPROBES=${_probes}"
-                 -P ${CMAKE_CURRENT_LIST_DIR}/check_floors.cmake)
+                 -P ${CMAKE_CURRENT_LIST_DIR}/probes/check_floors.cmake)
 set_tests_properties(floors_upward_include PROPERTIES PASS_REGULAR_EXPRESSION "floors ok" TIMEOUT 120)

@@ -1,6 +1,7 @@
-# Builds each floor probe (tests/cmake/floors.cmake) and prints "floors ok" when every
-# one fails to compile because its header is not found; names each probe that compiled
-# or failed for another reason.
+# Run by floors_upward_include (cmake -P, from tests/cmake/floors.cmake; a folder below
+# the suites' so that no glob takes it for one). Builds each floor probe and prints
+# "floors ok" when every one fails to compile because its header is not found; names
+# each probe that compiled or failed for another reason.
 set(_wrong "")
 foreach(_entry ${PROBES})
   string(REPLACE "=" ";" _entry "${_entry}")
@@ -21,4 +22,7 @@ if(_wrong)
   message(FATAL_ERROR "an include climbs a floor:\n${_wrong}")
 endif()
 list(LENGTH PROBES _n)
+if(_n EQUAL 0)
+  message(FATAL_ERROR "no floor probes given: nothing was checked")
+endif()
 message("floors ok: ${_n} includes across floors fail to compile")
