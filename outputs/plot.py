@@ -79,7 +79,7 @@ def projected(labels):
 
 
 def burst_variant(labels):
-    """As burst_variant() in miniapp/io/report.cpp, marked when projected."""
+    """As burst_variant() in miniapp/report/report.cpp, marked when projected."""
     return burst_variant_name(labels) + projected(labels)
 
 

@@ -25,12 +25,12 @@
 #include "core/file_kind.hpp"
 #include "device/blas_kernels.hpp"
 #include "device/device.hpp"
-#include "io/compare.hpp"
+#include "report/compare.hpp"
 #include "io/output_file.hpp"
-#include "io/report.hpp"
+#include "report/report.hpp"
 #include "io/results_reader.hpp"
-#include "io/table.hpp"
-#include "io/trace.hpp"
+#include "report/table.hpp"
+#include "report/trace.hpp"
 #include "submission/submission_report.hpp"
 
 namespace minictx {

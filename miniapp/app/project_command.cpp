@@ -18,7 +18,7 @@
 #include "config/deck.hpp"
 #include "config/machine_profile.hpp"
 #include "core/error.hpp"
-#include "io/report.hpp"
+#include "report/report.hpp"
 #include "io/results_schema.hpp"
 #include "io/results_writer.hpp"
 #include "project/calibration.hpp"

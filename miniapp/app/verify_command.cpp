@@ -16,7 +16,7 @@
 #include "core/error.hpp"
 #include "device/device.hpp"
 #include "driver/verification.hpp"
-#include "io/table.hpp"
+#include "report/table.hpp"
 #include "model/memory_estimate.hpp"
 
 namespace minictx {
@@ -105,7 +105,7 @@ int VerifyCommand::run() {
                         to_string(p.config.run.device));
           const auto mpi = MpiComm::world(p.config.topology.ranks_per_node);
           validate_backend(p.config, mpi->topology());
-          device->set_attention_kernels(p.config.attention.kernels);  // this rank's GPU runs the family
+          device->configure(DeviceSettings::of(p.config));  // this rank's GPU runs the kernel family
           check_memory_estimate(p.config, *mpi, *device);
         }
         world = point_world(points.front().config, *device);
@@ -126,9 +126,7 @@ int VerifyCommand::run() {
       world = point_world(p.config, *device);
       world_of = &p.config;
     }
-    device->set_precision(p.config.run.dtype);
-    device->set_attention_kernels(p.config.attention.kernels);
-    device->set_attention_partials(p.config.attention.partials);
+    device->configure(DeviceSettings::of(p.config));
     // A point refused on every rank alike: a single point's is the launch's error; inside
     // a sweep the point is INVALID with its reason.
     Verification v;

@@ -1,4 +1,4 @@
-#include "io/report.hpp"
+#include "report/report.hpp"
 
 #include <algorithm>
 #include <cmath>

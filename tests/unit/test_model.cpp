@@ -65,7 +65,7 @@ struct Grads {
 
 Grads run(const RunConfig& cfg) {
   static KokkosDevice dev;
-  dev.set_precision(cfg.run.dtype);
+  dev.configure(DeviceSettings::of(cfg));
   auto world = MpiComm::world(1);
   auto backend = find_backend("local").create(*world, dev, cfg);
   PhaseTimer timer;

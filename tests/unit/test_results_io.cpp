@@ -19,10 +19,10 @@
 
 #include "core/error.hpp"
 #include "io/array_dump.hpp"
-#include "io/compare.hpp"
+#include "report/compare.hpp"
 #include "io/output_file.hpp"
 #include "io/point_json.hpp"
-#include "io/report.hpp"
+#include "report/report.hpp"
 #include "io/results_journal.hpp"
 #include "io/results_reader.hpp"
 #include "io/results_writer.hpp"
