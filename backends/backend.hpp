@@ -79,6 +79,9 @@ struct BackendInfo {
   TrafficShape (*traffic)(const AttentionConfig&);
   // Implements forward_query_prefix when it runs without a head exchange (Ulysses degree 1).
   bool query_prefix;
+  // The name its paper gives this configuration (a figure's legend), which the points
+  // carry as their `variant` label for the report's tables and the plots; nullptr: none.
+  std::string (*variant)(const RunConfig&) = nullptr;
 };
 
 // The ring family's traffic: K/V round the ring engine on the deck's ring_type layout.

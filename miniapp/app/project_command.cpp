@@ -18,11 +18,11 @@
 #include "config/deck.hpp"
 #include "config/machine_profile.hpp"
 #include "core/error.hpp"
-#include "report/report.hpp"
 #include "io/results_schema.hpp"
 #include "io/results_writer.hpp"
 #include "project/calibration.hpp"
 #include "project/step_model.hpp"
+#include "report/report.hpp"
 
 namespace minictx {
 namespace {

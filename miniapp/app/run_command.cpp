@@ -32,12 +32,12 @@
 #include "core/fault_seam.hpp"
 #include "device/device.hpp"
 #include "driver/verification.hpp"
-#include "report/report.hpp"
 #include "io/results_reader.hpp"
 #include "io/results_schema.hpp"
 #include "io/results_writer.hpp"
-#include "report/table.hpp"
 #include "model/memory_estimate.hpp"
+#include "report/report.hpp"
+#include "report/table.hpp"
 
 namespace minictx {
 namespace {

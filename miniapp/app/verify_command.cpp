@@ -16,8 +16,8 @@
 #include "core/error.hpp"
 #include "device/device.hpp"
 #include "driver/verification.hpp"
-#include "report/table.hpp"
 #include "model/memory_estimate.hpp"
+#include "report/table.hpp"
 
 namespace minictx {
 namespace {

@@ -24,7 +24,9 @@ struct DeviceSettings {
   DType precision = DType::f32;
   AttentionKernels kernels = AttentionKernels::automatic;
   AttentionPartials partials = AttentionPartials::fp32;
-  static DeviceSettings of(const RunConfig& c) { return {c.run.dtype, c.attention.kernels, c.attention.partials}; }
+  static DeviceSettings of(const RunConfig& c) {
+    return {c.run.dtype, c.attention.kernels, c.attention.partials};
+  }
 };
 
 // Shape facts every attention block call shares. Tensors q/dq are [B, L, H, D], k/dk

@@ -129,6 +129,7 @@ inline constexpr const char* context_size = "context_size";
 inline constexpr const char* window_size = "window_size";
 inline constexpr const char* intra = "intra";
 inline constexpr const char* bwd_comm = "bwd_comm";
+inline constexpr const char* variant = "variant";  // the backend's paper's name (BackendInfo::variant)
 inline constexpr const char* dtype = "dtype";
 inline constexpr const char* device = "device";
 inline constexpr const char* comm = "comm";
