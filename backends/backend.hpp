@@ -79,18 +79,12 @@ struct BackendInfo {
   TrafficShape (*traffic)(const AttentionConfig&);
   // Implements forward_query_prefix when it runs without a head exchange (Ulysses degree 1).
   bool query_prefix;
+  // The name its paper gives this configuration (a figure's legend), which the points
+  // carry as their `variant` label for the report's tables and the plots; nullptr: none.
+  std::string (*variant)(const RunConfig&) = nullptr;
 };
 
-const std::vector<BackendInfo>& backend_registry();
-const BackendInfo& find_backend(const std::string& name);
-TrafficShape traffic_shape(const AttentionConfig&);
 // The ring family's traffic: K/V round the ring engine on the deck's ring_type layout.
 TrafficShape ring_engine_traffic(const AttentionConfig&);
-// Gives the deck (config/backend_catalog.hpp) the registry's names, keys and head
-// exchanges; called once at start-up, before any deck is read.
-void install_deck_backends();
-// The deck's backend's own checks, and those every backend shares (checkpointing:
-// selective_half needs forward_query_prefix): one-line InputErrors.
-void validate_backend(const RunConfig&, const Topology&);
 
 }  // namespace minictx

@@ -78,26 +78,12 @@ def projected(labels):
     return " (projected)" if labels.get("projected") == "true" else ""
 
 
-def burst_variant(labels):
-    """As burst_variant() in miniapp/io/report.cpp, marked when projected."""
-    return burst_variant_name(labels) + projected(labels)
-
-
-def burst_variant_name(labels):
-    backend = labels.get("backend", "n/a")
-    if backend != "burst":
-        ring = labels.get("ring_type")
-        return backend if ring is None else f"{backend} ({ring})"
-    intra, ckpt = labels.get("intra", "n/a"), labels.get("checkpointing")
-    double_ring = intra == "ring"
-    inner = "DoubleRing" if double_ring else "Ulysses(intra node)" if intra == "ulysses" else intra
-    if ckpt == "selective":
-        return ("(C)" if double_ring else "(D)") + " BurstAttention w. " + inner
-    if ckpt == "full":
-        return ("(A)" if double_ring else "(B)") + " BurstAttention w. " + inner + " w/o Selective Checkpointing"
-    if ckpt is None:  # an attention-mode point: no layer to recompute
-        return f"BurstAttention w. {inner}"
-    return f"BurstAttention w. {inner} (checkpointing: {ckpt})"
+def point_variant(labels):
+    """As point_variant() in miniapp/report/report.cpp (the `variant` label the backend
+    gives, else backend and ring layout), marked when projected."""
+    backend, ring = labels.get("backend", "n/a"), labels.get("ring_type")
+    name = labels.get("variant") or (backend if ring is None else f"{backend} ({ring})")
+    return name + projected(labels)
 
 
 def tokens_label(seq_len):
@@ -110,7 +96,7 @@ def draw_bars(points, out):
     for labels, metrics in points:
         key = (labels.get("model", "n/a"), labels.get("seq_len", "n/a"), labels.get("world_size", "n/a"))
         # Repeated measurements of one variant in one setting: the last one is drawn.
-        settings.setdefault(key, {})[burst_variant(labels)] = metrics
+        settings.setdefault(key, {})[point_variant(labels)] = metrics
     variants = sorted({v for by_variant in settings.values() for v in by_variant})
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
     width = 0.8 / max(len(variants), 1)

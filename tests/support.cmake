@@ -1,13 +1,13 @@
 # What the suites share: the launch of minictx under mpiexec on 1 to 8 ranks (more ranks
 # than cores: the launcher oversubscribes), `minictx verify` cases, the one-line errors and
-# byte counts; then every suite file (mpi/NAME.cmake, scripts/NAME.cmake, cuda/cuda.cmake:
-# each backend adds its cases in mpi/<backend>.cmake, read first, where it also declares
+# byte counts; then every suite file (mpi/NAME.cmake, scripts/NAME.cmake, cuda/cuda.cmake,
+# cmake/floors.cmake: each backend adds its cases in mpi/<backend>.cmake, read first, where it also declares
 # its representative configurations, which the feature suites run). Labels
 # (docs/testing.md, "Labels"): the duration, `quick` (a few minutes at most under the
 # sanitizers: every backend and layout once, the errors, the unit tests) or `full` (the
 # rest), which a suite file sets;
 # the hardware, `gpu`, which it sets on a test that needs one; the kind, the test's
-# folder (unit, mpi, scripts, cuda), which this file adds. `ctest -L quick` is the short run.
+# folder (unit, mpi, scripts, cuda, cmake), which this file adds. `ctest -L quick` is the short run.
 #
 # The launcher: MPICH's by default; another through MPIEXEC_BIN and MPIEXEC_PREFLAGS
 # (placed before the program). Settings the Python checks' own launches need too go in
@@ -198,7 +198,7 @@ sys.exit(got != want)" ${_h5} ${intra} ${inter})
 endfunction()
 
 file(GLOB _suites CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/*.cmake ${CMAKE_CURRENT_SOURCE_DIR}/scripts/*.cmake
-     ${CMAKE_CURRENT_SOURCE_DIR}/cuda/*.cmake)
+     ${CMAKE_CURRENT_SOURCE_DIR}/cuda/*.cmake ${CMAKE_CURRENT_SOURCE_DIR}/cmake/*.cmake)
 # The backends' own suites first (a folder under backends/ with a suite of its name): they
 # declare the configurations the feature suites run.
 file(GLOB _backend_folders LIST_DIRECTORIES true CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/backends/*)

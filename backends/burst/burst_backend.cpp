@@ -25,6 +25,25 @@ constexpr const char* kIntra = "attention.intra";
 constexpr const char* kBwdComm = "attention.bwd_comm";
 bool intra_ulysses(const AttentionConfig& a) { return a.options.choice(kIntra) == "ulysses"; }
 
+// The BurstAttention paper's legend for this configuration, as its figures name variants
+// (A)-(D): the intra-node scheme and, in model mode, the checkpointing.
+std::string paper_variant(const RunConfig& c) {
+  const bool double_ring = !intra_ulysses(c.attention);
+  const std::string name =
+      std::string("BurstAttention w. ") + (double_ring ? "DoubleRing" : "Ulysses(intra node)");
+  if (c.run.mode != Mode::model) return name;  // attention mode: no layer to recompute
+  switch (c.run.checkpointing) {
+    case Checkpointing::full:
+      return (double_ring ? "(A) " : "(B) ") + name + " w/o Selective Checkpointing";
+    case Checkpointing::selective:
+      return (double_ring ? "(C) " : "(D) ") + name;
+    case Checkpointing::selective_half:
+      return name + " w. seq-wise Selective Checkpointing";
+    default:
+      return name + " (checkpointing: " + to_string(c.run.checkpointing) + ")";
+  }
+}
+
 void validate(const RunConfig& cfg, const Topology& topology) {
   const AttentionConfig& a = cfg.attention;
   const int world = topology.world_size, n = node_ranks(topology);
@@ -47,16 +66,15 @@ BackwardTraffic traffic(const AttentionConfig& a) {
   return a.options.choice(kBwdComm) == "kv" ? BackwardTraffic::kv : BackwardTraffic::q;
 }
 
-std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg,
-                           traffic(cfg.attention));
-}
-
 // Windows of a node's ranks (intra: ring), or Ulysses over a node and one ring of nodes.
 ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size, n = node_ranks(topology);
   if (intra_ulysses(cfg.attention)) return {n, world / n, world / n};
   return {1, world, n};
+}
+
+std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
+  return make_ulysses_ring(world, device, degrees(cfg, world.group_topology()), cfg, traffic(cfg.attention));
 }
 
 int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {
@@ -91,7 +109,8 @@ BackendInfo burst_backend_info() {
       validate,
       create,
       traffic_shape_of,
-      /*query_prefix=*/true};
+      /*query_prefix=*/true,
+      paper_variant};
 }
 
 }  // namespace minictx

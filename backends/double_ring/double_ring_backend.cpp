@@ -24,9 +24,17 @@ namespace {
 constexpr const char* kWindowSize = "attention.window_size";
 int window_size(const AttentionConfig& a) { return int(a.options.integer(kWindowSize)); }
 
+// window_size 0: the context ranks of one node.
+ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
+  ParallelDegrees d = ulysses_by_ring(cfg.attention, topology);
+  d.window = window_size(cfg.attention) > 0 ? window_size(cfg.attention)
+                                            : std::max(1, node_ranks(topology) / d.ulysses);
+  return d;
+}
+
 void validate(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size;
-  const ParallelDegrees d = parallel_degrees(cfg, topology);
+  const ParallelDegrees d = degrees(cfg, topology);
   const int u = d.ulysses, c = d.context, w = d.window;
   if (ring_degree(cfg.attention) == 0 && world % u != 0)
     input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
@@ -45,16 +53,7 @@ void validate(const RunConfig& cfg, const Topology& topology) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  return make_ulysses_ring(world, device, parallel_degrees(cfg, world.group_topology()), cfg,
-                           BackwardTraffic::kv);
-}
-
-// window_size 0: the context ranks of one node.
-ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
-  ParallelDegrees d = ulysses_by_ring(cfg.attention, topology);
-  d.window = window_size(cfg.attention) > 0 ? window_size(cfg.attention)
-                                            : std::max(1, node_ranks(topology) / d.ulysses);
-  return d;
+  return make_ulysses_ring(world, device, degrees(cfg, world.group_topology()), cfg, BackwardTraffic::kv);
 }
 
 int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {

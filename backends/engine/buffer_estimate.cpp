@@ -2,16 +2,11 @@
 
 #include <algorithm>
 
-#include "backends/backend.hpp"
 #include "core/saturating.hpp"
 
 // Saturating throughout: a deck may ask for more than 2^63 bytes, and a guard whose
 // product wraps would let it through to the allocator.
 namespace minictx {
-
-int64_t backend_buffer_bytes(const RunConfig& cfg, const Topology& topology) {
-  return find_backend(cfg.attention.backend).buffer_bytes(cfg, topology);
-}
 
 RankRows rank_rows(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size;

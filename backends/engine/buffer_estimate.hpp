@@ -8,11 +8,6 @@
 
 namespace minictx {
 
-// Bytes the deck's attention backend allocates per rank beyond q, k, v, o and their
-// gradients (its BackendInfo::buffer_bytes), for the memory estimate that refuses a run
-// before it allocates.
-int64_t backend_buffer_bytes(const RunConfig& cfg, const Topology& topology);
-
 // The pieces the backends' buffer_bytes share. A rank's rows: batch × the padded share
 // of the sequence, and the widths of its tensors.
 struct RankRows {

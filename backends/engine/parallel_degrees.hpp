@@ -16,9 +16,6 @@ struct ParallelDegrees {
   int window = 1;   // ranks per inner ring of the context group; == context for one plain ring
 };
 
-// The deck's backend's degrees (BackendInfo::degrees of the registry).
-ParallelDegrees parallel_degrees(const RunConfig& cfg, const Topology& topology);
-
 // Ranks of one node, at least 1 and at most the world.
 inline int node_ranks(const Topology& topology) {
   return std::max(1, std::min(topology.ranks_per_node, topology.world_size));

@@ -50,7 +50,7 @@ void validate(const RunConfig&, const Topology& topology) {
   const int world = topology.world_size;
   if (world == 1) return;
   std::vector<std::string> others;
-  for (const auto& b : backend_registry())
+  for (const auto& b : backend_catalog())
     if (b.name != local_backend_info().name) others.push_back(b.name);
   std::string choices;
   for (std::size_t i = 0; i < others.size(); ++i)

@@ -22,9 +22,13 @@
 namespace minictx {
 namespace {
 
+ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
+  return ulysses_by_ring(cfg.attention, topology);
+}
+
 void validate(const RunConfig& cfg, const Topology& topology) {
   const int world = topology.world_size;
-  const ParallelDegrees d = parallel_degrees(cfg, topology);
+  const ParallelDegrees d = degrees(cfg, topology);
   const int u = d.ulysses, r = d.context;
   if (ring_degree(cfg.attention) == 0 && world % u != 0)
     input_error("attention.ulysses_degree " + std::to_string(u) + " does not divide the world size " +
@@ -37,12 +41,8 @@ void validate(const RunConfig& cfg, const Topology& topology) {
 }
 
 std::unique_ptr<AttentionBackend> create(Comm& world, Device& device, const RunConfig& cfg) {
-  const ParallelDegrees d = parallel_degrees(cfg, world.group_topology());
+  const ParallelDegrees d = degrees(cfg, world.group_topology());
   return make_ulysses_ring(world, device, d, cfg, BackwardTraffic::kv);
-}
-
-ParallelDegrees degrees(const RunConfig& cfg, const Topology& topology) {
-  return ulysses_by_ring(cfg.attention, topology);
 }
 
 int64_t buffer_bytes(const RunConfig& cfg, const Topology& topology) {

@@ -14,7 +14,7 @@
 #include "comm/mpi_comm.hpp"
 #include "core/error.hpp"
 #include "device/device.hpp"
-#include "io/table.hpp"
+#include "report/table.hpp"
 
 namespace minictx {
 namespace {
@@ -203,7 +203,7 @@ int BenchCommand::run_device(const std::string& command_line) {
   // The device may fail on one rank only (no GPU there): every rank learns it.
   if (!agree([&] {
         device = make_device(kind, world->topology());
-        device->set_attention_kernels(opt.kernels);
+        device->configure({opt.dtype, opt.kernels, AttentionPartials::fp32});
       }))
     return 2;
   if (!agree([&] { check_device_bench_memory(opt, *world, *device); })) return 2;

@@ -11,17 +11,18 @@
 #include "app/count_option.hpp"
 #include "app/output_path.hpp"
 #include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "bench/labels.hpp"
 #include "bench/metrics.hpp"
 #include "build_info.hpp"
 #include "config/deck.hpp"
 #include "config/machine_profile.hpp"
 #include "core/error.hpp"
-#include "io/report.hpp"
 #include "io/results_schema.hpp"
 #include "io/results_writer.hpp"
 #include "project/calibration.hpp"
 #include "project/step_model.hpp"
+#include "report/report.hpp"
 
 namespace minictx {
 namespace {

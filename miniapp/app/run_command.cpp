@@ -20,6 +20,7 @@
 #include "app/provenance.hpp"
 #include "app/resume_check.hpp"
 #include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "bench/calibration.hpp"
 #include "bench/labels.hpp"
 #include "bench/runner.hpp"
@@ -31,12 +32,12 @@
 #include "core/fault_seam.hpp"
 #include "device/device.hpp"
 #include "driver/verification.hpp"
-#include "io/report.hpp"
 #include "io/results_reader.hpp"
 #include "io/results_schema.hpp"
 #include "io/results_writer.hpp"
-#include "io/table.hpp"
 #include "model/memory_estimate.hpp"
+#include "report/report.hpp"
+#include "report/table.hpp"
 
 namespace minictx {
 namespace {
@@ -313,7 +314,7 @@ bool set_up(const Options& o, const std::string& command_line, RunSetup& s) {
         // A kernel family this rank's GPU cannot run fails here, with every rank, not
         // at its point on this rank alone.
         for (size_t i = 0; i < s.points.size(); ++i)
-          if (s.skipped[i].empty()) s.device->set_attention_kernels(s.points[i].config.attention.kernels);
+          if (s.skipped[i].empty()) s.device->configure(DeviceSettings::of(s.points[i].config));
       }))
     return false;
   if (!agree([&] {
@@ -391,9 +392,7 @@ std::string overflow_note(const PointResult& p) {
 // recorded reason it was skipped. `peak` caches a measured peak FLOP/s across points.
 PointResult run_one_point(const SweepPoint& point, const std::string& skipped, RunSetup& s, double& peak) {
   RunConfig cfg = point.config;
-  s.device->set_precision(cfg.run.dtype);
-  s.device->set_attention_kernels(cfg.attention.kernels);
-  s.device->set_attention_partials(cfg.attention.partials);
+  s.device->configure(DeviceSettings::of(cfg));
   if (cfg.machine.measures_peak() && cfg.machine.peak_tflops <= 0) {
     if (peak <= 0) peak = measured_peak(*s.world, *s.device);
     cfg.machine.peak_tflops = peak;

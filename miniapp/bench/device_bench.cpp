@@ -54,7 +54,7 @@ void check_device_bench_memory(const DeviceBenchOptions& opt, const Comm& world,
 
 KernelBenchResult run_device_bench(const DeviceBenchOptions& opt, Comm& world, Device& device,
                                    const std::function<void(const KernelBenchRow&)>& progress) {
-  device.set_precision(opt.dtype);
+  device.configure({opt.dtype, opt.kernels, AttentionPartials::fp32});
   Lockstep ranks(world);
   // A GPU is not shared with other processes the way a core is: one calibration at the
   // start is every row's reference, the one at the end shows whether clocks drifted.

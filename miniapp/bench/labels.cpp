@@ -4,6 +4,7 @@
 
 #include "backends/engine/engine_keys.hpp"
 #include "backends/engine/parallel_degrees.hpp"
+#include "backends/registry.hpp"
 #include "io/results_schema.hpp"
 
 namespace minictx {
@@ -47,6 +48,7 @@ std::map<std::string, std::string> point_labels(const RunConfig& c, const Topolo
       {lk::partials, to_string(c.attention.partials)},
       {lk::gpu, c.machine.name},
   };
+  if (auto* const named = find_backend(c.attention.backend).variant) labels[lk::variant] = named(c);
   // The layer stack's shape and its training settings: attention mode runs the attention
   // alone on generated q, k, v (its shape is heads, kv_heads, head_dim), so they would
   // describe nothing that ran.

@@ -6,6 +6,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/engine/layout_work.hpp"
+#include "backends/registry.hpp"
 #include "bench/metrics.hpp"
 #include "bench/ring_timeline_gather.hpp"
 #include "comm/watchdog.hpp"

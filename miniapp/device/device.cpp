@@ -219,8 +219,8 @@ void Device::attn_sink_grad(const AttnShape& s, const Tensor& sinks, const Tenso
 }
 
 void Device::round_to_precision(Tensor& t) {
-  if (precision_ == DType::f32) return;
-  Tensor rounded = alloc(t.shape(), precision_);
+  if (precision() == DType::f32) return;
+  Tensor rounded = alloc(t.shape(), precision());
   copy(rounded, t);
   copy(t, rounded);
 }

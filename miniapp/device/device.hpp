@@ -18,6 +18,17 @@ struct CUstream_st;
 
 namespace minictx {
 
+// What Device::configure sets: the run's dtype, the attention kernel family and how the
+// attention's partial sums are rounded (of: a point's deck).
+struct DeviceSettings {
+  DType precision = DType::f32;
+  AttentionKernels kernels = AttentionKernels::automatic;
+  AttentionPartials partials = AttentionPartials::fp32;
+  static DeviceSettings of(const RunConfig& c) {
+    return {c.run.dtype, c.attention.kernels, c.attention.partials};
+  }
+};
+
 // Shape facts every attention block call shares. Tensors q/dq are [B, L, H, D], k/dk
 // [B, L, Hkv, D], v/dv [B, L, Hkv, Dv] and o/dout [B, L, H, Dv] (row-major; rows are
 // tokens of one rank's shard), D = head_dim and Dv = value_dim(); lse is [planes·B, H, L]
@@ -103,20 +114,20 @@ class Device {
   // The CUDA stream (cudaStream_t) its work is queued on, on which a GPU comm queues its
   // transfers; null where the tensors live in host memory.
   virtual CUstream_st* gpu_stream() const { return nullptr; }
-  // The run's dtype. Tensors that travel between ranks (ring blocks, all-to-all and
-  // all-gather buffers) and the layer stack's weights, gradients and activations are
-  // stored in it; a device that computes in bf16/fp16 also rounds its operands to it
-  // (the host device computes in fp32 whatever the dtype).
-  virtual void set_precision(DType dtype) { precision_ = dtype; }
-  DType precision() const { return precision_; }
-  // The deck's attention.kernels: a device with kernel families (cuda) takes the one it
-  // names; the host device has one attention kernel, and the deck check keeps others away.
-  virtual void set_attention_kernels(AttentionKernels) {}
-  // The deck's attention.partials: storage rounds each attention block's output (and, in
-  // the backward, its dQ, dK and dV contributions) to precision() before they join the
-  // running sums; accumulator rounds the sums too, after every block; both the same as
-  // fp32 in an fp32 run.
-  void set_attention_partials(AttentionPartials partials) { partials_ = partials; }
+  // What a point asks of the device, set in one call before it runs (every command does
+  // it the same way). precision: the run's dtype; tensors that travel between ranks (ring
+  // blocks, all-to-all and all-gather buffers) and the layer stack's weights, gradients
+  // and activations are stored in it, and a device that computes in bf16/fp16 rounds its
+  // operands to it (the host device computes in fp32 whatever the dtype). kernels: the
+  // deck's attention.kernels; a device with kernel families (cuda) takes the one it names
+  // and throws InputError where it cannot run it; the host device has one attention
+  // kernel, and the deck check keeps others away. partials: the deck's
+  // attention.partials; storage rounds each attention block's output (and, in the
+  // backward, its dQ, dK and dV contributions) to precision before they join the running
+  // sums, accumulator rounds the sums too, after every block; both are fp32 in an fp32 run.
+  virtual void configure(const DeviceSettings& settings) { settings_ = settings; }
+  const DeviceSettings& settings() const { return settings_; }
+  DType precision() const { return settings_.precision; }
   // Whether the model's kernels below (the *_kernel members) read and write 16-bit
   // tensors themselves; the host's take fp32 only.
   virtual bool reads_16bit() const { return false; }
@@ -125,7 +136,7 @@ class Device {
   // the kernels mask by position only (document_blocks.hpp).
   virtual bool kernels_mask_documents() const { return false; }
   // The dtype to store a kernel's operands in so that it reads them as they are.
-  DType operand_dtype() const { return reads_16bit() ? precision_ : DType::f32; }
+  DType operand_dtype() const { return reads_16bit() ? precision() : DType::f32; }
   // Returns when every operation issued so far has finished (asynchronous devices).
   virtual void synchronize() {}
   // A clock for timestamps inside a step (the ring timeline): the host's steady clock,
@@ -255,16 +266,19 @@ class Device {
 
   // Whether attention blocks round their results before the sums: storage or accumulator
   // partials in a 16-bit run.
-  bool rounds_partials() const { return partials_ != AttentionPartials::fp32 && precision_ != DType::f32; }
+  bool rounds_partials() const {
+    return settings_.partials != AttentionPartials::fp32 && precision() != DType::f32;
+  }
   // Whether the running sums are rounded to precision() after every block as well
   // (attention.partials accumulator in a 16-bit run).
-  bool rounds_sums() const { return partials_ == AttentionPartials::accumulator && precision_ != DType::f32; }
+  bool rounds_sums() const {
+    return settings_.partials == AttentionPartials::accumulator && precision() != DType::f32;
+  }
   // attn_fwd_block and attn_bwd_block, split by documents where the kernels do not mask them.
   void attn_fwd_masked(const AttnShape&, const AttnFwdBlock&);
   void attn_bwd_masked(const AttnShape&, const AttnBwdBlock&);
 
-  DType precision_ = DType::f32;
-  AttentionPartials partials_ = AttentionPartials::fp32;
+  DeviceSettings settings_;
 };
 
 // m, n, k of C = op(A)·op(B) on the [rows, cols] views; fails unless the shapes conform.

@@ -24,7 +24,7 @@ inline constexpr const char* bytes_summed = "bytes, summed over the timed iterat
 }  // namespace unit
 
 // A point's metrics (/points/<name>/metrics), one constant per key: bench/metrics.cpp
-// writes them, the report (io/report.cpp) and the FOM line (app/cli.cpp) read them, so a
+// writes them, the report (report/report.cpp) and the FOM line (app/cli.cpp) read them, so a
 // renamed key fails to compile instead of printing n/a. outputs/README.md defines each.
 namespace metric_key {
 inline constexpr const char* step_seconds = "step_seconds";
@@ -129,6 +129,7 @@ inline constexpr const char* context_size = "context_size";
 inline constexpr const char* window_size = "window_size";
 inline constexpr const char* intra = "intra";
 inline constexpr const char* bwd_comm = "bwd_comm";
+inline constexpr const char* variant = "variant";  // the backend's paper's name (BackendInfo::variant)
 inline constexpr const char* dtype = "dtype";
 inline constexpr const char* device = "device";
 inline constexpr const char* comm = "comm";

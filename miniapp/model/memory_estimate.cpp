@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "backends/engine/buffer_estimate.hpp"
+#include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "core/saturating.hpp"
 #include "device/device_footprint.hpp"

@@ -2,6 +2,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/engine/engine_keys.hpp"
+#include "backends/registry.hpp"
 
 namespace minictx {
 

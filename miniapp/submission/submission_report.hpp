@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "io/table.hpp"
+#include "report/table.hpp"
 #include "submission/assessment.hpp"
 
 namespace minictx {

@@ -61,13 +61,19 @@ const char* no_hopper_flash(DType dtype, int head_dim) {
 // without a family in their name use on every GPU.
 template <class Check>
 void with_family(AttentionKernels family, Check&& check) {
-  gpu().set_attention_kernels(family);
+  gpu().configure({gpu().precision(), family});
   check();
-  gpu().set_attention_kernels(AttentionKernels::sm80);
+  gpu().configure({gpu().precision(), AttentionKernels::sm80});
+}
+
+// The GPU configured to compute in `dtype` with `partials`, its kernel family kept (with_family
+// chooses that).
+void gpu_computes_in(DType dtype, AttentionPartials partials = AttentionPartials::fp32) {
+  gpu().configure({dtype, gpu().settings().kernels, partials});
 }
 
 void check_against_reference(const AttnCase& c) {
-  gpu().set_precision(c.dtype);
+  gpu_computes_in(c.dtype);
   const AttentionProblem a =
       attention_problem(c.batch, c.heads, c.kv_heads, c.head_dim, c.len, c.causal, c.stride);
   const auto &q = a.q, &k = a.k, &v = a.v, &dout = a.dout;
@@ -112,7 +118,7 @@ void check_against_reference(const AttnCase& c) {
   expect_close("dq", dq, ref.dq, q_cols, c.head_dim);
   expect_close("dk", dk, ref.dk, kv_cols, c.head_dim);
   expect_close("dv", dv, ref.dv, kv_cols, c.head_dim);
-  gpu().set_precision(DType::f32);
+  gpu_computes_in(DType::f32);
 }
 
 TEST_P(CudaAttention, MatchesFp64Reference) {
@@ -183,7 +189,7 @@ void expect_gpu_matches_host(const AttnShape& s, const std::vector<int64_t>& pos
              v = generated(size_t(rows * kw), 3), dout = generated(size_t(rows * qw), 4);
   std::vector<std::vector<double>> out[2];
   Device* devs[2] = {&gpu(), &host_device()};
-  gpu().set_precision(dtype);
+  gpu_computes_in(dtype);
   for (int i = 0; i < 2; ++i) {
     Device& dev = *devs[i];
     Tensor tq = upload(dev, q, {rows, qw}), tk = upload(dev, k, {rows, kw}), tv = upload(dev, v, {rows, kw}),
@@ -198,7 +204,7 @@ void expect_gpu_matches_host(const AttnShape& s, const std::vector<int64_t>& pos
     dev.attn_bwd(s, {qb, kb, vb, &tdo, &lse, &delta, &dq, &dk, &dv});
     for (const Tensor* t : {&o, &dq, &dk, &dv}) out[i].push_back(download(dev, *t));
   }
-  gpu().set_precision(DType::f32);
+  gpu_computes_in(DType::f32);
   const char* names[] = {"o", "dq", "dk", "dv"};
   const int64_t cols[] = {qw, qw, kw, kw};
   const double tol = tolerance(dtype);
@@ -304,8 +310,7 @@ void check_storage_partials(const PartialsCase& c) {
   const AttnShape s{b, h, kv, d, true, 1 << 30, 64, 256, {}};
   const int64_t qw = h * d, kw = kv * d;
   auto two_key_blocks = [&](AttentionPartials partials) {
-    gpu().set_precision(c.dtype);
-    gpu().set_attention_partials(partials);
+    gpu_computes_in(c.dtype, partials);
     Tensor q = upload(gpu(), a.q, {len, qw}), k = upload(gpu(), a.k, {len, kw}),
            v = upload(gpu(), a.v, {len, kw}), dout = upload(gpu(), a.dout, {len, qw});
     const int64_t* pos = a.positions.data();
@@ -323,8 +328,7 @@ void check_storage_partials(const PartialsCase& c) {
           {qb, {&k, begin, n, pos + begin}, {&v, begin, n, pos + begin}, &dout, &lse, &delta, &dq, &dk, &dv});
     std::vector<std::vector<double>> got;
     for (const Tensor* t : {&o, &dq, &dk, &dv}) got.push_back(download(gpu(), *t));
-    gpu().set_attention_partials(AttentionPartials::fp32);
-    gpu().set_precision(DType::f32);
+    gpu_computes_in(DType::f32);
     return got;
   };
   const auto kept = two_key_blocks(AttentionPartials::fp32),
@@ -537,7 +541,7 @@ TEST(CudaTma, ProbeTileHoldsTheTensorsRows) {
 TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
   cudaDeviceProp prop{};
   ASSERT_EQ(cudaGetDeviceProperties(&prop, gpu().gpu()), cudaSuccess);
-  gpu().set_precision(DType::bf16);
+  gpu_computes_in(DType::bf16);
   const bool tensor_cores = prop.major >= 8;
   with_family(AttentionKernels::sm80, [&] {
     EXPECT_EQ(gpu().attention_kernel(128),
@@ -554,9 +558,9 @@ TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
   } else {
     with_family(AttentionKernels::automatic,
                 [&] { EXPECT_EQ(gpu().kernel_family().id, AttentionKernels::sm80); });
-    EXPECT_THROW(gpu().set_attention_kernels(AttentionKernels::sm90), InputError);
+    EXPECT_THROW(gpu().configure({gpu().precision(), AttentionKernels::sm90}), InputError);
   }
-  gpu().set_precision(DType::f32);
+  gpu_computes_in(DType::f32);
   EXPECT_EQ(gpu().attention_kernel(128), "simt");
 }
 
@@ -583,7 +587,7 @@ TEST(CudaGemm, AllTransposesMatchHost) {
   for (DType t : {DType::f32, DType::bf16, DType::f16})
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
-        gpu().set_precision(t);
+        gpu_computes_in(t);
         const int64_t m = 37, n = 53, k = 70;
         std::vector<int64_t> sa = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
         std::vector<int64_t> sb = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
@@ -596,7 +600,7 @@ TEST(CudaGemm, AllTransposesMatchHost) {
                                        });
         EXPECT_LT(err, tolerance(t)) << "trans_a " << ta << " trans_b " << tb << " dtype " << to_string(t);
       }
-  gpu().set_precision(DType::f32);
+  gpu_computes_in(DType::f32);
 }
 
 TEST(CudaElementWise, RowOpsMatchHost) {
@@ -680,7 +684,7 @@ TEST(CudaElementWise, ModelOperationsOn16BitTensorsMatchHost) {
              dy = generated(size_t(rows * cols), 3), w = generated(size_t(cols * inner), 4);
   const std::vector<int64_t> pos = {0, 5, 17, 1000, 3, 9, 2, 4, 8, 11, 12};
   for (DType t : {DType::bf16, DType::f16}) {
-    gpu().set_precision(t);
+    gpu_computes_in(t);
     const double err = gpu_vs_host(
         {{x, {rows, cols}},
          {g, {cols}},
@@ -709,7 +713,7 @@ TEST(CudaElementWise, ModelOperationsOn16BitTensorsMatchHost) {
         t);
     EXPECT_LT(err, tolerance(t)) << to_string(t);
   }
-  gpu().set_precision(DType::f32);
+  gpu_computes_in(DType::f32);
 }
 
 // The flash kernels given 16-bit q, k, v and dO (whole tensors, used as they are, and
@@ -721,7 +725,7 @@ TEST(CudaFlashOperands, SixteenBitTensorsAreTheirValues) {
   const AttentionProblem a = attention_problem(B, H, Hkv, D, L, true, 1);
   const AttnShape s{B, H, Hkv, D, true, 1 << 30, 16, 16, {}};
   for (DType t : {DType::bf16, DType::f16}) {
-    gpu().set_precision(t);
+    gpu_computes_in(t);
     auto both = [&](const std::vector<double>& v, int64_t width) {
       Tensor h = upload(gpu(), v, {B * L, width}, t);
       Tensor f = gpu().alloc(h.shape());
@@ -752,7 +756,7 @@ TEST(CudaFlashOperands, SixteenBitTensorsAreTheirValues) {
         EXPECT_EQ(got[i], want[i]) << to_string(t) << " q from row " << q_begin << ", output " << i;
     }
   }
-  gpu().set_precision(DType::f32);
+  gpu_computes_in(DType::f32);
 }
 
 TEST(CudaElementWise, LseMergeMatchesHost) {

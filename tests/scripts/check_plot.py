@@ -82,16 +82,14 @@ def write_burst_file(path):
         f.create_group("provenance")
         i = 0
         for model, seq, world in [("llama-7b", "2097152", "32"), ("llama-13b", "1048576", "32")]:
-            for intra in ("ring", "ulysses"):
-                for ckpt in ("full", "selective"):
-                    g = f.create_group(f"points/point_{i:04d}")
-                    g.attrs["index"], g.attrs["skipped_reason"] = i, ""
-                    labels = {"backend": "burst", "intra": intra, "checkpointing": ckpt, "model": model,
-                              "seq_len": seq, "world_size": world}
-                    g.create_group("labels").attrs.update(labels)
-                    mfu = 0.3 + 0.02 * i
-                    g.create_group("metrics").attrs.update({"mfu": 2 * mfu, "mfu_causal": mfu, "tokens_per_s": 5000 * mfu})
-                    i += 1
+            for variant in ("(A) full, ring", "(B) full, ulysses", "(C) selective, ring", "(D) selective, ulysses"):
+                g = f.create_group(f"points/point_{i:04d}")
+                g.attrs["index"], g.attrs["skipped_reason"] = i, ""
+                labels = {"backend": "burst", "variant": variant, "model": model, "seq_len": seq, "world_size": world}
+                g.create_group("labels").attrs.update(labels)
+                mfu = 0.3 + 0.02 * i
+                g.create_group("metrics").attrs.update({"mfu": 2 * mfu, "mfu_causal": mfu, "tokens_per_s": 5000 * mfu})
+                i += 1
 
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include "backends/backend.hpp"
+#include "backends/registry.hpp"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/backend.hpp"
+#include "backends/registry.hpp"
 
 namespace minictx {
 

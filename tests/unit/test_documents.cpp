@@ -9,6 +9,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/engine/ring_blocks.hpp"
+#include "backends/registry.hpp"
 #include "comm/mpi_comm.hpp"
 #include "core/error.hpp"
 #include "core/phase_timer.hpp"

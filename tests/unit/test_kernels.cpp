@@ -137,8 +137,7 @@ TEST(AttentionPartials, StorageRoundsEachBlocksResultBeforeTheSums) {
   // The two blocks' forward merged, then their backward, on a device of `dtype` and `partials`.
   auto two_blocks = [&](DType dtype, AttentionPartials partials) {
     KokkosDevice dev;
-    dev.set_precision(dtype);
-    dev.set_attention_partials(partials);
+    dev.configure({dtype, AttentionKernels::automatic, partials});
     const int64_t w = h * d;
     Tensor q = upload(dev, a.q, {len, w}), k = upload(dev, a.k, {len, w}), v = upload(dev, a.v, {len, w}),
            dout = upload(dev, a.dout, {len, w});

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "comm/mpi_comm.hpp"
 #include "core/error.hpp"
 #include "core/half_float.hpp"
@@ -64,7 +65,7 @@ struct Grads {
 
 Grads run(const RunConfig& cfg) {
   static KokkosDevice dev;
-  dev.set_precision(cfg.run.dtype);
+  dev.configure(DeviceSettings::of(cfg));
   auto world = MpiComm::world(1);
   auto backend = find_backend("local").create(*world, dev, cfg);
   PhaseTimer timer;

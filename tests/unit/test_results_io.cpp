@@ -19,13 +19,13 @@
 
 #include "core/error.hpp"
 #include "io/array_dump.hpp"
-#include "io/compare.hpp"
 #include "io/output_file.hpp"
 #include "io/point_json.hpp"
-#include "io/report.hpp"
 #include "io/results_journal.hpp"
 #include "io/results_reader.hpp"
 #include "io/results_writer.hpp"
+#include "report/compare.hpp"
+#include "report/report.hpp"
 
 namespace minictx {
 namespace {
@@ -106,14 +106,14 @@ PointResult skipped_point(const std::string& name) {
   return p;
 }
 
-// A BurstAttention point as labelled by the runner; tokens/s per device = 1000 x the causal
-// MFU, the whole world's the world size times that; MPT's MFU (whole square) is twice the causal one.
-PointResult burst_point(const std::string& model, int seq, int world, const std::string& intra,
-                        const std::string& ckpt, double mfu) {
+// A BurstAttention point as labelled by the runner (variant: the paper's name, which the
+// backend gives; test_labels); tokens/s per device = 1000 x the causal MFU, the whole world's
+// the world size times that; MPT's MFU (whole square) is twice the causal one.
+PointResult burst_point(const std::string& model, int seq, int world, const std::string& variant,
+                        double mfu) {
   PointResult p;
   p.labels = {{"backend", "burst"},
-              {"intra", intra},
-              {"checkpointing", ckpt},
+              {"variant", variant},
               {"model", model},
               {"seq_len", std::to_string(seq)},
               {"world_size", std::to_string(world)},
@@ -575,14 +575,15 @@ TEST_F(ResultsIo, AKilledWriterLeavesEveryCompletedPoint) {
 
 TEST_F(ResultsIo, BurstTableMergesSeveralFiles) {
   // Variants measured in separate jobs, as on a cluster: one file each, one table.
-  const std::vector<std::pair<std::string, std::string>> variants = {
-      {"ring", "full"}, {"ulysses", "full"}, {"ring", "selective"}, {"ulysses", "selective"}};
+  const std::vector<std::string> variants = {
+      "(A) BurstAttention w. DoubleRing w/o Selective Checkpointing",
+      "(B) BurstAttention w. Ulysses(intra node) w/o Selective Checkpointing",
+      "(C) BurstAttention w. DoubleRing", "(D) BurstAttention w. Ulysses(intra node)"};
   std::vector<PointResult> merged;
   for (size_t v = 0; v < variants.size(); ++v) {
     const std::string file = dir_ + "/burst_" + std::to_string(v) + ".h5";
     ResultsWriter w(file, sample_provenance(), OnExisting::refuse);
-    PointResult p =
-        burst_point("llama-13b", 1024000, 32, variants[v].first, variants[v].second, 0.1 * double(v + 1));
+    PointResult p = burst_point("llama-13b", 1024000, 32, variants[v], 0.1 * double(v + 1));
     p.name = "point_0000";
     w.add_point(p);
     const ResultsFile r = read_results(file);
@@ -1196,27 +1197,17 @@ TEST(Report, MptTableHasTheSeedColumnsAndNaForWhatIsNotModelled) {
   EXPECT_EQ(t.rows[1][19], "n/a");
 }
 
-TEST(Report, BurstVariantsComeFromTheLabels) {
-  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "full", 0)),
-            "(A) BurstAttention w. DoubleRing w/o Selective Checkpointing");
-  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ulysses", "full", 0)),
-            "(B) BurstAttention w. Ulysses(intra node) w/o Selective Checkpointing");
-  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "selective", 0)),
+// The variant column: the paper's name where the backend gives one, else the backend and
+// its ring layout.
+TEST(Report, VariantsComeFromTheLabels) {
+  EXPECT_EQ(point_variant(burst_point("llama-7b", 1, 1, "(C) BurstAttention w. DoubleRing", 0)),
             "(C) BurstAttention w. DoubleRing");
-  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ulysses", "selective", 0)),
-            "(D) BurstAttention w. Ulysses(intra node)");
-  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "selective_half", 0)),
-            "BurstAttention w. DoubleRing w. seq-wise Selective Checkpointing");
-  EXPECT_EQ(burst_variant(burst_point("llama-7b", 1, 1, "ring", "none", 0)),
-            "BurstAttention w. DoubleRing (checkpointing: none)");
-  EXPECT_EQ(burst_variant(full_point("p")), "ring (zigzag)");
+  EXPECT_EQ(point_variant(full_point("p")), "ring (zigzag)");
 }
 
-TEST(Report, AttentionModeBurstPointsNameNoCheckpointing) {
-  PointResult p = burst_point("", 1, 1, "ring", "", 0);
-  p.labels.erase("checkpointing");
+TEST(Report, AttentionModeBurstPointsNameNoModel) {
+  PointResult p = burst_point("", 1, 1, "BurstAttention w. DoubleRing", 0);
   p.labels.erase("model");
-  EXPECT_EQ(burst_variant(p), "BurstAttention w. DoubleRing");
   const Table t = make_table("burst", {p});
   EXPECT_EQ(t.rows[0][0], "n/a");  // Model: none ran
 }
@@ -1276,11 +1267,11 @@ TEST(Report, ComparePhasesSetsEachPhaseAndRingStepBesideItsProjection) {
 
 TEST(Report, BurstTableGroupsSettingsAndOrdersVariants) {
   // Two settings, the variants in scrambled order across them.
-  const std::vector<PointResult> points = {burst_point("llama-7b", 2048000, 32, "ulysses", "selective", 0.40),
-                                           burst_point("llama-13b", 1024000, 32, "ring", "full", 0.20),
-                                           burst_point("llama-7b", 2048000, 32, "ring", "full", 0.30),
-                                           burst_point("llama-7b", 2048000, 32, "ring", "selective", 0.35),
-                                           burst_point("llama-7b", 2048000, 32, "ulysses", "full", 0.31)};
+  const std::vector<PointResult> points = {burst_point("llama-7b", 2048000, 32, "(D) ...", 0.40),
+                                           burst_point("llama-13b", 1024000, 32, "(A) ...", 0.20),
+                                           burst_point("llama-7b", 2048000, 32, "(A) ...", 0.30),
+                                           burst_point("llama-7b", 2048000, 32, "(C) ...", 0.35),
+                                           burst_point("llama-7b", 2048000, 32, "(B) ...", 0.31)};
   const Table t = make_table("burst", points);
   EXPECT_EQ(t.header, (std::vector<std::string>{"Model", "SeqLen (T)", "# GPUs", "GPU", "Variant",
                                                 "MFU (causal)", "Tokens/s/GPU"}));

@@ -12,6 +12,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/engine/ring_blocks.hpp"
+#include "backends/registry.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
 #include "device/visible_keys.hpp"

@@ -57,7 +57,7 @@ struct Compared {
 
 Compared run(Mode mode, DType dtype) {
   Compared c{small(mode, dtype), {}, {}};
-  device().set_precision(dtype);
+  device().configure({dtype});
   auto world = MpiComm::world(1);
   c.got = run_point(c.cfg, *world, device());
   c.ref = fp64_arrays(c.cfg, fp64_result(c.cfg), c.got);

@@ -7,6 +7,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/local/local_backend.hpp"
+#include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "core/fault_seam.hpp"
 #include "core/phase_timer.hpp"

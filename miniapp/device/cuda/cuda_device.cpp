@@ -80,11 +80,7 @@ CudaDevice::CudaDevice(const Topology& topology)
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaMalloc(&dot_result_, sizeof(double)));
   gemm_ = std::make_unique<cuda::LtGemm>(stream_, memory());
-  set_attention_kernels(AttentionKernels::automatic);
-}
-
-void CudaDevice::set_attention_kernels(AttentionKernels kernels) {
-  family_ = &cuda::kernel_family(kernels, sm_major_, sm_minor_);
+  CudaDevice::configure(DeviceSettings{});  // fp32 and the automatic family until a point says
 }
 
 CudaDevice::~CudaDevice() {
@@ -182,9 +178,10 @@ int64_t CudaDevice::capacity_bytes() const {
   return int64_t(total_bytes);
 }
 
-void CudaDevice::set_precision(DType dtype) {
-  Device::set_precision(dtype);
-  precision_ = precision_of(dtype);
+void CudaDevice::configure(const DeviceSettings& settings) {
+  family_ = &cuda::kernel_family(settings.kernels, sm_major_, sm_minor_);  // throws before anything changes
+  precision_ = precision_of(settings.precision);
+  Device::configure(settings);
 }
 
 void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }

@@ -39,7 +39,9 @@ class CudaDevice final : public Device {
   void release_cached_memory() override;
   bool capacity_shared_by_node() const override { return false; }  // one GPU per rank
   bool gpu_memory() const override { return true; }
-  void set_precision(DType dtype) override;
+  // Takes the kernel family settings.kernels names (kernel_families.hpp; InputError where
+  // this GPU or build cannot run it) and computes in settings.precision.
+  void configure(const DeviceSettings& settings) override;
   bool reads_16bit() const override { return true; }
   void synchronize() override;
   // CUDA events on the compute stream (device/cuda/cuda_step_clock.hpp).
@@ -55,9 +57,6 @@ class CudaDevice final : public Device {
 
   // Which attention kernel serves this head dim at the current precision (provenance).
   std::string attention_kernel(int head_dim) const;
-  // The flash kernel family (kernel_families.hpp) the deck's attention.kernels names;
-  // InputError where this GPU or build cannot run it.
-  void set_attention_kernels(AttentionKernels) override;
   // The -documents families mask packed documents in the flash kernels (the shapes those
   // serve; others are split by document as before).
   bool kernels_mask_documents() const override { return family_->masks_documents; }

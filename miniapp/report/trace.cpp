@@ -1,4 +1,4 @@
-#include "io/trace.hpp"
+#include "report/trace.hpp"
 
 #include <algorithm>
 #include <cmath>

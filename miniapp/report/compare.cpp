@@ -1,4 +1,4 @@
-#include "io/compare.hpp"
+#include "report/compare.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "io/report.hpp"
+#include "report/report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -200,26 +200,11 @@ Table mpt_table(const std::vector<PointResult>& points) {
 // The BurstAttention column set, named after the backend whose figures it reproduces.
 constexpr const char* kBurstSet = "burst";
 
-std::string burst_variant(const PointResult& p) {
-  const std::string backend = label_of(p, lk::backend);
-  if (backend != kBurstSet) {
-    const std::string ring = label_of(p, lk::ring_type);
-    return ring == kMissing ? backend : backend + " (" + ring + ")";
-  }
-  const std::string intra = label_of(p, lk::intra);
-  const std::string ckpt = label_of(p, lk::checkpointing);
-  const bool double_ring = intra == "ring";  // burst's attention.intra
-  const std::string inner = double_ring ? "DoubleRing" : intra == "ulysses" ? "Ulysses(intra node)" : intra;
-  if (ckpt == to_string(Checkpointing::selective))
-    return std::string(double_ring ? "(C)" : "(D)") + " BurstAttention w. " + inner;
-  if (ckpt == to_string(Checkpointing::selective_half))
-    return "BurstAttention w. " + inner + " w. seq-wise Selective Checkpointing";
-  if (ckpt == to_string(Checkpointing::full))
-    return std::string(double_ring ? "(A)" : "(B)") + " BurstAttention w. " + inner +
-           " w/o Selective Checkpointing";
-  // Attention-mode points carry no checkpointing: there is no layer to recompute.
-  if (ckpt == kMissing) return "BurstAttention w. " + inner;
-  return "BurstAttention w. " + inner + " (checkpointing: " + ckpt + ")";
+std::string point_variant(const PointResult& p) {
+  const std::string named = label_of(p, lk::variant);
+  if (named != kMissing) return named;
+  const std::string backend = label_of(p, lk::backend), ring = label_of(p, lk::ring_type);
+  return ring == kMissing ? backend : backend + " (" + ring + ")";
 }
 
 // Tokens/s per device: the BurstAttention figures' tokens/s are per GPU. Their MFU counts the
@@ -236,9 +221,9 @@ Table burst_table(const std::vector<PointResult>& points) {
   std::vector<PointResult> sorted = points;
   std::stable_sort(sorted.begin(), sorted.end(), [&](const PointResult& a, const PointResult& b) {
     const size_t ra = setting_rank[setting(a)], rb = setting_rank[setting(b)];
-    return ra != rb ? ra < rb : burst_variant(a) < burst_variant(b);
+    return ra != rb ? ra < rb : point_variant(a) < point_variant(b);
   });
-  const Column variant{"Variant", burst_variant};
+  const Column variant{"Variant", point_variant};
   return build(sorted,
                {label("Model", lk::model), label("SeqLen (T)", lk::seq_len), label("# GPUs", lk::world_size),
                 label("GPU", lk::gpu), variant, metric("MFU (causal)", mk::mfu_causal, 2, kPercent),

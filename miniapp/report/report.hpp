@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "io/results.hpp"
-#include "io/table.hpp"
+#include "report/table.hpp"
 
 namespace minictx {
 
@@ -38,12 +38,10 @@ Table double_ring_table(const std::vector<PointResult>& points);
 // are FSDP settings minictx does not model: "n/a".
 Table mpt_table(const std::vector<PointResult>& points);
 
-// The BurstAttention variant of a point, from its labels: backend burst with intra ring
-// is "DoubleRing", with intra ulysses "Ulysses(intra node)"; checkpointing full gives
-// "(A)"/"(B) BurstAttention w. ... w/o Selective Checkpointing", selective "(C)"/"(D)
-// BurstAttention w. ...", selective_half "BurstAttention w. ... w. seq-wise Selective
-// Checkpointing". Any other backend is named "backend (ring_type)".
-std::string burst_variant(const PointResult& p);
+// A point's name in a table of variants: its `variant` label, the name the backend's paper
+// gives the configuration (burst's are BurstAttention's (A)-(D), backends/burst), or else
+// "backend (ring_type)".
+std::string point_variant(const PointResult& p);
 
 // The BurstAttention figures as a table: Model | SeqLen (T) | # GPUs | GPU | Variant | MFU (causal) |
 // Tokens/s, one row per point, grouped by setting (model, seq_len, world size) in order

@@ -1,4 +1,4 @@
-#include "io/table.hpp"
+#include "report/table.hpp"
 
 #include <algorithm>
 #include <cmath>

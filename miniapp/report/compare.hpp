@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "io/results.hpp"
-#include "io/table.hpp"
+#include "report/table.hpp"
 
 namespace minictx {
 
