@@ -29,8 +29,7 @@ bool intra_ulysses(const AttentionConfig& a) { return a.options.choice(kIntra) =
 // (A)-(D): the intra-node scheme and, in model mode, the checkpointing.
 std::string paper_variant(const RunConfig& c) {
   const bool double_ring = !intra_ulysses(c.attention);
-  const std::string name =
-      std::string("BurstAttention w. ") + (double_ring ? "DoubleRing" : "Ulysses(intra node)");
+  std::string name = std::string("BurstAttention w. ") + (double_ring ? "DoubleRing" : "Ulysses(intra node)");
   if (c.run.mode != Mode::model) return name;  // attention mode: no layer to recompute
   switch (c.run.checkpointing) {
     case Checkpointing::full:

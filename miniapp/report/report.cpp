@@ -201,7 +201,7 @@ Table mpt_table(const std::vector<PointResult>& points) {
 constexpr const char* kBurstSet = "burst";
 
 std::string point_variant(const PointResult& p) {
-  const std::string named = label_of(p, lk::variant);
+  std::string named = label_of(p, lk::variant);
   if (named != kMissing) return named;
   const std::string backend = label_of(p, lk::backend), ring = label_of(p, lk::ring_type);
   return ring == kMissing ? backend : backend + " (" + ring + ")";
