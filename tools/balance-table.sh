@@ -18,21 +18,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/signals.bash
+. tools/whole_numbers.bash
 out=${1:-outputs/balance-table}
 minictx=${MINICTX:-build/miniapp/minictx}
 mpiexec=${MPIEXEC:-mpiexec}
 length=${LENGTH:-8192}
 [ -x "$minictx" ] || { echo "balance-table.sh: no minictx at $minictx (build first, or set MINICTX)" >&2; exit 2; }
+whole_numbers balance-table.sh WORLDS 1 "${WORLDS-4 8 16}"
+whole_numbers balance-table.sh SEEDS 0 "${SEEDS-1 2 3}"
 read -ra world_list <<< "${WORLDS-4 8 16}"
 read -ra seed_list <<< "${SEEDS-1 2 3}"
-[ ${#world_list[@]} -gt 0 ] || { echo "balance-table.sh: WORLDS names no world size" >&2; exit 2; }
-[ ${#seed_list[@]} -gt 0 ] || { echo "balance-table.sh: SEEDS names no seed" >&2; exit 2; }
-for n in "${world_list[@]}"; do
-  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "balance-table.sh: WORLDS must list whole numbers from 1, got '$n'" >&2; exit 2; }
-done
-for n in "${seed_list[@]}"; do
-  [[ $n =~ ^[0-9]+$ ]] || { echo "balance-table.sh: SEEDS must list whole numbers, got '$n'" >&2; exit 2; }
-done
 packings=""
 for seed in "${seed_list[@]}"; do
   packings+="${packings:+, }{pareto: [${MIN_DOC:-32}, $length], alpha: ${ALPHA:-1}, seed: $seed}"

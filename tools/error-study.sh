@@ -28,6 +28,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/signals.bash
+. tools/whole_numbers.bash
 out=${1:-outputs/error-study}
 minictx=${MINICTX:-build/miniapp/minictx}
 mpiexec=${MPIEXEC:-mpiexec}
@@ -42,18 +43,8 @@ tokens=${TOKENS_PER_RANK:-256}
 layers=${LAYERS-[1,8]}
 dtypes=${DTYPES:-bf16 fp16}
 [ -x "$minictx" ] || { echo "error-study.sh: no minictx at $minictx (build first, or set MINICTX)" >&2; exit 2; }
-whole_numbers() {  # NAME VALUE: VALUE lists whole numbers from 1 (WORLDS) or from 0 (SEEDS)
-  local name=$1 list first=1 n
-  read -ra list <<< "$2"
-  [ ${#list[@]} -gt 0 ] || { echo "error-study.sh: $name names no value" >&2; exit 2; }
-  [ "$name" = SEEDS ] && first=0
-  for n in "${list[@]}"; do
-    [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge "$first" ] ||
-      { echo "error-study.sh: $name must list whole numbers from $first, got '$n'" >&2; exit 2; }
-  done
-}
-whole_numbers WORLDS "$worlds"
-whole_numbers SEEDS "$seeds"
+whole_numbers error-study.sh WORLDS 1 "$worlds"
+whole_numbers error-study.sh SEEDS 0 "$seeds"
 for n in "$heads" "$kv_heads" "$head_dim" "$tokens"; do
   [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "error-study.sh: HEADS, KV_HEADS, HEAD_DIM and TOKENS_PER_RANK must be whole numbers from 1, got '$n'" >&2; exit 2; }
 done
