@@ -86,7 +86,7 @@ void check_against_reference(const AttnCase& c) {
          tk = upload(gpu(), k, {rows, c.kv_heads * c.head_dim});
   Tensor tv = upload(gpu(), v, {rows, c.kv_heads * c.head_dim});
   Tensor tdo = upload(gpu(), dout, {rows, c.heads * c.head_dim});
-  Tensor o = gpu().alloc({rows, c.heads * c.head_dim}), lse = gpu().alloc({c.batch, c.heads, c.len});
+  Tensor o = gpu().alloc({rows, c.heads * c.head_dim}), lse = gpu().alloc_lse(c.batch, c.heads, c.len);
   gpu().attn_init(o, lse);
   // Queries and keys in two blocks each, the later key block first: exercises blocks at
   // offsets (fully visible, fully masked, diagonal) and the kernel's LSE merge.
@@ -108,7 +108,7 @@ void check_against_reference(const AttnCase& c) {
   expect_close("o", o, ref.o, q_cols, c.head_dim);
   expect_close("lse", lse, ref.lse, c.len, 64);
 
-  Tensor delta = gpu().alloc({c.batch, c.heads, c.len});
+  Tensor delta = gpu().alloc_rows_of_lse(lse);
   gpu().attn_bwd_delta(s, o, tdo, delta);
   Tensor dq = gpu().zeros(tq.shape()), dk = gpu().zeros(tk.shape()), dv = gpu().zeros(tv.shape());
   for (const auto& [qb, qn] : q_blocks)
@@ -194,8 +194,8 @@ void expect_gpu_matches_host(const AttnShape& s, const std::vector<int64_t>& pos
     Device& dev = *devs[i];
     Tensor tq = upload(dev, q, {rows, qw}), tk = upload(dev, k, {rows, kw}), tv = upload(dev, v, {rows, kw}),
            tdo = upload(dev, dout, {rows, qw});
-    Tensor o = dev.alloc({rows, qw}), lse = dev.alloc({s.batch, s.heads, len}),
-           delta = dev.alloc({s.batch, s.heads, len});
+    Tensor o = dev.alloc({rows, qw}), lse = dev.alloc_lse(s.batch, s.heads, len),
+           delta = dev.alloc_rows_of_lse(lse);
     dev.attn_init(o, lse);
     const SeqBlock qb{&tq, 0, len, pos.data()}, kb{&tk, 0, len, pos.data()}, vb{&tv, 0, len, pos.data()};
     dev.attn_fwd(s, {qb, kb, vb, &o, &lse});
@@ -314,7 +314,7 @@ void check_storage_partials(const PartialsCase& c) {
     Tensor q = upload(gpu(), a.q, {len, qw}), k = upload(gpu(), a.k, {len, kw}),
            v = upload(gpu(), a.v, {len, kw}), dout = upload(gpu(), a.dout, {len, qw});
     const int64_t* pos = a.positions.data();
-    Tensor o = gpu().alloc({len, qw}), lse = gpu().alloc({b, h, len}), delta = gpu().alloc({b, h, len});
+    Tensor o = gpu().alloc({len, qw}), lse = gpu().alloc_lse(b, h, len), delta = gpu().alloc_rows_of_lse(lse);
     gpu().attn_init(o, lse);
     const SeqBlock qb{&q, 0, len, pos};
     const std::pair<int64_t, int64_t> blocks[] = {{cut, len - cut}, {0, cut}};  // key rows: begin, length
@@ -738,10 +738,10 @@ TEST(CudaFlashOperands, SixteenBitTensorsAreTheirValues) {
     auto run = [&](const Tensor& tq, const Tensor& tk, const Tensor& tv, const Tensor& tdo, int64_t q_begin) {
       const SeqBlock qb{&tq, q_begin, L - q_begin, pos.data() + q_begin}, kb{&tk, 0, L, pos.data()},
           vb{&tv, 0, L, pos.data()};
-      Tensor o = gpu().alloc({B * L, H * D}), lse = gpu().alloc({B, H, L});
+      Tensor o = gpu().alloc({B * L, H * D}), lse = gpu().alloc_lse(B, H, L);
       gpu().attn_init(o, lse);
       gpu().attn_fwd(s, {qb, kb, vb, &o, &lse});
-      Tensor delta = gpu().alloc({B, H, L});
+      Tensor delta = gpu().alloc_rows_of_lse(lse);
       gpu().attn_bwd_delta(s, o, tdo, delta);
       Tensor dq = gpu().zeros({B * L, H * D}), dk = gpu().zeros({B * L, Hkv * D}),
              dv = gpu().zeros({B * L, Hkv * D});
@@ -760,19 +760,32 @@ TEST(CudaFlashOperands, SixteenBitTensorsAreTheirValues) {
 }
 
 TEST(CudaElementWise, LseMergeMatchesHost) {
-  AttnShape s{2, 3, 3, 8, false, 1 << 30, 16, 16, {}};
-  const int64_t len = 5;
+  const AttnShape s{2, 3, 3, 8, false, 1 << 30, 16, 16, {}};
+  const int64_t len = 5, rows = 2 * len, width = 3 * 8;
   auto lse = generated(size_t(2 * 3 * len), 3);
   lse[0] = -INFINITY;  // an empty running row takes the block's values
-  EXPECT_LT(gpu_vs_host({{generated(size_t(2 * len * 3 * 8), 1), {2 * len, 24}},
-                         {lse, {2, 3, len}},
-                         {generated(size_t(2 * len * 3 * 8), 2), {2 * len, 24}},
-                         {generated(size_t(2 * 3 * len), 4), {2, 3, len}}},
-                        [&](Device& d, std::vector<Tensor>& t) {
-                          d.lse_merge(s, t[0], t[1], t[2], t[3]);
-                          return std::vector<Tensor*>{&t[0], &t[1]};
-                        }),
-            1e-5);
+  const auto o = generated(size_t(rows * width), 1), o_b = generated(size_t(rows * width), 2),
+             lse_b = generated(size_t(2 * 3 * len), 4);
+  // Each device's LSE tensors in its own planes (alloc_lse): the values in the first, the
+  // host's second plane (the part fp32 rounds off) zero.
+  auto upload_lse = [](Device& d, std::vector<double> values) {
+    values.resize(values.size() * size_t(d.lse_planes()), 0.0);
+    Tensor t = d.alloc_lse(2, 3, len);
+    std::vector<float> f(values.begin(), values.end());
+    d.upload(t, f.data());
+    return t;
+  };
+  std::vector<std::vector<double>> merged[2];
+  Device* devs[2] = {&gpu(), &host_device()};
+  for (int i = 0; i < 2; ++i) {
+    Device& d = *devs[i];
+    Tensor to = upload(d, o, {rows, width}), tb = upload(d, o_b, {rows, width});
+    Tensor tl = upload_lse(d, lse), tlb = upload_lse(d, lse_b);
+    d.lse_merge(s, to, tl, tb, tlb);
+    merged[i] = {download(d, to), lse_of(d, tl)};
+  }
+  EXPECT_LT(rel_err(merged[0][0], merged[1][0]), 1e-5) << "o";
+  EXPECT_LT(rel_err(merged[0][1], merged[1][1]), 1e-5) << "lse";
 }
 
 TEST(CudaMemory, TrackerCountsPeakAndRelease) {
