@@ -32,7 +32,8 @@ endfunction()
 # verify case. Cases are not launched one by one: the cases of one suite file with the
 # same rank count and label become the points (--point) of one `minictx verify` launch
 # (minictx_flush_verify_tests), which passes when it exits 0 with one VALID per case.
-# QUICK puts the case in the quick label; GPU marks a case that needs one (label gpu).
+# QUICK puts the case in the quick label; GPU runs it on the cuda device (run.device=cuda)
+# and marks it as needing a GPU (label gpu).
 function(minictx_verify_test name ranks)
   cmake_parse_arguments(_v "QUICK;GPU" "" "" ${ARGN})
   set(_point "")
@@ -48,6 +49,9 @@ function(minictx_verify_test name ranks)
       string(APPEND _point " ${_arg}")
     endif()
   endforeach()
+  if(_v_GPU)
+    string(APPEND _point " run.device=cuda")
+  endif()
   string(STRIP "${_point}" _point)
   if(_point STREQUAL "")
     set(_point " ")  # the deck as it is; a list keeps no empty element
@@ -122,8 +126,8 @@ endfunction()
 
 # minictx_verify_each_config(PREFIX [SUFFIX S] [GPU] [QUICK NAME...] [SETTINGS --set k=v ...]):
 # the verify case PREFIX_<config>S of every declared configuration, on its ranks, with
-# SETTINGS on top; the configurations named after QUICK go in the quick label, GPU marks
-# them all.
+# SETTINGS on top; the configurations named after QUICK go in the quick label, GPU runs
+# them all on the cuda device.
 function(minictx_verify_each_config prefix)
   cmake_parse_arguments(_e "GPU" "SUFFIX" "QUICK;SETTINGS" ${ARGN})
   set(_gpu "")

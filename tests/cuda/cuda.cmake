@@ -71,10 +71,6 @@ add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
 set_tests_properties(cuda_listed PROPERTIES TIMEOUT 60
                      PASS_REGULAR_EXPRESSION "devices:\n  kokkos +[^\n]*\n  cuda +attention: flash kernels[^\n]*sm80: fwd flash-mma[^\n]*sm90: fwd flash-wgmma-tma[^\n]*\ncomms:\n  mpi\n  nccl\n")
 
-function(minictx_gpu_verify_test name ranks)
-  minictx_verify_test(${name} ${ranks} GPU --set run.device=cuda ${ARGN})
-endfunction()
-
 set(_model --set model.preset=tiny --set model.layers=2 --set sequence.length=1000)
 # Packed documents, which the kernels take as per-document sub-blocks
 # (device/document_blocks.hpp), on the flash kernels at both head dims: documents that
@@ -92,51 +88,57 @@ foreach(_dtype bf16 fp16)
   # Every backend's representative configurations, and every backend on one rank.
   minictx_verify_each_config(cuda GPU SUFFIX _${_dtype} SETTINGS ${_dt} ${_model})
   minictx_verify_each_backend(cuda_1_${_dtype} 1 GPU ${_dt} ${_model})
-  minictx_gpu_verify_test(cuda_local_single_device_${_dtype} 1 ${_dt} ${_model} --reference single-device)
-  minictx_gpu_verify_test(cuda_local_attention_full_${_dtype} 1 ${_dt} --set run.mode=attention
+  minictx_verify_test(cuda_local_single_device_${_dtype} 1 GPU ${_dt} ${_model} --reference single-device)
+  minictx_verify_test(cuda_local_attention_full_${_dtype} 1 GPU ${_dt} --set run.mode=attention
                           --set attention.causal=false --set sequence.length=777)
-  minictx_gpu_verify_test(cuda_nccl_ring_1_${_dtype} 1 ${_dt} ${_model} --set attention.backend=ring
+  minictx_verify_test(cuda_nccl_ring_1_${_dtype} 1 GPU ${_dt} ${_model} --set attention.backend=ring
                           --set run.comm=nccl)
   # The tiny preset's head dim (32) takes the SIMT kernels; these layers take the flash
   # kernels, which read 16-bit blocks in place: whole tensors, packed zigzag parts and row
   # copies, and dO sent with Q (Burst's q traffic).
-  minictx_gpu_verify_test(cuda_flash_ring_zigzag_4_${_dtype} 4 ${_dt} ${_model} --set model.heads=4
+  minictx_verify_test(cuda_flash_ring_zigzag_4_${_dtype} 4 GPU ${_dt} ${_model} --set model.heads=4
                           --set model.kv_heads=2 --set model.head_dim=64 --set attention.backend=ring
                           --set attention.ring_type=zigzag)
-  minictx_gpu_verify_test(cuda_flash_burst_q_4_${_dtype} 4 ${_dt} ${_model} --set model.heads=2
+  minictx_verify_test(cuda_flash_burst_q_4_${_dtype} 4 GPU ${_dt} ${_model} --set model.heads=2
                           --set model.kv_heads=1 --set model.head_dim=128 --set attention.backend=burst
                           --set attention.bwd_comm=q --set topology.ranks_per_node=2
                           --set attention.ring_type=zigzag)
   # attention.partials storage on the flash kernels: each block's output and gradient
   # contributions rounded to the dtype before the ring's sums (the kernel tests'
   # CudaAttentionPartials check the rounding itself).
-  minictx_gpu_verify_test(cuda_partials_storage_ring_zigzag_4_${_dtype} 4 ${_dt} ${_model} --set model.heads=4
+  minictx_verify_test(cuda_partials_storage_ring_zigzag_4_${_dtype} 4 GPU ${_dt} ${_model} --set model.heads=4
                           --set model.kv_heads=2 --set model.head_dim=64 --set attention.backend=ring
                           --set attention.ring_type=zigzag --set attention.partials=storage)
-  minictx_gpu_verify_test(cuda_partials_storage_usp_2x2_${_dtype} 4 ${_dt} ${_model} --set model.heads=4
+  minictx_verify_test(cuda_partials_storage_usp_2x2_${_dtype} 4 GPU ${_dt} ${_model} --set model.heads=4
                           --set model.kv_heads=2 --set model.head_dim=128 --set attention.backend=usp
                           --set attention.ulysses_degree=2 --set attention.ring_type=stripe
                           --set attention.partials=storage)
   # Documents: every configuration with batch rows packed differently, and the other
   # packings at the other head dim.
   minictx_verify_each_config(cuda_documents GPU SUFFIX _${_dtype} SETTINGS ${_dt} ${_d64} ${_rows})
-  minictx_gpu_verify_test(cuda_documents_local_1_${_dtype} 1 ${_dt} ${_d128} ${_rows})
-  minictx_gpu_verify_test(cuda_documents_ring_zigzag_4_${_dtype} 4 ${_dt} ${_d64} ${_cut}
+  minictx_verify_test(cuda_documents_local_1_${_dtype} 1 GPU ${_dt} ${_d128} ${_rows})
+  minictx_verify_test(cuda_documents_ring_zigzag_4_${_dtype} 4 GPU ${_dt} ${_d64} ${_cut}
                           --set attention.backend=ring --set attention.ring_type=zigzag)
-  minictx_gpu_verify_test(cuda_documents_ring_stripe_4_${_dtype} 4 ${_dt} ${_d128} ${_ones}
+  minictx_verify_test(cuda_documents_ring_stripe_4_${_dtype} 4 GPU ${_dt} ${_d128} ${_ones}
                           --set attention.backend=ring --set attention.ring_type=stripe)
-  minictx_gpu_verify_test(cuda_documents_usp_2x2_d128_${_dtype} 4 ${_dt} ${_d128} ${_cut} --set attention.backend=usp
+  minictx_verify_test(cuda_documents_usp_2x2_d128_${_dtype} 4 GPU ${_dt} ${_d128} ${_cut} --set attention.backend=usp
                           --set attention.ulysses_degree=2 --set attention.ring_type=zigzag)
-  minictx_gpu_verify_test(cuda_documents_burst_q_4_${_dtype} 4 ${_dt} ${_d128} ${_cut} --set attention.backend=burst
+  minictx_verify_test(cuda_documents_burst_q_4_${_dtype} 4 GPU ${_dt} ${_d128} ${_cut} --set attention.backend=burst
                           --set attention.bwd_comm=q --set topology.ranks_per_node=2 --set attention.ring_type=zigzag)
   # The same with the document mask inside the flash kernels (attention.kernels
   # sm80-documents, opt-in): rows with different packings in one call, one-token documents.
-  minictx_gpu_verify_test(cuda_documents_in_kernels_ring_zigzag_4_${_dtype} 4 ${_dt} ${_d64} ${_rows}
+  minictx_verify_test(cuda_documents_in_kernels_ring_zigzag_4_${_dtype} 4 GPU ${_dt} ${_d64} ${_rows}
                           --set attention.backend=ring --set attention.ring_type=zigzag
                           --set attention.kernels=sm80-documents)
-  minictx_gpu_verify_test(cuda_documents_in_kernels_ulysses_4_${_dtype} 4 ${_dt} ${_d128} ${_ones}
+  minictx_verify_test(cuda_documents_in_kernels_ulysses_4_${_dtype} 4 GPU ${_dt} ${_d128} ${_ones}
                           --set attention.backend=ulysses --set attention.kernels=sm80-documents)
 endforeach()
+
+# Every point of those launches on the cuda device (no GPU needed: it reads the test list).
+add_test(NAME gpu_verify_points_on_cuda
+         COMMAND ${SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_gpu_points.py ${CMAKE_CTEST_COMMAND}
+                 ${CMAKE_BINARY_DIR})
+set_tests_properties(gpu_verify_points_on_cuda PROPERTIES PASS_REGULAR_EXPRESSION "gpu points ok" TIMEOUT 60)
 
 # The memory estimate covers what a CUDA run holds (tensors, cuBLASLt's workspace and
 # conversion buffers, the attention operands' copies), 4 ranks sharing the GPU.
