@@ -89,6 +89,19 @@ TEST(NcclOneGpu, AllToAll) {
   expect_host_result(b.recv, b.want);
 }
 
+// A sub-group (the layer stack's and the 2D backends' groups) carries transfers as the
+// world does, and counts its bytes in the world's totals.
+TEST(NcclOneGpu, SplitGroupTransfers) {
+  const std::unique_ptr<Comm> group = nccl().split(0, 0);
+  ASSERT_EQ(group->size(), 1);
+  const double before = nccl().bytes().intra + nccl().bytes().inter;
+  Buffers b = written_behind_slow_kernel(DType::f32, 7);
+  ShiftHandle h = group->shift_start(b.send.raw(), b.recv.raw(), b.send.bytes(), 0, 0);
+  group->wait(h);
+  expect_host_result(b.recv, b.want);
+  EXPECT_EQ(nccl().bytes().intra + nccl().bytes().inter - before, double(b.send.bytes()));
+}
+
 TEST_P(NcclOneRank, ReduceScatter) {
   Buffers b = written_behind_slow_kernel(GetParam(), 4);
   nccl().reduce_scatter_sum(b.send.raw(), b.recv.raw(), kCount, GetParam());

@@ -37,6 +37,16 @@ void abort_within_seconds(ncclComm_t nccl) {
   done.wait_for(std::chrono::duration<double>(kAbortSeconds));
 }
 
+// A non-blocking communicator's state: ncclInProgress while its last call runs. A failed
+// query (no communicator yet, one NCCL does not know) is the state, so that no wait on it
+// polls for ever.
+ncclResult_t async_state(ncclComm_t nccl) {
+  if (nccl == nullptr) return ncclInvalidArgument;
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t got = ncclCommGetAsyncError(nccl, &state);
+  return got != ncclSuccess ? got : state;
+}
+
 std::string nccl_error(ncclResult_t code, ncclComm_t comm) {
   std::string what = ncclGetErrorString(code);
   const char* last = comm != nullptr ? ncclGetLastError(comm) : nullptr;
@@ -91,7 +101,7 @@ ncclComm_t init_rank(const MpiComm& world, const ncclUniqueId& id) {
   w.call = "ncclCommInitRank";
   w.peers = [&world] { return world.describe_peers(-1, -1); };
   w.done = [&] {
-    if (state == ncclInProgress && nccl != nullptr) ncclCommGetAsyncError(nccl, &state);
+    if (state == ncclInProgress) state = async_state(nccl);
     return state != ncclInProgress;
   };
   w.fault = [] {
@@ -141,11 +151,15 @@ NcclComm::~NcclComm() {
 
 std::unique_ptr<NcclComm> NcclComm::over(const MpiComm& world, cudaStream_t compute) {
   refuse_shared_gpus(world);
-  const ncclUniqueId id = shared_unique_id(world);
   auto bytes = std::make_shared<ByteCounter>();
-  auto mpi = std::make_unique<MpiComm>(world.handle(), world.topology(), bytes, false);
+  return started(std::make_unique<MpiComm>(world.handle(), world.topology(), bytes, false), bytes, compute);
+}
+
+std::unique_ptr<NcclComm> NcclComm::started(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes,
+                                            cudaStream_t compute) {
+  const ncclUniqueId id = shared_unique_id(*mpi);
   const ncclComm_t nccl = init_rank(*mpi, id);
-  return std::make_unique<NcclComm>(std::move(mpi), bytes, nccl, compute);
+  return std::make_unique<NcclComm>(std::move(mpi), std::move(bytes), nccl, compute);
 }
 
 int NcclComm::cuda_device() const {
@@ -155,9 +169,7 @@ int NcclComm::cuda_device() const {
 }
 
 std::string NcclComm::fault() const {
-  ncclResult_t state = ncclSuccess;
-  const ncclResult_t got = ncclCommGetAsyncError(nccl_, &state);
-  if (got != ncclSuccess) state = got;
+  const ncclResult_t state = async_state(nccl_);
   if (state != ncclSuccess && state != ncclInProgress) return "NCCL error " + nccl_error(state, nccl_);
   return "";
 }
@@ -174,7 +186,7 @@ bool NcclComm::quiesce() {
   w.call = "ncclCommFinalize";
   w.peers = [this] { return mpi_->describe_peers(-1, -1); };
   w.done = [&] {
-    if (state == ncclInProgress) ncclCommGetAsyncError(nccl_, &state);
+    if (state == ncclInProgress) state = async_state(nccl_);
     return state != ncclInProgress;
   };
   try {
@@ -192,7 +204,7 @@ void NcclComm::issued(ncclResult_t code, const char* call) {
   w.peers = [this] { return mpi_->describe_peers(-1, -1); };
   if (code == ncclInProgress) {
     w.done = [&] {
-      ncclCommGetAsyncError(nccl_, &code);
+      code = async_state(nccl_);
       return code != ncclInProgress;
     };
     w.abandon = [this] { abandon(); };
@@ -338,16 +350,15 @@ void NcclComm::gather_doubles(const double* send, double* recv, int64_t count_pe
 
 void NcclComm::barrier() { mpi_->barrier(); }
 
-// The sub-communicator inherits the non-blocking configuration: its creation is waited
-// for under the watchdog, polling the new communicator.
+// A sub-group's communicator is started as the world's is, ncclCommInitRank over its
+// ranks, not by ncclCommSplit: a non-blocking split fills in the new communicator only
+// once the parent's state leaves ncclInProgress (NCCL's semantics for it differ between
+// versions), and a non-blocking split of a one-rank communicator has been seen never to
+// complete.
 std::unique_ptr<Comm> NcclComm::split(int color, int key) {
   std::unique_ptr<Comm> sub = mpi_->split(color, key);
   std::unique_ptr<MpiComm> sub_mpi(static_cast<MpiComm*>(sub.release()));  // MpiComm::split makes an MpiComm
-  ncclComm_t sub_nccl = nullptr;
-  issued(ncclCommSplit(nccl_, color, key, &sub_nccl, nullptr), "ncclCommSplit");
-  auto made = std::make_unique<NcclComm>(std::move(sub_mpi), bytes_shared(), sub_nccl, compute_);
-  made->issued(ncclInProgress, "ncclCommSplit");  // until the new communicator is ready
-  return made;
+  return started(std::move(sub_mpi), bytes_shared(), compute_);
 }
 
 }  // namespace minictx

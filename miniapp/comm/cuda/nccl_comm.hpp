@@ -66,6 +66,10 @@ class NcclComm final : public Comm {
   void finish_sum(SumHandle& handle) override;
 
  private:
+  // The communicator over `mpi`'s ranks: rank 0's ncclUniqueId shared over MPI, then
+  // ncclCommInitRank under the watchdog's limit (over and split).
+  static std::unique_ptr<NcclComm> started(std::unique_ptr<MpiComm> mpi, std::shared_ptr<ByteCounter> bytes,
+                                           cudaStream_t compute);
   // A free slot of done_/busy_, after the compute stream's work so far is queued before
   // anything the caller then puts on the comm stream.
   size_t begin_on_comm_stream();
