@@ -394,7 +394,8 @@ nccl_check() {
 # NCCL on the one GPU (docs/nvidia.md, "NCCL failures"): the one-rank communicator's
 # transfers, each behind a deliberately slow kernel on the compute stream, against the
 # host's values (test_nccl_comm); two ranks on the GPU with comm nccl refused in one line
-# naming the GPU's bus id; with the test seam (MINICTX_INJECT_FAULT), an NCCL error on an
+# naming the GPU's bus id; a model step on one rank, whose layer stack starts a sub-group's
+# communicator, within the watchdog's 5 s; with the test seam (MINICTX_INJECT_FAULT), an NCCL error on an
 # operation in flight and an NCCL operation queued behind a kernel that never ends, each
 # ending the job with exit 2 and one line (run.watchdog_seconds 5; the bound allows for
 # the launch's CUDA and NCCL start).
@@ -413,6 +414,10 @@ stage_nccl() {
   nccl_check "two ranks on one GPU refused" 2 60 \
     "^minictx: error: comm nccl needs a GPU of its own per rank, but ranks 0 and 1 both use GPU [0-9A-Fa-f:.]+ on " \
     deps_env timeout 60 "$mpiexec" -n 2 "$m" verify "${cuda_nccl[@]}" --set attention.backend=ring || rc=1
+  nccl_check "a model step on NCCL (the layer stack's sub-group)" 0 60 "" \
+    deps_env timeout 60 "$mpiexec" -n 1 "$m" run "${cuda_nccl[@]}" --set run.mode=model --set model.preset=tiny \
+    --set model.layers=2 --set sequence.length=1024 --set run.iters=1 --set run.warmup=0 \
+    --set run.watchdog_seconds=5 -o /tmp/minictx-nccl-model.h5 --force || rc=1
   nccl_check "NCCL error ends the job" 2 30 \
     "^minictx: error: rank 0: NCCL reported an error \(injected by MINICTX_INJECT_FAULT\) in ncclAllGather .* at point_0000 .*; aborting the job$" \
     deps_env env MINICTX_INJECT_FAULT=0:shift timeout 60 "$mpiexec" -n 1 "$m" "${one_point[@]}" || rc=1

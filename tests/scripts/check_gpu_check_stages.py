@@ -17,8 +17,8 @@ Checks that
   with the ratios;
 - trace records the layer's timeline, writes its trace and prints its phases beside the
   projection's;
-- nccl runs test_nccl_comm, two ranks of `verify` with comm nccl and one-rank runs with
-  the test seam's NCCL error and stall, and passes only when each exits as it must with
+- nccl runs test_nccl_comm, two ranks of `verify` with comm nccl, a one-rank model step
+  (which must exit 0) and one-rank runs with the test seam's NCCL error and stall, and passes only when each exits as it must with
   one line of minictx's own of the expected form (the refusal naming the bus id, the
   error's, the watchdog's);
 - gradsums hands its check the unpacked mpiexec, the cuda build's minictx and the cuda
@@ -69,7 +69,9 @@ def executable(path, text):
 
 
 MINICTX = """#!/bin/sh
-case "$*" in *run.comm=nccl*)
+case "$*" in *run.comm=nccl*run.mode=model*)
+  echo "stand-in minictx $1 nccl model"; echo "FOM backend=local world=1 UNVERIFIED"; exit {nccl_model_rc} ;;
+*run.comm=nccl*)
   echo "stand-in minictx $1 nccl fault=$MINICTX_INJECT_FAULT"
   for i in $(seq {nccl_lines}); do
     if [ "$MINICTX_INJECT_FAULT" = 0:stall ]; then
@@ -138,8 +140,8 @@ esac
 
 
 def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench-acceptance.log", tests_rc=0,
-              tests_say="", invalid=False, nccl_rc=2, nccl_lines=1, listed=True, skipped=False, env_extra=None,
-              fresh=True, unpacked=True, grad_sums_rc=0):
+              tests_say="", invalid=False, nccl_rc=2, nccl_lines=1, nccl_model_rc=0, listed=True, skipped=False,
+              env_extra=None, fresh=True, unpacked=True, grad_sums_rc=0):
     """Runs ci/gpu-check.sh STAGE (a string of stages, or a shell command line that runs it)
     against the stand-ins; returns the run, the files of $OUT but build.log, and LOG_NAME's text."""
     bin_dir, build, out = (os.path.join(tmp, d) for d in ("bin", "build", "out"))
@@ -159,7 +161,7 @@ def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench
     with open(os.path.join(tmp, "bench.txt"), "w") as f:
         f.write(BENCH)
     executable(os.path.join(build, "miniapp", "minictx"),
-               MINICTX.format(tmp=tmp, rc=minictx_rc, python=sys.executable, nccl_rc=nccl_rc, nccl_lines=nccl_lines,
+               MINICTX.format(tmp=tmp, rc=minictx_rc, python=sys.executable, nccl_rc=nccl_rc, nccl_lines=nccl_lines, nccl_model_rc=nccl_model_rc,
                               verdict="INVALID" if invalid else "VALID", verdict_row="NO" if invalid else "yes"))
     # The packages unpacked and the build configured, as after a deps stage.
     mpiexec_dir = os.path.join(tmp, "deps", "usr", "bin")
@@ -269,6 +271,7 @@ with tempfile.TemporaryDirectory() as tmp:
     assert run.returncode == 0, run.stdout + run.stderr
     assert files == ["nccl.log"], files
     for row in ("| test_nccl_comm, one rank | 0 | ", "| two ranks on one GPU refused | 2 | ",
+                "| a model step on NCCL (the layer stack's sub-group) | 0 | ",
                 "| NCCL error ends the job | 2 | ", "| stalled NCCL operation ends the job | 2 | "):
         assert row in run.stdout and run.stdout.split(row)[1].split("\n")[0].endswith("| ok |"), run.stdout
     assert "stand-in test_nccl_comm --gtest_brief=1" in log, log
@@ -279,7 +282,8 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "stand-in minictx run nccl fault=0:stall" in log and "stand-in minictx run nccl fault=0:shift" in log, log
     # Each way a check can go wrong fails the stage and says why in its row.
     for kwargs, why in (({"nccl_rc": 3}, "exit 3, expected 2"), ({"nccl_lines": 2}, "got 2"),
-                        ({"nccl_lines": 0}, "got 0"), ({"tests_rc": 1}, "exit 1, expected 0")):
+                        ({"nccl_lines": 0}, "got 0"), ({"tests_rc": 1}, "exit 1, expected 0"),
+                        ({"nccl_model_rc": 2}, "exit 2, expected 0")):
         run, _, _ = run_stage(tmp, "9.0", stage="nccl", log_name="nccl.log", **kwargs)
         assert run.returncode != 0 and "failed stages: nccl" in run.stdout, (kwargs, run.stdout)
         assert why in run.stdout, (kwargs, run.stdout)
