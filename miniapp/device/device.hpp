@@ -18,14 +18,15 @@ struct CUstream_st;
 
 namespace minictx {
 
-// What Device::configure sets: the run's dtype, the attention kernel family and how the
-// attention's partial sums are rounded (of: a point's deck).
+// What Device::configure sets: the run's dtype, the attention kernel family, how the
+// attention's partial sums are rounded and the layer kernel set (of: a point's deck).
 struct DeviceSettings {
   DType precision = DType::f32;
   AttentionKernels kernels = AttentionKernels::automatic;
   AttentionPartials partials = AttentionPartials::fp32;
+  LayerKernels layer_kernels = LayerKernels::standard;
   static DeviceSettings of(const RunConfig& c) {
-    return {c.run.dtype, c.attention.kernels, c.attention.partials};
+    return {c.run.dtype, c.attention.kernels, c.attention.partials, c.run.layer_kernels};
   }
 };
 
@@ -125,6 +126,8 @@ class Device {
   // attention.partials; storage rounds each attention block's output (and, in the
   // backward, its dQ, dK and dV contributions) to precision before they join the running
   // sums, accumulator rounds the sums too, after every block; both are fp32 in an fp32 run.
+  // layer_kernels: the deck's run.layer_kernels; the host device has one set, and the deck
+  // check keeps tuned away from it.
   virtual void configure(const DeviceSettings& settings) { settings_ = settings; }
   const DeviceSettings& settings() const { return settings_; }
   DType precision() const { return settings_.precision; }

@@ -107,7 +107,8 @@ std::string CudaDevice::description() const {
     << " MiB free of " << (total_bytes >> 20) << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000
     << "." << (runtime % 1000) / 10 << ", driver " << driver / 1000 << "." << (driver % 1000) / 10
     << ", cuBLASLt " << gemm_->version()
-    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_, *family_);
+    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_, *family_)
+    << "; layer kernels: " << to_string(settings().layer_kernels);
   return s.str();
 }
 
