@@ -133,6 +133,15 @@ void Device::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, d
   x32.store();
 }
 
+void Device::rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& positions,
+                       double theta, bool inverse) {
+  require(dst.numel() == x.numel(), "rope_into: tensor sizes differ");
+  Tensor rotated = alloc(x.shape());  // fp32, so that the result is rounded once
+  copy(rotated, x);
+  rope(rotated, heads, positions, theta, inverse);
+  copy(dst, rotated);
+}
+
 double Device::cross_entropy(Tensor& logits, const std::vector<int64_t>& labels, float grad_scale) {
   require(logits.dtype() == DType::f32 && int64_t(labels.size()) == matrix_rows(logits),
           "cross_entropy: fp32 logits and one label per row");

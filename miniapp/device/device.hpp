@@ -181,6 +181,10 @@ class Device {
   // of a sequence, repeated over the batch, or one per row of all B·L (packed documents,
   // whose positions restart in each document); inverse = rotate back (the backward).
   void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse);
+  // dst = x rotated as rope rotates it, rounded once into dst's dtype (x and dst of any
+  // dtypes, the same shape): a device may rotate and convert in one pass.
+  virtual void rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& positions,
+                         double theta, bool inverse);
   // m = silu(a) ∘ u, and its backward.
   void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m);
   void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du);

@@ -261,8 +261,20 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
     if (params.sinks.numel() > 0)
       dev_.attn_sink_grad(shapes_[size_t(l)], params.sinks, s.o, s.lse, dout, params.sinks_grad);
   }
-  dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
-  dev_.rope(dk, m.kv_heads, positions_, m.rope_theta, true);
+  if (cfg_.run.layer_kernels == LayerKernels::tuned && store_ != DType::f32) {
+    // Each fp32 gradient turned into the storage type once, RoPE's inverse in the same
+    // pass, rather than by each of the two GEMMs that read it.
+    Tensor dq_stored = alloc_rows(qd), dk_stored = alloc_rows(kd), dv_stored = alloc_rows(vd);
+    dev_.rope_into(dq_stored, dq, m.heads, positions_, m.rope_theta, true);
+    dev_.rope_into(dk_stored, dk, m.kv_heads, positions_, m.rope_theta, true);
+    dev_.copy(dv_stored, dv);
+    dq = dq_stored;
+    dk = dk_stored;
+    dv = dv_stored;
+  } else {
+    dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
+    dev_.rope(dk, m.kv_heads, positions_, m.rope_theta, true);
+  }
   dev_.gemm(true, false, 1.0f, s.h1, dq, 1.0f, g[size_t(Weight::wq)]);
   dev_.gemm(true, false, 1.0f, s.h1, dk, 1.0f, g[size_t(Weight::wk)]);
   dev_.gemm(true, false, 1.0f, s.h1, dv, 1.0f, g[size_t(Weight::wv)]);

@@ -55,7 +55,8 @@ add_test(NAME flash_kernels_use_tensor_cores
                  --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd_sm80.cu
                  --flash ${_kernels}/flash_bwd_sm80.cu --wgmma ${_kernels}/flash_fwd_sm90.cu
                  --wgmma ${_kernels}/flash_bwd_sm90.cu --pipelined ${_kernels}/flash_fwd_sm90.cu
-                 --simt ${_kernels}/attention_simt.cu ${_known_spills}
+                 --simt ${_kernels}/attention_simt.cu --simt ${_kernels}/tuned_layer_kernels.cu
+                 --spill-free ${_kernels}/tuned_layer_kernels.cu ${_known_spills}
                  --document-twins ${_kernels}/flash_fwd_sm80.cu --document-twins ${_kernels}/flash_bwd_sm80.cu
                  --document-twins ${_kernels}/flash_fwd_sm90.cu --document-twins ${_kernels}/flash_bwd_sm90.cu
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
