@@ -27,15 +27,14 @@ PositionCache::PositionCache(cudaStream_t stream, std::function<void*(int64_t)> 
 PositionCache::Entry& PositionCache::entry(const int64_t* host, int64_t n) {
   const uint64_t digest = digest_of(host, n);
   for (Entry& e : entries_)
-    if (e.digest == digest && int64_t(e.host.size()) == n &&
-        std::equal(e.host.begin(), e.host.end(), host)) {
+    if (e.digest == digest && int64_t(e.host.size()) == n && std::equal(e.host.begin(), e.host.end(), host)) {
       e.last_use = ++uses_;
       return e;
     }
   if (entries_.size() == kMaxEntries) {
-    const auto oldest = std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-      return a.last_use < b.last_use;
-    });
+    const auto oldest =
+        std::min_element(entries_.begin(), entries_.end(),
+                         [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
     release(*oldest);
     entries_.erase(oldest);
   }
@@ -45,8 +44,8 @@ PositionCache::Entry& PositionCache::entry(const int64_t* host, int64_t n) {
   e.last_use = ++uses_;
   e.device = static_cast<int64_t*>(acquire_(std::max<int64_t>(n, 1) * int64_t(sizeof(int64_t))));
   // From the entry's own copy, which lives as long as the device array.
-  CUDA_CHECK(cudaMemcpyAsync(e.device, e.host.data(), size_t(n) * sizeof(int64_t), cudaMemcpyHostToDevice,
-                             stream_));
+  CUDA_CHECK(
+      cudaMemcpyAsync(e.device, e.host.data(), size_t(n) * sizeof(int64_t), cudaMemcpyHostToDevice, stream_));
   entries_.push_back(std::move(e));
   return entries_.back();
 }

@@ -88,7 +88,8 @@ __global__ void __launch_bounds__(kThreads)
 // The second stage: each column's chunks in order, in fp64, added to dg.
 __global__ void rmsnorm_dgamma_sum_kernel(const float* __restrict__ partials, int64_t chunks, int64_t cols,
                                           Out dg) {
-  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < cols; j += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < cols;
+       j += int64_t(gridDim.x) * blockDim.x) {
     double acc = 0;
     for (int64_t c = 0; c < chunks; ++c) acc += partials[c * cols + j];
     dg.set(j, dg[j] + float(acc));
@@ -101,15 +102,15 @@ void launch_dgamma(R x, const float* rstd, R dy, int64_t rows, int64_t cols, boo
   const int64_t chunks = rmsnorm_dgamma_chunks(rows), chunk_rows = (rows + chunks - 1) / chunks;
   const int64_t tile = kLanes * R::kVector;
   const dim3 grid(unsigned((cols + tile - 1) / tile), unsigned(chunks)), block(kLanes, kRowGroups);
-  rmsnorm_dgamma_partial_kernel<R><<<grid, block, 0, s>>>(x, rstd, dy, rows, cols, chunk_rows, whole_vectors,
-                                                          partials);
+  rmsnorm_dgamma_partial_kernel<R>
+      <<<grid, block, 0, s>>>(x, rstd, dy, rows, cols, chunk_rows, whole_vectors, partials);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // One thread per (position, rotation pair).
-__global__ void rope_table_kernel(float2* table, const int64_t* __restrict__ positions, int64_t seq, int head_dim,
-                                  double theta) {
+__global__ void rope_table_kernel(float2* table, const int64_t* __restrict__ positions, int64_t seq,
+                                  int head_dim, double theta) {
   const int half = head_dim / 2;
   for (int64_t at = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; at < seq * half;
        at += int64_t(gridDim.x) * blockDim.x) {
@@ -165,10 +166,12 @@ void rmsnorm_dgamma(In x, const float* rstd, In dy, int64_t rows, int64_t cols, 
                   Typed<__half>{static_cast<const __half*>(dy.p)}, rows, cols, aligned && cols % 8 == 0,
                   partials, s);
   } else {
-    launch_dgamma(Typed<float>{static_cast<const float*>(x.p)}, rstd, Typed<float>{static_cast<const float*>(dy.p)},
-                  rows, cols, aligned && cols % 4 == 0, partials, s);
+    launch_dgamma(Typed<float>{static_cast<const float*>(x.p)}, rstd,
+                  Typed<float>{static_cast<const float*>(dy.p)}, rows, cols, aligned && cols % 4 == 0,
+                  partials, s);
   }
-  rmsnorm_dgamma_sum_kernel<<<grid_for(cols), kThreads, 0, s>>>(partials, rmsnorm_dgamma_chunks(rows), cols, dg);
+  rmsnorm_dgamma_sum_kernel<<<grid_for(cols), kThreads, 0, s>>>(partials, rmsnorm_dgamma_chunks(rows), cols,
+                                                                dg);
 }
 
 void rope_table(float2* table, const int64_t* positions, int64_t seq, int head_dim, double theta,
