@@ -137,9 +137,11 @@ void* CudaDevice::acquire(int64_t bytes) {
   void* p = nullptr;
   cudaError_t code = cudaMalloc(&p, size_t(bytes));
   if (code == cudaErrorMemoryAllocation) {
-    // Kept blocks of other sizes may be what is missing: give them back and retry.
+    // Kept blocks of other sizes may be what is missing: give them back and retry. The
+    // position cache keeps its entries: one may be in the middle of its update.
     cudaGetLastError();
-    release_cached_memory();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    blocks_.release_all();
     code = cudaMalloc(&p, size_t(bytes));
   }
   if (code == cudaErrorMemoryAllocation) {
