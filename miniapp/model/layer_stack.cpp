@@ -263,14 +263,17 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
   }
   if (cfg_.run.layer_kernels == LayerKernels::tuned && store_ != DType::f32) {
     // Each fp32 gradient turned into the storage type once, RoPE's inverse in the same
-    // pass, rather than by each of the two GEMMs that read it.
-    Tensor dq_stored = alloc_rows(qd), dk_stored = alloc_rows(kd), dv_stored = alloc_rows(vd);
-    dev_.rope_into(dq_stored, dq, m.heads, positions_, m.rope_theta, true);
-    dev_.rope_into(dk_stored, dk, m.kv_heads, positions_, m.rope_theta, true);
-    dev_.copy(dv_stored, dv);
-    dq = dq_stored;
-    dk = dk_stored;
-    dv = dv_stored;
+    // pass, rather than by each of the two GEMMs that read it; one at a time, each fp32
+    // sum freed once converted.
+    Tensor stored = alloc_rows(qd);
+    dev_.rope_into(stored, dq, m.heads, positions_, m.rope_theta, true);
+    dq = stored;
+    stored = alloc_rows(kd);
+    dev_.rope_into(stored, dk, m.kv_heads, positions_, m.rope_theta, true);
+    dk = stored;
+    stored = alloc_rows(vd);
+    dev_.copy(stored, dv);
+    dv = stored;
   } else {
     dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
     dev_.rope(dk, m.kv_heads, positions_, m.rope_theta, true);

@@ -1,7 +1,7 @@
 #include "device/cuda/position_cache.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <utility>
 
 #include "core/cuda/cuda_check.hpp"
 #include "device/cuda/tuned_layer_kernels.hpp"
