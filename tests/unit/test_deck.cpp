@@ -1141,7 +1141,7 @@ TEST(Benchmark, RunRulesFixTheProblemAndFreeTheImplementation) {
     EXPECT_FALSE(run_rule(fixed).allowed) << fixed;
   for (const char* free :
        {"attention.backend", "attention.ring_type", "attention.ulysses_degree", "attention.block_q",
-        "run.comm", "run.device", "run.checkpointing", "run.loss_scale", "run.iters",
+        "run.comm", "run.device", "run.layer_kernels", "run.checkpointing", "run.loss_scale", "run.iters",
         "topology.ranks_per_node", "topology.world_size", "machine.profile", "output.file"})
     EXPECT_TRUE(run_rule(free).allowed) << free;
   EXPECT_TRUE(verification_may_differ("sequence.length"));
