@@ -109,6 +109,12 @@ void Device::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, cons
   c32.store();
 }
 
+void Device::gemm_add(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                      const Tensor& c, Tensor& d) {
+  copy(d, c);
+  gemm(trans_a, trans_b, alpha, a, b, 1.0f, d);
+}
+
 void Device::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
   if (reads_16bit()) return rmsnorm_fwd_kernel(x, g, eps, y, rstd);
   AsF32 x32(*this, x), g32(*this, g), y32(*this, y, false), rstd32(*this, rstd, false);

@@ -171,6 +171,10 @@ class Device {
 
   // C = alpha · op(A) · op(B) + beta · C, op = transpose when the flag is set.
   void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta, Tensor& c);
+  // D = alpha · op(A) · op(B) + C, C left as it is (a residual connection): here D = C,
+  // then the product added into it; a device may read C in the product's epilogue instead.
+  virtual void gemm_add(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                        const Tensor& c, Tensor& d);
 
   // y = x / rms(x) · g per row; rstd [rows] keeps 1/rms for the backward.
   void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd);

@@ -160,8 +160,7 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention atten
     recompute_first_half(l, s);
   }
   s.x2 = alloc_rows(m.d_model);
-  dev_.copy(s.x2, s.x);
-  dev_.gemm(false, false, 1.0f, s.o, w[size_t(Weight::wo)], 1.0f, s.x2);
+  dev_.gemm_add(false, false, 1.0f, s.o, w[size_t(Weight::wo)], s.x, s.x2);
   s.h2 = alloc_rows(m.d_model);
   s.rstd2 = dev_.alloc({rows_});
   dev_.rmsnorm_fwd(s.x2, w[size_t(Weight::g_mlp)], m.rms_eps, s.h2, s.rstd2);
@@ -172,8 +171,7 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention atten
   s.m = alloc_rows(m.ffn_hidden);
   dev_.swiglu_fwd(s.a, s.u, s.m);
   y = alloc_rows(m.d_model);
-  dev_.copy(y, s.x2);
-  dev_.gemm(false, false, 1.0f, s.m, w[size_t(Weight::w2)], 1.0f, y);
+  dev_.gemm_add(false, false, 1.0f, s.m, w[size_t(Weight::w2)], s.x2, y);
 }
 
 // Under a causal mask the later half of the rows carries three quarters of the attention

@@ -826,6 +826,30 @@ TEST(CudaElementWise, TunedRopeMatchesHost) {
   }
 }
 
+// The residual added in the GEMM's epilogue on the tuned set (cuBLASLt reads C, writes D):
+// every transpose, each dtype, against the host's copy-then-accumulate; C is left as it was.
+TEST(CudaElementWise, TunedGemmAddsTheResidualInTheEpilogue) {
+  const int64_t m = 37, n = 53, k = 70;
+  for (DType t : {DType::f32, DType::bf16, DType::f16})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        TunedLayerKernels tuned(t);
+        const std::vector<int64_t> sa = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k},
+                                   sb = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+        const double err = gpu_vs_host(
+            {{generated(size_t(m * k), 1), sa},
+             {generated(size_t(k * n), 2), sb},
+             {generated(size_t(m * n), 3), {m, n}},
+             {generated(size_t(m * n), 4), {m, n}}},
+            [&](Device& d, std::vector<Tensor>& x) {
+              d.gemm_add(ta, tb, 0.5f, x[0], x[1], x[2], x[3]);
+              return std::vector<Tensor*>{&x[2], &x[3]};
+            },
+            t);
+        EXPECT_LT(err, tolerance(t)) << "trans_a " << ta << " trans_b " << tb << " dtype " << to_string(t);
+      }
+}
+
 // The attention kernels on the tuned set read their positions from the device cache: a
 // zigzag shard with padding, then the same number of contiguous positions, then the shard
 // again, each forward against the host's (a stale array would mask the wrong keys).

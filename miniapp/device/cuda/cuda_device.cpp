@@ -313,6 +313,16 @@ void CudaDevice::gemm_kernel(bool trans_a, bool trans_b, float alpha, const Tens
              precision_);
 }
 
+void CudaDevice::gemm_add(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                          const Tensor& c, Tensor& d) {
+  if (!tuned() || c.dtype() != d.dtype()) return Device::gemm_add(trans_a, trans_b, alpha, a, b, c, d);
+  require_same_size(c, d, "gemm_add");
+  const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, d);
+  gemm_->run(trans_a, trans_b, m, n, k, alpha, {a.raw(), a.dtype(), matrix_cols(a), a.numel()},
+             {b.raw(), b.dtype(), matrix_cols(b), b.numel()}, 1.0f, d.raw(), d.dtype(), matrix_cols(d),
+             precision_, c.raw());
+}
+
 void CudaDevice::rmsnorm_fwd_kernel(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
   cuda::rmsnorm_fwd(in(x), in(g), eps, matrix_rows(x), matrix_cols(x), out(y), rstd.data(), stream_);
   check_launch("rmsnorm_fwd");

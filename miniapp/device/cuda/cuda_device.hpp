@@ -57,6 +57,10 @@ class CudaDevice final : public Device {
   // dtype in the same pass; the standard ones as the base class.
   void rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
                  bool inverse) override;
+  // The tuned layer kernels read C in cuBLASLt's epilogue (C and D of one dtype); the
+  // standard ones copy it first, as the base class.
+  void gemm_add(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, const Tensor& c,
+                Tensor& d) override;
   void attn_init(Tensor& o, Tensor& lse) override;
   void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
 
