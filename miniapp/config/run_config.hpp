@@ -32,10 +32,10 @@ enum class AttentionPartials { fp32, storage, accumulator };
 // backward and their sum over the group: fp32 buffers (Megatron's main_grad) or the run's
 // dtype (docs/numerics.md, "Weight-gradient sums").
 enum class GradReduceDtype { fp32, storage };
-// The layer stack's element-wise and row kernels on a GPU (RMSNorm, RoPE, conversions):
-// standard, the set proven on GPUs, or tuned, the reworked set (a parallel RMSNorm gain
-// gradient, positions kept on the device, RoPE in fp32): opt-in until a GPU proves it
-// (docs/nvidia.md, "Layer kernels").
+// The layer stack's element-wise and row kernels on a GPU (RMSNorm, RoPE, conversions,
+// residual adds): standard, the set proven on GPUs, or tuned, the reworked set (a parallel
+// RMSNorm gain gradient, positions kept on the device, RoPE in fp32, residuals in the GEMM
+// epilogue): opt-in until a GPU proves it (docs/nvidia.md, "Layer kernels").
 enum class LayerKernels { standard, tuned };
 
 // The deck's spellings ("single-device"), so printed values paste back into a deck.
