@@ -19,8 +19,9 @@
 #               and the tensor-core check; gpu tests skipped on a machine whose nvidia-smi
 #               lists a GPU fail it (CUDA did not start for minictx)
 #   sanitize    compute-sanitizer memcheck and racecheck on the kernel tests
-#   layer       the llama-7b layer deck on each family beside eager PyTorch, one table, and
-#               each family's phase times per step
+#   layer       the llama-7b layer deck on each family and on the default family with the
+#               tuned layer kernels (run.layer_kernels tuned, opt-in) beside eager PyTorch,
+#               one table, and each run's phase times per step
 #   bench       the default family's grid (D 64 and 128) beside SDPA, and the layer deck
 #   nccl        the NCCL comm on the GPU: test_nccl_comm (every transfer through a one-rank
 #               communicator behind a slow kernel), two ranks refused on the one GPU, an
@@ -349,8 +350,8 @@ stage_acceptance() {
   return $rc
 }
 
-# The llama-7b layer deck (16k and 32k tokens, bf16, 16-bit storage) on each kernel family
-# beside eager PyTorch's layer (tools/bench-torch-layer-gpu.py): one table of step time,
+# The llama-7b layer deck (16k and 32k tokens, bf16, 16-bit storage) on each kernel family,
+# and with the tuned layer kernels on the default family, beside eager PyTorch's layer (tools/bench-torch-layer-gpu.py): one table of step time,
 # MFU and peak memory with the ratios to PyTorch (bench-layer.log).
 stage_layer() {
   ensure_built
@@ -363,6 +364,11 @@ stage_layer() {
       --set attention.kernels="$family" -o "/tmp/minictx-layer-$family.h5" --force 2>&1 | tee -a "$log" || rc=1
     runs+=("$family=/tmp/minictx-layer-$family.h5")
   done
+  # The opt-in layer kernels on the default family, beside the standard ones above.
+  echo "== run.layer_kernels=tuned" | tee -a "$log"
+  deps_env timeout 120 "$build/miniapp/minictx" run inputs/gpu-layer.yaml --set machine.profile="$profile" \
+    --set run.layer_kernels=tuned -o /tmp/minictx-layer-tuned.h5 --force 2>&1 | tee -a "$log" || rc=1
+  runs+=("tuned=/tmp/minictx-layer-tuned.h5")
   echo "== $torch_layer" | tee -a "$log"
   $torch_layer 2>&1 | tee /tmp/minictx-torch-layer.csv | tee -a "$log" || rc=1
   echo | tee -a "$log"

@@ -44,6 +44,8 @@ constexpr Entry rules[] = {
     {"run.grad_reduce", true, "when gradient sums move"},
     {"run.device", true, "the device the submission runs on"},
     {"run.comm", true, "communication library"},
+    {"run.layer_kernels", true,
+     "the device's layer kernels; the problem and its verification are the class's"},
     {"run.", true, "timing loop, seed, verification and diagnostics"},
     {"topology.", true, "ranks, nodes and ranks per node"},
     {"machine.", true, "the peak behind MFU; the figure of merit does not use it"},

@@ -181,6 +181,7 @@ std::vector<KeySpec> make_schema() {
   k.push_back(enumeration("run.grad_reduce", &R::run, &RunSettings::grad_reduce));
   k.push_back(enumeration("run.grad_reduce_dtype", &R::run, &RunSettings::grad_reduce_dtype));
   k.push_back(enumeration("run.dtype", &R::run, &RunSettings::dtype));
+  k.push_back(enumeration("run.layer_kernels", &R::run, &RunSettings::layer_kernels));
   k.push_back(loss_scale_key());
   k.push_back(real("run.initial_loss_scale", &R::run, &RunSettings::initial_loss_scale, 1, false));
   k.push_back(enumeration("run.device", &R::run, &RunSettings::device));

@@ -13,7 +13,8 @@ namespace minictx {
 
 struct DeviceDeckFacts {
   DeviceKind kind{};
-  bool kernel_families = false;  // attention.kernels picks among its flash kernel families
+  bool kernel_families = false;    // attention.kernels picks among its flash kernel families
+  bool layer_kernel_sets = false;  // run.layer_kernels picks among its layer kernel sets
   // It chooses its attention tiles itself, per head dim: attention.block_q/block_k, the
   // host kernel's tiles, would be ignored there.
   bool own_tiles = false;

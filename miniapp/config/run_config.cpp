@@ -119,6 +119,16 @@ const char* to_string(GradReduceDtype g) {
   return "?";
 }
 
+const char* to_string(LayerKernels k) {
+  switch (k) {
+    case LayerKernels::standard:
+      return "standard";
+    case LayerKernels::tuned:
+      return "tuned";
+  }
+  return "?";
+}
+
 double RunConfig::loss_scale() const {
   if (run.loss_scale != RunSettings::kDynamicLossScale) return run.loss_scale;
   return run.dtype == DType::f16 ? run.initial_loss_scale : 1.0;

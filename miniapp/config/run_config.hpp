@@ -32,6 +32,11 @@ enum class AttentionPartials { fp32, storage, accumulator };
 // backward and their sum over the group: fp32 buffers (Megatron's main_grad) or the run's
 // dtype (docs/numerics.md, "Weight-gradient sums").
 enum class GradReduceDtype { fp32, storage };
+// The layer stack's element-wise and row kernels on a GPU (RMSNorm, RoPE, conversions,
+// residual adds): standard, the set proven on GPUs, or tuned, the reworked set (a parallel
+// RMSNorm gain gradient, positions kept on the device, RoPE in fp32, residuals in the GEMM
+// epilogue): opt-in until a GPU proves it (docs/nvidia.md, "Layer kernels").
+enum class LayerKernels { standard, tuned };
 
 // The deck's spellings ("single-device"), so printed values paste back into a deck.
 const char* to_string(Mode);
@@ -44,6 +49,7 @@ const char* to_string(Reference);
 const char* to_string(AttentionKernels);
 const char* to_string(AttentionPartials);
 const char* to_string(GradReduceDtype);
+const char* to_string(LayerKernels);
 
 // How many values each enum has (its values are 0..n-1), for parsing by name.
 constexpr int enum_size(Mode) { return 2; }
@@ -56,6 +62,7 @@ constexpr int enum_size(Reference) { return 2; }
 constexpr int enum_size(AttentionKernels) { return 5; }
 constexpr int enum_size(AttentionPartials) { return 3; }
 constexpr int enum_size(GradReduceDtype) { return 2; }
+constexpr int enum_size(LayerKernels) { return 2; }
 
 // Shape of the decoder layer stack (Llama style, GQA).
 struct ModelShape {
@@ -118,6 +125,7 @@ struct RunSettings {
   // each step of the sum. The same in an fp32 run.
   GradReduceDtype grad_reduce_dtype = GradReduceDtype::fp32;
   DType dtype = DType::f32;
+  LayerKernels layer_kernels = LayerKernels::standard;  // the cuda device's; the host has one set
   // The loss is multiplied by this before the backward, so that fp16 gradients stay above
   // fp16's smallest normal (6.1e-5), as fp16 training's loss scaling does; a power of two,
   // so that scaling and unscaling are exact. A number is a fixed scale; kDynamicLossScale

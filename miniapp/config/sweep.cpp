@@ -188,6 +188,24 @@ void check_gradient_keys(const RunConfig& c,
                      : std::string("1 in ") + to_string(r.dtype)));
 }
 
+// The kernel choices only a GPU has (attention.kernels, run.layer_kernels): a device with
+// one set would silently ignore them.
+void check_kernel_choices(const RunConfig& c, const DeviceDeckFacts& device,
+                          const std::function<std::string(std::initializer_list<const char*>)>& at) {
+  if (!device.kernel_families && c.attention.kernels != AttentionKernels::automatic)
+    input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " +
+                to_string(c.attention.kernels) + " picks the " +
+                devices_with([](const DeviceDeckFacts& f) { return f.kernel_families; }) +
+                " device's flash kernels; run.device " + to_string(c.run.device) +
+                " has one attention kernel (leave attention.kernels at auto)");
+  if (!device.layer_kernel_sets && c.run.layer_kernels != LayerKernels::standard)
+    input_error(at({"run.layer_kernels", "run.device"}) + ": run.layer_kernels " +
+                to_string(c.run.layer_kernels) + " picks the " +
+                devices_with([](const DeviceDeckFacts& f) { return f.layer_kernel_sets; }) +
+                " device's layer kernels; run.device " + to_string(c.run.device) +
+                " has one set (leave run.layer_kernels at standard)");
+}
+
 // Checks between keys that no single value can make (a preset may have supplied either
 // side). `at` names the first of the keys the deck sets, for the error line.
 void check_point(const RunConfig& c,
@@ -237,11 +255,7 @@ void check_point(const RunConfig& c,
                 ": run.key_directions draws the keys of attention mode; model mode computes its keys from x");
   check_documents(c, at);
   check_attention_variants(c, device, at);
-  if (!device.kernel_families && a.kernels != AttentionKernels::automatic)
-    input_error(at({"attention.kernels", "run.device"}) + ": attention.kernels " + to_string(a.kernels) +
-                " picks the " + devices_with([](const DeviceDeckFacts& f) { return f.kernel_families; }) +
-                " device's flash kernels; run.device " + to_string(c.run.device) +
-                " has one attention kernel (leave attention.kernels at auto)");
+  check_kernel_choices(c, device, at);
 }
 
 // A backend option the deck sets for a backend that does not read it would be silently

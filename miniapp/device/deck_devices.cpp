@@ -10,12 +10,13 @@ void install_deck_devices() {
   host.kind = DeviceKind::kokkos;
   host.comms = {CommKind::mpi};
   host.windows = host.sinks = host.value_head_dim = host.lm_head = true;
-  // The GPU's flash kernels come in families (attention.kernels) and pick their tiles per
-  // head dim; they have no sliding windows, sinks or value head dim of its own yet. NCCL
-  // moves its device memory.
+  // The GPU's flash kernels come in families (attention.kernels), its layer kernels in
+  // sets (run.layer_kernels), and its flash kernels pick their tiles per head dim; they have no sliding
+  // windows, sinks or value head dim of its own yet. NCCL moves its device memory.
   DeviceDeckFacts gpu;
   gpu.kind = DeviceKind::cuda;
   gpu.kernel_families = true;
+  gpu.layer_kernel_sets = true;
   gpu.own_tiles = true;
   gpu.comms = {CommKind::mpi, CommKind::nccl};
   gpu.gpu = true;

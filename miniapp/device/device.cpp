@@ -109,6 +109,12 @@ void Device::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, cons
   c32.store();
 }
 
+void Device::gemm_add(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                      const Tensor& c, Tensor& d) {
+  copy(d, c);
+  gemm(trans_a, trans_b, alpha, a, b, 1.0f, d);
+}
+
 void Device::rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
   if (reads_16bit()) return rmsnorm_fwd_kernel(x, g, eps, y, rstd);
   AsF32 x32(*this, x), g32(*this, g), y32(*this, y, false), rstd32(*this, rstd, false);
@@ -131,6 +137,15 @@ void Device::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, d
   AsF32 x32(*this, x);
   rope_kernel(*x32, heads, positions, theta, inverse);
   x32.store();
+}
+
+void Device::rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& positions,
+                       double theta, bool inverse) {
+  require(dst.numel() == x.numel(), "rope_into: tensor sizes differ");
+  Tensor rotated = alloc(x.shape());  // fp32, so that the result is rounded once
+  copy(rotated, x);
+  rope(rotated, heads, positions, theta, inverse);
+  copy(dst, rotated);
 }
 
 double Device::cross_entropy(Tensor& logits, const std::vector<int64_t>& labels, float grad_scale) {

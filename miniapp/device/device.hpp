@@ -18,14 +18,15 @@ struct CUstream_st;
 
 namespace minictx {
 
-// What Device::configure sets: the run's dtype, the attention kernel family and how the
-// attention's partial sums are rounded (of: a point's deck).
+// What Device::configure sets: the run's dtype, the attention kernel family, how the
+// attention's partial sums are rounded and the layer kernel set (of: a point's deck).
 struct DeviceSettings {
   DType precision = DType::f32;
   AttentionKernels kernels = AttentionKernels::automatic;
   AttentionPartials partials = AttentionPartials::fp32;
+  LayerKernels layer_kernels = LayerKernels::standard;
   static DeviceSettings of(const RunConfig& c) {
-    return {c.run.dtype, c.attention.kernels, c.attention.partials};
+    return {c.run.dtype, c.attention.kernels, c.attention.partials, c.run.layer_kernels};
   }
 };
 
@@ -125,6 +126,8 @@ class Device {
   // attention.partials; storage rounds each attention block's output (and, in the
   // backward, its dQ, dK and dV contributions) to precision before they join the running
   // sums, accumulator rounds the sums too, after every block; both are fp32 in an fp32 run.
+  // layer_kernels: the deck's run.layer_kernels; the host device has one set, and the deck
+  // check keeps tuned away from it.
   virtual void configure(const DeviceSettings& settings) { settings_ = settings; }
   const DeviceSettings& settings() const { return settings_; }
   DType precision() const { return settings_.precision; }
@@ -168,6 +171,10 @@ class Device {
 
   // C = alpha · op(A) · op(B) + beta · C, op = transpose when the flag is set.
   void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta, Tensor& c);
+  // D = alpha · op(A) · op(B) + C, C left as it is (a residual connection): here D = C,
+  // then the product added into it; a device may read C in the product's epilogue instead.
+  virtual void gemm_add(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                        const Tensor& c, Tensor& d);
 
   // y = x / rms(x) · g per row; rstd [rows] keeps 1/rms for the backward.
   void rmsnorm_fwd(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd);
@@ -178,6 +185,10 @@ class Device {
   // of a sequence, repeated over the batch, or one per row of all B·L (packed documents,
   // whose positions restart in each document); inverse = rotate back (the backward).
   void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse);
+  // dst = x rotated as rope rotates it, rounded once into dst's dtype (x and dst of any
+  // dtypes, the same shape): a device may rotate and convert in one pass.
+  virtual void rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& positions,
+                         double theta, bool inverse);
   // m = silu(a) ∘ u, and its backward.
   void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m);
   void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du);

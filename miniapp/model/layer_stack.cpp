@@ -160,8 +160,7 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention atten
     recompute_first_half(l, s);
   }
   s.x2 = alloc_rows(m.d_model);
-  dev_.copy(s.x2, s.x);
-  dev_.gemm(false, false, 1.0f, s.o, w[size_t(Weight::wo)], 1.0f, s.x2);
+  dev_.gemm_add(false, false, 1.0f, s.o, w[size_t(Weight::wo)], s.x, s.x2);
   s.h2 = alloc_rows(m.d_model);
   s.rstd2 = dev_.alloc({rows_});
   dev_.rmsnorm_fwd(s.x2, w[size_t(Weight::g_mlp)], m.rms_eps, s.h2, s.rstd2);
@@ -172,8 +171,7 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention atten
   s.m = alloc_rows(m.ffn_hidden);
   dev_.swiglu_fwd(s.a, s.u, s.m);
   y = alloc_rows(m.d_model);
-  dev_.copy(y, s.x2);
-  dev_.gemm(false, false, 1.0f, s.m, w[size_t(Weight::w2)], 1.0f, y);
+  dev_.gemm_add(false, false, 1.0f, s.m, w[size_t(Weight::w2)], s.x2, y);
 }
 
 // Under a causal mask the later half of the rows carries three quarters of the attention
@@ -261,8 +259,23 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
     if (params.sinks.numel() > 0)
       dev_.attn_sink_grad(shapes_[size_t(l)], params.sinks, s.o, s.lse, dout, params.sinks_grad);
   }
-  dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
-  dev_.rope(dk, m.kv_heads, positions_, m.rope_theta, true);
+  if (cfg_.run.layer_kernels == LayerKernels::tuned && store_ != DType::f32) {
+    // Each fp32 gradient turned into the storage type once, RoPE's inverse in the same
+    // pass, rather than by each of the two GEMMs that read it; one at a time, each fp32
+    // sum freed once converted.
+    Tensor stored = alloc_rows(qd);
+    dev_.rope_into(stored, dq, m.heads, positions_, m.rope_theta, true);
+    dq = stored;
+    stored = alloc_rows(kd);
+    dev_.rope_into(stored, dk, m.kv_heads, positions_, m.rope_theta, true);
+    dk = stored;
+    stored = alloc_rows(vd);
+    dev_.copy(stored, dv);
+    dv = stored;
+  } else {
+    dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
+    dev_.rope(dk, m.kv_heads, positions_, m.rope_theta, true);
+  }
   dev_.gemm(true, false, 1.0f, s.h1, dq, 1.0f, g[size_t(Weight::wq)]);
   dev_.gemm(true, false, 1.0f, s.h1, dk, 1.0f, g[size_t(Weight::wk)]);
   dev_.gemm(true, false, 1.0f, s.h1, dv, 1.0f, g[size_t(Weight::wv)]);

@@ -9,7 +9,8 @@ wgmma operations for want of registers (its note C7512); those pipelined as
 FlashAttention-3 (--pipelined) must keep a product in flight (wgmma.wait_group 1) and the
 consumers' turns (bar.arrive). An mma.sync kernel may spill only what --known-spill lists
 for it (by kernel and architecture, at most that many bytes), so a new spill fails. The
---document-twins sources must hold each kernel twice, the last template argument (kDocs)
+--spill-free sources (among the --simt ones: the tuned layer kernels) must spill no
+register either. The --document-twins sources must hold each kernel twice, the last template argument (kDocs)
 false and true: the default and its twin that masks packed documents. Where cuobjdump is
 installed (a full CUDA toolkit) the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers
 and spills per kernel, from ptxas -v, are printed for docs/performance.md.
@@ -66,6 +67,11 @@ def short(name):
     if not m:
         return name
     targs = re.findall(r"Li(\d+)E|Lb([01])E", m.group(2) or "")
+    # The tuned layer kernels' element readers: Typed<float>, Typed<__half>, ..., Mixed.
+    readers = re.findall(r"TypedI(f|6__half|13__nv_bfloat16)E|5(Mixed)E", m.group(2) or "")
+    if readers:
+        names = {"f": "float", "6__half": "__half", "13__nv_bfloat16": "__nv_bfloat16"}
+        return m.group(1) + "<" + ", ".join(f"Typed<{names[t]}>" if t else b for t, b in readers) + ">"
     if not targs:
         return m.group(1)
     return m.group(1) + "<" + ", ".join(a or ("true" if b == "1" else "false") for a, b in targs) + ">"
@@ -105,10 +111,14 @@ parser.add_argument("--known-spill", action="append", default=[])
 # Sources whose kernels come in pairs, the last template argument (kDocs) false and true:
 # each kernel has its twin that masks packed documents inside it (the -documents families).
 parser.add_argument("--document-twins", action="append", default=[])
+# --simt sources whose kernels must spill no register (the tuned layer kernels).
+parser.add_argument("--spill-free", action="append", default=[])
 parser.add_argument("--work", required=True)
 args = parser.parse_args()
 if not set(args.pipelined) <= set(args.wgmma):
     sys.exit("check_tensor_cores: a --pipelined source must be a --wgmma source")
+if not set(args.spill_free) <= set(args.simt):
+    sys.exit("check_tensor_cores: a --spill-free source must be a --simt source")
 
 known_spill = {}
 for entry in args.known_spill:
@@ -149,7 +159,7 @@ for arch in args.arch:
         for name, (regs, spill) in resources(log).items():
             print(f"| {short(name)} | sm_{arch} | {regs} | {spill} |")
             allowed = known_spill.get((short(name), arch), 0)
-            if tensor_cores and spill > allowed:
+            if (tensor_cores or source in args.spill_free) and spill > allowed:
                 failures.append(f"{short(name)} sm_{arch}: {spill} bytes of register spills "
                                 f"({allowed} known)")
 

@@ -55,7 +55,8 @@ add_test(NAME flash_kernels_use_tensor_cores
                  --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd_sm80.cu
                  --flash ${_kernels}/flash_bwd_sm80.cu --wgmma ${_kernels}/flash_fwd_sm90.cu
                  --wgmma ${_kernels}/flash_bwd_sm90.cu --pipelined ${_kernels}/flash_fwd_sm90.cu
-                 --simt ${_kernels}/attention_simt.cu ${_known_spills}
+                 --simt ${_kernels}/attention_simt.cu --simt ${_kernels}/tuned_layer_kernels.cu
+                 --spill-free ${_kernels}/tuned_layer_kernels.cu ${_known_spills}
                  --document-twins ${_kernels}/flash_fwd_sm80.cu --document-twins ${_kernels}/flash_bwd_sm80.cu
                  --document-twins ${_kernels}/flash_fwd_sm90.cu --document-twins ${_kernels}/flash_bwd_sm90.cu
                  --work ${CMAKE_CURRENT_BINARY_DIR}/tensor_cores)
@@ -113,6 +114,15 @@ foreach(_dtype bf16 fp16)
                           --set model.kv_heads=2 --set model.head_dim=128 --set attention.backend=usp
                           --set attention.ulysses_degree=2 --set attention.ring_type=stripe
                           --set attention.partials=storage)
+  # The tuned layer kernels (run.layer_kernels tuned, opt-in): the layer stack at D = 128
+  # on a zigzag ring, and with packed documents, whose RoPE positions restart in each
+  # document (the position cache finds each shard's arrays by content).
+  minictx_verify_test(cuda_tuned_layer_ring_zigzag_4_${_dtype} 4 GPU ${_dt} ${_model} --set model.heads=4
+                          --set model.kv_heads=2 --set model.head_dim=128 --set attention.backend=ring
+                          --set attention.ring_type=zigzag --set run.layer_kernels=tuned)
+  minictx_verify_test(cuda_tuned_layer_documents_ring_stripe_4_${_dtype} 4 GPU ${_dt} ${_d128} ${_cut}
+                          --set attention.backend=ring --set attention.ring_type=stripe
+                          --set run.layer_kernels=tuned)
   # Documents: every configuration with batch rows packed differently, and the other
   # packings at the other head dim.
   minictx_verify_each_config(cuda_documents GPU SUFFIX _${_dtype} SETTINGS ${_dt} ${_d64} ${_rows})

@@ -716,6 +716,167 @@ TEST(CudaElementWise, ModelOperationsOn16BitTensorsMatchHost) {
   gpu_computes_in(DType::f32);
 }
 
+// The GPU computing in `dtype` with the tuned layer kernels (run.layer_kernels tuned), its
+// kernel family kept; back to the standard set at the end of the scope.
+class TunedLayerKernels {
+ public:
+  explicit TunedLayerKernels(DType dtype) {
+    gpu().configure({dtype, gpu().settings().kernels, AttentionPartials::fp32, LayerKernels::tuned});
+  }
+  ~TunedLayerKernels() { gpu().configure({DType::f32, gpu().settings().kernels}); }
+  TunedLayerKernels(const TunedLayerKernels&) = delete;
+  TunedLayerKernels& operator=(const TunedLayerKernels&) = delete;
+};
+
+// RMSNorm's backward on the tuned set, whose gain gradient is reduced by row chunks in
+// parallel: llama-7b's width, rows that fill several chunks and end inside one, widths
+// that are not a multiple of the 16-byte vector (4 fp32, 8 bf16/fp16 values) nor of the
+// 256-column tile, and more rows than 256 chunks of the smallest size hold; bf16, fp16
+// and fp32 against the host, x and dy of different dtypes too. The same call twice gives
+// the same bits (no float atomics).
+TEST(CudaElementWise, TunedRmsnormGainGradientMatchesHost) {
+  struct Shape {
+    int64_t rows, cols;
+  };
+  for (const Shape& sh :
+       {Shape{1024, 4096}, Shape{1000, 4100}, Shape{777, 97}, Shape{70001, 12}, Shape{3, 2}})
+    for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+      TunedLayerKernels tuned(t);
+      const int64_t rows = sh.rows, cols = sh.cols;
+      const auto x = generated(size_t(rows * cols), 1), g = generated(size_t(cols), 2),
+                 dy = generated(size_t(rows * cols), 3), r = generated(size_t(rows), 4);
+      const auto backward = [&](Device& d, std::vector<Tensor>& v) {
+        d.rmsnorm_bwd(v[0], v[1], v[2], v[3], v[4], v[5]);  // dx into an x-valued tensor, dg into g's
+        return std::vector<Tensor*>{&v[4], &v[5]};
+      };
+      const std::vector<std::pair<std::vector<double>, std::vector<int64_t>>> inputs = {
+          {x, {rows, cols}}, {g, {cols}}, {r, {rows}}, {dy, {rows, cols}}, {x, {rows, cols}}, {g, {cols}}};
+      // rstd is fp32 on every device: gpu_vs_host uploads every input in `t`, so it goes
+      // as an fp32 tensor holding t's values.
+      const double err = gpu_vs_host(
+          inputs,
+          [&](Device& d, std::vector<Tensor>& v) {
+            Tensor rstd = d.alloc({rows});
+            d.copy(rstd, v[2]);
+            v[2] = rstd;
+            return backward(d, v);
+          },
+          t);
+      EXPECT_LT(err, t == DType::f32 ? 1e-5 : tolerance(t))
+          << to_string(t) << " rows " << rows << " cols " << cols;
+      auto gain_gradient = [&] {
+        Tensor tx = upload(gpu(), x, {rows, cols}, t), tg = upload(gpu(), g, {cols}, t),
+               tdy = upload(gpu(), dy, {rows, cols}, t), tr = upload(gpu(), r, {rows}),
+               tdx = gpu().zeros({rows, cols}, t), tdg = gpu().zeros({cols});
+        gpu().rmsnorm_bwd(tx, tg, tr, tdy, tdx, tdg);
+        return download(gpu(), tdg);
+      };
+      EXPECT_EQ(gain_gradient(), gain_gradient()) << to_string(t) << " rows " << rows << " cols " << cols;
+    }
+  // x in bf16, dy in fp32: the kernel reads each type element by element.
+  TunedLayerKernels tuned(DType::bf16);
+  const int64_t rows = 600, cols = 72;
+  const auto x = generated(size_t(rows * cols), 1), g = generated(size_t(cols), 2),
+             dy = generated(size_t(rows * cols), 3), r = generated(size_t(rows), 4);
+  std::vector<double> dg[2];
+  Device* devs[2] = {&gpu(), &host_device()};
+  for (int i = 0; i < 2; ++i) {
+    Tensor tx = upload(*devs[i], x, {rows, cols}, DType::bf16), tg = upload(*devs[i], g, {cols}),
+           tdy = upload(*devs[i], dy, {rows, cols}), tr = upload(*devs[i], r, {rows}),
+           tdx = devs[i]->zeros({rows, cols}), tdg = devs[i]->zeros({cols});
+    devs[i]->rmsnorm_bwd(tx, tg, tr, tdy, tdx, tdg);
+    dg[i] = download(*devs[i], tdg);
+  }
+  EXPECT_LT(rel_err(dg[0], dg[1]), 1e-5) << "x bf16, dy fp32";
+}
+
+// RoPE on the tuned set: the rotations come from a table computed once per position array
+// in fp64 and applied in fp32, in place and fused into a conversion (fp32 in, 16 bits
+// out, rounded once), forward and inverse, against the host's fp64 angles. Positions up
+// to 131,071, where an fp32 angle would be wrong in the third digit; then an array of the
+// same length and other values, and the first again: each call reads its own positions
+// (the cache finds arrays by content).
+TEST(CudaElementWise, TunedRopeMatchesHost) {
+  const int64_t rows = 44, cols = 96;  // 4 sequences of 11 positions, 3 heads of 32
+  const auto x = generated(size_t(rows * cols), 1);
+  const std::vector<int64_t> far = {0, 5, 17, 1000, 3, 9, 2, 131071, 8, 100000, 12},
+                             restart = {0, 1, 2, 3, 0, 1, 2, 0, 1, 0, 4};
+  for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+    TunedLayerKernels tuned(t);
+    for (const auto* pos : {&far, &restart, &far})
+      for (bool inverse : {false, true}) {
+        const double err = gpu_vs_host(
+            {{x, {rows, cols}}},
+            [&](Device& d, std::vector<Tensor>& v) {
+              d.rope(v[0], 3, *pos, 10000.0, inverse);
+              return std::vector<Tensor*>{&v[0]};
+            },
+            t);
+        EXPECT_LT(err, t == DType::f32 ? 1e-6 : tolerance(t)) << to_string(t) << " in place";
+        std::vector<double> fused[2];
+        Device* devs[2] = {&gpu(), &host_device()};
+        for (int i = 0; i < 2; ++i) {
+          Tensor src = upload(*devs[i], x, {rows, cols}), dst = devs[i]->alloc({rows, cols}, t);
+          devs[i]->rope_into(dst, src, 3, *pos, 10000.0, inverse);
+          fused[i] = download(*devs[i], dst);
+        }
+        EXPECT_LT(rel_err(fused[0], fused[1]), t == DType::f32 ? 1e-6 : tolerance(t))
+            << to_string(t) << " fused";
+      }
+  }
+}
+
+// The residual added in the GEMM's epilogue on the tuned set (cuBLASLt reads C, writes D):
+// every transpose, each dtype, against the host's copy-then-accumulate; C is left as it was.
+TEST(CudaElementWise, TunedGemmAddsTheResidualInTheEpilogue) {
+  const int64_t m = 37, n = 53, k = 70;
+  for (DType t : {DType::f32, DType::bf16, DType::f16})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        TunedLayerKernels tuned(t);
+        const std::vector<int64_t> sa = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k},
+                                   sb = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+        const double err = gpu_vs_host(
+            {{generated(size_t(m * k), 1), sa},
+             {generated(size_t(k * n), 2), sb},
+             {generated(size_t(m * n), 3), {m, n}},
+             {generated(size_t(m * n), 4), {m, n}}},
+            [&](Device& d, std::vector<Tensor>& x) {
+              d.gemm_add(ta, tb, 0.5f, x[0], x[1], x[2], x[3]);
+              return std::vector<Tensor*>{&x[2], &x[3]};
+            },
+            t);
+        EXPECT_LT(err, tolerance(t)) << "trans_a " << ta << " trans_b " << tb << " dtype " << to_string(t);
+      }
+}
+
+// The attention kernels on the tuned set read their positions from the device cache: a
+// zigzag shard with padding, then the same number of contiguous positions, then the shard
+// again, each forward against the host's (a stale array would mask the wrong keys).
+TEST(CudaElementWise, TunedPositionsServeTheAttention) {
+  TunedLayerKernels tuned(DType::f32);
+  const AttnShape s{1, 2, 1, 32, true, kShardRealLen, 64, 256, {}};
+  std::vector<int64_t> contiguous(zigzag_shard().size());
+  for (size_t i = 0; i < contiguous.size(); ++i) contiguous[i] = int64_t(i);
+  for (const std::vector<int64_t>& pos : {zigzag_shard(), contiguous, zigzag_shard()}) {
+    const int64_t len = int64_t(pos.size()), width = 2 * 32, kw = 32;
+    const auto q = generated(size_t(len * width), 1), k = generated(size_t(len * kw), 2),
+               v = generated(size_t(len * kw), 3);
+    std::vector<double> o[2];
+    Device* devs[2] = {&gpu(), &host_device()};
+    for (int i = 0; i < 2; ++i) {
+      Tensor tq = upload(*devs[i], q, {len, width}), tk = upload(*devs[i], k, {len, kw}),
+             tv = upload(*devs[i], v, {len, kw});
+      Tensor out = devs[i]->alloc({len, width}), lse = devs[i]->alloc_lse(1, 2, len);
+      devs[i]->attn_init(out, lse);
+      const SeqBlock qb{&tq, 0, len, pos.data()}, kb{&tk, 0, len, pos.data()}, vb{&tv, 0, len, pos.data()};
+      devs[i]->attn_fwd(s, {qb, kb, vb, &out, &lse});
+      o[i] = download(*devs[i], out);
+    }
+    EXPECT_LT(rel_err(o[0], o[1]), 1e-5) << "positions ending at " << pos.back();
+  }
+}
+
 // The flash kernels given 16-bit q, k, v and dO (whole tensors, used as they are, and
 // row blocks, copied) against the same calls on fp32 tensors holding those values (which
 // the device rounds to 16 bits itself): bit for bit.

@@ -13,6 +13,9 @@ minictx_error_test(tile_cap 2 "attention.block_q = 2147483647 exceeds 65536" run
 # attention.kernels picks the cuda device's kernel family: on the host device, refused.
 minictx_error_test(kernels_on_host 1 "attention.kernels sm90 picks the cuda device's flash kernels; run.device kokkos"
                    run --set attention.kernels=sm90)
+# run.layer_kernels tuned picks the cuda device's layer kernels: on the host, refused on every rank.
+minictx_error_test(layer_kernels_on_host 2 "run.layer_kernels tuned picks the cuda device's layer kernels; run.device kokkos"
+                   run --set run.layer_kernels=tuned)
 minictx_error_test(loss_scale_power_of_two 1 "run.loss_scale must be dynamic or a power of two of at least 1"
                    run --set run.loss_scale=1000)
 # Attention mode has no loss to scale: a fixed scale is refused there, not ignored.

@@ -13,8 +13,8 @@ Checks that
   fail or, on 9.0, when the probes were skipped;
 - grid verifies inputs/gpu-flash-grid.yaml at 4 ranks and `local` at 1 rank once per
   family, prints the count of VALID points per launch, and fails on an INVALID point;
-- layer runs the layer deck on each family beside PyTorch's layer and prints one table
-  with the ratios;
+- layer runs the layer deck on each family, and with the tuned layer kernels, beside
+  PyTorch's layer and prints one table with the ratios;
 - trace records the layer's timeline, writes its trace and prints its phases beside the
   projection's;
 - nccl runs test_nccl_comm, two ranks of `verify` with comm nccl, a one-rank model step
@@ -257,8 +257,11 @@ with tempfile.TemporaryDirectory() as tmp:
     assert files == ["bench-layer.log"], files
     for family in ("sm80", "sm90"):
         assert f"stand-in minictx run kernels={family}" in log, log
-        assert f"| 16384 | {family} | 60.00 | 50.0 % | 5000 | 50.00 | 60.0 % | 4608 | 1.200 | 1.085 |" in log, log
-        assert f"| 32768 | {family} | 160.00 | 50.0 % | 5000 | 128.00 | 68.0 % | 8192 | 1.250 | 0.610 |" in log, log
+    # ... and the tuned layer kernels on the default family, a row of their own.
+    assert "== run.layer_kernels=tuned\nstand-in minictx run kernels=\n" in log, log
+    for run_label in ("sm80", "sm90", "tuned"):
+        assert f"| 16384 | {run_label} | 60.00 | 50.0 % | 5000 | 50.00 | 60.0 % | 4608 | 1.200 | 1.085 |" in log, log
+        assert f"| 32768 | {run_label} | 160.00 | 50.0 % | 5000 | 128.00 | 68.0 % | 8192 | 1.250 | 0.610 |" in log, log
     # The layer's trace: the run with its timeline, the trace file and the phases beside
     # the projection's.
     run, files, log = run_stage(tmp, "9.0", stage="trace", log_name="trace-layer.log")

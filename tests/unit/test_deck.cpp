@@ -486,6 +486,15 @@ TEST(DeckErrors, DeviceCapabilitiesNameTheKindsThatHaveThem) {
             "deck t.yaml line 1: attention.kernels sm90-documents picks the cuda device's flash kernels; "
             "run.device kokkos has one attention kernel (leave attention.kernels at auto)");
   EXPECT_NO_THROW(deck("sequence: {length: 10, documents: [4, 6]}\nattention: {block_k: 128}\n").resolve());
+  // The GPU's layer kernel sets: tuned is the cuda device's alone; standard is every device's.
+  EXPECT_EQ(resolve_error("run: {layer_kernels: tuned}\n"),
+            "deck t.yaml line 1: run.layer_kernels tuned picks the cuda device's layer kernels; run.device "
+            "kokkos has one set (leave run.layer_kernels at standard)");
+  EXPECT_EQ(deck("run: {layer_kernels: standard}\n").resolve().run.layer_kernels, LayerKernels::standard);
+  EXPECT_EQ(deck("run: {device: cuda, layer_kernels: tuned}\n").resolve().run.layer_kernels,
+            LayerKernels::tuned);
+  EXPECT_EQ(resolve_error("run: {device: cuda, layer_kernels: fused}\n"),
+            "deck t.yaml line 1: run.layer_kernels must be one of standard, tuned; got 'fused'");
 }
 
 // Issue 16 item 5: a backend option set for a backend that does not read it is an error
@@ -1132,7 +1141,7 @@ TEST(Benchmark, RunRulesFixTheProblemAndFreeTheImplementation) {
     EXPECT_FALSE(run_rule(fixed).allowed) << fixed;
   for (const char* free :
        {"attention.backend", "attention.ring_type", "attention.ulysses_degree", "attention.block_q",
-        "run.comm", "run.device", "run.checkpointing", "run.loss_scale", "run.iters",
+        "run.comm", "run.device", "run.layer_kernels", "run.checkpointing", "run.loss_scale", "run.iters",
         "topology.ranks_per_node", "topology.world_size", "machine.profile", "output.file"})
     EXPECT_TRUE(run_rule(free).allowed) << free;
   EXPECT_TRUE(verification_may_differ("sequence.length"));

@@ -310,6 +310,29 @@ TEST(LayerStack, GradReduceDtypeSetsTheWeightGradientsPrecision) {
   }
 }
 
+// run.layer_kernels tuned (the cuda device's; the deck keeps it off the host, the layer
+// stack's part is the same on every device): in a 16-bit run the attention's fp32 dQ, dK
+// and dV are rounded to the storage type once, RoPE's inverse with dQ and dK, before the
+// six GEMMs that read them. The host's GEMMs read fp32 operands as they are, so there the
+// rounding shows: within bf16's tolerance of the standard step, not equal to it. An fp32
+// run has nothing to round and is the same step.
+TEST(LayerStack, TunedLayerKernelsRoundTheAttentionGradientsOnce) {
+  RunConfig cfg = tiny(45, true);
+  const Grads fp32_standard = run(cfg);
+  cfg.run.layer_kernels = LayerKernels::tuned;
+  const Grads fp32_tuned = run(cfg);
+  EXPECT_EQ(fp32_tuned.dwq, fp32_standard.dwq);
+  EXPECT_EQ(fp32_tuned.dx, fp32_standard.dx);
+  cfg.run.dtype = DType::bf16;
+  const Grads tuned = run(cfg);
+  cfg.run.layer_kernels = LayerKernels::standard;
+  const Grads standard = run(cfg);
+  const std::vector<double> want(standard.dwq.begin(), standard.dwq.end());
+  EXPECT_LT(rel_err(tuned.dwq, want), 2.5e-2);
+  EXPECT_NE(tuned.dwq, standard.dwq);
+  EXPECT_EQ(tuned.loss, standard.loss);  // the forward is the standard one
+}
+
 // The MPT counts: model = 3·(dense + attention) whatever the policy; the hardware count
 // adds the recompute (dense once, attention all, none or half of it; causal-exact: a
 // quarter, since the first half's queries see only the first half's keys).

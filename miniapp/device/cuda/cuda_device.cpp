@@ -12,6 +12,7 @@
 #include "device/cuda/elementwise_kernels.hpp"
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/tile_sizes.hpp"
+#include "device/cuda/tuned_layer_kernels.hpp"
 #include "device/document_blocks.hpp"
 #include "device/gpu_binding.hpp"
 
@@ -80,6 +81,9 @@ CudaDevice::CudaDevice(const Topology& topology)
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaMalloc(&dot_result_, sizeof(double)));
   gemm_ = std::make_unique<cuda::LtGemm>(stream_, memory());
+  position_cache_ = std::make_unique<cuda::PositionCache>(
+      stream_, [this](int64_t bytes) { return acquire_counted(bytes); },
+      [this](void* p, int64_t bytes) { release_counted(p, bytes); });
   CudaDevice::configure(DeviceSettings{});  // fp32 and the automatic family until a point says
 }
 
@@ -87,6 +91,7 @@ CudaDevice::~CudaDevice() {
   // Destructors do not throw: errors here are past the results.
   cudaStreamSynchronize(stream_);
   gemm_.reset();
+  position_cache_.reset();
   blocks_.release_all();
   for (int64_t* p : positions_) cudaFree(p);
   cudaFree(dot_result_);
@@ -107,7 +112,8 @@ std::string CudaDevice::description() const {
     << " MiB free of " << (total_bytes >> 20) << " MiB (cudaMemGetInfo), CUDA runtime " << runtime / 1000
     << "." << (runtime % 1000) / 10 << ", driver " << driver / 1000 << "." << (driver % 1000) / 10
     << ", cuBLASLt " << gemm_->version()
-    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_, *family_);
+    << "; attention kernels: " << cuda::attention_kernels_summary(sm_major_, shared_optin_, *family_)
+    << "; layer kernels: " << to_string(settings().layer_kernels);
   return s.str();
 }
 
@@ -131,9 +137,11 @@ void* CudaDevice::acquire(int64_t bytes) {
   void* p = nullptr;
   cudaError_t code = cudaMalloc(&p, size_t(bytes));
   if (code == cudaErrorMemoryAllocation) {
-    // Kept blocks of other sizes may be what is missing: give them back and retry.
+    // Kept blocks of other sizes may be what is missing: give them back and retry. The
+    // position cache keeps its entries: one may be in the middle of its update.
     cudaGetLastError();
-    release_cached_memory();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    blocks_.release_all();
     code = cudaMalloc(&p, size_t(bytes));
   }
   if (code == cudaErrorMemoryAllocation) {
@@ -145,8 +153,22 @@ void* CudaDevice::acquire(int64_t bytes) {
   return p;
 }
 
+void* CudaDevice::acquire_counted(int64_t bytes) {
+  const int64_t rounded = (bytes + 255) / 256 * 256;  // as allocate() rounds, to share kept blocks
+  void* p = acquire(rounded);
+  memory_.add(rounded);
+  return p;
+}
+
+void CudaDevice::release_counted(void* p, int64_t bytes) {
+  const int64_t rounded = (bytes + 255) / 256 * 256;
+  blocks_.keep(p, rounded, std::numeric_limits<int64_t>::max());
+  memory_.remove(rounded);
+}
+
 void CudaDevice::release_cached_memory() {
   CUDA_CHECK(cudaStreamSynchronize(stream_));
+  position_cache_->clear();
   blocks_.release_all();
 }
 
@@ -189,6 +211,7 @@ void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 std::unique_ptr<StepClock> CudaDevice::step_clock() { return std::make_unique<CudaStepClock>(stream_); }
 
 const int64_t* CudaDevice::positions(int slot, const int64_t* host, int64_t n) {
+  if (tuned()) return position_cache_->positions(host, n);
   if (n > position_capacity_[slot]) {
     CUDA_CHECK(cudaStreamSynchronize(stream_));  // kernels may still read the old array
     CUDA_CHECK(cudaFree(positions_[slot]));
@@ -290,6 +313,16 @@ void CudaDevice::gemm_kernel(bool trans_a, bool trans_b, float alpha, const Tens
              precision_);
 }
 
+void CudaDevice::gemm_add(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b,
+                          const Tensor& c, Tensor& d) {
+  if (!tuned() || c.dtype() != d.dtype()) return Device::gemm_add(trans_a, trans_b, alpha, a, b, c, d);
+  require_same_size(c, d, "gemm_add");
+  const auto [m, n, k] = gemm_dims(trans_a, trans_b, a, b, d);
+  gemm_->run(trans_a, trans_b, m, n, k, alpha, {a.raw(), a.dtype(), matrix_cols(a), a.numel()},
+             {b.raw(), b.dtype(), matrix_cols(b), b.numel()}, 1.0f, d.raw(), d.dtype(), matrix_cols(d),
+             precision_, c.raw());
+}
+
 void CudaDevice::rmsnorm_fwd_kernel(const Tensor& x, const Tensor& g, double eps, Tensor& y, Tensor& rstd) {
   cuda::rmsnorm_fwd(in(x), in(g), eps, matrix_rows(x), matrix_cols(x), out(y), rstd.data(), stream_);
   check_launch("rmsnorm_fwd");
@@ -297,16 +330,33 @@ void CudaDevice::rmsnorm_fwd_kernel(const Tensor& x, const Tensor& g, double eps
 
 void CudaDevice::rmsnorm_bwd_kernel(const Tensor& x, const Tensor& g, const Tensor& rstd, const Tensor& dy,
                                     Tensor& dx, Tensor& dg) {
-  cuda::rmsnorm_bwd(in(x), in(g), rstd.data(), in(dy), matrix_rows(x), matrix_cols(x), out(dx), out(dg),
-                    stream_);
+  const int64_t rows = matrix_rows(x), cols = matrix_cols(x);
+  if (!tuned()) {
+    cuda::rmsnorm_bwd(in(x), in(g), rstd.data(), in(dy), rows, cols, out(dx), out(dg), stream_);
+    return check_launch("rmsnorm_bwd");
+  }
+  cuda::rmsnorm_bwd_dx(in(x), in(g), rstd.data(), in(dy), rows, cols, out(dx), stream_);
+  Tensor partials = alloc({cuda::rmsnorm_dgamma_chunks(rows), cols});  // freed in stream order
+  cuda::rmsnorm_dgamma(in(x), rstd.data(), in(dy), rows, cols, partials.data(), out(dg), stream_);
   check_launch("rmsnorm_bwd");
 }
 
 void CudaDevice::rope_kernel(Tensor& x, int heads, const std::vector<int64_t>& pos, double theta,
                              bool inverse) {
+  if (tuned()) return rope_into(x, x, heads, pos, theta, inverse);
   const int64_t* dpos = positions(0, pos.data(), int64_t(pos.size()));
   cuda::rope(out(x), matrix_rows(x), matrix_cols(x), heads, dpos, int64_t(pos.size()), theta, inverse,
              stream_);
+  check_launch("rope");
+}
+
+void CudaDevice::rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& pos,
+                           double theta, bool inverse) {
+  if (!tuned()) return Device::rope_into(dst, x, heads, pos, theta, inverse);
+  require_same_size(dst, x, "rope_into");
+  const int64_t width = matrix_cols(x), seq = int64_t(pos.size());
+  const float2* table = position_cache_->rope_table(pos.data(), seq, int(width / heads), theta);
+  cuda::rope_apply(out(dst), in(x), matrix_rows(x), width, heads, table, seq, inverse, stream_);
   check_launch("rope");
 }
 

@@ -11,6 +11,7 @@
 #include "device/cuda/flash_attention.hpp"
 #include "device/cuda/kernel_families.hpp"
 #include "device/cuda/lt_gemm.hpp"
+#include "device/cuda/position_cache.hpp"
 #include "device/cuda/precision.hpp"
 #include "device/device.hpp"
 
@@ -52,6 +53,14 @@ class CudaDevice final : public Device {
                  int64_t src_ld, int64_t rows, int64_t cols) override;
   void fill(Tensor& t, float value) override;
   void add(Tensor& y, const Tensor& x) override;
+  // The tuned layer kernels rotate by a cached table (fp32 arithmetic) and write dst's
+  // dtype in the same pass; the standard ones as the base class.
+  void rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
+                 bool inverse) override;
+  // The tuned layer kernels read C in cuBLASLt's epilogue (C and D of one dtype); the
+  // standard ones copy it first, as the base class.
+  void gemm_add(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, const Tensor& c,
+                Tensor& d) override;
   void attn_init(Tensor& o, Tensor& lse) override;
   void lse_merge(const AttnShape&, Tensor& o, Tensor& lse, const Tensor& o_b, const Tensor& lse_b) override;
 
@@ -94,8 +103,11 @@ class CudaDevice final : public Device {
   // The kernels' arguments for one block call.
   cuda::AttnArgs fwd_args(const AttnShape&, const AttnFwdBlock&);
   cuda::AttnArgs bwd_args(const AttnShape&, const AttnBwdBlock&);
-  // Device copies of host position arrays (slot 0: queries, 1: keys), stream-ordered.
+  // Device copies of host position arrays: with the standard layer kernels copied into
+  // slot 0 (queries) or 1 (keys) at each call, stream-ordered; with the tuned ones from the
+  // position cache.
   const int64_t* positions(int slot, const int64_t* host, int64_t n);
+  bool tuned() const { return settings().layer_kernels == LayerKernels::tuned; }
   // A block's positions for the kernels, followed by its rows' document spans where the
   // family masks documents in its kernels (AttnArgs, "q_pos").
   const int64_t* block_positions(int slot, const AttnShape&, const SeqBlock&);
@@ -103,6 +115,9 @@ class CudaDevice final : public Device {
   // A block of `bytes`: a kept one, else cudaMalloc (after freeing the kept ones when
   // the GPU is full).
   void* acquire(int64_t bytes);
+  // acquire and keep with the memory tracker's count, for memory that is not a tensor's.
+  void* acquire_counted(int64_t bytes);
+  void release_counted(void* p, int64_t bytes);
 
   int gpu_ = 0;
   int gpu_count_ = 0;
@@ -116,7 +131,8 @@ class CudaDevice final : public Device {
   BlockCache blocks_;
   int64_t* positions_[2] = {nullptr, nullptr};
   int64_t position_capacity_[2] = {0, 0};
-  std::vector<int64_t> positions_host_;  // block_positions' host array
+  std::vector<int64_t> positions_host_;                  // block_positions' host array
+  std::unique_ptr<cuda::PositionCache> position_cache_;  // the tuned layer kernels'
   double* dot_result_ = nullptr;
 };
 

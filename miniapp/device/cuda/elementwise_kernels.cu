@@ -163,10 +163,14 @@ void dot(In a, In b, int64_t n, double* result, cudaStream_t s) {
 void rmsnorm_fwd(In x, In g, double eps, int64_t rows, int64_t cols, Out y, float* rstd, cudaStream_t s) {
   if (rows > 0) rmsnorm_fwd_kernel<<<unsigned(rows), kBlock, 0, s>>>(x, g, eps, cols, y, rstd);
 }
+void rmsnorm_bwd_dx(In x, In g, const float* rstd, In dy, int64_t rows, int64_t cols, Out dx,
+                    cudaStream_t s) {
+  if (rows > 0) rmsnorm_bwd_dx_kernel<<<unsigned(rows), kBlock, 0, s>>>(x, g, rstd, dy, cols, dx);
+}
 void rmsnorm_bwd(In x, In g, const float* rstd, In dy, int64_t rows, int64_t cols, Out dx, Out dg,
                  cudaStream_t s) {
   if (rows == 0) return;
-  rmsnorm_bwd_dx_kernel<<<unsigned(rows), kBlock, 0, s>>>(x, g, rstd, dy, cols, dx);
+  rmsnorm_bwd_dx(x, g, rstd, dy, rows, cols, dx, s);
   rmsnorm_bwd_dg_kernel<<<blocks(cols), kBlock, 0, s>>>(x, rstd, dy, rows, cols, dg);
 }
 void rope(Out x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq, double theta,

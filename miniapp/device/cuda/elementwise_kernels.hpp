@@ -23,6 +23,8 @@ void dot(In a, In b, int64_t n, double* result, cudaStream_t);
 void rmsnorm_fwd(In x, In g, double eps, int64_t rows, int64_t cols, Out y, float* rstd, cudaStream_t);
 void rmsnorm_bwd(In x, In g, const float* rstd, In dy, int64_t rows, int64_t cols, Out dx, Out dg,
                  cudaStream_t);
+// rmsnorm_bwd's dx alone (the tuned layer kernels reduce dg in tuned_layer_kernels.hpp).
+void rmsnorm_bwd_dx(In x, In g, const float* rstd, In dy, int64_t rows, int64_t cols, Out dx, cudaStream_t);
 // positions: device array of `seq` positions, row r uses positions[r % seq].
 void rope(Out x, int64_t rows, int64_t width, int heads, const int64_t* positions, int64_t seq, double theta,
           bool inverse, cudaStream_t);

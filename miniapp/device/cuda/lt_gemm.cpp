@@ -75,7 +75,8 @@ const void* LtGemm::product_operand(int slot, const LtOperand& x, Precision prec
 }
 
 void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const LtOperand& a,
-                 const LtOperand& b, float beta, void* c, DType c_type, int64_t ldc, Precision precision) {
+                 const LtOperand& b, float beta, void* c, DType c_type, int64_t ldc, Precision precision,
+                 const void* c_in) {
   if (m == 0 || n == 0) return;
   const void* pa = product_operand(0, a, precision);
   const void* pb = product_operand(1, b, precision);
@@ -120,8 +121,8 @@ void LtGemm::run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
            "x" + std::to_string(n) + "x" + std::to_string(k) + " GEMM");
     it = algos_.emplace(key, result.algo).first;
   }
-  CUBLAS_CHECK(cublasLtMatmul(handle_, call.op, &alpha, pb, call.a, pa, call.b, &beta, c, call.c, c, call.c,
-                              &it->second, workspace_, workspace_bytes_, stream_));
+  CUBLAS_CHECK(cublasLtMatmul(handle_, call.op, &alpha, pb, call.a, pa, call.b, &beta, c_in ? c_in : c,
+                              call.c, c, call.c, &it->second, workspace_, workspace_bytes_, stream_));
 }
 
 }  // namespace minictx::cuda

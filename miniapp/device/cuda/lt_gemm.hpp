@@ -32,9 +32,12 @@ class LtGemm {
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
 
-  // op(a) is m×k, op(b) k×n; c is m×n with row stride ldc.
+  // op(a) is m×k, op(b) k×n; c is m×n with row stride ldc. c = alpha·op(a)·op(b) + beta·c_in,
+  // c_in (of c's type and layout) being c itself unless given: a residual added in the
+  // epilogue, with no copy of it into c first.
   void run(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const LtOperand& a,
-           const LtOperand& b, float beta, void* c, DType c_type, int64_t ldc, Precision precision);
+           const LtOperand& b, float beta, void* c, DType c_type, int64_t ldc, Precision precision,
+           const void* c_in = nullptr);
   int version() const;
 
  private:
