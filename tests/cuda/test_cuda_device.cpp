@@ -408,13 +408,15 @@ struct ProbeShape {
   int n, k;  // d [64, n], reduced over k
 };
 // S = QKᵀ, Sᵀ = K Qᵀ and dP: k is the head dim, n the key or query tile; O += PV, dQ += dS K
-// and dK/dV += dSᵀ Q / Pᵀ dO: n is the head dim, k the key or query tile.
+// and dK/dV += dSᵀ Q / Pᵀ dO: n is the head dim, k the key or query tile; the one-pass
+// backward's dQ = dS K in halves: n the head dim, k its block's 128 keys.
 const ProbeShape kProbeShapes[] = {
-    {WgmmaForm::shared_k_major, 32, 128},     {WgmmaForm::shared_k_major, 64, 64},
-    {WgmmaForm::shared_k_major, 64, 128},     {WgmmaForm::shared_k_major, 128, 64},
-    {WgmmaForm::shared_k_major, 128, 128},    {WgmmaForm::registers_mn_major, 64, 64},
-    {WgmmaForm::registers_mn_major, 64, 128}, {WgmmaForm::registers_mn_major, 128, 32},
-    {WgmmaForm::registers_mn_major, 128, 64}, {WgmmaForm::registers_mn_major, 128, 128},
+    {WgmmaForm::shared_mn_major_halves, 64, 128}, {WgmmaForm::shared_mn_major_halves, 128, 128},
+    {WgmmaForm::shared_k_major, 32, 128},         {WgmmaForm::shared_k_major, 64, 64},
+    {WgmmaForm::shared_k_major, 64, 128},         {WgmmaForm::shared_k_major, 128, 64},
+    {WgmmaForm::shared_k_major, 128, 128},        {WgmmaForm::registers_mn_major, 64, 64},
+    {WgmmaForm::registers_mn_major, 64, 128},     {WgmmaForm::registers_mn_major, 128, 32},
+    {WgmmaForm::registers_mn_major, 128, 64},     {WgmmaForm::registers_mn_major, 128, 128},
 };
 
 // One probe product on the GPU: x [64, k] and y ([n, k] K-major, else [k, n]) in, d [64, n]
@@ -501,8 +503,11 @@ TEST(CudaWgmma, ProbeProductsAreExact) {
             want[r * n + c] += x[r * k_size + k] * y[k_major ? c * k_size + k : k * n + c];
       const std::vector<double> got = probe_product(p, dtype, x, y);
       if (got == want) continue;
-      ADD_FAILURE() << (k_major ? "shared K-major operands" : "registers · MN-major B") << ", "
-                    << to_string(dtype) << ", n = " << p.n << ", k = " << p.k
+      const char* form = k_major ? "shared K-major operands"
+                         : p.form == WgmmaForm::registers_mn_major
+                             ? "registers · MN-major B"
+                             : "shared K-major A · MN-major B in halves";
+      ADD_FAILURE() << form << ", " << to_string(dtype) << ", n = " << p.n << ", k = " << p.k
                     << ": wrong product; operand reads:" << probe_read_map(p, dtype);
     }
 }
@@ -513,6 +518,8 @@ TEST(CudaWgmma, ProbeRefusesOtherSizes) {
   EXPECT_EQ(wgmma_probe(WgmmaForm::registers_mn_major, true, 32, 128, nullptr, nullptr, nullptr),
             cudaErrorInvalidValue);
   EXPECT_EQ(wgmma_probe(WgmmaForm::shared_k_major, false, 64, 32, nullptr, nullptr, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(wgmma_probe(WgmmaForm::shared_mn_major_halves, true, 128, 64, nullptr, nullptr, nullptr),
             cudaErrorInvalidValue);
 }
 
