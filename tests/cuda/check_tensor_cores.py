@@ -8,8 +8,9 @@ apart); the Hopper kernels (--wgmma) must hold wgmma.mma_async where the archite
 wgmma operations for want of registers (its note C7512); those pipelined as
 FlashAttention-3 (--pipelined) must keep a product in flight (wgmma.wait_group 1) and the
 consumers' turns (bar.arrive); the one-pass backwards (--one-pass) must load by TMA, hand
-registers over (setmaxnreg) and add dQ by bulk reduce-adds inside the kernel. An mma.sync kernel may spill only what --known-spill lists
-for it (by kernel and architecture, at most that many bytes), so a new spill fails. The
+registers over (setmaxnreg) and add dQ by bulk reduce-adds inside the kernel. An mma.sync
+kernel may spill only what --known-spill lists for it (by kernel and architecture, at most
+that many bytes), so a new spill fails. The
 --document-twins sources must hold each kernel twice, the last template argument (kDocs)
 false and true: the default and its twin that masks packed documents. Where cuobjdump is
 installed (a full CUDA toolkit) the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers
