@@ -184,13 +184,7 @@ struct KeyBlock {
   __device__ static bool produce(const Stream<kD>& qs, const CUtensorMap* q_map, const CUtensorMap* do_map,
                                  int b, int steps, LoadResident&& load_resident, At&& at, Fill&& fill,
                                  GlobalRow&& global_row) {
-    if (threadIdx.x == 0) qs.init();
-    __syncthreads();
-    if (threadIdx.x >= 128) {
-      claim_registers<kConsumerRegisters>();
-      return false;
-    }
-    release_registers<kProducerRegisters>();
+    if (!is_producer<kProducerRegisters, kConsumerRegisters>([&] { qs.init(); })) return false;
     const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
     if (threadIdx.x == 0) {
       load_resident();

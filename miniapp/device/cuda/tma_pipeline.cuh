@@ -234,4 +234,19 @@ __device__ __forceinline__ void claim_registers() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
 }
 
+// Splits a block of a producer warpgroup (threads 0-127) and consumer warpgroups once the
+// first thread has set the barriers (init): the producer gives its registers down to
+// kProducer and gets true, the consumers claim kConsumer each and get false.
+template <int kProducer, int kConsumer, class Init>
+__device__ __forceinline__ bool is_producer(Init&& init) {
+  if (threadIdx.x == 0) init();
+  __syncthreads();
+  if (threadIdx.x >= 128) {
+    claim_registers<kConsumer>();
+    return false;
+  }
+  release_registers<kProducer>();
+  return true;
+}
+
 }  // namespace minictx::cuda::tma
