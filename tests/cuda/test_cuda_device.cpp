@@ -411,12 +411,12 @@ struct ProbeShape {
 // and dK/dV += dSᵀ Q / Pᵀ dO: n is the head dim, k the key or query tile; the one-pass
 // backward's dQ = dS K in halves: n the head dim, k its block's 128 keys.
 const ProbeShape kProbeShapes[] = {
-    {WgmmaForm::shared_mn_major_halves, 64, 128}, {WgmmaForm::shared_mn_major_halves, 128, 128},
     {WgmmaForm::shared_k_major, 32, 128},         {WgmmaForm::shared_k_major, 64, 64},
     {WgmmaForm::shared_k_major, 64, 128},         {WgmmaForm::shared_k_major, 128, 64},
     {WgmmaForm::shared_k_major, 128, 128},        {WgmmaForm::registers_mn_major, 64, 64},
     {WgmmaForm::registers_mn_major, 64, 128},     {WgmmaForm::registers_mn_major, 128, 32},
     {WgmmaForm::registers_mn_major, 128, 64},     {WgmmaForm::registers_mn_major, 128, 128},
+    {WgmmaForm::shared_mn_major_halves, 64, 128}, {WgmmaForm::shared_mn_major_halves, 128, 128},
 };
 
 // One probe product on the GPU: x [64, k] and y ([n, k] K-major, else [k, n]) in, d [64, n]
