@@ -47,7 +47,7 @@
 # writes at most 2 files to $OUT (the device tool returns at most 8 a command). DRY_RUN=1
 # stops after configuring (how CI-less machines check the script).
 # Environment: OUT, DEPS_PREFIX (/tmp/minictx-deps), DEBS (.gpu-debs), BUILD_DIR (build-cuda),
-#              FAMILIES: the kernel families grid, acceptance and layer run (sm80,sm90; auto:
+#              FAMILIES: the kernel families grid, acceptance and layer run (sm80,sm90,sm90-onepass; auto:
 #              the default family alone; unset: every family this GPU runs),
 #              TIME_LIMIT (600): the seconds this command may run, which tiny-report's wait ends
 #              before, TINY_DIR (/tmp/minictx-tiny): the tiny runs' files,
@@ -176,13 +176,15 @@ is_hopper() { [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/d
 # Whether nvidia-smi lists a GPU: where it does, a gpu test must not be skipped.
 gpu_listed() { nvidia-smi -L 2>/dev/null | grep -q '^GPU '; }
 
-# The kernel families (attention.kernels) this GPU runs: sm80 everywhere, sm90 on Hopper.
-gpu_families() { if is_hopper; then echo sm80 sm90; else echo sm80; fi; }
+# The kernel families (attention.kernels) this GPU runs: sm80 everywhere, sm90 and the
+# opt-in sm90-onepass (the one-kernel backward) on Hopper; auto's is sm90 there.
+gpu_families() { if is_hopper; then echo sm80 sm90 sm90-onepass; else echo sm80; fi; }
+default_family() { if is_hopper; then echo sm90; else echo sm80; fi; }
 # Those grid, acceptance and layer run: FAMILIES, or auto's family alone, or all of them.
 families() {
   case "${FAMILIES:-}" in
     "") gpu_families ;;
-    auto) gpu_families | awk '{ print $NF }' ;;
+    auto) default_family ;;
     *) echo "${FAMILIES//,/ }" ;;
   esac
 }

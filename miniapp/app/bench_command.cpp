@@ -19,6 +19,14 @@
 namespace minictx {
 namespace {
 
+// The deck's attention.kernels values, "auto | sm80 | ...".
+std::string kernel_family_choices() {
+  std::string s;
+  for (int i = 0; i < enum_size(AttentionKernels{}); ++i)
+    s += std::string(i ? " | " : "") + to_string(AttentionKernels(i));
+  return s;
+}
+
 void check_options(const KernelBenchOptions& o, const std::string& mask, const std::string& clock) {
   auto positive = [](const char* name, int64_t v) {
     if (v < 1) input_error(std::string(name) + " must be at least 1, got " + std::to_string(v));
@@ -98,8 +106,8 @@ BenchCommand::BenchCommand(CLI::App& app) {
   cmd_->add_option("--dtype", dtype_,
                    "with --device cuda: bf16 | fp16 | fp32, attention and calibration GEMM");
   cmd_->add_option("--kernels", kernels_,
-                   "with --device cuda: the flash kernel family, as the deck's attention.kernels "
-                   "(auto | sm80 | sm90)");
+                   "with --device cuda: the flash kernel family, as the deck's attention.kernels (" +
+                       kernel_family_choices() + ")");
   cmd_->add_option("--calibration-size", calibration_side_,
                    "with --device cuda: side of the square calibration GEMM");
   cmd_->add_option("--block-q", opt_.block_q, "query tile of the kernel");
@@ -174,7 +182,7 @@ DeviceBenchOptions BenchCommand::device_options() const {
   if (mask_ == "full") o.causal = {false};
   if (!parse_enum(dtype_, o.dtype)) input_error("--dtype must be bf16, fp16 or fp32, not '" + dtype_ + "'");
   if (!parse_enum(kernels_, o.kernels))
-    input_error("--kernels must be auto, sm80 or sm90, not '" + kernels_ + "'");
+    input_error("--kernels must be one of " + kernel_family_choices() + ", not '" + kernels_ + "'");
   o.calibration_side = calibration_side_;
   return o;
 }

@@ -93,6 +93,8 @@ const char* to_string(AttentionKernels k) {
       return "sm80-documents";
     case AttentionKernels::sm90_documents:
       return "sm90-documents";
+    case AttentionKernels::sm90_onepass:
+      return "sm90-onepass";
   }
   return "?";
 }

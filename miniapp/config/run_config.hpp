@@ -19,8 +19,10 @@ enum class Reference { fp64, single_device };
 // The flash attention kernels on a GPU, one family per architecture as FlashAttention-3
 // pairs an sm80 and an sm90 mainloop: auto takes the one measured fastest and VALID on the
 // GPU at hand (docs/nvidia.md, "Kernel families"). The -documents variants mask packed
-// documents inside the kernels instead of splitting blocks by document (opt-in).
-enum class AttentionKernels { automatic, sm80, sm90, sm80_documents, sm90_documents };
+// documents inside the kernels instead of splitting blocks by document (opt-in);
+// sm90-onepass pairs the sm90 forward with a backward of one kernel that forms dQ beside dK
+// and dV (opt-in).
+enum class AttentionKernels { automatic, sm80, sm90, sm80_documents, sm90_documents, sm90_onepass };
 // How a block's attention result joins the running sums: fp32 keeps every partial in
 // fp32; storage rounds each block's output, and its gradient contributions, to the run's
 // dtype first, as a ring built on a kernel with 16-bit outputs does; accumulator also
@@ -59,7 +61,7 @@ constexpr int enum_size(DType) { return 3; }
 constexpr int enum_size(DeviceKind) { return 2; }
 constexpr int enum_size(CommKind) { return 2; }
 constexpr int enum_size(Reference) { return 2; }
-constexpr int enum_size(AttentionKernels) { return 5; }
+constexpr int enum_size(AttentionKernels) { return 6; }
 constexpr int enum_size(AttentionPartials) { return 3; }
 constexpr int enum_size(GradReduceDtype) { return 2; }
 constexpr int enum_size(LayerKernels) { return 2; }

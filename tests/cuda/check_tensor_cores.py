@@ -7,10 +7,12 @@ apart); the Hopper kernels (--wgmma) must hold wgmma.mma_async where the archite
 90a (elsewhere they are not built), spill no register, and ptxas must not serialise their
 wgmma operations for want of registers (its note C7512); those pipelined as
 FlashAttention-3 (--pipelined) must keep a product in flight (wgmma.wait_group 1) and the
-consumers' turns (bar.arrive). An mma.sync kernel may spill only what --known-spill lists
-for it (by kernel and architecture, at most that many bytes), so a new spill fails. The
---spill-free sources (among the --simt ones: the tuned layer kernels) must spill no
-register either. The --document-twins sources must hold each kernel twice, the last template argument (kDocs)
+consumers' turns (bar.arrive); the one-pass backwards (--one-pass) must load by TMA, hand
+registers over (setmaxnreg) and add dQ by bulk reduce-adds inside the kernel. An mma.sync
+kernel may spill only what --known-spill lists for it (by kernel and architecture, at most
+that many bytes), so a new spill fails. The --spill-free sources (among the --simt ones:
+the tuned layer kernels) must spill no register either. The
+--document-twins sources must hold each kernel twice, the last template argument (kDocs)
 false and true: the default and its twin that masks packed documents. Where cuobjdump is
 installed (a full CUDA toolkit) the SASS must also hold HMMA (HGMMA for the Hopper kernels). Registers
 and spills per kernel, from ptxas -v, are printed for docs/performance.md.
@@ -105,6 +107,10 @@ parser.add_argument("--wgmma", action="append", default=[])
 # Hopper kernels pipelined as FlashAttention-3 (one of the --wgmma sources): a product left
 # in flight while the softmax runs (wgmma.wait_group 1) and the consumers' turns (bar.arrive).
 parser.add_argument("--pipelined", action="append", default=[])
+# Hopper backwards in one pass, warp-specialized (one of the --wgmma sources): tiles loaded
+# by TMA, registers handed from the producer to the consumers (setmaxnreg), and dQ added to
+# global memory inside the kernel by bulk reduce-adds, no second kernel.
+parser.add_argument("--one-pass", action="append", default=[])
 # KERNEL@ARCH=BYTES: a spill of the mma.sync kernels measured and accepted, e.g.
 # "flash_fwd_kernel<128, 4, 32, 2, false>@90a=28".
 parser.add_argument("--known-spill", action="append", default=[])
@@ -115,8 +121,8 @@ parser.add_argument("--document-twins", action="append", default=[])
 parser.add_argument("--spill-free", action="append", default=[])
 parser.add_argument("--work", required=True)
 args = parser.parse_args()
-if not set(args.pipelined) <= set(args.wgmma):
-    sys.exit("check_tensor_cores: a --pipelined source must be a --wgmma source")
+if not set(args.pipelined) <= set(args.wgmma) or not set(args.one_pass) <= set(args.wgmma):
+    sys.exit("check_tensor_cores: a --pipelined or --one-pass source must be a --wgmma source")
 if not set(args.spill_free) <= set(args.simt):
     sys.exit("check_tensor_cores: a --spill-free source must be a --simt source")
 
@@ -181,6 +187,12 @@ for arch in [a for a in args.arch if a == "90a"]:
                     failures.append(f"{short(name)} sm_{arch}: no product left in flight (wgmma.wait_group 1)")
                 if "bar.arrive" not in body:
                     failures.append(f"{short(name)} sm_{arch}: no consumer turns (bar.arrive)")
+            if source in args.one_pass:
+                for instruction, what in (("cp.async.bulk.tensor", "no TMA load"),
+                                          ("setmaxnreg.inc", "no register hand-over (setmaxnreg)"),
+                                          ("cp.reduce.async.bulk", "no dQ reduce-add in the kernel")):
+                    if instruction not in body:
+                        failures.append(f"{short(name)} sm_{arch}: {what} ({instruction})")
         sass = sass_functions(args.nvcc, cubin)
         if sass is not None:
             sass_checked = True

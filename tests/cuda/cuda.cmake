@@ -55,6 +55,7 @@ add_test(NAME flash_kernels_use_tensor_cores
                  --include ${PROJECT_SOURCE_DIR}/miniapp ${_archs} --flash ${_kernels}/flash_fwd_sm80.cu
                  --flash ${_kernels}/flash_bwd_sm80.cu --wgmma ${_kernels}/flash_fwd_sm90.cu
                  --wgmma ${_kernels}/flash_bwd_sm90.cu --pipelined ${_kernels}/flash_fwd_sm90.cu
+                 --wgmma ${_kernels}/flash_bwd_sm90_onepass.cu --one-pass ${_kernels}/flash_bwd_sm90_onepass.cu
                  --simt ${_kernels}/attention_simt.cu --simt ${_kernels}/tuned_layer_kernels.cu
                  --spill-free ${_kernels}/tuned_layer_kernels.cu ${_known_spills}
                  --document-twins ${_kernels}/flash_fwd_sm80.cu --document-twins ${_kernels}/flash_bwd_sm80.cu
@@ -70,7 +71,7 @@ set_tests_properties(ring_timeline_cuda PROPERTIES PASS_REGULAR_EXPRESSION "ring
                      TIMEOUT 300)
 add_test(NAME cuda_listed COMMAND $<TARGET_FILE:minictx> list)
 set_tests_properties(cuda_listed PROPERTIES TIMEOUT 60
-                     PASS_REGULAR_EXPRESSION "devices:\n  kokkos +[^\n]*\n  cuda +attention: flash kernels[^\n]*sm80: fwd flash-mma[^\n]*sm90: fwd flash-wgmma-tma[^\n]*\ncomms:\n  mpi\n  nccl\n")
+                     PASS_REGULAR_EXPRESSION "devices:\n  kokkos +[^\n]*\n  cuda +attention: flash kernels[^\n]*sm80: fwd flash-mma[^\n]*sm90: fwd flash-wgmma-tma[^\n]*sm90-onepass: fwd flash-wgmma-tma, bwd flash-wgmma-onepass \\(compute capability 9.0, build for 90a; opt-in, not yet run on a GPU\\)[^\n]*\ncomms:\n  mpi\n  nccl\n")
 
 set(_model --set model.preset=tiny --set model.layers=2 --set sequence.length=1000)
 # Packed documents, which the kernels take as per-document sub-blocks
@@ -142,6 +143,12 @@ foreach(_dtype bf16 fp16)
                           --set attention.kernels=sm80-documents)
   minictx_verify_test(cuda_documents_in_kernels_ulysses_4_${_dtype} 4 GPU ${_dt} ${_d128} ${_ones}
                           --set attention.backend=ulysses --set attention.kernels=sm80-documents)
+  # The one-pass backward (attention.kernels sm90-onepass, opt-in; Hopper only) on the
+  # layer stack at head dim 128: GQA, zigzag shards with padding (1000 tokens), dQ added
+  # over the ring's key blocks.
+  minictx_verify_test(cuda_sm90_onepass_ring_zigzag_4_${_dtype} 4 GPU ${_dt} ${_model} --set model.heads=4
+                          --set model.kv_heads=2 --set model.head_dim=128 --set attention.backend=ring
+                          --set attention.ring_type=zigzag --set attention.kernels=sm90-onepass)
 endforeach()
 
 # Every point of those launches on the cuda device (no GPU needed: it reads the test list).

@@ -133,6 +133,15 @@ TEST_P(CudaAttention, Sm90MatchesFp64Reference) {
   with_family(AttentionKernels::sm90, [&] { check_against_reference(c); });
 }
 
+// The same on the sm90-onepass family (the sm90 forward, the one-kernel backward whose dQ
+// is added to dq by bulk reduce-adds): every flash shape, two query and two key blocks,
+// so dq accumulates over the key blocks' calls.
+TEST_P(CudaAttention, Sm90OnepassMatchesFp64Reference) {
+  const AttnCase c = GetParam();
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
+  with_family(AttentionKernels::sm90_onepass, [&] { check_against_reference(c); });
+}
+
 std::vector<AttnCase> attention_cases() {
   std::vector<AttnCase> cases;
   for (DType t : {DType::f32, DType::bf16, DType::f16}) {
@@ -227,6 +236,12 @@ TEST_P(CudaAttentionMask, Sm90PaddingAndZigzagMatchHost) {
   with_family(AttentionKernels::sm90, [&] { check_masks_against_host(c); });
 }
 
+TEST_P(CudaAttentionMask, Sm90OnepassPaddingAndZigzagMatchHost) {
+  const MaskCase c = GetParam();
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
+  with_family(AttentionKernels::sm90_onepass, [&] { check_masks_against_host(c); });
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, CudaAttentionMask,
                          ::testing::Values(MaskCase{32, DType::f32}, MaskCase{64, DType::bf16},
                                            MaskCase{128, DType::f16}),
@@ -259,6 +274,17 @@ TEST_P(CudaAttentionMask, Sm90DocumentsMatchHost) {
   const MaskCase c = GetParam();
   if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
   with_family(AttentionKernels::sm90, [&] {
+    check_documents_against_host(c, false);
+    check_documents_against_host(c, true);
+  });
+}
+
+// sm90-onepass leaves documents to the device's split: its kernel on per-document blocks,
+// one-row blocks included.
+TEST_P(CudaAttentionMask, Sm90OnepassDocumentsMatchHost) {
+  const MaskCase c = GetParam();
+  if (const char* why = no_hopper_flash(c.dtype, c.head_dim)) GTEST_SKIP() << why;
+  with_family(AttentionKernels::sm90_onepass, [&] {
     check_documents_against_host(c, false);
     check_documents_against_host(c, true);
   });
@@ -382,13 +408,15 @@ struct ProbeShape {
   int n, k;  // d [64, n], reduced over k
 };
 // S = QKᵀ, Sᵀ = K Qᵀ and dP: k is the head dim, n the key or query tile; O += PV, dQ += dS K
-// and dK/dV += dSᵀ Q / Pᵀ dO: n is the head dim, k the key or query tile.
+// and dK/dV += dSᵀ Q / Pᵀ dO: n is the head dim, k the key or query tile; the one-pass
+// backward's dQ = dS K in halves: n the head dim, k its block's 128 keys.
 const ProbeShape kProbeShapes[] = {
-    {WgmmaForm::shared_k_major, 32, 128},     {WgmmaForm::shared_k_major, 64, 64},
-    {WgmmaForm::shared_k_major, 64, 128},     {WgmmaForm::shared_k_major, 128, 64},
-    {WgmmaForm::shared_k_major, 128, 128},    {WgmmaForm::registers_mn_major, 64, 64},
-    {WgmmaForm::registers_mn_major, 64, 128}, {WgmmaForm::registers_mn_major, 128, 32},
-    {WgmmaForm::registers_mn_major, 128, 64}, {WgmmaForm::registers_mn_major, 128, 128},
+    {WgmmaForm::shared_k_major, 32, 128},         {WgmmaForm::shared_k_major, 64, 64},
+    {WgmmaForm::shared_k_major, 64, 128},         {WgmmaForm::shared_k_major, 128, 64},
+    {WgmmaForm::shared_k_major, 128, 128},        {WgmmaForm::registers_mn_major, 64, 64},
+    {WgmmaForm::registers_mn_major, 64, 128},     {WgmmaForm::registers_mn_major, 128, 32},
+    {WgmmaForm::registers_mn_major, 128, 64},     {WgmmaForm::registers_mn_major, 128, 128},
+    {WgmmaForm::shared_mn_major_halves, 64, 128}, {WgmmaForm::shared_mn_major_halves, 128, 128},
 };
 
 // One probe product on the GPU: x [64, k] and y ([n, k] K-major, else [k, n]) in, d [64, n]
@@ -475,8 +503,11 @@ TEST(CudaWgmma, ProbeProductsAreExact) {
             want[r * n + c] += x[r * k_size + k] * y[k_major ? c * k_size + k : k * n + c];
       const std::vector<double> got = probe_product(p, dtype, x, y);
       if (got == want) continue;
-      ADD_FAILURE() << (k_major ? "shared K-major operands" : "registers · MN-major B") << ", "
-                    << to_string(dtype) << ", n = " << p.n << ", k = " << p.k
+      const char* form = k_major ? "shared K-major operands"
+                         : p.form == WgmmaForm::registers_mn_major
+                             ? "registers · MN-major B"
+                             : "shared K-major A · MN-major B in halves";
+      ADD_FAILURE() << form << ", " << to_string(dtype) << ", n = " << p.n << ", k = " << p.k
                     << ": wrong product; operand reads:" << probe_read_map(p, dtype);
     }
 }
@@ -487,6 +518,8 @@ TEST(CudaWgmma, ProbeRefusesOtherSizes) {
   EXPECT_EQ(wgmma_probe(WgmmaForm::registers_mn_major, true, 32, 128, nullptr, nullptr, nullptr),
             cudaErrorInvalidValue);
   EXPECT_EQ(wgmma_probe(WgmmaForm::shared_k_major, false, 64, 32, nullptr, nullptr, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(wgmma_probe(WgmmaForm::shared_mn_major_halves, true, 128, 64, nullptr, nullptr, nullptr),
             cudaErrorInvalidValue);
 }
 
@@ -555,10 +588,15 @@ TEST(CudaAttentionKernel, FlashServesItsHeadDims) {
                 "fwd flash-wgmma-tma 128x128, bwd flash-wgmma dk/dv 32x64 dq 64x64");
       EXPECT_EQ(gpu().attention_kernel(64).rfind("fwd flash-wgmma-tma 128x128, bwd flash-wgmma", 0), 0u);
     });
+    with_family(AttentionKernels::sm90_onepass, [&] {
+      EXPECT_EQ(gpu().attention_kernel(128),
+                "fwd flash-wgmma-tma 128x128, bwd flash-wgmma-onepass dk/dv 64x128 dq 64x128");
+    });
   } else {
     with_family(AttentionKernels::automatic,
                 [&] { EXPECT_EQ(gpu().kernel_family().id, AttentionKernels::sm80); });
     EXPECT_THROW(gpu().configure({gpu().precision(), AttentionKernels::sm90}), InputError);
+    EXPECT_THROW(gpu().configure({gpu().precision(), AttentionKernels::sm90_onepass}), InputError);
   }
   gpu_computes_in(DType::f32);
   EXPECT_EQ(gpu().attention_kernel(128), "simt");

@@ -1,5 +1,5 @@
 // Single warpgroup products through wgmma_fragments.cuh, for test_cuda_device: each of the
-// two operand forms the Hopper kernels use, through their descriptor helpers, at the
+// operand forms the Hopper kernels use, through their descriptor helpers, at the
 // shapes they use, in bf16 and fp16, on small integer matrices (exact in 16 bits and
 // fp32), so that a wrong descriptor or swizzle convention shows up on its own, named,
 // before the attention kernel built on it is tested.
@@ -17,22 +17,23 @@ constexpr int kM = 64, kThreads = 128;
 template <bool kBf16>
 using Operand = typename cuda::mma::Operand<kBf16>::type;
 
-// Writes the warpgroup's m64nN accumulator as a row-major [64, N] matrix.
+// Writes the warpgroup's m64nN accumulator as the first N columns of a row-major matrix
+// of `stride` columns.
 template <int kN>
-__device__ void store_accumulator(const float (&d)[kN / 8][4], float* out) {
+__device__ void store_accumulator(const float (&d)[kN / 8][4], float* out, int stride) {
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32, group = lane / 4, tig = lane % 4;
   for (int n = 0; n < kN / 8; ++n)
     for (int e = 0; e < 4; ++e)
-      out[(warp * 16 + group + (e / 2) * 8) * kN + n * 8 + 2 * tig + e % 2] = d[n][e];
+      out[(warp * 16 + group + (e / 2) * 8) * stride + n * 8 + 2 * tig + e % 2] = d[n][e];
 }
 
 // Waits for the warpgroup's products and writes the accumulator out.
 template <int kN>
-__device__ void finish(float (&d)[kN / 8][4], float* out) {
+__device__ void finish(float (&d)[kN / 8][4], float* out, int stride = kN) {
   cuda::wgmma::commit();
   cuda::wgmma::wait<0>();
   cuda::wgmma::fence_operands(d);
-  store_accumulator<kN>(d, out);
+  store_accumulator<kN>(d, out, stride);
 }
 
 // Copies a row-major [rows, cols] 16-bit matrix into the swizzled layout at `tile`.
@@ -96,6 +97,37 @@ __global__ void probe_rs_kernel(const Operand<kBf16>* p, const Operand<kBf16>* v
 #endif
 }
 
+// D [64, kN] = A [64, kK] (K-major) · B [kK, kN] (MN-major), both in shared memory, as two
+// products of kN / 2 columns, each B descriptor starting at its half's first column of
+// the tile (wgmma::mn_major with a column offset), as the one-pass backward's dQ shares.
+template <int kN, int kK, bool kBf16>
+__global__ void probe_ss_halves_kernel(const Operand<kBf16>* a, const Operand<kBf16>* b, float* d_out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int kHalf = kN / 2;
+  extern __shared__ unsigned char shared[];
+  unsigned char* tiles = cuda::wgmma::aligned_tiles(shared);
+  unsigned char* bs = tiles + kM * kK * 2;
+  store_swizzled<kM>(tiles, a, kK);
+  store_swizzled<kK>(bs, b, kN);
+  cuda::wgmma::fence_shared_for_async();
+  __syncthreads();
+  for (int half = 0; half < 2; ++half) {
+    const uint32_t columns =
+        cuda::mma::shared_address(bs) + uint32_t(cuda::wgmma::swizzled_offset<kK>(0, half * kHalf));
+    float d[kHalf / 8][4] = {};
+    cuda::wgmma::fence_operands(d);
+    cuda::wgmma::fence();
+    for (int kc = 0; kc < kK / 16; ++kc)
+      cuda::wgmma::mma_ss<kHalf, kBf16, true>(d,
+                                              cuda::wgmma::k_major<kM>(cuda::mma::shared_address(tiles), kc),
+                                              cuda::wgmma::mn_major<kK>(columns, kc));
+    finish<kHalf>(d, d_out + half * kHalf, kN);
+  }
+#else
+  __trap();
+#endif
+}
+
 template <class T>
 cudaError_t launch(void (*kernel)(const T*, const T*, float*), size_t shared_bytes, const void* x,
                    const void* y, float* d) {
@@ -117,6 +149,13 @@ cudaError_t with_one_of(int v, F&& f) {
 
 template <bool kBf16>
 cudaError_t probe(WgmmaForm form, int n, int k, const void* x, const void* y, float* d) {
+  if (form == WgmmaForm::shared_mn_major_halves)
+    return with_one_of<64, 128>(n, [&](auto kn) {
+      return with_one_of<128>(k, [&](auto kk) {
+        constexpr int kN = decltype(kn)::value, kK = decltype(kk)::value;
+        return launch(probe_ss_halves_kernel<kN, kK, kBf16>, 1024 + (kM + kN) * kK * 2, x, y, d);
+      });
+    });
   if (form == WgmmaForm::shared_k_major)
     return with_one_of<32, 64, 128>(n, [&](auto kn) {
       return with_one_of<64, 128>(k, [&](auto kk) {

@@ -6,7 +6,7 @@ writes a results file for `run`, each naming the kernel family it was asked for,
 test_cuda_device that echoes its filter, an mpiexec that runs its command, and SDPA and
 PyTorch-layer timers that print their CSVs.
 Checks that
-- acceptance measures every family the GPU runs (sm80 and sm90 on 9.0, sm80 alone on 8.0)
+- acceptance measures every family the GPU runs (sm80, sm90 and sm90-onepass on 9.0, sm80 alone on 8.0)
   and SDPA on the acceptance grid (D = 128) and prints one table of them all, in one file,
   and fails when a run fails;
 - kernels runs the Hopper probes before the other kernel tests, and fails when the tests
@@ -25,7 +25,7 @@ Checks that
   device, keeps the check's output and fails when the check fails;
 - a command is refused at once (exit 2, nothing run) for packages missing from .gpu-debs
   where they still have to be unpacked, an unknown stage, and a FAMILIES entry the GPU
-  does not run; FAMILIES picks the families (auto: the default one alone);
+  does not run; FAMILIES picks the families (auto: the default one alone, sm90 on 9.0);
 - test fails when gpu tests are skipped on a machine whose nvidia-smi lists a GPU, naming
   the first one's error, and not where none is listed; it leaves the kernel tests to the
   kernels stage;
@@ -84,7 +84,7 @@ case "$*" in *run.comm=nccl*run.mode=model*)
   done
   exit {nccl_rc} ;;
 esac
-family=$(echo "$*" | sed -n 's/.*--kernels \\([a-z0-9]*\\).*/\\1/p;s/.*attention.kernels=\\([a-z0-9]*\\).*/\\1/p')
+family=$(echo "$*" | sed -n 's/.*--kernels \\([a-z0-9-]*\\).*/\\1/p;s/.*attention.kernels=\\([a-z0-9-]*\\).*/\\1/p')
 echo "stand-in minictx $1 kernels=$family"
 case "$*" in *benchmark.role=verification*)
   echo "VERIFICATION class=tiny backend=local seq=1024 VALID (verification run of class tiny)"; echo VALID ;;
@@ -199,16 +199,21 @@ def run_stage(tmp, capability, minictx_rc=0, stage="acceptance", log_name="bench
     return run, sorted(f for f in os.listdir(out) if f != "build.log"), log
 
 
+# Every family a Hopper GPU runs, the opt-in one-pass backward's among them: grid,
+# acceptance and layer measure each.
+HOPPER_FAMILIES = ("sm80", "sm90", "sm90-onepass")
+
 with tempfile.TemporaryDirectory() as tmp:
     run, files, log = run_stage(tmp, "9.0")
     assert run.returncode == 0, run.stdout + run.stderr
     assert files == ["bench-acceptance.log"], files
-    for family in ("sm80", "sm90"):
+    for family in HOPPER_FAMILIES:
         assert f"stand-in minictx bench kernels={family}" in log, log
     assert "# stand-in sdpa --seq 4096,16384,32768,65536 --head-dims 128" in log, log
-    assert ("| S | mask | D | pass | sm80 TFLOPS | sm90 TFLOPS | SDPA flash | SDPA cudnn "
-            "| sm80 / FA2 | sm80 / cuDNN | sm90 / FA2 | sm90 / cuDNN |") in log, log
-    assert "| 4096 | causal | 128 | fwd | 200.0 | 200.0 | 400.0 | 500.0 | 0.500 | 0.400 | 0.500 | 0.400 |" in log, log
+    assert ("| S | mask | D | pass | sm80 TFLOPS | sm90 TFLOPS | sm90-onepass TFLOPS | SDPA flash | SDPA cudnn "
+            "| sm80 / FA2 | sm80 / cuDNN | sm90 / FA2 | sm90 / cuDNN | sm90-onepass / FA2 | sm90-onepass / cuDNN |") in log, log
+    assert ("| 4096 | causal | 128 | fwd | 200.0 | 200.0 | 200.0 | 400.0 | 500.0 | 0.500 | 0.400 | 0.500 | 0.400 "
+            "| 0.500 | 0.400 |") in log, log
     assert "gpu-check: stage acceptance took" in run.stdout, run.stdout
 
     run, _, log = run_stage(tmp, "8.0")
@@ -240,7 +245,7 @@ with tempfile.TemporaryDirectory() as tmp:
     run, files, log = run_stage(tmp, "9.0", stage="grid", log_name="verify-grid.log")
     assert run.returncode == 0, run.stdout + run.stderr
     assert files == ["verify-grid.log"], files
-    for family in ("sm80", "sm90"):
+    for family in HOPPER_FAMILIES:
         assert f"| attention.kernels={family}: inputs/gpu-flash-grid.yaml, 4 ranks | 1 | 1 | 0 | ok |" in run.stdout
         assert f"| attention.kernels={family}: local, 1 rank | 1 | 1 | 0 | ok |" in run.stdout, run.stdout
     assert "stand-in mpiexec -n 4 " in log and "stand-in mpiexec -n 1 " in log, log
@@ -255,7 +260,7 @@ with tempfile.TemporaryDirectory() as tmp:
     run, files, log = run_stage(tmp, "9.0", stage="layer", log_name="bench-layer.log")
     assert run.returncode == 0, run.stdout + run.stderr
     assert files == ["bench-layer.log"], files
-    for family in ("sm80", "sm90"):
+    for family in HOPPER_FAMILIES:
         assert f"stand-in minictx run kernels={family}" in log, log
     # ... and the tuned layer kernels on the default family, a row of their own.
     assert "== run.layer_kernels=tuned\nstand-in minictx run kernels=\n" in log, log
@@ -313,13 +318,14 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "FAMILIES names 'sm90', which this GPU does not run (it runs: sm80)" in run.stdout, run.stdout
 
     # FAMILIES: the families named, or auto's alone.
-    for families, want in (("sm90", ["sm90"]), ("auto", ["sm90"]), ("sm80,sm90", ["sm80", "sm90"])):
+    for families, want in (("sm90", ["sm90"]), ("auto", ["sm90"]), ("sm80,sm90", ["sm80", "sm90"]),
+                           ("sm90-onepass", ["sm90-onepass"])):
         run, _, log = run_stage(tmp, "9.0", stage="layer", log_name="bench-layer.log",
                                 env_extra={"FAMILIES": families})
         assert run.returncode == 0, run.stdout + run.stderr
-        assert re.findall(r"stand-in minictx run kernels=(sm\d+)", log) == want, (families, log)
+        assert re.findall(r"stand-in minictx run kernels=(sm[\w-]+)", log) == want, (families, log)
     run, _, log = run_stage(tmp, "8.0", stage="layer", log_name="bench-layer.log", env_extra={"FAMILIES": "auto"})
-    assert re.findall(r"stand-in minictx run kernels=(sm\d+)", log) == ["sm80"], log
+    assert re.findall(r"stand-in minictx run kernels=(sm[\w-]+)", log) == ["sm80"], log
     # The layer's phases per step: the slowest rank's sum over the 3 timed steps, divided.
     run, _, log = run_stage(tmp, "9.0", stage="layer", log_name="bench-layer.log", env_extra={"FAMILIES": "sm90"})
     assert "| S | run | step (ms) | forward | attention fwd | other fwd | backward | attention bwd | other bwd " in log

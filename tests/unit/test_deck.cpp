@@ -485,6 +485,11 @@ TEST(DeckErrors, DeviceCapabilitiesNameTheKindsThatHaveThem) {
   EXPECT_EQ(resolve_error("attention: {kernels: sm90-documents}\n"),
             "deck t.yaml line 1: attention.kernels sm90-documents picks the cuda device's flash kernels; "
             "run.device kokkos has one attention kernel (leave attention.kernels at auto)");
+  // The sm90 forward with the one-pass backward, by its deck spelling.
+  EXPECT_NO_THROW(deck("attention: {kernels: sm90-onepass}\nrun: {device: cuda}\n").resolve());
+  EXPECT_EQ(resolve_error("attention: {kernels: sm90-onepass}\n"),
+            "deck t.yaml line 1: attention.kernels sm90-onepass picks the cuda device's flash kernels; "
+            "run.device kokkos has one attention kernel (leave attention.kernels at auto)");
   EXPECT_NO_THROW(deck("sequence: {length: 10, documents: [4, 6]}\nattention: {block_k: 128}\n").resolve());
   // The GPU's layer kernel sets: tuned is the cuda device's alone; standard is every device's.
   EXPECT_EQ(resolve_error("run: {layer_kernels: tuned}\n"),

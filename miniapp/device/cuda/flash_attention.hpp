@@ -48,6 +48,11 @@ void flash_fwd_sm90(const AttnArgs&, const void* q, const void* k, const void* v
 // A dK/dV pass, then a dQ pass.
 void flash_bwd_sm90(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
                     const float* lse, const float* delta, float* dq, float* dk, float* dv, cudaStream_t);
+// The backward in one kernel (flash_bwd_sm90_onepass.cu): dQ formed beside dK and dV and
+// added to dq by bulk reduce-adds, no second pass. Opt-in; not yet run on a GPU.
+void flash_bwd_sm90_onepass(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,
+                            const float* lse, const float* delta, float* dq, float* dk, float* dv,
+                            cudaStream_t);
 void flash_fwd_sm90_documents(const AttnArgs&, const void* q, const void* k, const void* v, float* o,
                               float* lse, cudaStream_t);
 void flash_bwd_sm90_documents(const AttnArgs&, const void* q, const void* k, const void* v, const void* dout,

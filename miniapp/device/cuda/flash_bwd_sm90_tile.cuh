@@ -67,6 +67,25 @@ __device__ __forceinline__ void scores_and_dp(float (&s)[kN / 8][4], float (&dp)
   wgmma::fence_operands(dp);
 }
 
+// Issues dV += Pᵀ dO and dK += dSᵀ Q (Pᵀ, dSᵀ: A fragments in registers; the query tile's
+// dO and Q tiles of kBr rows read transposed) as one committed group; dK, dV, Pᵀ and dSᵀ
+// are not to be touched until it is waited for.
+template <int kBr, int kD, bool kBf16>
+__device__ __forceinline__ void issue_dk_dv(WgmmaKeyRows<kD>& r, uint32_t (&pa)[kBr / 16][4],
+                                            uint32_t (&dsa)[kBr / 16][4], uint32_t qt, uint32_t dot) {
+  wgmma::fence_operands(r.dk);
+  wgmma::fence_operands(r.dv);
+  wgmma::fence_operands(pa);
+  wgmma::fence_operands(dsa);
+  wgmma::fence();
+#pragma unroll
+  for (int kc = 0; kc < kBr / 16; ++kc) {
+    wgmma::mma_rs<kD, kBf16>(r.dv, pa[kc], wgmma::mn_major<kBr>(dot, kc));
+    wgmma::mma_rs<kD, kBf16>(r.dk, dsa[kc], wgmma::mn_major<kBr>(qt, kc));
+  }
+  wgmma::commit();
+}
+
 // One query tile of kBr rows (swizzled Q and dO tiles qt, dot; ls, dl, qp: its LSE, delta
 // and positions; tq: its rows) for the warpgroup whose 64 keys start at k_rows and v_rows,
 // in K and V tiles of kKRows rows. `masked`: whether any element may be masked.
@@ -82,17 +101,7 @@ __device__ __forceinline__ void wgmma_dkdv_tile(WgmmaKeyRows<kD>& r, uint32_t k_
   uint32_t pa[kBr / 16][4], dsa[kBr / 16][4];
   form_pt_dst<kBr, kBf16, kDocs>(s, dp, ls, dl, qp, r.kpos, masked, tq, tig, scale_log2, a, pa, dsa, spans);
 
-  wgmma::fence_operands(r.dk);
-  wgmma::fence_operands(r.dv);
-  wgmma::fence_operands(pa);
-  wgmma::fence_operands(dsa);
-  wgmma::fence();
-#pragma unroll
-  for (int kc = 0; kc < kBr / 16; ++kc) {
-    wgmma::mma_rs<kD, kBf16>(r.dv, pa[kc], wgmma::mn_major<kBr>(dot, kc));
-    wgmma::mma_rs<kD, kBf16>(r.dk, dsa[kc], wgmma::mn_major<kBr>(qt, kc));
-  }
-  wgmma::commit();
+  issue_dk_dv<kBr, kD, kBf16>(r, pa, dsa, qt, dot);
   wgmma::wait<0>();
   wgmma::fence_operands(r.dk);
   wgmma::fence_operands(r.dv);

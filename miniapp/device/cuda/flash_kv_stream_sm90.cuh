@@ -120,13 +120,7 @@ struct QueryBlock {
   __device__ static bool produce(const Stream<kD>& kv, const CUtensorMap* k_map, const CUtensorMap* v_map,
                                  int g, int b, int key_tiles, LoadResident&& load_resident,
                                  int64_t first_key = 0) {
-    if (threadIdx.x == 0) kv.init();
-    __syncthreads();
-    if (threadIdx.x >= 128) {
-      claim_registers<kConsumerRegisters>();
-      return false;
-    }
-    release_registers<kProducerRegisters>();
+    if (!is_producer<kProducerRegisters, kConsumerRegisters>([&] { kv.init(); })) return false;
     if (threadIdx.x == 0) {
       load_resident();
       kv.produce(k_map, v_map, g, b, key_tiles, first_key);

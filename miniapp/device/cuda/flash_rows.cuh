@@ -231,13 +231,15 @@ struct KeyTile {
     return int64_t(first_tile + step % tiles_per_head) * kBr;
   }
 };
+// Key tile `index` of (batch, KV head) `bg` (b · kv_heads + g); the kernels that launch a
+// grid of key tiles × (batch, KV head) take (blockIdx.x, blockIdx.y).
 template <int kBc, int kBr, bool kDocs = false>
-__device__ __forceinline__ KeyTile key_tile(const AttnArgs& a) {
+__device__ __forceinline__ KeyTile key_tile(const AttnArgs& a, int index, int bg) {
   KeyTile t;
-  t.b = int(blockIdx.y) / a.kv_heads;
-  t.g = int(blockIdx.y) % a.kv_heads;
+  t.b = bg / a.kv_heads;
+  t.g = bg % a.kv_heads;
   t.heads_per_kv = a.heads / a.kv_heads;
-  t.j0 = int64_t(blockIdx.x) * kBc;
+  t.j0 = int64_t(index) * kBc;
   t.tk = tile_rows(a.k_len - t.j0, kBc);
   const int64_t first_key = a.k_pos[t.j0];
   t.steps = 0;
@@ -255,6 +257,10 @@ __device__ __forceinline__ KeyTile key_tile(const AttnArgs& a) {
   }
   if (t.tiles_per_head > 0) t.steps = t.tiles_per_head * t.heads_per_kv;
   return t;
+}
+template <int kBc, int kBr, bool kDocs = false>
+__device__ __forceinline__ KeyTile key_tile(const AttnArgs& a) {
+  return key_tile<kBc, kBr, kDocs>(a, int(blockIdx.x), int(blockIdx.y));
 }
 
 // Starts copying a query tile's per-row vectors (LSE, delta, positions) for its `tq` rows

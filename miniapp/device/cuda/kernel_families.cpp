@@ -14,14 +14,17 @@ std::string tile(int rows, int cols) { return std::to_string(rows) + "x" + std::
 const std::vector<KernelFamily>& kernel_families() {
   static const std::vector<KernelFamily> families = {
       {AttentionKernels::sm80, "flash-mma", "flash-mma", flash_fwd_sm80, flash_bwd_sm80, sm80_tiles, false,
-       false},
+       false, false},
       {AttentionKernels::sm90, "flash-wgmma-tma", "flash-wgmma", flash_fwd_sm90, flash_bwd_sm90, sm90_tiles,
-       true, false},
+       true, false, false},
       // The same kernels with the document mask in them (their *_documents launchers).
       {AttentionKernels::sm80_documents, "flash-mma-documents", "flash-mma-documents",
-       flash_fwd_sm80_documents, flash_bwd_sm80_documents, sm80_tiles, false, true},
+       flash_fwd_sm80_documents, flash_bwd_sm80_documents, sm80_tiles, false, true, true},
       {AttentionKernels::sm90_documents, "flash-wgmma-tma-documents", "flash-wgmma-documents",
-       flash_fwd_sm90_documents, flash_bwd_sm90_documents, sm90_tiles, true, true},
+       flash_fwd_sm90_documents, flash_bwd_sm90_documents, sm90_tiles, true, true, true},
+      // The sm90 forward with the one-pass backward; documents split by the device.
+      {AttentionKernels::sm90_onepass, "flash-wgmma-tma", "flash-wgmma-onepass", flash_fwd_sm90,
+       flash_bwd_sm90_onepass, sm90_onepass_tiles, true, false, true},
   };
   return families;
 }
@@ -64,7 +67,7 @@ std::string kernel_families_summary() {
   for (const KernelFamily& f : kernel_families())
     s += std::string(s.empty() ? "" : "; ") + to_string(f.id) + ": fwd " + f.forward_name + ", bwd " +
          f.backward_name + (f.needs_sm90a ? " (compute capability 9.0, build for 90a" : " (sm_80 and later") +
-         (f.masks_documents ? "; opt-in, not yet run on a GPU)" : ")");
+         (f.opt_in ? "; opt-in, not yet run on a GPU)" : ")");
   return s;
 }
 

@@ -21,7 +21,7 @@ using FlashBackward = void (*)(const AttnArgs&, const void* q, const void* k, co
                                cudaStream_t);
 
 struct KernelFamily {
-  AttentionKernels id;        // sm80 or sm90 (the deck's spelling)
+  AttentionKernels id;        // the deck's attention.kernels value
   const char* forward_name;   // the forward's kernels, as the provenance names them
   const char* backward_name;  // the backward's
   FlashForward forward;
@@ -30,8 +30,9 @@ struct KernelFamily {
   bool needs_sm90a;                   // Hopper-only instructions (wgmma, setmaxnreg)
   // Whether it masks packed documents in the kernels (the spans after AttnArgs's position arrays), walking
   // only the tiles of each tile's documents; otherwise the device splits each block by
-  // document (device/document_blocks.hpp). The -documents families: not yet run on a GPU.
+  // document (device/document_blocks.hpp).
   bool masks_documents;
+  bool opt_in;  // opt-in, not yet run on a GPU: auto never picks it
 };
 
 const std::vector<KernelFamily>& kernel_families();

@@ -44,6 +44,23 @@ constexpr FlashTiles sm90_tiles(int head_dim) {
           kSm90BwdRows,           kSm90BwdRows,    kSm90DqKeyTile};
 }
 
+// sm90, one-pass backward (flash_bwd_sm90_onepass.cu, the sm90-onepass family): a block
+// owns 64 · kSm90OnepassConsumers keys, 64 per consumer warpgroup (wgmma's M), and a
+// producer warpgroup streams query tiles of kSm90OnepassQueryTile (Q, dO and their LSE,
+// delta and positions) through a ring of kSm90OnepassStages stages; dQ of each query tile
+// (its 64 rows, wgmma's M again) is formed from the block's keys beside dK and dV. A
+// consumer holds dK and dV (D / 2 registers a thread each), Sᵀ and dPᵀ (query tile / 2
+// each) and its share of dQ (D / 4).
+constexpr int kSm90OnepassConsumers = 2;
+constexpr int kSm90OnepassQueryTile = 64;
+constexpr int kSm90OnepassStages = 2;
+constexpr int kSm90OnepassProducerRegisters = 24, kSm90OnepassConsumerRegisters = 240;
+constexpr FlashTiles sm90_onepass_tiles(int head_dim) {
+  const FlashTiles fwd = sm90_tiles(head_dim);
+  constexpr int kKeys = 64 * kSm90OnepassConsumers;
+  return {fwd.fwd_q, fwd.fwd_k, kSm90OnepassQueryTile, kKeys, kSm90OnepassQueryTile, kKeys};
+}
+
 // SIMT (attention_simt.cu), any head dim up to kMaxHeadDim: 128 threads a block; a warp
 // owns whole query (or key) rows and a lane one key (or query) of a tile of 32. Rows per
 // warp: the forward's queries, the dK/dV pass's keys, the dQ pass's queries. These keep

@@ -139,6 +139,26 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const CUtensorMap* map,
     load_box(tile + uint32_t(slab * kRows * 128), map, bar, slab * kBoxColumns, head, int(row), batch);
 }
 
+// Adds `bytes` (a multiple of 16) of fp32 values at shared address `src` to those at
+// `dst` in global memory (both 16-byte aligned), element by element, as an asynchronous
+// bulk copy of this thread's (PTX "cp.reduce.async.bulk", .add.f32): the adds are atomic
+// against other blocks'. Committed as a group; waiting for the group's reads frees the
+// source.
+__device__ __forceinline__ void reduce_add_bulk(float* dst, uint32_t src, uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst),
+               "r"(src), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// This thread's committed bulk copies have read their sources (kReadOnly) or are complete.
+template <bool kReadOnly>
+__device__ __forceinline__ void bulk_wait() {
+  if constexpr (kReadOnly)
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  else
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
 // Named barrier kId (PTX "bar"; 0 is __syncthreads'), of kThreads threads (a multiple of
 // 32) arriving as whole warps: sync waits for the phase to complete, arrive does not. The
 // ids are immediates, so ptxas reserves only the barriers used.
@@ -212,6 +232,21 @@ __device__ __forceinline__ void release_registers() {
 template <int kRegisters>
 __device__ __forceinline__ void claim_registers() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+
+// Splits a block of a producer warpgroup (threads 0-127) and consumer warpgroups once the
+// first thread has set the barriers (init): the producer gives its registers down to
+// kProducer and gets true, the consumers claim kConsumer each and get false.
+template <int kProducer, int kConsumer, class Init>
+__device__ __forceinline__ bool is_producer(Init&& init) {
+  if (threadIdx.x == 0) init();
+  __syncthreads();
+  if (threadIdx.x >= 128) {
+    claim_registers<kConsumer>();
+    return false;
+  }
+  release_registers<kProducer>();
+  return true;
 }
 
 }  // namespace minictx::cuda::tma

@@ -122,18 +122,18 @@ __device__ __forceinline__ void fence_operands(uint32_t (&a)[kN][4]) {
     for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[n][e])::"memory");
 }
 
-// d (m64n32, fp32) += A (descriptor) · B (descriptor, K-major).
+// d (m64n32, fp32) += A (descriptor) · B (descriptor, K-major; MN-major if kTransB).
 #define MINICTX_WGMMA_SS_N32(TYPE)                                                                      \
   asm volatile(                                                                                         \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                                      \
       "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE                                       \
       " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, " \
-      "0;\n}\n"                                                                                         \
+      "%19;\n}\n"                                                                                       \
       : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),       \
         "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),       \
         "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])                                      \
-      : "l"(a), "l"(b), "r"(1))
-template <bool kBf16>
+      : "l"(a), "l"(b), "r"(1), "n"(int(kTransB)))
+template <bool kBf16, bool kTransB>
 __device__ __forceinline__ void mma_ss_n32(float (&d)[4][4], uint64_t a, uint64_t b) {
   if constexpr (kBf16)
     MINICTX_WGMMA_SS_N32("bf16");
@@ -142,21 +142,21 @@ __device__ __forceinline__ void mma_ss_n32(float (&d)[4][4], uint64_t a, uint64_
 }
 #undef MINICTX_WGMMA_SS_N32
 
-// d (m64n64, fp32) += A (descriptor) · B (descriptor, K-major).
+// d (m64n64, fp32) += A (descriptor) · B (descriptor, K-major; MN-major if kTransB).
 #define MINICTX_WGMMA_SS_N64(TYPE)                                                                        \
   asm volatile(                                                                                           \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                        \
       "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE                                         \
       " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
-      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"             \
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35;\n}\n"           \
       : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),         \
         "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),         \
         "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),         \
         "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),         \
         "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),         \
         "+f"(d[7][2]), "+f"(d[7][3])                                                                      \
-      : "l"(a), "l"(b), "r"(1))
-template <bool kBf16>
+      : "l"(a), "l"(b), "r"(1), "n"(int(kTransB)))
+template <bool kBf16, bool kTransB>
 __device__ __forceinline__ void mma_ss_n64(float (&d)[8][4], uint64_t a, uint64_t b) {
   if constexpr (kBf16)
     MINICTX_WGMMA_SS_N64("bf16");
@@ -250,14 +250,15 @@ __device__ __forceinline__ void mma_rs_n128(float (&d)[16][4], const uint32_t (&
 }
 #undef MINICTX_WGMMA_RS_N128
 
-// The products above by N.
-template <int kN, bool kBf16>
+// The products above by N; kTransB: B's descriptor is MN-major (N = 32 or 64).
+template <int kN, bool kBf16, bool kTransB = false>
 __device__ __forceinline__ void mma_ss(float (&d)[kN / 8][4], uint64_t a, uint64_t b) {
   static_assert(kN == 32 || kN == 64 || kN == 128, "m64nNk16 with N = 32, 64 or 128");
+  static_assert(!kTransB || kN != 128, "an MN-major B with N = 32 or 64");
   if constexpr (kN == 32)
-    mma_ss_n32<kBf16>(d, a, b);
+    mma_ss_n32<kBf16, kTransB>(d, a, b);
   else if constexpr (kN == 64)
-    mma_ss_n64<kBf16>(d, a, b);
+    mma_ss_n64<kBf16, kTransB>(d, a, b);
   else
     mma_ss_n128<kBf16>(d, a, b);
 }
