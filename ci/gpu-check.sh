@@ -280,12 +280,12 @@ stage_grid() {
 # kernel of every family (flash forward, dK/dV and dQ at D = 64 and 128 in bf16 and fp16,
 # GQA 8, masks by padding and zigzag position; the SIMT fallback at D = 96) and the kernels
 # that read and write 16-bit tensors in place (flash operands, GEMM, element-wise and row
-# kernels): each must report no error.
+# kernels, the tuned layer kernels): each must report no error.
 stage_sanitize() {
   ensure_built
   local filter='*bf16_h4kv2_d64_len1000_causal*:*bf16_h8kv1_d128_len515_causal*:*fp16_h4kv4_d128_len777_full*'
   filter+=':*fp16_h2kv2_d96_len200_causal*:*PaddingAndZigzagMatchHost/bf16_d64:*PaddingAndZigzagMatchHost/fp16_d128'
-  filter+=':CudaFlashOperands.*:CudaElementWise.ModelOperationsOn16BitTensorsMatchHost:CudaWgmma.*:CudaTma.*'
+  filter+=':CudaFlashOperands.*:CudaElementWise.ModelOperationsOn16BitTensorsMatchHost:CudaElementWise.Tuned*:CudaWgmma.*:CudaTma.*'
   local tool log=/tmp/minictx-sanitize.log failed=0
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool" | tee -a "$out/sanitize.log"
