@@ -115,15 +115,6 @@ foreach(_dtype bf16 fp16)
                           --set model.kv_heads=2 --set model.head_dim=128 --set attention.backend=usp
                           --set attention.ulysses_degree=2 --set attention.ring_type=stripe
                           --set attention.partials=storage)
-  # The tuned layer kernels (run.layer_kernels tuned, opt-in): the layer stack at D = 128
-  # on a zigzag ring, and with packed documents, whose RoPE positions restart in each
-  # document (the position cache finds each shard's arrays by content).
-  minictx_verify_test(cuda_tuned_layer_ring_zigzag_4_${_dtype} 4 GPU ${_dt} ${_model} --set model.heads=4
-                          --set model.kv_heads=2 --set model.head_dim=128 --set attention.backend=ring
-                          --set attention.ring_type=zigzag --set run.layer_kernels=tuned)
-  minictx_verify_test(cuda_tuned_layer_documents_ring_stripe_4_${_dtype} 4 GPU ${_dt} ${_d128} ${_cut}
-                          --set attention.backend=ring --set attention.ring_type=stripe
-                          --set run.layer_kernels=tuned)
   # Documents: every configuration with batch rows packed differently, and the other
   # packings at the other head dim.
   minictx_verify_each_config(cuda_documents GPU SUFFIX _${_dtype} SETTINGS ${_dt} ${_d64} ${_rows})
@@ -136,6 +127,23 @@ foreach(_dtype bf16 fp16)
                           --set attention.ulysses_degree=2 --set attention.ring_type=zigzag)
   minictx_verify_test(cuda_documents_burst_q_4_${_dtype} 4 GPU ${_dt} ${_d128} ${_cut} --set attention.backend=burst
                           --set attention.bwd_comm=q --set topology.ranks_per_node=2 --set attention.ring_type=zigzag)
+endforeach()
+
+# The opt-in kernels, not yet proven on a GPU, in launches of their own: a kernel that
+# fails or never ends on first contact neither takes the proven cases' launch with it nor
+# holds a GPU session's test stage for long.
+minictx_flush_verify_tests(cuda)
+foreach(_dtype bf16 fp16)
+  set(_dt --set run.dtype=${_dtype})
+  # The tuned layer kernels (run.layer_kernels tuned, opt-in): the layer stack at D = 128
+  # on a zigzag ring, and with packed documents, whose RoPE positions restart in each
+  # document (the position cache finds each shard's arrays by content).
+  minictx_verify_test(cuda_tuned_layer_ring_zigzag_4_${_dtype} 4 GPU ${_dt} ${_model} --set model.heads=4
+                          --set model.kv_heads=2 --set model.head_dim=128 --set attention.backend=ring
+                          --set attention.ring_type=zigzag --set run.layer_kernels=tuned)
+  minictx_verify_test(cuda_tuned_layer_documents_ring_stripe_4_${_dtype} 4 GPU ${_dt} ${_d128} ${_cut}
+                          --set attention.backend=ring --set attention.ring_type=stripe
+                          --set run.layer_kernels=tuned)
   # The same with the document mask inside the flash kernels (attention.kernels
   # sm80-documents, opt-in): rows with different packings in one call, one-token documents.
   minictx_verify_test(cuda_documents_in_kernels_ring_zigzag_4_${_dtype} 4 GPU ${_dt} ${_d64} ${_rows}
@@ -150,6 +158,8 @@ foreach(_dtype bf16 fp16)
                           --set model.kv_heads=2 --set model.head_dim=128 --set attention.backend=ring
                           --set attention.ring_type=zigzag --set attention.kernels=sm90-onepass)
 endforeach()
+minictx_flush_verify_tests(cuda_opt_in)
+set_tests_properties(verify_cuda_opt_in_p4_gpu PROPERTIES TIMEOUT 150)
 
 # Every point of those launches on the cuda device (no GPU needed: it reads the test list).
 add_test(NAME gpu_verify_points_on_cuda
