@@ -1,6 +1,7 @@
 #include "device/device.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 
@@ -48,6 +49,16 @@ class AsF32 {
   Tensor tensor_;  // shares the caller's storage
   Tensor f32_;
 };
+
+// gate_up's halves a and u, [rows, f] each: columns [0, f) and [f, 2f).
+std::array<Tensor, 2> gate_and_up(Device& dev, const Tensor& gate_up, int64_t f) {
+  const int64_t rows = matrix_rows(gate_up);
+  require(matrix_cols(gate_up) == 2 * f, "swiglu: gate_up is not [rows, 2f]");
+  std::array<Tensor, 2> halves{dev.alloc({rows, f}, gate_up.dtype()), dev.alloc({rows, f}, gate_up.dtype())};
+  for (int half = 0; half < 2; ++half)
+    dev.copy_rows(halves[size_t(half)], 0, f, gate_up, half * f, 2 * f, rows, f);
+  return halves;
+}
 
 // fp32 stand-ins for the 16-bit operands of one attention call, alive for the call.
 // Whole tensors are widened, so block offsets and the rows of o, lse and the gradients
@@ -139,13 +150,16 @@ void Device::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, d
   x32.store();
 }
 
-void Device::rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& positions,
-                       double theta, bool inverse) {
-  require(dst.numel() == x.numel(), "rope_into: tensor sizes differ");
-  Tensor rotated = alloc(x.shape());  // fp32, so that the result is rounded once
-  copy(rotated, x);
+void Device::rope_into(Tensor& dst, int64_t dst_col, const Tensor& x, int64_t x_col, int64_t width, int heads,
+                       const std::vector<int64_t>& positions, double theta, bool inverse) {
+  const int64_t rows = matrix_rows(x);
+  require(matrix_rows(dst) == rows && dst_col >= 0 && x_col >= 0 && width >= 0 &&
+              dst_col + width <= matrix_cols(dst) && x_col + width <= matrix_cols(x),
+          "rope_into: the column blocks are not within the tensors");
+  Tensor rotated = alloc({rows, width});  // fp32, so that the result is rounded once
+  copy_rows(rotated, 0, width, x, x_col, matrix_cols(x), rows, width);
   rope(rotated, heads, positions, theta, inverse);
-  copy(dst, rotated);
+  copy_rows(dst, dst_col, matrix_cols(dst), rotated, 0, width, rows, width);
 }
 
 double Device::cross_entropy(Tensor& logits, const std::vector<int64_t>& labels, float grad_scale) {
@@ -171,6 +185,22 @@ void Device::swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tens
   swiglu_bwd_kernel(*a32, *u32, *dm32, *da32, *du32);
   da32.store();
   du32.store();
+}
+
+void Device::swiglu_fwd_packed(const Tensor& gate_up, Tensor& m) {
+  const auto [a, u] = gate_and_up(*this, gate_up, matrix_cols(m));
+  swiglu_fwd(a, u, m);
+}
+
+void Device::swiglu_bwd_packed(const Tensor& gate_up, const Tensor& dm, Tensor& d_gate_up) {
+  const int64_t rows = matrix_rows(dm), f = matrix_cols(dm);
+  const auto [a, u] = gate_and_up(*this, gate_up, f);
+  require(matrix_rows(d_gate_up) == rows && matrix_cols(d_gate_up) == 2 * f,
+          "swiglu: d_gate_up is not [rows, 2f]");
+  Tensor da = alloc({rows, f}, d_gate_up.dtype()), du = alloc({rows, f}, d_gate_up.dtype());
+  swiglu_bwd(a, u, dm, da, du);
+  copy_rows(d_gate_up, 0, 2 * f, da, 0, f, rows, f);
+  copy_rows(d_gate_up, f, 2 * f, du, 0, f, rows, f);
 }
 
 void Device::attn_bwd_delta(const AttnShape& s, const Tensor& o, const Tensor& dout, Tensor& delta) {

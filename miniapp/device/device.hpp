@@ -185,13 +185,19 @@ class Device {
   // of a sequence, repeated over the batch, or one per row of all B·L (packed documents,
   // whose positions restart in each document); inverse = rotate back (the backward).
   void rope(Tensor& x, int heads, const std::vector<int64_t>& positions, double theta, bool inverse);
-  // dst = x rotated as rope rotates it, rounded once into dst's dtype (x and dst of any
-  // dtypes, the same shape): a device may rotate and convert in one pass.
-  virtual void rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& positions,
-                         double theta, bool inverse);
+  // Columns [dst_col, dst_col + width) of dst = columns [x_col, x_col + width) of x
+  // rotated as rope rotates them (heads · head_dim = width), rounded once into dst's dtype.
+  // x and dst: [rows, ·] views of any dtypes with the same rows. A device may rotate and
+  // convert in one pass, and so split a packed q|k|v projection or join its gradient.
+  virtual void rope_into(Tensor& dst, int64_t dst_col, const Tensor& x, int64_t x_col, int64_t width,
+                         int heads, const std::vector<int64_t>& positions, double theta, bool inverse);
   // m = silu(a) ∘ u, and its backward.
   void swiglu_fwd(const Tensor& a, const Tensor& u, Tensor& m);
   void swiglu_bwd(const Tensor& a, const Tensor& u, const Tensor& dm, Tensor& da, Tensor& du);
+  // The same on the gate and up projections side by side, gate_up = [a | u] ([rows, 2f],
+  // one GEMM's output), the backward's gradient written the same way, d_gate_up = [da | du].
+  virtual void swiglu_fwd_packed(const Tensor& gate_up, Tensor& m);
+  virtual void swiglu_bwd_packed(const Tensor& gate_up, const Tensor& dm, Tensor& d_gate_up);
 
   // The attention's LSE tensors are [planes·B, H, L], fp32 (alloc_lse): plane 0, the first
   // B·H·L values, holds each row's natural-log LSE. A device whose kernels rebuild P from

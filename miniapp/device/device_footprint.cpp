@@ -44,7 +44,14 @@ long double device_footprint_bytes(DeviceKind kind, const RunConfig& cfg, long d
           sixteen_bit_layers
               ? 2 * rows * qd * e + rows * (2 * qd + 2 * kvd) * (cuda::flash_head_dim(m.head_dim) ? e : 4)
               : 0;
-      return copies + document_row_copies(cfg, rows, qd, kvd, e) + real(cuda::kGemmWorkspaceBytes);
+      // The tuned layer kernels' gain-gradient partials, cached position arrays (8 bytes
+      // a position, none longer than this rank's rows) and RoPE's table of the layer's
+      // positions (8 bytes a rotation pair).
+      const real tuned = cfg.run.layer_kernels == LayerKernels::tuned
+                             ? real(cuda::kDgammaMaxChunks) * m.d_model * 4 +
+                                   real(cuda::kPositionCacheEntries) * rows * 8 + rows * 4.0L * m.head_dim
+                             : 0;
+      return copies + tuned + document_row_copies(cfg, rows, qd, kvd, e) + real(cuda::kGemmWorkspaceBytes);
     }
   }
   return 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/fault_seam.hpp"
 #include "core/phase_names.hpp"
@@ -42,9 +43,45 @@ std::vector<int64_t> weight_shape(const ModelShape& m, Weight w) {
 
 std::vector<Tensor*> LayerStack::LayerParams::grads() {
   std::vector<Tensor*> all;
+  for (Tensor* g : {&qkv_grad, &gate_up_grad}) all.push_back(g);
   for (Tensor& g : grad) all.push_back(&g);
-  if (sinks_grad.numel() > 0) all.push_back(&sinks_grad);
+  all.push_back(&sinks_grad);
+  all.erase(std::remove_if(all.begin(), all.end(), [](const Tensor* g) { return g->empty(); }), all.end());
   return all;
+}
+
+std::optional<LayerStack::PackedColumns> LayerStack::packed_columns(Weight w) const {
+  if (cfg_.run.layer_kernels != LayerKernels::tuned) return std::nullopt;
+  const ModelShape& m = cfg_.model;
+  const int64_t qd = int64_t(m.heads) * m.head_dim, kd = int64_t(m.kv_heads) * m.head_dim,
+                vd = int64_t(m.kv_heads) * m.value_dim();
+  const PackedColumns qkv{&LayerParams::qkv, &LayerParams::qkv_grad, 0, qd + kd + vd};
+  const PackedColumns gate_up{&LayerParams::gate_up, &LayerParams::gate_up_grad, 0, 2 * m.ffn_hidden};
+  switch (w) {
+    case Weight::wq:
+      return qkv;
+    case Weight::wk:
+      return PackedColumns{qkv.weights, qkv.grads, qd, qkv.cols};
+    case Weight::wv:
+      return PackedColumns{qkv.weights, qkv.grads, qd + kd, qkv.cols};
+    case Weight::w1:
+      return gate_up;
+    case Weight::w3:
+      return PackedColumns{gate_up.weights, gate_up.grads, m.ffn_hidden, gate_up.cols};
+    default:
+      return std::nullopt;
+  }
+}
+
+Tensor LayerStack::weight_grad(int layer, Weight w) const {
+  const LayerParams& params = layers_[size_t(layer)];
+  const auto packed = packed_columns(w);
+  if (!packed) return params.grad[size_t(w)];
+  const Tensor& grads = params.*packed->grads;
+  const std::vector<int64_t> shape = weight_shape(cfg_.model, w);
+  Tensor g = dev_.alloc(shape, grads.dtype());
+  dev_.copy_rows(g, 0, shape[1], grads, packed->first, packed->cols, shape[0], shape[1]);
+  return g;
 }
 
 LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, AttentionBackend& backend,
@@ -71,6 +108,7 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
 
   layers_.resize(size_t(m.layers));
   for (int l = 0; l < m.layers; ++l) {
+    LayerParams& params = layers_[size_t(l)];
     for (size_t wi = 0; wi < kWeights; ++wi) {
       const Weight w = Weight(wi);
       auto shape = weight_shape(m, w);
@@ -78,12 +116,22 @@ LayerStack::LayerStack(const RunConfig& cfg, Device& device, Comm& comm, Attenti
       std::vector<float> host(size_t(t.numel()));
       for (size_t i = 0; i < host.size(); ++i) host[i] = float(weight_value(cfg.run.seed, l, w, shape[0], i));
       dev_.upload(t, host.data());
-      layers_[size_t(l)].w[wi] = t;
-      layers_[size_t(l)].grad[wi] = dev_.zeros(shape, cfg.grad_dtype());
+      const auto packed = packed_columns(w);
+      if (!packed) {
+        params.w[wi] = t;
+        params.grad[wi] = dev_.zeros(shape, cfg.grad_dtype());
+        continue;
+      }
+      Tensor& pack = params.*packed->weights;
+      if (pack.empty()) {
+        pack = dev_.alloc({m.d_model, packed->cols}, store_);
+        params.*packed->grads = dev_.zeros({m.d_model, packed->cols}, cfg.grad_dtype());
+      }
+      dev_.copy_rows(pack, packed->first, packed->cols, t, 0, shape[1], shape[0], shape[1]);
     }
     if (cfg.attention.sinks) {
-      layers_[size_t(l)].sinks = make_sinks(dev_, cfg, l, store_);
-      layers_[size_t(l)].sinks_grad = dev_.zeros({int64_t(m.heads)}, cfg.grad_dtype());
+      params.sinks = make_sinks(dev_, cfg, l, store_);
+      params.sinks_grad = dev_.zeros({int64_t(m.heads)}, cfg.grad_dtype());
     }
   }
   if (m.vocab > 0) {
@@ -127,20 +175,13 @@ Tensor LayerStack::alloc_rows(int64_t cols) { return dev_.alloc({rows_, cols}, s
 
 void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention attention) {
   const ModelShape& m = cfg_.model;
-  auto& w = layers_[size_t(l)].w;
-  const int64_t qd = int64_t(m.heads) * m.head_dim, kd = int64_t(m.kv_heads) * m.head_dim,
-                vd = int64_t(m.kv_heads) * m.value_dim(), od = int64_t(m.heads) * m.value_dim();
+  const LayerParams& params = layers_[size_t(l)];
+  const auto& w = params.w;
+  const int64_t od = int64_t(m.heads) * m.value_dim();
   s.h1 = alloc_rows(m.d_model);
   s.rstd1 = dev_.alloc({rows_});
   dev_.rmsnorm_fwd(s.x, w[size_t(Weight::g_attn)], m.rms_eps, s.h1, s.rstd1);
-  s.q = alloc_rows(qd);
-  s.k = alloc_rows(kd);
-  s.v = alloc_rows(vd);
-  dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wq)], 0.0f, s.q);
-  dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wk)], 0.0f, s.k);
-  dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wv)], 0.0f, s.v);
-  dev_.rope(s.q, m.heads, positions_, m.rope_theta, false);
-  dev_.rope(s.k, m.kv_heads, positions_, m.rope_theta, false);
+  project_qkv(params, s);
   if (attention == Attention::compute) {
     Tensor o = dev_.alloc({rows_, od});  // the backend merges into it in fp32
     s.lse = dev_.alloc_lse(cfg_.sequence.batch, m.heads, backend_.layout().local_len());
@@ -164,14 +205,51 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention atten
   s.h2 = alloc_rows(m.d_model);
   s.rstd2 = dev_.alloc({rows_});
   dev_.rmsnorm_fwd(s.x2, w[size_t(Weight::g_mlp)], m.rms_eps, s.h2, s.rstd2);
-  s.a = alloc_rows(m.ffn_hidden);
-  s.u = alloc_rows(m.ffn_hidden);
-  dev_.gemm(false, false, 1.0f, s.h2, w[size_t(Weight::w1)], 0.0f, s.a);
-  dev_.gemm(false, false, 1.0f, s.h2, w[size_t(Weight::w3)], 0.0f, s.u);
-  s.m = alloc_rows(m.ffn_hidden);
-  dev_.swiglu_fwd(s.a, s.u, s.m);
+  project_mlp(params, s);
   y = alloc_rows(m.d_model);
   dev_.gemm_add(false, false, 1.0f, s.m, w[size_t(Weight::w2)], s.x2, y);
+}
+
+void LayerStack::project_qkv(const LayerParams& params, Activations& s) {
+  const ModelShape& m = cfg_.model;
+  const auto& w = params.w;
+  const int64_t qd = int64_t(m.heads) * m.head_dim, kd = int64_t(m.kv_heads) * m.head_dim,
+                vd = int64_t(m.kv_heads) * m.value_dim();
+  s.q = alloc_rows(qd);
+  s.k = alloc_rows(kd);
+  s.v = alloc_rows(vd);
+  if (params.qkv.empty()) {
+    dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wq)], 0.0f, s.q);
+    dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wk)], 0.0f, s.k);
+    dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wv)], 0.0f, s.v);
+    dev_.rope(s.q, m.heads, positions_, m.rope_theta, false);
+    dev_.rope(s.k, m.kv_heads, positions_, m.rope_theta, false);
+    return;
+  }
+  // One GEMM, then q and k rotated out of its columns and v copied: the values of the
+  // three GEMMs and the rotations in place (each rounded once into the storage type).
+  const int64_t cols = qd + kd + vd;
+  Tensor qkv = alloc_rows(cols);
+  dev_.gemm(false, false, 1.0f, s.h1, params.qkv, 0.0f, qkv);
+  dev_.rope_into(s.q, 0, qkv, 0, qd, m.heads, positions_, m.rope_theta, false);
+  dev_.rope_into(s.k, 0, qkv, qd, kd, m.kv_heads, positions_, m.rope_theta, false);
+  dev_.copy_rows(s.v, 0, vd, qkv, qd + kd, cols, rows_, vd);
+}
+
+void LayerStack::project_mlp(const LayerParams& params, Activations& s) {
+  const int64_t f = cfg_.model.ffn_hidden;
+  s.m = alloc_rows(f);
+  if (params.gate_up.empty()) {
+    s.a = alloc_rows(f);
+    s.u = alloc_rows(f);
+    dev_.gemm(false, false, 1.0f, s.h2, params.w[size_t(Weight::w1)], 0.0f, s.a);
+    dev_.gemm(false, false, 1.0f, s.h2, params.w[size_t(Weight::w3)], 0.0f, s.u);
+    dev_.swiglu_fwd(s.a, s.u, s.m);
+    return;
+  }
+  s.gate_up = alloc_rows(2 * f);
+  dev_.gemm(false, false, 1.0f, s.h2, params.gate_up, 0.0f, s.gate_up);
+  dev_.swiglu_fwd_packed(s.gate_up, s.m);
 }
 
 // Under a causal mask the later half of the rows carries three quarters of the attention
@@ -237,15 +315,7 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
   dev_.gemm(true, false, 1.0f, s.m, dy, 1.0f, g[size_t(Weight::w2)]);
   Tensor dm = alloc_rows(m.ffn_hidden);
   dev_.gemm(false, true, 1.0f, dy, w[size_t(Weight::w2)], 0.0f, dm);
-  Tensor da = alloc_rows(m.ffn_hidden), du = alloc_rows(m.ffn_hidden);
-  dev_.swiglu_bwd(s.a, s.u, dm, da, du);
-  dm = Tensor();
-  dev_.gemm(true, false, 1.0f, s.h2, da, 1.0f, g[size_t(Weight::w1)]);
-  dev_.gemm(true, false, 1.0f, s.h2, du, 1.0f, g[size_t(Weight::w3)]);
-  Tensor dh2 = alloc_rows(m.d_model);
-  dev_.gemm(false, true, 1.0f, da, w[size_t(Weight::w1)], 0.0f, dh2);
-  dev_.gemm(false, true, 1.0f, du, w[size_t(Weight::w3)], 1.0f, dh2);
-  da = du = Tensor();
+  const Tensor dh2 = mlp_input_grad(params, s, std::move(dm));
   dev_.rmsnorm_bwd(s.x2, w[size_t(Weight::g_mlp)], s.rstd2, dh2, dx2, g[size_t(Weight::g_mlp)]);
   // Attention block: x2 = x + attention(rope(h1 wq), rope(h1 wk), h1 wv) wo.
   dev_.gemm(true, false, 1.0f, s.o, dx2, 1.0f, g[size_t(Weight::wo)]);
@@ -259,32 +329,68 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
     if (params.sinks.numel() > 0)
       dev_.attn_sink_grad(shapes_[size_t(l)], params.sinks, s.o, s.lse, dout, params.sinks_grad);
   }
-  if (cfg_.run.layer_kernels == LayerKernels::tuned && store_ != DType::f32) {
-    // Each fp32 gradient turned into the storage type once, RoPE's inverse in the same
-    // pass, rather than by each of the two GEMMs that read it; one at a time, each fp32
-    // sum freed once converted.
-    Tensor stored = alloc_rows(qd);
-    dev_.rope_into(stored, dq, m.heads, positions_, m.rope_theta, true);
-    dq = stored;
-    stored = alloc_rows(kd);
-    dev_.rope_into(stored, dk, m.kv_heads, positions_, m.rope_theta, true);
-    dk = stored;
-    stored = alloc_rows(vd);
-    dev_.copy(stored, dv);
-    dv = stored;
-  } else {
-    dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
-    dev_.rope(dk, m.kv_heads, positions_, m.rope_theta, true);
-  }
-  dev_.gemm(true, false, 1.0f, s.h1, dq, 1.0f, g[size_t(Weight::wq)]);
-  dev_.gemm(true, false, 1.0f, s.h1, dk, 1.0f, g[size_t(Weight::wk)]);
-  dev_.gemm(true, false, 1.0f, s.h1, dv, 1.0f, g[size_t(Weight::wv)]);
-  Tensor dh1 = alloc_rows(m.d_model);
-  dev_.gemm(false, true, 1.0f, dq, w[size_t(Weight::wq)], 0.0f, dh1);
-  dev_.gemm(false, true, 1.0f, dk, w[size_t(Weight::wk)], 1.0f, dh1);
-  dev_.gemm(false, true, 1.0f, dv, w[size_t(Weight::wv)], 1.0f, dh1);
+  const Tensor dh1 = qkv_input_grad(params, s, std::move(dq), std::move(dk), std::move(dv));
   dx = dx2;
   dev_.rmsnorm_bwd(s.x, w[size_t(Weight::g_attn)], s.rstd1, dh1, dx, g[size_t(Weight::g_attn)]);
+}
+
+Tensor LayerStack::mlp_input_grad(LayerParams& params, const Activations& s, Tensor dm) {
+  const int64_t f = cfg_.model.ffn_hidden;
+  auto& w = params.w;
+  auto& g = params.grad;
+  Tensor dh2 = alloc_rows(cfg_.model.d_model);
+  if (params.gate_up.empty()) {
+    Tensor da = alloc_rows(f), du = alloc_rows(f);
+    dev_.swiglu_bwd(s.a, s.u, dm, da, du);
+    dm = Tensor();
+    dev_.gemm(true, false, 1.0f, s.h2, da, 1.0f, g[size_t(Weight::w1)]);
+    dev_.gemm(true, false, 1.0f, s.h2, du, 1.0f, g[size_t(Weight::w3)]);
+    dev_.gemm(false, true, 1.0f, da, w[size_t(Weight::w1)], 0.0f, dh2);
+    dev_.gemm(false, true, 1.0f, du, w[size_t(Weight::w3)], 1.0f, dh2);
+    return dh2;
+  }
+  // [da | du] in one tensor: one GEMM for both weights' gradients, one for dh2 (a sum over
+  // 2f in the GEMM's fp32 accumulator, not two products added in the storage type).
+  Tensor d_gate_up = alloc_rows(2 * f);
+  dev_.swiglu_bwd_packed(s.gate_up, dm, d_gate_up);
+  dm = Tensor();
+  dev_.gemm(true, false, 1.0f, s.h2, d_gate_up, 1.0f, params.gate_up_grad);
+  dev_.gemm(false, true, 1.0f, d_gate_up, params.gate_up, 0.0f, dh2);
+  return dh2;
+}
+
+Tensor LayerStack::qkv_input_grad(LayerParams& params, const Activations& s, Tensor dq, Tensor dk,
+                                  Tensor dv) {
+  const ModelShape& m = cfg_.model;
+  auto& w = params.w;
+  auto& g = params.grad;
+  const int64_t qd = matrix_cols(dq), kd = matrix_cols(dk), vd = matrix_cols(dv);
+  Tensor dh1 = alloc_rows(m.d_model);
+  if (params.qkv.empty()) {
+    dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
+    dev_.rope(dk, m.kv_heads, positions_, m.rope_theta, true);
+    dev_.gemm(true, false, 1.0f, s.h1, dq, 1.0f, g[size_t(Weight::wq)]);
+    dev_.gemm(true, false, 1.0f, s.h1, dk, 1.0f, g[size_t(Weight::wk)]);
+    dev_.gemm(true, false, 1.0f, s.h1, dv, 1.0f, g[size_t(Weight::wv)]);
+    dev_.gemm(false, true, 1.0f, dq, w[size_t(Weight::wq)], 0.0f, dh1);
+    dev_.gemm(false, true, 1.0f, dk, w[size_t(Weight::wk)], 1.0f, dh1);
+    dev_.gemm(false, true, 1.0f, dv, w[size_t(Weight::wv)], 1.0f, dh1);
+    return dh1;
+  }
+  // The fp32 gradients joined into one [dq | dk | dv] in the storage type, RoPE's inverse
+  // in the same pass, each rounded once and freed once joined; then one GEMM for the three
+  // weights' gradients and one for dh1.
+  const int64_t cols = qd + kd + vd;
+  Tensor joined = alloc_rows(cols);
+  dev_.rope_into(joined, 0, dq, 0, qd, m.heads, positions_, m.rope_theta, true);
+  dq = Tensor();
+  dev_.rope_into(joined, qd, dk, 0, kd, m.kv_heads, positions_, m.rope_theta, true);
+  dk = Tensor();
+  dev_.copy_rows(joined, qd + kd, cols, dv, 0, vd, rows_, vd);
+  dv = Tensor();
+  dev_.gemm(true, false, 1.0f, s.h1, joined, 1.0f, params.qkv_grad);
+  dev_.gemm(false, true, 1.0f, joined, params.qkv, 0.0f, dh1);
+  return dh1;
 }
 
 SumHandle LayerStack::start_grad_sum(int l) {

@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -47,7 +48,9 @@ class LayerStack {
   // The gradients of the scaled loss: grad_scale() (the last step's loss scale) times dL/d·,
   // as a training step leaves them for its optimiser to unscale.
   const Tensor& input_grad() const { return dx_; }
-  const Tensor& weight_grad(int layer, Weight w) const { return layers_[size_t(layer)].grad[size_t(w)]; }
+  // Layer `layer`'s gradient of w, shaped as w: the tensor itself, or a copy of its columns
+  // where the tuned set packs it beside others.
+  Tensor weight_grad(int layer, Weight w) const;
   // With attention.sinks, layer l's sink logits [H] and their gradient (as weight_grad's);
   // empty tensors without.
   const Tensor& sinks(int layer) const { return layers_[size_t(layer)].sinks; }
@@ -63,8 +66,11 @@ class LayerStack {
  private:
   static constexpr size_t kWeights = size_t(Weight::count);
   struct LayerParams {
-    std::array<Tensor, kWeights> w;
+    std::array<Tensor, kWeights> w;  // by Weight; empty where packed
     std::array<Tensor, kWeights> grad;
+    // run.layer_kernels tuned: the weights one GEMM serves side by side, wq|wk|wv
+    // ([d, qd + kd + vd]) and w1|w3 ([d, 2f]), their gradients likewise; empty otherwise.
+    Tensor qkv, qkv_grad, gate_up, gate_up_grad;
     Tensor sinks, sinks_grad;  // attention.sinks; empty without
     // Every gradient of the layer: what its sum over the group and the overflow check cover.
     std::vector<Tensor*> grads();
@@ -72,6 +78,13 @@ class LayerStack {
   // What the backward of one layer needs.
   struct Activations {
     Tensor x, h1, rstd1, q, k, v, o, lse, x2, h2, rstd2, a, u, m;
+    Tensor gate_up;  // a|u in one tensor where packed (a and u then empty)
+  };
+  // Where a packed weight sits: its pack (tensor and gradient) and its columns in it.
+  struct PackedColumns {
+    Tensor LayerParams::*weights;
+    Tensor LayerParams::*grads;
+    int64_t first, cols;  // the weight's first column; the pack's columns
   };
 
   // Where forward_layer's attention output comes from: the backend, what checkpointing
@@ -81,8 +94,18 @@ class LayerStack {
 
   // [rows, cols] in the storage type.
   Tensor alloc_rows(int64_t cols);
+  // Whether w is packed beside others (the tuned set), and where.
+  std::optional<PackedColumns> packed_columns(Weight w) const;
   // Forward of layer l from acts.x; fills acts.
   void forward_layer(int l, Activations& acts, Tensor& y, Attention attention);
+  // acts.q, k (rotated) and v from acts.h1; acts.m (with a and u, or gate_up) from acts.h2.
+  void project_qkv(const LayerParams& params, Activations& acts);
+  void project_mlp(const LayerParams& params, Activations& acts);
+  // The MLP's dL/dh2 from dL/dm (freed once used), adding to w1's and w3's gradients.
+  Tensor mlp_input_grad(LayerParams& params, const Activations& acts, Tensor dm);
+  // The attention block's dL/dh1 from the attention's fp32 dq, dk and dv (each freed once
+  // used), adding to wq's, wk's and wv's gradients.
+  Tensor qkv_input_grad(LayerParams& params, const Activations& acts, Tensor dq, Tensor dk, Tensor dv);
   // Checkpointing: what of a layer's activations the backward's recompute starts from.
   Activations kept_for_recompute(const Activations& acts) const;
   // selective_half: acts.o/lse hold the kept later rows; recompute layer l's first half.

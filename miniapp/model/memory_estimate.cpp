@@ -63,6 +63,9 @@ int64_t estimate_memory_bytes(const RunConfig& c, const Topology& topology) {
             attention_kept * m.layers * rows * (od * e + m.heads * 4.0L * lse_planes(c.run.device));
     // 16-bit storage keeps fp32 accumulators for the attention (o; dq, dk, dv).
     if (e < 4) bytes += rows * std::max(od, qd + kd + vd) * 4;
+    // The tuned set's packed projection: one GEMM's q|k|v beside the q, k and v split from
+    // it, and in the backward their joined gradient beside the fp32 ones.
+    if (c.run.layer_kernels == LayerKernels::tuned) bytes += rows * (qd + kd + vd) * e;
     // The LM head (its weight and gradient are in n_params): one chunk of fp32 logits, as
     // many as the output has elements unless run.loss_chunk says; the host's fp32 kernels
     // widen a 16-bit head for each of its GEMMs.

@@ -851,16 +851,48 @@ TEST(CudaElementWise, TunedRopeMatchesHost) {
             },
             t);
         EXPECT_LT(err, t == DType::f32 ? 1e-6 : tolerance(t)) << to_string(t) << " in place";
+        // Fused, as a packed projection is split and its gradient joined: the last `cols`
+        // columns of a [rows, cols + 32] source into columns [32, 32 + cols) of a
+        // [rows, cols + 64] destination whose other columns keep their 7.
         std::vector<double> fused[2];
         Device* devs[2] = {&gpu(), &host_device()};
+        const auto packed = generated(size_t(rows * (cols + 32)), 2);
         for (int i = 0; i < 2; ++i) {
-          Tensor src = upload(*devs[i], x, {rows, cols}), dst = devs[i]->alloc({rows, cols}, t);
-          devs[i]->rope_into(dst, src, 3, *pos, 10000.0, inverse);
+          Tensor src = upload(*devs[i], packed, {rows, cols + 32}),
+                 dst = devs[i]->alloc({rows, cols + 64}, t);
+          devs[i]->fill(dst, 7.0f);
+          devs[i]->rope_into(dst, 32, src, 32, cols, 3, *pos, 10000.0, inverse);
           fused[i] = download(*devs[i], dst);
         }
         EXPECT_LT(rel_err(fused[0], fused[1]), t == DType::f32 ? 1e-6 : tolerance(t))
             << to_string(t) << " fused";
+        EXPECT_EQ(fused[0][0], 7.0) << "a column before the block";
+        EXPECT_EQ(fused[0][size_t(cols + 63)], 7.0) << "a column after the block";
       }
+  }
+}
+
+// SwiGLU on the gate and up projections side by side (one GEMM's [rows, 2f] output) on
+// the tuned set, read and written in place, forward and backward, against the host's
+// (which splits the halves into copies). Rows past 65,535 take the grid's row loop.
+TEST(CudaElementWise, TunedSwigluReadsThePackedHalvesInPlace) {
+  for (const int64_t rows : {int64_t(37), int64_t(65537)}) {
+    const int64_t f = rows > 1000 ? 3 : 300;
+    for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+      TunedLayerKernels tuned(t);
+      const double err = gpu_vs_host(
+          {{generated(size_t(rows * 2 * f), 1), {rows, 2 * f}},
+           {generated(size_t(rows * f), 2), {rows, f}},
+           {generated(size_t(rows * f), 3), {rows, f}},
+           {generated(size_t(rows * 2 * f), 4), {rows, 2 * f}}},
+          [&](Device& d, std::vector<Tensor>& x) {
+            d.swiglu_fwd_packed(x[0], x[1]);
+            d.swiglu_bwd_packed(x[0], x[2], x[3]);
+            return std::vector<Tensor*>{&x[1], &x[3]};
+          },
+          t);
+      EXPECT_LT(err, t == DType::f32 ? 1e-6 : tolerance(t)) << rows << " rows, " << to_string(t);
+    }
   }
 }
 

@@ -6,7 +6,8 @@ step of the model (the FOM line's peak_MB), must lie within [estimate/2, estimat
 `minictx run --dry-run`'s estimate, on 4 ranks as 2 emulated nodes; both also in bf16,
 whose communication buffers, and in the model weights and activations, are 16-bit (the
 weight gradients fp32, and 16-bit in one more point with run.grad_reduce_dtype storage);
-the model also with an LM head, its logits in chunks (where the device has one).
+the model also with an LM head, its logits in chunks (where the device has one), and on
+the cuda device with its tuned layer kernels.
 
 The cases of each mode are the points of one sweep: one dry run prints every point's
 estimate, one launch runs them all (each point's peak is its own: the run resets it
@@ -53,6 +54,10 @@ sweeps = [
     (model_common + ["--set", "run.dtype=bf16"],
      model + [{"run.checkpointing": "none", "run.grad_reduce_dtype": "storage"}]),
 ]
+# The cuda device's tuned layer kernels (packed projections, cached positions), opt-in: in
+# a launch of their own, after the proven cases.
+if "run.device=cuda" in extra:
+    sweeps.append((model_common + ["--set", "run.dtype=bf16"], [{"run.layer_kernels": "tuned"}]))
 ok = True
 with tempfile.TemporaryDirectory() as tmp:
     for common, cases in sweeps:

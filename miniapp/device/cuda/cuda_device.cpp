@@ -30,8 +30,13 @@ cuda::Precision precision_of(DType t) {
 }
 
 // A tensor as the kernels that take any dtype get it.
-cuda::In in(const Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
-cuda::Out out(Tensor& t) { return {t.raw(), precision_of(t.dtype())}; }
+// A tensor's elements from the column `first` of its first row on.
+cuda::In in(const Tensor& t, int64_t first = 0) {
+  return {static_cast<const char*>(t.raw()) + first * element_bytes(t.dtype()), precision_of(t.dtype())};
+}
+cuda::Out out(Tensor& t, int64_t first = 0) {
+  return {static_cast<char*>(t.raw()) + first * element_bytes(t.dtype()), precision_of(t.dtype())};
+}
 
 // Launch errors (bad configuration, missing kernel image) surface here, naming the op.
 void check_launch(const char* op) { cuda::check(cudaGetLastError(), op); }
@@ -343,21 +348,42 @@ void CudaDevice::rmsnorm_bwd_kernel(const Tensor& x, const Tensor& g, const Tens
 
 void CudaDevice::rope_kernel(Tensor& x, int heads, const std::vector<int64_t>& pos, double theta,
                              bool inverse) {
-  if (tuned()) return rope_into(x, x, heads, pos, theta, inverse);
+  if (tuned()) return rope_into(x, 0, x, 0, matrix_cols(x), heads, pos, theta, inverse);
   const int64_t* dpos = positions(0, pos.data(), int64_t(pos.size()));
   cuda::rope(out(x), matrix_rows(x), matrix_cols(x), heads, dpos, int64_t(pos.size()), theta, inverse,
              stream_);
   check_launch("rope");
 }
 
-void CudaDevice::rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& pos,
-                           double theta, bool inverse) {
-  if (!tuned()) return Device::rope_into(dst, x, heads, pos, theta, inverse);
-  require_same_size(dst, x, "rope_into");
-  const int64_t width = matrix_cols(x), seq = int64_t(pos.size());
+void CudaDevice::rope_into(Tensor& dst, int64_t dst_col, const Tensor& x, int64_t x_col, int64_t width,
+                           int heads, const std::vector<int64_t>& pos, double theta, bool inverse) {
+  if (!tuned()) return Device::rope_into(dst, dst_col, x, x_col, width, heads, pos, theta, inverse);
+  const int64_t rows = matrix_rows(x), seq = int64_t(pos.size());
+  require(matrix_rows(dst) == rows && dst_col >= 0 && x_col >= 0 && width >= 0 &&
+              dst_col + width <= matrix_cols(dst) && x_col + width <= matrix_cols(x),
+          "rope_into: the column blocks are not within the tensors");
   const float2* table = position_cache_->rope_table(pos.data(), seq, int(width / heads), theta);
-  cuda::rope_apply(out(dst), in(x), matrix_rows(x), width, heads, table, seq, inverse, stream_);
+  cuda::rope_apply(out(dst, dst_col), matrix_cols(dst), in(x, x_col), matrix_cols(x), rows, width, heads,
+                   table, seq, inverse, stream_);
   check_launch("rope");
+}
+
+void CudaDevice::swiglu_fwd_packed(const Tensor& gate_up, Tensor& m) {
+  if (!tuned()) return Device::swiglu_fwd_packed(gate_up, m);
+  const int64_t rows = matrix_rows(m), f = matrix_cols(m);
+  require(matrix_rows(gate_up) == rows && matrix_cols(gate_up) == 2 * f, "swiglu: gate_up is not [rows, 2f]");
+  cuda::swiglu_fwd_packed(in(gate_up), out(m), rows, f, stream_);
+  check_launch("swiglu_fwd");
+}
+
+void CudaDevice::swiglu_bwd_packed(const Tensor& gate_up, const Tensor& dm, Tensor& d_gate_up) {
+  if (!tuned()) return Device::swiglu_bwd_packed(gate_up, dm, d_gate_up);
+  const int64_t rows = matrix_rows(dm), f = matrix_cols(dm);
+  require(matrix_rows(gate_up) == rows && matrix_cols(gate_up) == 2 * f && matrix_rows(d_gate_up) == rows &&
+              matrix_cols(d_gate_up) == 2 * f,
+          "swiglu: gate_up and d_gate_up are not [rows, 2f]");
+  cuda::swiglu_bwd_packed(in(gate_up), in(dm), out(d_gate_up), rows, f, stream_);
+  check_launch("swiglu_bwd");
 }
 
 void CudaDevice::swiglu_fwd_kernel(const Tensor& a, const Tensor& u, Tensor& m) {

@@ -55,8 +55,12 @@ class CudaDevice final : public Device {
   void add(Tensor& y, const Tensor& x) override;
   // The tuned layer kernels rotate by a cached table (fp32 arithmetic) and write dst's
   // dtype in the same pass; the standard ones as the base class.
-  void rope_into(Tensor& dst, const Tensor& x, int heads, const std::vector<int64_t>& positions, double theta,
-                 bool inverse) override;
+  void rope_into(Tensor& dst, int64_t dst_col, const Tensor& x, int64_t x_col, int64_t width, int heads,
+                 const std::vector<int64_t>& positions, double theta, bool inverse) override;
+  // The tuned layer kernels read and write gate_up's halves in place; the standard ones
+  // as the base class (through [rows, f] copies).
+  void swiglu_fwd_packed(const Tensor& gate_up, Tensor& m) override;
+  void swiglu_bwd_packed(const Tensor& gate_up, const Tensor& dm, Tensor& d_gate_up) override;
   // The tuned layer kernels read C in cuBLASLt's epilogue (C and D of one dtype); the
   // standard ones copy it first, as the base class.
   void gemm_add(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, const Tensor& c,

@@ -18,4 +18,10 @@ constexpr bool flash_head_dim(int head_dim) {
 // cuBLASLt's workspace, allocated once per device.
 constexpr int64_t kGemmWorkspaceBytes = int64_t(32) << 20;
 
+// The tuned layer kernels: RMSNorm's gain gradient sums at most this many row chunks'
+// fp32 partials per column (tuned_layer_kernels.hpp), and the position cache holds at
+// most this many arrays, each with RoPE's table beside it (position_cache.hpp).
+constexpr int64_t kDgammaMaxChunks = 256;
+constexpr int64_t kPositionCacheEntries = 64;
+
 }  // namespace minictx::cuda

@@ -1,5 +1,6 @@
 #include "device/cuda/elementwise_kernels.hpp"
 #include "device/cuda/precision.cuh"
+#include "device/cuda/swiglu_math.cuh"
 
 namespace minictx::cuda {
 namespace {
@@ -104,17 +105,15 @@ __global__ void rope_kernel(Out x, int64_t rows, int64_t width, int heads, const
 }
 
 __global__ void swiglu_fwd_kernel(In a, In u, Out m, int64_t n) {
-  GRID_STRIDE(i, n) {
-    const float ai = a[i], sig = 1.0f / (1.0f + expf(-ai));
-    m.set(i, ai * sig * u[i]);
-  }
+  GRID_STRIDE(i, n) m.set(i, swiglu(a[i], u[i]));
 }
 
 __global__ void swiglu_bwd_kernel(In a, In u, In dm, Out da, Out du, int64_t n) {
   GRID_STRIDE(i, n) {
-    const float ai = a[i], dmi = dm[i], sig = 1.0f / (1.0f + expf(-ai));
-    du.set(i, dmi * ai * sig);
-    da.set(i, dmi * u[i] * sig * (1.0f + ai * (1.0f - sig)));
+    float dai = 0, dui = 0;
+    swiglu_grad(a[i], u[i], dm[i], dai, dui);
+    du.set(i, dui);
+    da.set(i, dai);
   }
 }
 

@@ -5,6 +5,8 @@
 #include <functional>
 #include <vector>
 
+#include "device/cuda/cuda_footprint.hpp"
+
 // Position arrays kept on the device (run.layer_kernels: tuned): each distinct array is
 // uploaded once, not copied from pageable memory at every call, and RoPE's rotations of
 // an array (cos and sin of every position and pair, per head dim and theta) are computed
@@ -32,7 +34,7 @@ class PositionCache {
   // Gives every entry back (a new point starts from its own allocations).
   void clear();
 
-  static constexpr size_t kMaxEntries = 64;
+  static constexpr size_t kMaxEntries = size_t(kPositionCacheEntries);
 
  private:
   struct Table {

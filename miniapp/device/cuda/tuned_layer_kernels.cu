@@ -1,6 +1,9 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "device/cuda/cuda_footprint.hpp"
+#include "device/cuda/precision.cuh"
+#include "device/cuda/swiglu_math.cuh"
 #include "device/cuda/tuned_layer_kernels.hpp"
 
 namespace minictx::cuda {
@@ -13,7 +16,6 @@ namespace {
 constexpr int kLanes = 32;
 constexpr int kRowGroups = 8;
 constexpr int64_t kMinChunkRows = 256;
-constexpr int64_t kMaxChunks = 256;
 constexpr int kThreads = 256;
 
 __device__ __forceinline__ float widen(float v) { return v; }
@@ -123,8 +125,9 @@ __global__ void rope_table_kernel(float2* table, const int64_t* __restrict__ pos
 }
 
 // One thread per (row, head, rotation pair): neighbouring threads read neighbouring values.
-__global__ void rope_apply_kernel(Out dst, In src, int64_t rows, int64_t width, int heads,
-                                  const float2* __restrict__ table, int64_t seq, float sign) {
+__global__ void rope_apply_kernel(Out dst, int64_t dst_ld, In src, int64_t src_ld, int64_t rows,
+                                  int64_t width, int heads, const float2* __restrict__ table, int64_t seq,
+                                  float sign) {
   const int d = int(width / heads), half = d / 2;
   const int64_t per_row = int64_t(heads) * half;
   for (int64_t at = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; at < rows * per_row;
@@ -133,11 +136,40 @@ __global__ void rope_apply_kernel(Out dst, In src, int64_t rows, int64_t width, 
     const int h = int(at % per_row / half), i = int(at % half);
     const float2 cs = table[row % seq * half + i];
     const float sin_a = sign * cs.y;
-    const int64_t e = row * width + int64_t(h) * d + i;
-    const float a = src[e], b = src[e + half];
+    const int64_t col = int64_t(h) * d + i, s = row * src_ld + col, e = row * dst_ld + col;
+    const float a = src[s], b = src[s + half];
     dst.set(e, a * cs.x - b * sin_a);
     dst.set(e + half, a * sin_a + b * cs.x);
   }
+}
+
+// SwiGLU on [a | u] rows: threads across a row's f columns, blocks down the rows, so that
+// no thread divides to find its row and every warp reads 32 neighbours of each half.
+__global__ void swiglu_fwd_packed_kernel(In gate_up, Out m, int64_t rows, int64_t f) {
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
+    for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < f;
+         c += int64_t(gridDim.x) * blockDim.x) {
+      const int64_t a = r * 2 * f + c;
+      m.set(r * f + c, swiglu(gate_up[a], gate_up[a + f]));
+    }
+}
+
+__global__ void swiglu_bwd_packed_kernel(In gate_up, In dm, Out d_gate_up, int64_t rows, int64_t f) {
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
+    for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < f;
+         c += int64_t(gridDim.x) * blockDim.x) {
+      const int64_t a = r * 2 * f + c;
+      float da = 0, du = 0;
+      swiglu_grad(gate_up[a], gate_up[a + f], dm[r * f + c], da, du);
+      d_gate_up.set(a, da);
+      d_gate_up.set(a + f, du);
+    }
+}
+
+// Blocks across a row (x) and down the rows (y, at most 65,535; the loops cover the rest).
+dim3 row_grid(int64_t rows, int64_t f) {
+  const int64_t across = std::clamp<int64_t>((f + kThreads - 1) / kThreads, 1, 1024);
+  return dim3(unsigned(across), unsigned(std::clamp<int64_t>(rows, 1, 65535)));
 }
 
 unsigned grid_for(int64_t n) {
@@ -148,7 +180,7 @@ unsigned grid_for(int64_t n) {
 }  // namespace
 
 int64_t rmsnorm_dgamma_chunks(int64_t rows) {
-  return std::clamp<int64_t>((rows + kMinChunkRows - 1) / kMinChunkRows, 1, kMaxChunks);
+  return std::clamp<int64_t>((rows + kMinChunkRows - 1) / kMinChunkRows, 1, kDgammaMaxChunks);
 }
 
 void rmsnorm_dgamma(In x, const float* rstd, In dy, int64_t rows, int64_t cols, float* partials, Out dg,
@@ -180,12 +212,21 @@ void rope_table(float2* table, const int64_t* positions, int64_t seq, int head_d
   if (n > 0) rope_table_kernel<<<grid_for(n), kThreads, 0, s>>>(table, positions, seq, head_dim, theta);
 }
 
-void rope_apply(Out dst, In src, int64_t rows, int64_t width, int heads, const float2* table, int64_t seq,
-                bool inverse, cudaStream_t s) {
+void rope_apply(Out dst, int64_t dst_ld, In src, int64_t src_ld, int64_t rows, int64_t width, int heads,
+                const float2* table, int64_t seq, bool inverse, cudaStream_t s) {
   const int64_t n = rows * (width / 2);
   if (n > 0)
-    rope_apply_kernel<<<grid_for(n), kThreads, 0, s>>>(dst, src, rows, width, heads, table, seq,
-                                                       inverse ? -1.0f : 1.0f);
+    rope_apply_kernel<<<grid_for(n), kThreads, 0, s>>>(dst, dst_ld, src, src_ld, rows, width, heads, table,
+                                                       seq, inverse ? -1.0f : 1.0f);
+}
+
+void swiglu_fwd_packed(In gate_up, Out m, int64_t rows, int64_t f, cudaStream_t s) {
+  if (rows > 0 && f > 0) swiglu_fwd_packed_kernel<<<row_grid(rows, f), kThreads, 0, s>>>(gate_up, m, rows, f);
+}
+
+void swiglu_bwd_packed(In gate_up, In dm, Out d_gate_up, int64_t rows, int64_t f, cudaStream_t s) {
+  if (rows > 0 && f > 0)
+    swiglu_bwd_packed_kernel<<<row_grid(rows, f), kThreads, 0, s>>>(gate_up, dm, d_gate_up, rows, f);
 }
 
 }  // namespace minictx::cuda

@@ -23,9 +23,16 @@ void rmsnorm_dgamma(In x, const float* rstd, In dy, int64_t rows, int64_t cols, 
 void rope_table(float2* table, const int64_t* positions, int64_t seq, int head_dim, double theta,
                 cudaStream_t);
 // dst = src rotated by the table (row r at position r % seq), back where inverse: fp32
-// arithmetic on the table's values. dst and src may be the same tensor, or dst a tensor of
-// another dtype (the rotation fused into the conversion); [rows, width] both.
-void rope_apply(Out dst, In src, int64_t rows, int64_t width, int heads, const float2* table, int64_t seq,
-                bool inverse, cudaStream_t);
+// arithmetic on the table's values. [rows, width] blocks of rows dst_ld and src_ld
+// elements apart: dst and src may be the same block, or dst one of another dtype (the
+// rotation fused into the conversion), or of another tensor's columns (a packed q|k|v
+// split, its gradient joined).
+void rope_apply(Out dst, int64_t dst_ld, In src, int64_t src_ld, int64_t rows, int64_t width, int heads,
+                const float2* table, int64_t seq, bool inverse, cudaStream_t);
+
+// SwiGLU on gate_up = [a | u] ([rows, 2f]): m = silu(a) ∘ u ([rows, f]); the backward
+// writes [da | du] into d_gate_up. The halves are read in place (swiglu_math.cuh).
+void swiglu_fwd_packed(In gate_up, Out m, int64_t rows, int64_t f, cudaStream_t);
+void swiglu_bwd_packed(In gate_up, In dm, Out d_gate_up, int64_t rows, int64_t f, cudaStream_t);
 
 }  // namespace minictx::cuda
