@@ -356,8 +356,9 @@ stage_acceptance() {
 }
 
 # The llama-7b layer deck (16k and 32k tokens, bf16, 16-bit storage) on each kernel family,
-# and with the tuned layer kernels on the default family, beside eager PyTorch's layer (tools/bench-torch-layer-gpu.py): one table of step time,
-# MFU and peak memory with the ratios to PyTorch (bench-layer.log).
+# with the tuned layer kernels on the default family, and with them on sm90-onepass where
+# that family runs, beside eager PyTorch's layer (tools/bench-torch-layer-gpu.py): one
+# table of step time, MFU and peak memory with the ratios to PyTorch (bench-layer.log).
 stage_layer() {
   ensure_built
   local rc=0 family profile log=$out/bench-layer.log runs=()
@@ -378,6 +379,15 @@ stage_layer() {
   deps_env timeout 60 "$build/miniapp/minictx" run inputs/gpu-layer.yaml --set machine.profile="$profile" \
     --set run.layer_kernels=tuned -o /tmp/minictx-layer-tuned.h5 --force 2>&1 | tee -a "$log" || rc=1
   runs+=("tuned=/tmp/minictx-layer-tuned.h5")
+  # The one-pass backward with the tuned layer kernels: both opt-in sets together, the
+  # step a default made of them would take.
+  if [[ " $(families) " == *" sm90-onepass "* ]]; then
+    echo "== attention.kernels=sm90-onepass with run.layer_kernels=tuned" | tee -a "$log"
+    deps_env timeout 60 "$build/miniapp/minictx" run inputs/gpu-layer.yaml --set machine.profile="$profile" \
+      --set attention.kernels=sm90-onepass --set run.layer_kernels=tuned -o /tmp/minictx-layer-onepass-tuned.h5 \
+      --force 2>&1 | tee -a "$log" || rc=1
+    runs+=("sm90-onepass+tuned=/tmp/minictx-layer-onepass-tuned.h5")
+  fi
   echo "== $torch_layer" | tee -a "$log"
   $torch_layer 2>&1 | tee /tmp/minictx-torch-layer.csv | tee -a "$log" || rc=1
   echo | tee -a "$log"

@@ -265,9 +265,12 @@ with tempfile.TemporaryDirectory() as tmp:
     assert files == ["bench-layer.log"], files
     for family in HOPPER_FAMILIES:
         assert f"stand-in minictx run kernels={family}" in log, log
-    # ... and the tuned layer kernels on the default family, a row of their own.
+    # ... and the tuned layer kernels on the default family, then on the one-pass family,
+    # rows of their own.
     assert "== run.layer_kernels=tuned\nstand-in minictx run kernels=\n" in log, log
-    for run_label in ("sm80", "sm90", "tuned"):
+    assert ("== attention.kernels=sm90-onepass with run.layer_kernels=tuned\n"
+            "stand-in minictx run kernels=sm90-onepass\n") in log, log
+    for run_label in ("sm80", "sm90", "tuned", "sm90-onepass+tuned"):
         assert f"| 16384 | {run_label} | 60.00 | 50.0 % | 5000 | 50.00 | 60.0 % | 4608 | 1.200 | 1.085 |" in log, log
         assert f"| 32768 | {run_label} | 160.00 | 50.0 % | 5000 | 128.00 | 68.0 % | 8192 | 1.250 | 0.610 |" in log, log
     # The layer's trace: the run with its timeline, the trace file and the phases beside
@@ -320,13 +323,15 @@ with tempfile.TemporaryDirectory() as tmp:
     assert run.returncode == 2 and files == [], run.stdout
     assert "FAMILIES names 'sm90', which this GPU does not run (it runs: sm80)" in run.stdout, run.stdout
 
-    # FAMILIES: the families named, or auto's alone.
-    for families, want in (("sm90", ["sm90"]), ("auto", ["sm90"]), ("sm80,sm90", ["sm80", "sm90"]),
-                           ("sm90-onepass", ["sm90-onepass"])):
+    # FAMILIES: the families named, or auto's alone (the one-pass family with the tuned
+    # layer kernels only where it is named).
+    for families, want, combined in (("sm90", ["sm90"], 0), ("auto", ["sm90"], 0),
+                                     ("sm80,sm90", ["sm80", "sm90"], 0), ("sm90-onepass", ["sm90-onepass"], 1)):
         run, _, log = run_stage(tmp, "9.0", stage="layer", log_name="bench-layer.log",
                                 env_extra={"FAMILIES": families})
         assert run.returncode == 0, run.stdout + run.stderr
-        assert re.findall(r"stand-in minictx run kernels=(sm[\w-]+)", log) == want, (families, log)
+        assert re.findall(r"^== attention.kernels=(sm[\w-]+)$", log, re.M) == want, (families, log)
+        assert log.count("with run.layer_kernels=tuned") == combined, (families, log)
     run, _, log = run_stage(tmp, "8.0", stage="layer", log_name="bench-layer.log", env_extra={"FAMILIES": "auto"})
     assert re.findall(r"stand-in minictx run kernels=(sm[\w-]+)", log) == ["sm80"], log
     # The layer's phases per step: the slowest rank's sum over the 3 timed steps, divided.
