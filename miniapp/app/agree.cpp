@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "comm/watchdog.hpp"
+#include "core/single_line.hpp"
 
 namespace minictx {
 
@@ -54,7 +55,7 @@ int input_error_exit(const std::string& what) {
       if (end > begin) line += (line.empty() ? "" : "; ") + what.substr(begin, end - begin);
       begin = end + 1;
     }
-    std::fprintf(stderr, "minictx: error: %s\n", line.c_str());
+    std::fprintf(stderr, "minictx: error: %s\n", single_line(line).c_str());
     std::fflush(stderr);
   }
   return 2;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/single_line.hpp"
 
 namespace minictx::h5 {
 
@@ -36,9 +37,8 @@ void fail(const std::string& what) {
       },
       &detail);
   H5Eclear2(H5E_DEFAULT);
-  for (char& c : detail)
-    if (c == '\n') c = ' ';
-  throw Error("cannot " + what + (detail.empty() ? "" : " (HDF5: " + detail + ")"));
+  // Both may quote a damaged file's object names: one line whatever they hold.
+  throw Error(single_line("cannot " + what + (detail.empty() ? "" : " (HDF5: " + detail + ")")));
 }
 
 namespace {

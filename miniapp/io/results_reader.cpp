@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/single_line.hpp"
 #include "io/hdf5_util.hpp"
 #include "io/legacy_tail.hpp"
 #include "io/point_json.hpp"
@@ -94,12 +95,6 @@ int64_t check_format(hid_t f) {
     fail("format_version " + std::to_string(version) + ", but this minictx reads versions " +
          std::to_string(schema::kOldestReadableVersion) + " to " + std::to_string(schema::kFormatVersion));
   return version;
-}
-
-std::string one_line(std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  std::replace(text.begin(), text.end(), '\t', ' ');
-  return text;
 }
 
 // What the child read: the file's root and provenance, each point it read as JSON, why it
@@ -252,10 +247,10 @@ Probe probe(const std::string& path) {
         result.points.push_back(j);
         pending.clear();
       } else if (word == "bad") {
-        result.unreadable[j[0].get<std::string>()] = one_line(j[1].get<std::string>());
+        result.unreadable[j[0].get<std::string>()] = single_line(j[1].get<std::string>());
         pending.clear();
       } else if (word == "fail") {
-        fail(one_line(j.get<std::string>()));
+        fail(single_line(j.get<std::string>()));
       } else if (word == "done") {
         done = true;
       }
@@ -285,7 +280,7 @@ void add_outside_points(const std::vector<json>& points, const std::string& what
       if (names.insert(point.second.name).second) indexed.push_back(std::move(point));
     } catch (const Error& e) {
       contents.unreadable.push_back(what + " " + std::to_string(i + 1) +
-                                    " unreadable: " + one_line(e.what()));
+                                    " unreadable: " + single_line(e.what()));
     }
   }
 }
@@ -299,11 +294,11 @@ ResultsFile read_contents(const std::string& path, const Probe& probed) {
     try {
       indexed.push_back(point_from_json(point));
     } catch (const Error& e) {
-      contents.unreadable.push_back(point.value("name", "?") + " unreadable: " + one_line(e.what()));
+      contents.unreadable.push_back(single_line(point.value("name", "?") + " unreadable: " + e.what()));
     }
   }
   for (const auto& [name, why] : probed.unreadable)
-    contents.unreadable.push_back(name + " unreadable: " + why);
+    contents.unreadable.push_back(single_line(name) + " unreadable: " + why);
   const int64_t version = head.at("format_version").get<int64_t>();
   const std::string journal_id = head.at("journal_id").get<std::string>();
   if (version == 2) {

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/single_line.hpp"
 #include "io/array_dump.hpp"
 #include "io/output_file.hpp"
 #include "io/point_json.hpp"
@@ -253,6 +254,18 @@ class ResultsIo : public ::testing::Test {
   std::string path_;
   std::string journal_;
 };
+
+// A damaged file's object name quoted in a warning or error: every character a terminal or
+// a line reader breaks a line at becomes a space, ordinary UTF-8 (and the rest) stays.
+TEST(SingleLine, KeepsADamagedNameOnOneLine) {
+  const std::string damaged = std::string(
+                                  "a\nb\rc\vd\fe\x1c"
+                                  "f\x7fg\x01h") +
+                              "\xc2\x85i\xe2\x80\xa8j\xe2\x80\xa9k";
+  EXPECT_EQ(single_line(damaged), "a b c d e f g h i j k");
+  EXPECT_EQ(single_line("S = 16384 \xc3\x97 D = 128 \xe2\x80\x94 ok \xc2"),
+            "S = 16384 \xc3\x97 D = 128 \xe2\x80\x94 ok \xc2");
+}
 
 TEST_F(ResultsIo, RoundTripKeepsEveryFieldAndInsertionOrder) {
   // Insertion order differs from name order: the reader must follow `index`.
