@@ -33,7 +33,8 @@ EXIT = {"compliant": 0, "unverified": 4, "non-compliant": 5, "inconsistent": 6}
 REQUIRED_LAUNCHES = 3
 SPREAD_BOUND = 0.05
 RECOMPUTE_TOLERANCE = 1e-9
-PHASES = ["forward", "backward", "attention_fwd", "attention_bwd", "recompute", "grad_allreduce", "grad_check"]
+PHASES = ["forward", "backward", "gemm_fwd", "gemm_bwd", "attention_fwd", "attention_bwd", "recompute", "grad_allreduce",
+          "grad_check"]
 WEIGHTS = ["g_attn", "wq", "wk", "wv", "wo", "g_mlp", "w1", "w3", "w2"]
 BUILD_KEYS = ["version", "git_sha", "git_dirty", "compiler", "cxx_flags", "build_type", "mpi_version", "gpu_name",
               "binary_sha256"]

@@ -10,10 +10,12 @@ count FLOPs by minictx's MPT convention and memory in units of 2^20 bytes (PyTor
 times 1024), so the columns compare directly. Prints per length and run: step time, MFU
 and peak memory, and their ratios to PyTorch's (time and memory: lower is better); then
 where minictx's step goes, from each point's phase_seconds (the slowest rank's, per
-timed step): the phases nest (attention_fwd inside forward and recompute, attention_bwd
-and recompute inside backward), so the layer's other work, outside attention, is
-forward - attention_fwd and backward - attention_bwd - grad_allreduce, given where no
-recompute ran. Needs h5py.
+timed step): the phases nest (attention_fwd and gemm_fwd inside forward and recompute;
+attention_bwd, gemm_bwd and recompute inside backward), so the layer's other work,
+outside attention and the GEMMs (its element-wise and row kernels, conversions, launch
+gaps), is forward - attention_fwd - gemm_fwd and backward - attention_bwd - gemm_bwd -
+grad_allreduce, given where no recompute ran and the model has no LM head (whose
+backward GEMMs run in the forward). Needs h5py.
 """
 import csv
 import sys
@@ -24,7 +26,8 @@ require("h5py")
 import h5py  # noqa: E402  (after require)
 
 
-PHASES = ("forward", "attention_fwd", "backward", "attention_bwd", "recompute", "grad_allreduce")
+PHASES = ("forward", "attention_fwd", "gemm_fwd", "backward", "attention_bwd", "gemm_bwd", "recompute",
+          "grad_allreduce")
 
 
 def read_minictx(path):
@@ -46,11 +49,11 @@ def read_minictx(path):
 
 
 def print_phases(runs):
-    """Per length and run, milliseconds per step in each phase and outside attention."""
+    """Per length and run, milliseconds per step in each phase and outside attention and GEMMs."""
     print()
-    print("| S | run | step (ms) | forward | attention fwd | other fwd | backward | attention bwd | other bwd "
-          "| recompute | grad_allreduce |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| S | run | step (ms) | forward | attention fwd | GEMMs fwd | other fwd | backward | attention bwd "
+          "| GEMMs bwd | other bwd | recompute | grad_allreduce |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in sorted({s for _, rows in runs for s in rows}):
         for label, rows in runs:
             if s not in rows:
@@ -58,11 +61,12 @@ def print_phases(runs):
             ms, ph = rows[s][0], rows[s][3]
             cell = {p: f"{ph[p]:.2f}" if p in ph else "-" for p in PHASES}
             plain = all(p in ph for p in PHASES) and ph["recompute"] == 0
-            other_fwd = f"{ph['forward'] - ph['attention_fwd']:.2f}" if plain else "-"
-            other_bwd = f"{ph['backward'] - ph['attention_bwd'] - ph['grad_allreduce']:.2f}" if plain else "-"
-            print(f"| {s} | {label} | {ms:.2f} | {cell['forward']} | {cell['attention_fwd']} | {other_fwd} "
-                  f"| {cell['backward']} | {cell['attention_bwd']} | {other_bwd} | {cell['recompute']} "
-                  f"| {cell['grad_allreduce']} |")
+            other_fwd = f"{ph['forward'] - ph['attention_fwd'] - ph['gemm_fwd']:.2f}" if plain else "-"
+            other_bwd = (f"{ph['backward'] - ph['attention_bwd'] - ph['gemm_bwd'] - ph['grad_allreduce']:.2f}"
+                         if plain else "-")
+            print(f"| {s} | {label} | {ms:.2f} | {cell['forward']} | {cell['attention_fwd']} | {cell['gemm_fwd']} "
+                  f"| {other_fwd} | {cell['backward']} | {cell['attention_bwd']} | {cell['gemm_bwd']} | {other_bwd} "
+                  f"| {cell['recompute']} | {cell['grad_allreduce']} |")
 
 
 def read_torch(path):

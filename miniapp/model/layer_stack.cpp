@@ -201,12 +201,16 @@ void LayerStack::forward_layer(int l, Activations& s, Tensor& y, Attention atten
     recompute_first_half(l, s);
   }
   s.x2 = alloc_rows(m.d_model);
-  dev_.gemm_add(false, false, 1.0f, s.o, w[size_t(Weight::wo)], s.x, s.x2);
+  {
+    auto t = timer_.scope(phase::gemm_fwd);
+    dev_.gemm_add(false, false, 1.0f, s.o, w[size_t(Weight::wo)], s.x, s.x2);
+  }
   s.h2 = alloc_rows(m.d_model);
   s.rstd2 = dev_.alloc({rows_});
   dev_.rmsnorm_fwd(s.x2, w[size_t(Weight::g_mlp)], m.rms_eps, s.h2, s.rstd2);
   project_mlp(params, s);
   y = alloc_rows(m.d_model);
+  auto t = timer_.scope(phase::gemm_fwd);
   dev_.gemm_add(false, false, 1.0f, s.m, w[size_t(Weight::w2)], s.x2, y);
 }
 
@@ -219,9 +223,12 @@ void LayerStack::project_qkv(const LayerParams& params, Activations& s) {
   s.k = alloc_rows(kd);
   s.v = alloc_rows(vd);
   if (params.qkv.empty()) {
-    dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wq)], 0.0f, s.q);
-    dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wk)], 0.0f, s.k);
-    dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wv)], 0.0f, s.v);
+    {
+      auto t = timer_.scope(phase::gemm_fwd);
+      dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wq)], 0.0f, s.q);
+      dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wk)], 0.0f, s.k);
+      dev_.gemm(false, false, 1.0f, s.h1, w[size_t(Weight::wv)], 0.0f, s.v);
+    }
     dev_.rope(s.q, m.heads, positions_, m.rope_theta, false);
     dev_.rope(s.k, m.kv_heads, positions_, m.rope_theta, false);
     return;
@@ -230,7 +237,10 @@ void LayerStack::project_qkv(const LayerParams& params, Activations& s) {
   // three GEMMs and the rotations in place (each rounded once into the storage type).
   const int64_t cols = qd + kd + vd;
   Tensor qkv = alloc_rows(cols);
-  dev_.gemm(false, false, 1.0f, s.h1, params.qkv, 0.0f, qkv);
+  {
+    auto t = timer_.scope(phase::gemm_fwd);
+    dev_.gemm(false, false, 1.0f, s.h1, params.qkv, 0.0f, qkv);
+  }
   dev_.rope_into(s.q, 0, qkv, 0, qd, m.heads, positions_, m.rope_theta, false);
   dev_.rope_into(s.k, 0, qkv, qd, kd, m.kv_heads, positions_, m.rope_theta, false);
   dev_.copy_rows(s.v, 0, vd, qkv, qd + kd, cols, rows_, vd);
@@ -242,13 +252,19 @@ void LayerStack::project_mlp(const LayerParams& params, Activations& s) {
   if (params.gate_up.empty()) {
     s.a = alloc_rows(f);
     s.u = alloc_rows(f);
-    dev_.gemm(false, false, 1.0f, s.h2, params.w[size_t(Weight::w1)], 0.0f, s.a);
-    dev_.gemm(false, false, 1.0f, s.h2, params.w[size_t(Weight::w3)], 0.0f, s.u);
+    {
+      auto t = timer_.scope(phase::gemm_fwd);
+      dev_.gemm(false, false, 1.0f, s.h2, params.w[size_t(Weight::w1)], 0.0f, s.a);
+      dev_.gemm(false, false, 1.0f, s.h2, params.w[size_t(Weight::w3)], 0.0f, s.u);
+    }
     dev_.swiglu_fwd(s.a, s.u, s.m);
     return;
   }
   s.gate_up = alloc_rows(2 * f);
-  dev_.gemm(false, false, 1.0f, s.h2, params.gate_up, 0.0f, s.gate_up);
+  {
+    auto t = timer_.scope(phase::gemm_fwd);
+    dev_.gemm(false, false, 1.0f, s.h2, params.gate_up, 0.0f, s.gate_up);
+  }
   dev_.swiglu_fwd_packed(s.gate_up, s.m);
 }
 
@@ -312,15 +328,21 @@ void LayerStack::backward_layer(int l, Activations& s, const Tensor& dy, Tensor&
   // MLP block: y = x2 + swiglu(h2 w1, h2 w3) w2.
   Tensor dx2 = alloc_rows(m.d_model);
   dev_.copy(dx2, dy);
-  dev_.gemm(true, false, 1.0f, s.m, dy, 1.0f, g[size_t(Weight::w2)]);
   Tensor dm = alloc_rows(m.ffn_hidden);
-  dev_.gemm(false, true, 1.0f, dy, w[size_t(Weight::w2)], 0.0f, dm);
+  {
+    auto t = timer_.scope(phase::gemm_bwd);
+    dev_.gemm(true, false, 1.0f, s.m, dy, 1.0f, g[size_t(Weight::w2)]);
+    dev_.gemm(false, true, 1.0f, dy, w[size_t(Weight::w2)], 0.0f, dm);
+  }
   const Tensor dh2 = mlp_input_grad(params, s, std::move(dm));
   dev_.rmsnorm_bwd(s.x2, w[size_t(Weight::g_mlp)], s.rstd2, dh2, dx2, g[size_t(Weight::g_mlp)]);
   // Attention block: x2 = x + attention(rope(h1 wq), rope(h1 wk), h1 wv) wo.
-  dev_.gemm(true, false, 1.0f, s.o, dx2, 1.0f, g[size_t(Weight::wo)]);
   Tensor dout = alloc_rows(od);
-  dev_.gemm(false, true, 1.0f, dx2, w[size_t(Weight::wo)], 0.0f, dout);
+  {
+    auto t = timer_.scope(phase::gemm_bwd);
+    dev_.gemm(true, false, 1.0f, s.o, dx2, 1.0f, g[size_t(Weight::wo)]);
+    dev_.gemm(false, true, 1.0f, dx2, w[size_t(Weight::wo)], 0.0f, dout);
+  }
   // The backend accumulates the gradients in fp32.
   Tensor dq = dev_.alloc({rows_, qd}), dk = dev_.alloc({rows_, kd}), dv = dev_.alloc({rows_, vd});
   {
@@ -343,6 +365,7 @@ Tensor LayerStack::mlp_input_grad(LayerParams& params, const Activations& s, Ten
     Tensor da = alloc_rows(f), du = alloc_rows(f);
     dev_.swiglu_bwd(s.a, s.u, dm, da, du);
     dm = Tensor();
+    auto t = timer_.scope(phase::gemm_bwd);
     dev_.gemm(true, false, 1.0f, s.h2, da, 1.0f, g[size_t(Weight::w1)]);
     dev_.gemm(true, false, 1.0f, s.h2, du, 1.0f, g[size_t(Weight::w3)]);
     dev_.gemm(false, true, 1.0f, da, w[size_t(Weight::w1)], 0.0f, dh2);
@@ -354,6 +377,7 @@ Tensor LayerStack::mlp_input_grad(LayerParams& params, const Activations& s, Ten
   Tensor d_gate_up = alloc_rows(2 * f);
   dev_.swiglu_bwd_packed(s.gate_up, dm, d_gate_up);
   dm = Tensor();
+  auto t = timer_.scope(phase::gemm_bwd);
   dev_.gemm(true, false, 1.0f, s.h2, d_gate_up, 1.0f, params.gate_up_grad);
   dev_.gemm(false, true, 1.0f, d_gate_up, params.gate_up, 0.0f, dh2);
   return dh2;
@@ -369,6 +393,7 @@ Tensor LayerStack::qkv_input_grad(LayerParams& params, const Activations& s, Ten
   if (params.qkv.empty()) {
     dev_.rope(dq, m.heads, positions_, m.rope_theta, true);
     dev_.rope(dk, m.kv_heads, positions_, m.rope_theta, true);
+    auto t = timer_.scope(phase::gemm_bwd);
     dev_.gemm(true, false, 1.0f, s.h1, dq, 1.0f, g[size_t(Weight::wq)]);
     dev_.gemm(true, false, 1.0f, s.h1, dk, 1.0f, g[size_t(Weight::wk)]);
     dev_.gemm(true, false, 1.0f, s.h1, dv, 1.0f, g[size_t(Weight::wv)]);
@@ -388,6 +413,7 @@ Tensor LayerStack::qkv_input_grad(LayerParams& params, const Activations& s, Ten
   dk = Tensor();
   dev_.copy_rows(joined, qd + kd, cols, dv, 0, vd, rows_, vd);
   dv = Tensor();
+  auto t = timer_.scope(phase::gemm_bwd);
   dev_.gemm(true, false, 1.0f, s.h1, joined, 1.0f, params.qkv_grad);
   dev_.gemm(false, true, 1.0f, joined, params.qkv, 0.0f, dh1);
   return dh1;
@@ -424,10 +450,14 @@ double LayerStack::head_loss(bool with_backward) {
     const int64_t n = std::min(chunk, rows_ - begin);
     const Tensor y = y_.rows(begin, n);
     Tensor logits = dev_.alloc({n, cfg_.model.vocab});
-    dev_.gemm(false, false, 1.0f, y, head_, 0.0f, logits);
+    {
+      auto t = timer_.scope(phase::gemm_fwd);
+      dev_.gemm(false, false, 1.0f, y, head_, 0.0f, logits);
+    }
     loss += dev_.cross_entropy(logits, {labels_.begin() + begin, labels_.begin() + begin + n}, grad);
     if (!with_backward) continue;
     Tensor dy = dloss_dy_.rows(begin, n);
+    auto t = timer_.scope(phase::gemm_bwd);
     dev_.gemm(false, true, 1.0f, logits, head_, 0.0f, dy);
     dev_.gemm(true, false, 1.0f, y, logits, 1.0f, head_grad_);
   }

@@ -31,11 +31,15 @@ Cost layer_gemms(const ModelShape& m, double rows, bool backward, const KernelRa
 // logits, dL/dy and the head's gradient (three GEMMs of rows × vocab × d_model in all
 // with the backward, one without), and the cross-entropy reading and writing the logits
 // twice, as two copies of rows × vocab.
+// One of the head's GEMMs (none without a head).
+double head_gemm_seconds(const ModelShape& m, double rows, const KernelRates& rates) {
+  return m.vocab == 0 ? 0 : rates.gemm_seconds(rows, m.vocab, m.d_model);
+}
+
 Cost head_cost(const ModelShape& m, double rows, bool backward, const KernelRates& rates) {
   if (m.vocab == 0) return {};
-  const double d = m.d_model, v = m.vocab;
-  Cost c = cost_of(Bound::compute, rates.gemm_seconds(rows, v, d) * (backward ? 3 : 1));
-  c += cost_of(Bound::memory, 2 * rates.elementwise_seconds({Elementwise::copy, rows, v}));
+  Cost c = cost_of(Bound::compute, head_gemm_seconds(m, rows, rates) * (backward ? 3 : 1));
+  c += cost_of(Bound::memory, 2 * rates.elementwise_seconds({Elementwise::copy, rows, double(m.vocab)}));
   return c;
 }
 
@@ -135,6 +139,74 @@ Cost pass_attention(const RunConfig& cfg, const Topology& topology, const Attent
   return c;
 }
 
+// A model-mode step: the layers' GEMMs, element-wise kernels and attention, the LM head,
+// the recompute, the gradient sums and checks, by phase and by term.
+void project_model(const RunConfig& cfg, const Topology& topology, const AttentionPlan& plan,
+                   const KernelRates& rates, const LinkRates& links, const Cost& attn_fwd,
+                   const Cost& attn_bwd, StepProjection& p) {
+  const bool backward = !cfg.run.fwd_only;
+  const ModelShape& m = cfg.model;
+  const double layers = m.layers;
+  const double rows = double(cfg.sequence.batch) * double(plan.layout.local_len());
+  const Cost gemm_f = layer_gemms(m, rows, false, rates), gemm_b = layer_gemms(m, rows, true, rates);
+  const Cost ew_f = elementwise_cost(m, rows, false, rates);
+  Cost ew_b = elementwise_cost(m, rows, true, rates);
+  ew_b += zero_gradients(cfg, rates);
+  Cost forward_layer = gemm_f;
+  forward_layer += ew_f;
+  const Cost loss = all_reduce_cost(1, 8, 1, topology, links);  // the loss, one double
+
+  const Cost head = head_cost(m, rows, backward, rates);
+  Cost forward = forward_layer.times(layers);
+  forward += attn_fwd.times(layers);
+  forward += head;
+  forward += loss;
+
+  Cost recompute;
+  const bool recomputes = backward && cfg.run.checkpointing != Checkpointing::none;
+  if (recomputes) {
+    recompute = forward_layer;
+    if (cfg.run.checkpointing == Checkpointing::full) recompute += attn_fwd;
+    if (cfg.run.checkpointing == Checkpointing::selective_half)
+      recompute += layer_attention(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
+    recompute = recompute.times(layers);
+  }
+  Cost grads, check;
+  Cost backward_phase = recompute;
+  if (backward) {
+    Cost layer = gemm_b;
+    layer += ew_b;
+    layer += attn_bwd;
+    backward_phase += layer.times(layers);
+    grads = gradient_sums(cfg, topology, layer.seconds() + recompute.seconds() / layers, links);
+    backward_phase += grads;
+    check = gradient_check(cfg, rates).times(layers);
+    backward_phase += check;
+  }
+  p.total = forward;
+  p.total += backward_phase;
+  p.phases = {
+      {ph::forward, forward.seconds()},
+      {ph::backward, backward_phase.seconds()},
+      {ph::attention_fwd, layers * attn_fwd.seconds()},
+      {ph::attention_bwd, layers * attn_bwd.seconds()},
+      {ph::recompute, recompute.seconds()},
+      {ph::grad_allreduce, grads.seconds()},
+      {ph::grad_check, check.seconds()},
+      // The GEMMs of the forward, recompute's again; the backward's; the head's
+      // (one of its three in the forward's).
+      {ph::gemm_fwd, gemm_f.seconds() * layers * (recomputes ? 2 : 1) + head_gemm_seconds(m, rows, rates)},
+      {ph::gemm_bwd, backward ? gemm_b.seconds() * layers + 2 * head_gemm_seconds(m, rows, rates) : 0}};
+  p.terms = {
+      {pt::attention_fwd, layers * attn_fwd.seconds()},
+      {pt::attention_bwd, layers * attn_bwd.seconds()},
+      {pt::gemm, gemm_f.seconds() * layers + (backward ? gemm_b.seconds() * layers : 0) + head.compute},
+      {pt::elementwise,
+       ew_f.seconds() * layers + (backward ? ew_b.seconds() * layers : 0) + check.seconds() + head.memory},
+      {pt::recompute, recompute.seconds()},
+      {pt::grad_allreduce, grads.seconds()}};
+}
+
 }  // namespace
 
 StepProjection project_step(const RunConfig& cfg, const Topology& topology, const KernelRates& rates,
@@ -154,60 +226,7 @@ StepProjection project_step(const RunConfig& cfg, const Topology& topology, cons
     p.phases = {{ph::attention_fwd, attn_fwd.seconds()}, {ph::attention_bwd, attn_bwd.seconds()}};
     p.terms = {{pt::attention_fwd, attn_fwd.seconds()}, {pt::attention_bwd, attn_bwd.seconds()}};
   } else {
-    const ModelShape& m = cfg.model;
-    const double layers = m.layers;
-    const double rows = double(cfg.sequence.batch) * double(plan.layout.local_len());
-    const Cost gemm_f = layer_gemms(m, rows, false, rates), gemm_b = layer_gemms(m, rows, true, rates);
-    const Cost ew_f = elementwise_cost(m, rows, false, rates);
-    Cost ew_b = elementwise_cost(m, rows, true, rates);
-    ew_b += zero_gradients(cfg, rates);
-    Cost forward_layer = gemm_f;
-    forward_layer += ew_f;
-    const Cost loss = all_reduce_cost(1, 8, 1, topology, links);  // the loss, one double
-
-    const Cost head = head_cost(m, rows, backward, rates);
-    Cost forward = forward_layer.times(layers);
-    forward += attn_fwd.times(layers);
-    forward += head;
-    forward += loss;
-
-    Cost recompute;
-    if (backward && cfg.run.checkpointing != Checkpointing::none) {
-      recompute = forward_layer;
-      if (cfg.run.checkpointing == Checkpointing::full) recompute += attn_fwd;
-      if (cfg.run.checkpointing == Checkpointing::selective_half)
-        recompute += layer_attention(cfg, topology, plan, AttentionPass::forward_query_prefix, rates, links);
-      recompute = recompute.times(layers);
-    }
-    Cost grads, check;
-    Cost backward_phase = recompute;
-    if (backward) {
-      Cost layer = gemm_b;
-      layer += ew_b;
-      layer += attn_bwd;
-      backward_phase += layer.times(layers);
-      grads = gradient_sums(cfg, topology, layer.seconds() + recompute.seconds() / layers, links);
-      backward_phase += grads;
-      check = gradient_check(cfg, rates).times(layers);
-      backward_phase += check;
-    }
-    p.total = forward;
-    p.total += backward_phase;
-    p.phases = {{ph::forward, forward.seconds()},
-                {ph::backward, backward_phase.seconds()},
-                {ph::attention_fwd, layers * attn_fwd.seconds()},
-                {ph::attention_bwd, layers * attn_bwd.seconds()},
-                {ph::recompute, recompute.seconds()},
-                {ph::grad_allreduce, grads.seconds()},
-                {ph::grad_check, check.seconds()}};
-    p.terms = {
-        {pt::attention_fwd, layers * attn_fwd.seconds()},
-        {pt::attention_bwd, layers * attn_bwd.seconds()},
-        {pt::gemm, gemm_f.seconds() * layers + (backward ? gemm_b.seconds() * layers : 0) + head.compute},
-        {pt::elementwise,
-         ew_f.seconds() * layers + (backward ? ew_b.seconds() * layers : 0) + check.seconds() + head.memory},
-        {pt::recompute, recompute.seconds()},
-        {pt::grad_allreduce, grads.seconds()}};
+    project_model(cfg, topology, plan, rates, links, attn_fwd, attn_bwd, p);
   }
   p.terms[pt::all_to_all] = p.total.all_to_all;
   p.terms[pt::exposed_intra] = p.total.intra;

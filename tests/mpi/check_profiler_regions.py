@@ -25,6 +25,7 @@ RING = {"ring_step", "ring_wait", "ring_outer_wait"}
 # Where each region may open: the run's scopes (model/layer_stack.cpp) and the walk's.
 PARENTS = {"forward": {"(top)"}, "backward": {"(top)"}, "recompute": {"backward"},
            "attention_fwd": {"forward", "recompute"}, "attention_bwd": {"backward"},
+           "gemm_fwd": {"forward", "recompute"}, "gemm_bwd": {"backward", "forward"},
            "grad_allreduce": {"backward"}, "grad_check": {"backward"},
            "ring_step": {"attention_fwd", "attention_bwd"}, "ring_wait": {"ring_step"}}
 

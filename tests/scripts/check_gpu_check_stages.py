@@ -111,8 +111,9 @@ with h5py.File(sys.argv[1], 'w') as f:
         g.attrs['index'], g.attrs['iters'] = i, 3
         g.attrs['skipped_reason'] = ''
         ph = g.create_group('phase_seconds')
-        for name, sec in [('forward', 0.06), ('attention_fwd', 0.015), ('backward', 0.12), ('attention_bwd', 0.045),
-                          ('recompute', 0.0), ('grad_allreduce', 0.003)]:
+        for name, sec in [('forward', 0.06), ('gemm_fwd', 0.03), ('attention_fwd', 0.015), ('backward', 0.12),
+                          ('gemm_bwd', 0.054), ('attention_bwd', 0.045), ('recompute', 0.0),
+                          ('grad_allreduce', 0.003)]:
             ph.create_dataset(name, data=[sec * (i + 1)])
         g.create_group('labels').attrs['seq_len'] = str(s)
         m = g.create_group('metrics').attrs
@@ -336,9 +337,10 @@ with tempfile.TemporaryDirectory() as tmp:
     assert re.findall(r"stand-in minictx run kernels=(sm[\w-]+)", log) == ["sm80"], log
     # The layer's phases per step: the slowest rank's sum over the 3 timed steps, divided.
     run, _, log = run_stage(tmp, "9.0", stage="layer", log_name="bench-layer.log", env_extra={"FAMILIES": "sm90"})
-    assert "| S | run | step (ms) | forward | attention fwd | other fwd | backward | attention bwd | other bwd " in log
-    assert "| 16384 | sm90 | 60.00 | 20.00 | 5.00 | 15.00 | 40.00 | 15.00 | 24.00 | 0.00 | 1.00 |" in log, log
-    assert "| 32768 | sm90 | 160.00 | 40.00 | 10.00 | 30.00 | 80.00 | 30.00 | 48.00 | 0.00 | 2.00 |" in log, log
+    assert ("| S | run | step (ms) | forward | attention fwd | GEMMs fwd | other fwd | backward | attention bwd "
+            "| GEMMs bwd | other bwd ") in log, log
+    assert "| 16384 | sm90 | 60.00 | 20.00 | 5.00 | 10.00 | 5.00 | 40.00 | 15.00 | 18.00 | 6.00 | 0.00 | 1.00 |" in log, log
+    assert "| 32768 | sm90 | 160.00 | 40.00 | 10.00 | 20.00 | 10.00 | 80.00 | 30.00 | 36.00 | 12.00 | 0.00 | 2.00 |" in log, log
 
     # test: the gpu suite but the kernel tests; skipped gpu tests fail it where a GPU is listed.
     run, files, log = run_stage(tmp, "9.0", stage="test", log_name="ctest-gpu.log")

@@ -11,6 +11,7 @@
 #include "comm/mpi_comm.hpp"
 #include "core/error.hpp"
 #include "core/half_float.hpp"
+#include "core/phase_names.hpp"
 #include "core/phase_timer.hpp"
 #include "device/kokkos_device.hpp"
 #include "model/flops.hpp"
@@ -62,6 +63,7 @@ struct Grads {
   DType grad_dtype;
   double scale;
   int64_t overflows;
+  std::vector<PhaseTimer::Span> spans;  // the step's phase scopes
 };
 
 Grads run(const RunConfig& cfg) {
@@ -86,6 +88,8 @@ Grads run(const RunConfig& cfg) {
   g.grad_dtype = model.weight_grad(0, Weight::wq).dtype();
   g.scale = model.grad_scale();
   g.overflows = model.loss_scaler().overflows();
+  timer.settle();
+  g.spans = timer.settled();
   return g;
 }
 
@@ -338,6 +342,39 @@ TEST(LayerStack, TunedLayerKernelsPackTheProjectionsAndMatchFp64) {
   EXPECT_NE(bf16_tuned.dwq, bf16_standard.dwq);
   // The host's GEMM sums each output column alone, so the packed forward makes the same bits.
   EXPECT_EQ(bf16_tuned.loss, bf16_standard.loss);
+}
+
+// The GEMM phases: four scopes per layer and pass (q, k, v; the out-projection; gate and
+// up; the down-projection, and their gradients), the forward's again in a full recompute,
+// the LM head's one per chunk in each; each inside a scope of the pass it belongs to.
+TEST(LayerStack, GemmPhasesTimeEachPassGemmsInsideIt) {
+  RunConfig cfg = tiny(45, true);
+  for (const auto& [ckpt, vocab] : {std::pair{Checkpointing::none, 0}, std::pair{Checkpointing::full, 0},
+                                    std::pair{Checkpointing::none, 300}}) {
+    cfg.run.checkpointing = ckpt;
+    cfg.model.vocab = vocab;
+    cfg.run.loss_chunk = vocab > 0 ? 30 : 0;  // 90 rows: 3 chunks
+    const std::vector<PhaseTimer::Span> spans = run(cfg).spans;
+    auto inside = [&](const PhaseTimer::Span& s, std::initializer_list<const char*> parents) {
+      for (const PhaseTimer::Span& p : spans)
+        for (const char* name : parents)
+          if (p.phase == std::string(name) && p.start <= s.start && s.end <= p.end) return true;
+      return false;
+    };
+    int fwd = 0, bwd = 0;
+    for (const PhaseTimer::Span& s : spans) {
+      if (s.phase == std::string(phase::gemm_fwd)) {
+        ++fwd;
+        EXPECT_TRUE(inside(s, {phase::forward, phase::recompute}));
+      } else if (s.phase == std::string(phase::gemm_bwd)) {
+        ++bwd;
+        EXPECT_TRUE(inside(s, {vocab > 0 ? phase::forward : phase::backward, phase::backward}));
+      }
+    }
+    const int layers = cfg.model.layers, chunks = vocab > 0 ? 3 : 0;
+    EXPECT_EQ(fwd, 4 * layers * (ckpt == Checkpointing::full ? 2 : 1) + chunks) << to_string(ckpt) << vocab;
+    EXPECT_EQ(bwd, 4 * layers + chunks) << to_string(ckpt) << vocab;
+  }
 }
 
 // The MPT counts: model = 3·(dense + attention) whatever the policy; the hardware count

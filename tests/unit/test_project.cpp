@@ -206,6 +206,37 @@ TEST(Project, TheLmHeadAddsItsGemmsToTheForward) {
   }
 }
 
+// The GEMM phases split the GEMM term by pass: the forward's (the head's logits among
+// them) and the backward's (the head's other two), adding up to it; a checkpointing
+// recompute runs the forward's again, which the recompute term holds.
+TEST(Project, TheGemmPhasesSplitTheGemmTermByPass) {
+  const ProjectionProfile p = a100();
+  const Topology t{8, 8};
+  RunConfig c;
+  c.model = {"llama-3-8b", 2, 4096, 32, 8, 128, 14336, 1e-5, 500000.0};
+  c.model.vocab = 128256;
+  c.run.dtype = DType::bf16;
+  c.attention.backend = "ring";
+  c.sequence.length = 65536;
+  const KernelRates rates(p, c.run.dtype);
+  const double head = rates.gemm_seconds(65536.0 / 8, 128256, 4096);
+  const StepProjection plain = project(c, t, p);
+  const double fwd = plain.phases.at(phase::gemm_fwd), bwd = plain.phases.at(phase::gemm_bwd);
+  const double gemm = plain.terms.at(schema::projected_term::gemm);
+  EXPECT_NEAR(fwd + bwd, gemm, 1e-12 * gemm);
+  EXPECT_NEAR(bwd, 2 * fwd, 1e-12 * gemm);  // each forward GEMM's two gradients, the head's too
+  EXPECT_LT(fwd, plain.phases.at(phase::forward));
+  c.run.checkpointing = Checkpointing::full;
+  const StepProjection full = project(c, t, p);
+  EXPECT_NEAR(full.phases.at(phase::gemm_fwd), 2 * fwd - head, 1e-12 * gemm);
+  EXPECT_NEAR(full.phases.at(phase::gemm_bwd), bwd, 1e-12 * gemm);
+  c.run.fwd_only = true;
+  c.run.checkpointing = Checkpointing::none;
+  const StepProjection forward_only = project(c, t, p);
+  EXPECT_NEAR(forward_only.phases.at(phase::gemm_fwd), fwd, 1e-12 * gemm);
+  EXPECT_EQ(forward_only.phases.at(phase::gemm_bwd), 0);
+}
+
 TEST(Project, APointTurnsLinkBoundAsTheLinkSlows) {
   ProjectionProfile p = a100();
   const RunConfig c = attention_point(262144);
