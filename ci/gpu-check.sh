@@ -22,6 +22,9 @@
 #   layer       the llama-7b layer deck on each family and on the default family with the
 #               tuned layer kernels (run.layer_kernels tuned, opt-in) beside eager PyTorch,
 #               one table, and each run's phase times per step
+#   documents   64 packed documents in 32k tokens beside none (inputs/gpu-documents.yaml) on
+#               each family and its twin that masks documents in the kernels: the TFLOPS
+#               of the counted pairs and their ratio, held to 0.8
 #   bench       the default family's grid (D 64 and 128) beside SDPA, and the layer deck
 #   nccl        the NCCL comm on the GPU: test_nccl_comm (every transfer through a one-rank
 #               communicator behind a slow kernel), two ranks refused on the one GPU, an
@@ -70,7 +73,7 @@ time_limit=${TIME_LIMIT:-600}
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(deps build kernels test sanitize bench)
 lib=$prefix/usr/lib/x86_64-linux-gnu
-all_stages="deps build kernels grid acceptance test sanitize layer bench nccl gradsums trace eager tiny tiny-report"
+all_stages="deps build kernels grid acceptance test sanitize layer documents bench nccl gradsums trace eager tiny tiny-report"
 for s in "${stages[@]}"; do
   case " $all_stages " in
     *" $s "*) ;;
@@ -355,6 +358,29 @@ stage_acceptance() {
   return $rc
 }
 
+# Packed documents beside the same length without them (inputs/gpu-documents.yaml: 64
+# documents of 512 tokens in 32k, D = 128, H = 16, bf16, causal, forward and backward) on
+# each kernel family and, for sm80 and sm90, on its twin that masks documents inside the
+# kernels: the TFLOPS of the pairs each counts and their ratio, held to 0.8, one table
+# (documents.log; tools/compare-documents-gpu.py).
+stage_documents() {
+  ensure_built
+  local rc=0 family kernels limit runs=() log=$out/documents.log
+  : >"$log"
+  for family in $(families); do
+    for kernels in "$family" "$family-documents"; do
+      case "$kernels" in sm80 | sm90) limit=120 ;; sm80-documents | sm90-documents | sm90-onepass) limit=60 ;; *) continue ;; esac
+      echo "== attention.kernels=$kernels" | tee -a "$log"
+      deps_env timeout "$limit" "$build/miniapp/minictx" run inputs/gpu-documents.yaml \
+        --set attention.kernels="$kernels" -o "/tmp/minictx-documents-$kernels.h5" --force 2>&1 | tee -a "$log" || rc=1
+      runs+=("$kernels=/tmp/minictx-documents-$kernels.h5")
+    done
+  done
+  echo | tee -a "$log"
+  python3 tools/compare-documents-gpu.py "${runs[@]}" 2>&1 | tee -a "$log" || rc=1
+  return $rc
+}
+
 # The llama-7b layer deck (16k and 32k tokens, bf16, 16-bit storage) on each kernel family,
 # with the tuned layer kernels on the default family, and with them on sm90-onepass where
 # that family runs, beside eager PyTorch's layer (tools/bench-torch-layer-gpu.py): one
@@ -568,6 +594,7 @@ for s in "${stages[@]}"; do
     kernels) stage_kernels || failed+=(kernels) ;;
     grid) stage_grid || failed+=(grid) ;;
     layer) stage_layer || failed+=(layer) ;;
+    documents) stage_documents || failed+=(documents) ;;
     sanitize) stage_sanitize || failed+=(sanitize) ;;
     bench) stage_bench || failed+=(bench) ;;
     acceptance) stage_acceptance || failed+=(acceptance) ;;

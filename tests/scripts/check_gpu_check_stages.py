@@ -102,6 +102,22 @@ case "$1" in
           esac ;;
   project) touch "$(echo "$*" | sed -n 's/.* -o \\([^ ]*\\).*/\\1/p')" ;;
   run) out=$(echo "$*" | sed -n 's/.* -o \\([^ ]*\\).*/\\1/p')
+       case "$*" in *gpu-documents.yaml*)
+       {python} -c "
+import h5py, sys
+# 64 documents at 400 TFLOPS without them: 360 where the kernels mask them, 200 split.
+with h5py.File(sys.argv[1], 'w') as f:
+    f.attrs['format'] = 'minictx-results'
+    for i, (docs, tflops) in enumerate([('none', 400.0),
+                                        ('[' + ', '.join(['512'] * 64) + ']',
+                                         360.0 if sys.argv[2].endswith('-documents') else 200.0)]):
+        g = f.create_group(f'points/point_{{i}}')
+        g.attrs['skipped_reason'] = ''
+        labels = g.create_group('labels').attrs
+        labels['seq_len'], labels['documents'], labels['causal'] = '32768', docs, 'true'
+        g.create_group('metrics').attrs['tflops_per_device_causal'] = tflops
+" "$out" "$family"; exit {rc} ;;
+       esac
        {python} -c "
 import h5py, sys
 with h5py.File(sys.argv[1], 'w') as f:
@@ -274,6 +290,20 @@ with tempfile.TemporaryDirectory() as tmp:
     for run_label in ("sm80", "sm90", "tuned", "sm90-onepass+tuned"):
         assert f"| 16384 | {run_label} | 60.00 | 50.0 % | 5000 | 50.00 | 60.0 % | 4608 | 1.200 | 1.085 |" in log, log
         assert f"| 32768 | {run_label} | 160.00 | 50.0 % | 5000 | 128.00 | 68.0 % | 8192 | 1.250 | 0.610 |" in log, log
+    # Packed documents: each family and its twin that masks them in the kernels, one table
+    # of the counted pairs' TFLOPS beside none; a ratio under 0.8 fails the stage.
+    run, files, log = run_stage(tmp, "9.0", stage="documents", log_name="documents.log")
+    assert run.returncode != 0 and "failed stages: documents" in run.stdout, run.stdout + run.stderr
+    assert files == ["documents.log"], files
+    assert re.findall(r"^== attention.kernels=(\S+)$", log, re.M) == [
+        "sm80", "sm80-documents", "sm90", "sm90-documents", "sm90-onepass"], log
+    for family, tflops, ratio, holds in (("sm90", "200.0", "0.500", "no"), ("sm90-documents", "360.0", "0.900", "yes"),
+                                          ("sm90-onepass", "200.0", "0.500", "no")):
+        assert f"| {family} | 32768 | 64 documents | {tflops} | 400.0 | {ratio} | {holds} |" in log, log
+    run, _, log = run_stage(tmp, "9.0", stage="documents", log_name="documents.log",
+                            env_extra={"FAMILIES": "sm90"})
+    assert re.findall(r"^== attention.kernels=(\S+)$", log, re.M) == ["sm90", "sm90-documents"], log
+
     # The layer's trace: the run with its timeline, the trace file and the phases beside
     # the projection's.
     run, files, log = run_stage(tmp, "9.0", stage="trace", log_name="trace-layer.log")
