@@ -7,7 +7,9 @@ std::string single_line(std::string text) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    const auto next = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0; };
+    const auto next = [&](size_t k) {
+      return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0;
+    };
     if (c < 0x20 || c == 0x7f) {
       out += ' ';
     } else if (c == 0xc2 && next(1) == 0x85) {  // U+0085 NEL
