@@ -25,6 +25,13 @@ GemmDims gemm_dims(bool trans_a, bool trans_b, const Tensor& a, const Tensor& b,
   return {m, n, k};
 }
 
+void require_column_blocks(const Tensor& dst, int64_t dst_col, const Tensor& x, int64_t x_col,
+                           int64_t width) {
+  require(matrix_rows(dst) == matrix_rows(x) && dst_col >= 0 && x_col >= 0 && width >= 0 &&
+              dst_col + width <= matrix_cols(dst) && x_col + width <= matrix_cols(x),
+          "rope_into: the column blocks are not within the tensors");
+}
+
 namespace {
 
 // One operand of an fp32 kernel: the tensor itself when it is fp32, else an fp32 copy,
@@ -152,10 +159,8 @@ void Device::rope(Tensor& x, int heads, const std::vector<int64_t>& positions, d
 
 void Device::rope_into(Tensor& dst, int64_t dst_col, const Tensor& x, int64_t x_col, int64_t width, int heads,
                        const std::vector<int64_t>& positions, double theta, bool inverse) {
+  require_column_blocks(dst, dst_col, x, x_col, width);
   const int64_t rows = matrix_rows(x);
-  require(matrix_rows(dst) == rows && dst_col >= 0 && x_col >= 0 && width >= 0 &&
-              dst_col + width <= matrix_cols(dst) && x_col + width <= matrix_cols(x),
-          "rope_into: the column blocks are not within the tensors");
   Tensor rotated = alloc({rows, width});  // fp32, so that the result is rounded once
   copy_rows(rotated, 0, width, x, x_col, matrix_cols(x), rows, width);
   rope(rotated, heads, positions, theta, inverse);

@@ -303,6 +303,9 @@ struct GemmDims {
   int64_t m, n, k;
 };
 GemmDims gemm_dims(bool trans_a, bool trans_b, const Tensor& a, const Tensor& b, const Tensor& c);
+// Fails unless dst and x have the same rows and hold `width` columns from dst_col and x_col
+// (Device::rope_into's blocks).
+void require_column_blocks(const Tensor& dst, int64_t dst_col, const Tensor& x, int64_t x_col, int64_t width);
 // The [rows, cols] view of a tensor: all leading dimensions flattened into rows.
 inline int64_t matrix_cols(const Tensor& t) { return t.shape().empty() ? 1 : t.shape().back(); }
 inline int64_t matrix_rows(const Tensor& t) { return matrix_cols(t) ? t.numel() / matrix_cols(t) : 0; }

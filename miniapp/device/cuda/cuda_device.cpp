@@ -358,10 +358,8 @@ void CudaDevice::rope_kernel(Tensor& x, int heads, const std::vector<int64_t>& p
 void CudaDevice::rope_into(Tensor& dst, int64_t dst_col, const Tensor& x, int64_t x_col, int64_t width,
                            int heads, const std::vector<int64_t>& pos, double theta, bool inverse) {
   if (!tuned()) return Device::rope_into(dst, dst_col, x, x_col, width, heads, pos, theta, inverse);
+  require_column_blocks(dst, dst_col, x, x_col, width);
   const int64_t rows = matrix_rows(x), seq = int64_t(pos.size());
-  require(matrix_rows(dst) == rows && dst_col >= 0 && x_col >= 0 && width >= 0 &&
-              dst_col + width <= matrix_cols(dst) && x_col + width <= matrix_cols(x),
-          "rope_into: the column blocks are not within the tensors");
   const float2* table = position_cache_->rope_table(pos.data(), seq, int(width / heads), theta);
   cuda::rope_apply(out(dst, dst_col), matrix_cols(dst), in(x, x_col), matrix_cols(x), rows, width, heads,
                    table, seq, inverse, stream_);
